@@ -1,0 +1,359 @@
+//! fio's command line: global switches, job options in all four spellings (`--opt=val`,
+//! `-opt=val`, `--opt val`, `-opt val`), value-less flags (`-thread`), `--name` starting a job
+//! and `--name=global` a global section, and job files as plain arguments.
+//!
+//! Options given before the first `--name` form a global section, so
+//! `fio --filename=/dev/x --bs=4k --name=file1` (the spelling in many write-ups) gives job
+//! `file1` all of them.
+
+use std::path::PathBuf;
+
+use crate::error::{Error, Origin, Result};
+use crate::jobfile::{raw_opt, Section};
+
+/// Output formats; several may be requested at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Normal,
+    Terse,
+    Json,
+    JsonPlus,
+}
+
+/// When to print the live status line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Eta {
+    Auto,
+    Always,
+    Never,
+}
+
+/// The switches that are not job options.
+#[derive(Debug, Clone)]
+pub struct Globals {
+    pub output: Option<PathBuf>,
+    pub formats: Vec<Format>,
+    pub terse_version: u8,
+    /// Milliseconds.
+    pub status_interval: Option<u64>,
+    pub eta: Eta,
+    /// Milliseconds.
+    pub eta_newline: Option<u64>,
+    /// Milliseconds.
+    pub eta_interval: Option<u64>,
+    pub parse_only: bool,
+    pub showcmd: bool,
+    pub sections: Vec<String>,
+    pub readonly: bool,
+    pub max_jobs: Option<u64>,
+    pub warnings_fatal: bool,
+    pub version: bool,
+    pub help: bool,
+    /// `Some("")` for a bare `--cmdhelp`.
+    pub cmdhelp: Option<String>,
+    pub enghelp: Option<String>,
+}
+
+impl Default for Globals {
+    fn default() -> Self {
+        Globals {
+            output: None,
+            formats: vec![Format::Normal],
+            terse_version: 3,
+            status_interval: None,
+            eta: Eta::Auto,
+            eta_newline: None,
+            eta_interval: None,
+            parse_only: false,
+            showcmd: false,
+            sections: Vec::new(),
+            readonly: false,
+            max_jobs: None,
+            warnings_fatal: false,
+            version: false,
+            help: false,
+            cmdhelp: None,
+            enghelp: None,
+        }
+    }
+}
+
+/// A parsed command line.
+#[derive(Debug, Clone, Default)]
+pub struct CommandLine {
+    pub globals: Globals,
+    /// Sections built from job options on the command line, in order.
+    pub sections: Vec<Section>,
+    pub job_files: Vec<PathBuf>,
+}
+
+/// How a global switch takes its value.
+#[derive(Clone, Copy, PartialEq)]
+enum Arg {
+    None,
+    Required,
+    Optional,
+}
+
+/// fio's global switches, with whether they take a value. Switches fio has but fiox does not
+/// (client/server, triggers, ...) are listed so that they get a clear "not supported yet".
+const SWITCHES: &[(&str, Arg, bool)] = &[
+    ("output", Arg::Required, true),
+    ("output-format", Arg::Required, true),
+    ("minimal", Arg::None, true),
+    ("terse-version", Arg::Required, true),
+    ("status-interval", Arg::Required, true),
+    ("eta", Arg::Required, true),
+    ("eta-newline", Arg::Required, true),
+    ("eta-interval", Arg::Required, true),
+    ("parse-only", Arg::None, true),
+    ("showcmd", Arg::None, true),
+    ("section", Arg::Required, true),
+    ("readonly", Arg::None, true),
+    ("max-jobs", Arg::Required, true),
+    ("warnings-fatal", Arg::None, true),
+    ("version", Arg::None, true),
+    ("help", Arg::None, true),
+    ("cmdhelp", Arg::Optional, true),
+    ("enghelp", Arg::Optional, true),
+    ("debug", Arg::Required, false),
+    ("bandwidth-log", Arg::None, false),
+    ("append-terse", Arg::None, false),
+    ("alloc-size", Arg::Required, false),
+    ("cpuclock-test", Arg::None, false),
+    ("crctest", Arg::Optional, false),
+    ("server", Arg::Optional, false),
+    ("daemonize", Arg::Required, false),
+    ("client", Arg::Required, false),
+    ("remote-config", Arg::Required, false),
+    ("idle-prof", Arg::Required, false),
+    ("inflate-log", Arg::Required, false),
+    ("trigger-file", Arg::Required, false),
+    ("trigger-timeout", Arg::Required, false),
+    ("trigger", Arg::Required, false),
+    ("trigger-remote", Arg::Required, false),
+    ("aux-path", Arg::Required, false),
+    ("merge-blktrace-only", Arg::None, false),
+];
+
+/// Parses fio's argv (without the program name).
+pub fn parse<I, S>(args: I) -> Result<CommandLine>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    let args: Vec<String> = args.into_iter().map(Into::into).collect();
+    let mut cl = CommandLine::default();
+    let mut explicit_formats: Option<Vec<Format>> = None;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        let Some(stripped) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')).filter(|s| !s.is_empty()) else {
+            cl.job_files.push(PathBuf::from(arg));
+            continue;
+        };
+        let (name, inline) = match stripped.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (stripped, None),
+        };
+        if let Some(&(_, how, supported)) = SWITCHES.iter().find(|(n, _, _)| *n == name) {
+            let value = match (how, inline) {
+                (Arg::None, Some(_)) => return Err(Error::Usage(format!("--{name} takes no value"))),
+                (Arg::None, None) | (Arg::Optional, None) => None,
+                (_, Some(v)) => Some(v),
+                (Arg::Required, None) => {
+                    let v = args.get(i).cloned().ok_or_else(|| Error::Usage(format!("--{name} needs a value")))?;
+                    i += 1;
+                    Some(v)
+                }
+            };
+            if !supported {
+                return Err(Error::Usage(format!("--{name} is not supported yet by fiox")));
+            }
+            apply_switch(&mut cl.globals, &mut explicit_formats, name, value)?;
+            continue;
+        }
+        // A job option.
+        let Some(def) = crate::table::lookup(name) else {
+            return Err(Error::UnknownOption {
+                name: name.to_string(),
+                origin: Origin::CommandLine,
+                suggestions: suggest_cli(name),
+            });
+        };
+        let value = match inline {
+            Some(v) => Some(v),
+            // Value-less flags never take the next argument, as in fio (`-thread -rw=read`).
+            None if def.takes_no_value() => None,
+            None => {
+                let v = args.get(i).cloned().ok_or_else(|| Error::MissingValue {
+                    option: name.to_string(),
+                    origin: Origin::CommandLine,
+                    forms: def.forms(),
+                })?;
+                i += 1;
+                Some(v)
+            }
+        };
+        if def.name == "name" {
+            let job = value.unwrap_or_default();
+            if job.is_empty() {
+                return Err(Error::Usage("--name needs a job name".into()));
+            }
+            cl.sections.push(Section { name: job, options: Vec::new(), origin: Origin::CommandLine });
+            continue;
+        }
+        let opt = raw_opt(name, value, Origin::CommandLine)?;
+        if cl.sections.is_empty() {
+            cl.sections.push(Section { name: "global".into(), options: Vec::new(), origin: Origin::CommandLine });
+        }
+        cl.sections.last_mut().expect("a section was just ensured").options.push(opt);
+    }
+    if let Some(f) = explicit_formats {
+        cl.globals.formats = f;
+    }
+    Ok(cl)
+}
+
+/// Suggestions among job options and global switches alike.
+fn suggest_cli(name: &str) -> Vec<&'static str> {
+    let mut s = crate::table::suggest(name);
+    for (sw, _, _) in SWITCHES {
+        if crate::table::edit_distance(name, sw) <= 2 && s.len() < 3 {
+            s.push(sw);
+        }
+    }
+    s
+}
+
+fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, value: Option<String>) -> Result<()> {
+    let v = value.unwrap_or_default();
+    let bad = |what: &str| Error::Usage(format!("--{name}={v}: {what}"));
+    match name {
+        "output" => g.output = Some(PathBuf::from(v)),
+        "output-format" => {
+            let mut list = Vec::new();
+            for part in v.split(',') {
+                let f = match part.trim() {
+                    "normal" => Format::Normal,
+                    "terse" => Format::Terse,
+                    "json" => Format::Json,
+                    "json+" => Format::JsonPlus,
+                    other => {
+                        return Err(bad(&format!("unknown format '{other}'; use normal, terse, json or json+ (comma-separated)")))
+                    }
+                };
+                if !list.contains(&f) {
+                    list.push(f);
+                }
+            }
+            *formats = Some(list);
+        }
+        "minimal" => *formats = Some(vec![Format::Terse]),
+        "terse-version" => {
+            g.terse_version = match v.as_str() {
+                "2" => 2,
+                "3" => 3,
+                "4" => 4,
+                "5" => 5,
+                _ => return Err(bad("terse versions are 2, 3, 4 and 5")),
+            }
+        }
+        "status-interval" => g.status_interval = Some(time_ms(&v).map_err(|e| bad(&e))?),
+        "eta" => {
+            g.eta = match v.as_str() {
+                "auto" => Eta::Auto,
+                "always" => Eta::Always,
+                "never" => Eta::Never,
+                _ => return Err(bad("use always, never or auto")),
+            }
+        }
+        "eta-newline" => g.eta_newline = Some(time_ms(&v).map_err(|e| bad(&e))?),
+        "eta-interval" => g.eta_interval = Some(time_ms(&v).map_err(|e| bad(&e))?),
+        "parse-only" => g.parse_only = true,
+        "showcmd" => g.showcmd = true,
+        "section" => g.sections.push(v),
+        "readonly" => g.readonly = true,
+        "max-jobs" => g.max_jobs = Some(v.parse().map_err(|_| bad("not a whole number"))?),
+        "warnings-fatal" => g.warnings_fatal = true,
+        "version" => g.version = true,
+        "help" => g.help = true,
+        "cmdhelp" => g.cmdhelp = Some(v),
+        "enghelp" => g.enghelp = Some(v),
+        _ => unreachable!("every supported switch is handled"),
+    }
+    Ok(())
+}
+
+/// Status and ETA intervals: a bare number is in seconds, as in fio.
+fn time_ms(v: &str) -> std::result::Result<u64, String> {
+    let us = crate::value::parse_time(v, crate::table::TimeUnit::Sec)?;
+    if us < 1000 {
+        return Err("the interval must be at least 1ms".into());
+    }
+    Ok(us / 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<CommandLine> {
+        parse(args.iter().copied())
+    }
+
+    #[test]
+    fn four_spellings_and_flags() {
+        let cl = p(&["-filename=/tmp/x", "-direct=1", "-iodepth", "1", "-thread", "--rw", "read", "--bs=4k", "-group_reporting", "-name=j"])
+            .unwrap();
+        assert_eq!(cl.sections.len(), 2);
+        assert_eq!(cl.sections[0].name, "global");
+        let opts: Vec<(&str, Option<&str>)> =
+            cl.sections[0].options.iter().map(|o| (o.typed.as_str(), o.value.as_deref())).collect();
+        assert_eq!(
+            opts,
+            vec![
+                ("filename", Some("/tmp/x")),
+                ("direct", Some("1")),
+                ("iodepth", Some("1")),
+                ("thread", None),
+                ("rw", Some("read")),
+                ("bs", Some("4k")),
+                ("group_reporting", None),
+            ]
+        );
+        assert_eq!(cl.sections[1].name, "j");
+    }
+
+    #[test]
+    fn name_global_and_jobs() {
+        let cl = p(&["--name=global", "--bs=8k", "--name=a", "--rw=write", "--name=b"]).unwrap();
+        let names: Vec<&str> = cl.sections.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["global", "a", "b"]);
+        assert_eq!(cl.sections[1].options[0].value.as_deref(), Some("write"));
+    }
+
+    #[test]
+    fn switches() {
+        let cl = p(&["--output-format=json,normal", "--output", "out.txt", "job.fio", "--section=x", "--status-interval=1"]).unwrap();
+        assert_eq!(cl.globals.formats, vec![Format::Json, Format::Normal]);
+        assert_eq!(cl.globals.output, Some(PathBuf::from("out.txt")));
+        assert_eq!(cl.job_files, vec![PathBuf::from("job.fio")]);
+        assert_eq!(cl.globals.sections, vec!["x".to_string()]);
+        assert_eq!(cl.globals.status_interval, Some(1000));
+        assert_eq!(p(&["--minimal"]).unwrap().globals.formats, vec![Format::Terse]);
+        assert_eq!(p(&["--cmdhelp"]).unwrap().globals.cmdhelp, Some(String::new()));
+        assert_eq!(p(&["--cmdhelp=bs"]).unwrap().globals.cmdhelp, Some("bs".into()));
+    }
+
+    #[test]
+    fn errors() {
+        let e = p(&["--blocksize2=4k"]).unwrap_err().to_string();
+        assert_eq!(e, "unknown option 'blocksize2' (command line); did you mean 'blocksize'?");
+        assert!(p(&["--bs"]).unwrap_err().to_string().contains("needs a value"));
+        assert!(p(&["--output-format=xml"]).unwrap_err().to_string().contains("unknown format 'xml'"));
+        assert!(p(&["--client=h"]).unwrap_err().to_string().contains("not supported yet"));
+        assert!(p(&["--name="]).is_err());
+    }
+}

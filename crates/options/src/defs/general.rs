@@ -1,0 +1,80 @@
+//! Job description, time, targets, processes and units.
+
+use crate::table::{Category as C, Choice, Kind as K, OptDef as O, TimeUnit};
+
+const INT0: K = K::Int { min: 0, max: i64::MAX };
+const INT1: K = K::Int { min: 1, max: i64::MAX };
+
+pub(super) static DEFS: &[O] = &[
+    O::new("name", K::Str, C::Description, "Name of the job; on the command line it starts a new job ('global' starts a global section)"),
+    O::new("description", K::Str, C::Description, "Free text describing the job, printed in the report"),
+    O::new("wait_for", K::Str, C::Process, "Start only after the named job has finished").not_yet(),
+    O::new("stonewall", K::Flag, C::Process, "Wait for all earlier jobs to finish before starting; also starts a new reporting group").alias(&["wait_for_previous"]),
+    O::new("new_group", K::Flag, C::Process, "Start a new reporting group without waiting for earlier jobs"),
+    O::new("numjobs", INT1, C::Process, "Number of clones of this job, each a separate worker doing the same workload").def("1"),
+    O::new("thread", K::Flag, C::Process, "Run jobs as threads instead of processes (fiox always uses threads; this changes what is printed)"),
+    O::new("group_reporting", K::Flag, C::Measurement, "Report a reporting group as one job instead of each job separately"),
+    O::new("exitall", K::Flag, C::Process, "Stop all jobs when one job finishes").not_yet(),
+    O::new("exitall_on_error", K::Flag, C::Process, "Stop all jobs when one job stops on an error").not_yet(),
+    O::new("cpus_allowed", K::Str, C::Process, "CPUs the job may run on, as a list like 0-3,6").not_yet(),
+    O::new("cpus_allowed_policy", K::Choice(CPU_POLICY), C::Process, "How cpus_allowed is shared between the clones of a job").def("shared").not_yet(),
+    O::new("cpumask", K::Str, C::Process, "CPU bit mask the job may run on").not_yet(),
+    O::new("nice", K::Int { min: -20, max: 19 }, C::Process, "Scheduling niceness of the job").def("0").not_yet(),
+    O::new("prio", K::Int { min: 0, max: 7 }, C::Process, "I/O priority level within the class (0 is highest)").not_yet(),
+    O::new("prioclass", K::Int { min: 0, max: 3 }, C::Process, "I/O priority class (1 realtime, 2 best effort, 3 idle)").not_yet(),
+    O::new("lockmem", K::Size, C::Buffers, "Lock this much memory per job, to test with less RAM available").def("0"),
+    O::new("runtime", K::Time { unit: TimeUnit::Sec }, C::Time, "Stop the job after this long (seconds unless a unit is given)").alias(&["timeout"]).def("0"),
+    O::new("time_based", K::Flag, C::Time, "Keep running for the whole runtime, repeating the workload as needed"),
+    O::new("ramp_time", K::Time { unit: TimeUnit::Sec }, C::Time, "Run this long before counting statistics").def("0"),
+    O::new("startdelay", K::Time { unit: TimeUnit::Sec }, C::Time, "Wait this long before starting the job").def("0").not_yet(),
+    O::new("loops", INT1, C::Time, "Repeat the job's workload this many times").def("1"),
+    O::new("number_ios", INT0, C::IoSize, "Stop after this many I/Os (0: no limit)").def("0").not_yet(),
+    O::new("filename", K::Str, C::Target, "File or device to use; several separated by ':'"),
+    O::new("directory", K::Str, C::Target, "Directory in which to create the job's files"),
+    O::new("filename_format", K::Str, C::Target, "Pattern for generated file names ($jobname.$jobnum.$filenum)").def("$jobname.$jobnum.$filenum").not_yet(),
+    O::new("nrfiles", INT1, C::Target, "Number of files per job").alias(&["nr_files"]).def("1"),
+    O::new("openfiles", INT0, C::Target, "Number of files kept open at the same time").not_yet(),
+    O::new("file_service_type", K::Str, C::Target, "How the next file is chosen among several (random, roundrobin, sequential)").def("roundrobin").not_yet(),
+    O::new("size", K::SizeOrPct, C::IoSize, "Total size of the job's I/O region (split across its files), or a percentage of the file or device"),
+    O::new("filesize", K::Range, C::IoSize, "Size of each file (a range picks a random size per file)"),
+    O::new("io_size", K::SizeOrPct, C::IoSize, "Bytes to transfer, if different from size").alias(&["io_limit"]),
+    O::new("offset", K::SizeOrPct, C::IoSize, "Start of the I/O region within each file").def("0"),
+    O::new("offset_increment", K::SizeOrPct, C::IoSize, "Added to offset for each further clone of the job").def("0"),
+    O::new("fill_device", K::Bool, C::IoSize, "Write until the device is full").alias(&["fill_fs"]).def("0").not_yet(),
+    O::new("create_on_open", K::Bool, C::Target, "Create files only when the job opens them for I/O").def("0").not_yet(),
+    O::new("overwrite", K::Bool, C::Target, "Lay out write targets fully before writing").def("0").not_yet(),
+    O::new("fallocate", K::Choice(FALLOCATE), C::Target, "How to preallocate files when laying them out").def("native").not_yet(),
+    O::new("unlink", K::Bool, C::Target, "Delete the job's files when it is done").def("0"),
+    O::new("unlink_each_loop", K::Bool, C::Target, "Delete the job's files after each loop").def("0").not_yet(),
+    O::new("invalidate", K::Bool, C::Target, "Drop the page cache of the files before the run").def("1").not_yet(),
+    O::new("allow_mounted_write", K::Bool, C::Target, "Allow writes to a block device that holds a mounted or recognisable file system").def("0"),
+    O::new("readonly", K::Flag, C::Target, "Refuse to write (safety check)"),
+    O::new("kb_base", K::Choice(KB_BASE), C::Units, "Base of size suffixes: 1024 (k=1024, KiB=1000) or 1000 (k=1000, KiB=1024)").def("1024"),
+    O::new("unit_base", K::Choice(UNIT_BASE), C::Units, "Report bandwidth in bytes (1, or 0 for automatic) or bits (8)").def("0").not_yet(),
+];
+
+static CPU_POLICY: &[Choice] = &[
+    Choice { word: "shared", help: "All clones share the whole set" },
+    Choice { word: "split", help: "Each clone gets one CPU of the set" },
+];
+
+static FALLOCATE: &[Choice] = &[
+    Choice { word: "none", help: "Do not preallocate" },
+    Choice { word: "native", help: "Preallocate with fallocate, falling back to none" },
+    Choice { word: "posix", help: "Preallocate with posix_fallocate" },
+    Choice { word: "keep", help: "fallocate with FALLOC_FL_KEEP_SIZE" },
+    Choice { word: "truncate", help: "Extend with ftruncate" },
+    Choice { word: "0", help: "Same as none" },
+    Choice { word: "1", help: "Same as posix" },
+];
+
+static KB_BASE: &[Choice] = &[
+    Choice { word: "1024", help: "k means 1024 (KiB means 1000)" },
+    Choice { word: "1000", help: "k means 1000 (KiB means 1024)" },
+];
+
+static UNIT_BASE: &[Choice] = &[
+    Choice { word: "0", help: "Automatic (bytes)" },
+    Choice { word: "8", help: "Report in bits" },
+    Choice { word: "1", help: "Report in bytes" },
+];

@@ -1,0 +1,16 @@
+//! The option table, one file per group of options. Each row is one [`OptDef`]; the order of
+//! rows within a file is the order `--cmdhelp` prints them in.
+//!
+//! Options marked `not_yet()` are fio options the runner does not implement: fiox parses them so
+//! that it can say exactly that, instead of "unknown option" or, worse, ignoring them.
+
+use crate::table::OptDef;
+
+mod engine;
+mod general;
+mod io;
+mod other;
+mod report;
+
+/// All tables, in `--cmdhelp` order.
+pub(crate) static TABLES: &[&[OptDef]] = &[general::DEFS, io::DEFS, report::DEFS, engine::DEFS, other::DEFS];

@@ -1,0 +1,138 @@
+//! From sections to jobs: applies `[global]` sections to the jobs after them, filters by
+//! `--section`, resolves each job and numbers the reporting groups (`stonewall`, `new_group`).
+
+use crate::argv::CommandLine;
+use crate::error::{Error, Result};
+use crate::jobfile::{JobFile, RawOpt, Section};
+use crate::spec::JobSpec;
+use crate::value::Ctx;
+
+/// One job (before `numjobs` cloning), ready for the runner.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub spec: JobSpec,
+    pub groupid: u32,
+    /// The job section's own options, as typed, for the JSON `job options` echo.
+    pub own: Vec<RawOpt>,
+}
+
+/// Everything the user asked to run.
+#[derive(Debug, Clone)]
+pub struct JobSet {
+    pub jobs: Vec<Job>,
+    /// Options of the global sections, as typed, for the JSON `global options` echo.
+    pub global_options: Vec<RawOpt>,
+}
+
+/// Builds the jobs: command-line sections first, then each job file in order. Options before the
+/// first `--name` (and `--name=global` sections) are defaults for every job, job files included;
+/// a file's `[global]` sections apply to the jobs after them in that file.
+pub fn assemble(cl: &CommandLine, files: &[JobFile], ctx: &Ctx) -> Result<JobSet> {
+    let mut global_options = Vec::new();
+    let mut jobs = Vec::new();
+    let mut cli_chain: Vec<RawOpt> = Vec::new();
+    add_sections(&cl.sections, &mut cli_chain, &mut global_options, &mut jobs, &cl.globals.sections);
+    for f in files {
+        if !f.sections.iter().any(|s| !s.is_global()) {
+            return Err(Error::Usage(format!("job file '{}' defines no jobs (only [global] sections or nothing)", f.path.display())));
+        }
+        let mut chain = cli_chain.clone();
+        add_sections(&f.sections, &mut chain, &mut global_options, &mut jobs, &cl.globals.sections);
+    }
+    if jobs.is_empty() {
+        return Err(Error::Usage(if cl.globals.sections.is_empty() {
+            "no jobs defined: give a job file, or job options ending with --name=JOB".into()
+        } else {
+            format!("no job matches --section={}", cl.globals.sections.join(","))
+        }));
+    }
+    let mut out = Vec::with_capacity(jobs.len());
+    let mut groupid = 0u32;
+    for (i, (section, options)) in jobs.into_iter().enumerate() {
+        let spec = JobSpec::resolve(&section.name, &options, ctx)?;
+        if i > 0 && (spec.stonewall || spec.new_group) {
+            groupid += 1;
+        }
+        out.push(Job { spec, groupid, own: section.options.clone() });
+    }
+    Ok(JobSet { jobs: out, global_options })
+}
+
+fn add_sections<'a>(
+    sections: &'a [Section],
+    chain: &mut Vec<RawOpt>,
+    globals: &mut Vec<RawOpt>,
+    jobs: &mut Vec<(&'a Section, Vec<RawOpt>)>,
+    only: &[String],
+) {
+    for s in sections {
+        if s.is_global() {
+            chain.extend(s.options.iter().cloned());
+            globals.extend(s.options.iter().cloned());
+        } else if only.is_empty() || only.iter().any(|n| *n == s.name) {
+            let mut opts = chain.clone();
+            opts.extend(s.options.iter().cloned());
+            jobs.push((s, opts));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{argv, jobfile};
+    use std::path::Path;
+
+    fn set(text: &str, args: &[&str]) -> Result<JobSet> {
+        let f = jobfile::parse_text(text, Path::new("t.fio"), &|_| None)?;
+        let cl = argv::parse(args.iter().copied())?;
+        assemble(&cl, &[f], &Ctx::default())
+    }
+
+    #[test]
+    fn globals_apply_to_later_jobs_only() {
+        let s = set("[global]\nbs=8k\nsize=1m\n[a]\n[global]\nbs=16k\n[b]\nrw=write\n", &[]).unwrap();
+        assert_eq!(s.jobs[0].spec.bs, [8192; 3]);
+        assert_eq!(s.jobs[1].spec.bs, [16384; 3]);
+        assert_eq!(s.jobs[1].spec.rw.name(), "write");
+    }
+
+    #[test]
+    fn groups_from_stonewall_and_new_group() {
+        let s = set("[global]\nsize=1m\n[a]\n[b]\nstonewall\n[c]\n[d]\nnew_group\n", &[]).unwrap();
+        let g: Vec<u32> = s.jobs.iter().map(|j| j.groupid).collect();
+        assert_eq!(g, [0, 1, 1, 2]);
+    }
+
+    #[test]
+    fn section_filter_and_cli_defaults() {
+        let s = set("[a]\nsize=1m\n[b]\nsize=2m\n", &["--section=b", "--bs=8k"]).unwrap();
+        assert_eq!(s.jobs.len(), 1);
+        assert_eq!(s.jobs[0].spec.name, "b");
+        assert_eq!(s.jobs[0].spec.bs, [8192; 3]);
+    }
+
+    #[test]
+    fn bad_input_is_refused() {
+        let e = set("[a]\nsize=1m\nbs=4q\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("bad value '4q' for option 'bs' (t.fio, line 3)"), "{e}");
+        let e = set("[a]\nrw=read\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("no target size"), "{e}");
+        let e = set("[global]\nbs=4k\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("defines no jobs"), "{e}");
+        let e = set("[a]\nsize=1m\nfixedbufs=1\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("belongs to ioengine io_uring"), "{e}");
+        let e = set("[a]\nsize=1m\nrate=1m\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("not supported yet"), "{e}");
+        assert!(set("[a]\nsize=1m\nverify=0\n", &[]).is_ok());
+        let e = set("[a]\nsize=1m\nverify=md5\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("accepted now: 0, none"), "{e}");
+    }
+
+    #[test]
+    fn kb_base_changes_sizes() {
+        let s = set("[a]\nkb_base=1000\nsize=1m\nbs=4k\n", &[]).unwrap();
+        assert_eq!(s.jobs[0].spec.bs, [4000; 3]);
+        assert_eq!(s.jobs[0].spec.size, Some(crate::spec::SizeSpec::Bytes(1_000_000)));
+    }
+}

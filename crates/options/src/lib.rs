@@ -1,0 +1,22 @@
+//! fio-compatible options: the option table, value syntax, job files and command lines.
+//!
+//! Architecture Invariant: this crate does no I/O besides reading job files; it never touches a
+//! device, and it has no `unsafe`.
+#![forbid(unsafe_code)]
+
+pub mod argv;
+mod defs;
+pub mod error;
+mod expr;
+pub mod help;
+pub mod job;
+pub mod jobfile;
+pub mod showcmd;
+pub mod spec;
+pub mod table;
+pub mod value;
+
+pub use error::{Error, Origin};
+pub use job::{assemble, Job, JobSet};
+pub use spec::{JobSpec, SizeSpec};
+pub use value::{Ctx, RwMode};

@@ -1,0 +1,385 @@
+//! `JobSpec`: one job's options resolved into typed values, with every cross-option check done.
+//! This is the only place that turns raw option text into what the runner uses ("parse raw, then
+//! resolve"); the runner never sees an option name.
+
+use std::collections::HashMap;
+
+use crate::error::{Error, Origin, Result};
+use crate::jobfile::RawOpt;
+use crate::table::{self, Kind, OptDef, Support};
+use crate::value::{self, Ctx, Parsed, RwMode, Value};
+
+/// A size that may be relative to the file or device.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SizeSpec {
+    Bytes(u64),
+    Percent(f64),
+}
+
+/// Options that only some engines read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EngineOpts {
+    pub hipri: bool,
+    pub uncached: bool,
+    pub nowait: bool,
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+    pub sqthread_poll: bool,
+    pub sqthread_poll_cpu: Option<u32>,
+    pub nonvectored: i32,
+    pub force_async: u64,
+    pub userspace_reap: bool,
+}
+
+/// A job, resolved. Times are in microseconds, sizes in bytes.
+#[derive(Debug, Clone)]
+pub struct JobSpec {
+    pub name: String,
+    pub description: Option<String>,
+    pub rw: RwMode,
+    pub rw_modifier: u64,
+    pub rwmixread: u32,
+    /// Block size per direction (read, write, trim).
+    pub bs: [u64; 3],
+    pub size: Option<SizeSpec>,
+    pub filesize: Option<(u64, u64)>,
+    pub io_size: Option<SizeSpec>,
+    pub offset: SizeSpec,
+    pub offset_increment: SizeSpec,
+    pub filename: Option<String>,
+    pub directory: Option<String>,
+    pub nrfiles: u32,
+    pub ioengine: &'static str,
+    pub engine: EngineOpts,
+    pub iodepth: u32,
+    pub iodepth_batch_submit: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub iodepth_batch_complete_max: u32,
+    pub iodepth_low: u32,
+    pub direct: bool,
+    pub runtime_us: u64,
+    pub time_based: bool,
+    pub ramp_time_us: u64,
+    pub loops: u32,
+    pub numjobs: u32,
+    pub thread: bool,
+    pub group_reporting: bool,
+    pub stonewall: bool,
+    pub new_group: bool,
+    pub randrepeat: bool,
+    pub randseed: u64,
+    pub norandommap: bool,
+    pub lockmem: u64,
+    pub kb_base: u64,
+    pub end_fsync: bool,
+    pub fsync_on_close: bool,
+    pub unlink: bool,
+    pub allow_mounted_write: bool,
+    pub readonly: bool,
+    pub zero_buffers: bool,
+    pub refill_buffers: bool,
+    pub scramble_buffers: bool,
+    pub mem: &'static str,
+    pub iomem_align: u64,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    pub percentile_list: Vec<f64>,
+    pub significant_figures: u32,
+    pub bwavgtime_ms: u64,
+    pub iopsavgtime_ms: u64,
+    pub do_verify: bool,
+}
+
+/// The last value of each option wins; this index maps option name to that raw option.
+struct Merged<'a> {
+    by_name: HashMap<&'static str, &'a RawOpt>,
+    ctx: Ctx,
+    job: &'a str,
+}
+
+impl<'a> Merged<'a> {
+    fn raw(&self, name: &str) -> Option<&'a RawOpt> {
+        debug_assert!(table::lookup(name).is_some(), "spec reads unknown option {name}");
+        self.by_name.get(name).copied()
+    }
+
+    /// Parses the option's value (or its default); `None` if neither exists.
+    fn parsed(&self, name: &str) -> Result<Option<Parsed>> {
+        let def = table::lookup(name).expect("spec reads only options from the table");
+        match self.raw(name) {
+            Some(r) => parse_raw(r, &self.ctx).map(Some),
+            None => Ok(def.default.map(|d| value::parse(def, d, &self.ctx).expect("defaults are tested to parse"))),
+        }
+    }
+
+    fn one(&self, name: &str) -> Result<Option<Value>> {
+        Ok(match self.parsed(name)? {
+            None => None,
+            Some(Parsed::One(v)) => Some(v),
+            Some(Parsed::PerDir(d)) => d.into_iter().flatten().next(),
+        })
+    }
+
+    fn is_set(&self, name: &str) -> bool {
+        self.raw(name).is_some()
+    }
+
+    fn flag(&self, name: &str) -> Result<bool> {
+        Ok(matches!(self.one(name)?, Some(Value::Bool(true))))
+    }
+
+    fn int(&self, name: &str) -> Result<Option<i64>> {
+        Ok(match self.one(name)? {
+            Some(Value::Int(v)) => Some(v),
+            _ => None,
+        })
+    }
+
+    fn u32(&self, name: &str, fallback: u32) -> Result<u32> {
+        let v = self.int(name)?.unwrap_or(fallback as i64);
+        u32::try_from(v).map_err(|_| self.job_err(format!("{name}={v} is too large")))
+    }
+
+    fn size(&self, name: &str) -> Result<Option<u64>> {
+        Ok(match self.one(name)? {
+            Some(Value::Size(v)) => Some(v),
+            _ => None,
+        })
+    }
+
+    fn size_spec(&self, name: &str) -> Result<Option<SizeSpec>> {
+        Ok(match self.one(name)? {
+            Some(Value::Size(v)) => Some(SizeSpec::Bytes(v)),
+            Some(Value::Pct(p)) => Some(SizeSpec::Percent(p)),
+            _ => None,
+        })
+    }
+
+    fn time(&self, name: &str) -> Result<u64> {
+        Ok(match self.one(name)? {
+            Some(Value::Time(v)) => v,
+            _ => 0,
+        })
+    }
+
+    fn string(&self, name: &str) -> Option<String> {
+        self.raw(name).and_then(|r| r.value.clone())
+    }
+
+    fn choice(&self, name: &str) -> Result<&'static str> {
+        match self.one(name)? {
+            Some(Value::Choice(c)) => Ok(c),
+            _ => unreachable!("{name} is a choice with a default"),
+        }
+    }
+
+    /// Per-direction sizes, falling back to the default for directions left empty.
+    fn per_dir_size(&self, name: &str) -> Result<[u64; 3]> {
+        let def = table::lookup(name).expect("known option");
+        let default = match def.default.map(|d| value::parse(def, d, &self.ctx)) {
+            Some(Ok(Parsed::One(Value::Size(v)))) => v,
+            _ => 0,
+        };
+        Ok(match self.parsed(name)? {
+            Some(Parsed::One(Value::Size(v))) => [v; 3],
+            Some(Parsed::PerDir(d)) => d.map(|v| match v {
+                Some(Value::Size(s)) => s,
+                _ => default,
+            }),
+            _ => [default; 3],
+        })
+    }
+
+    fn job_err(&self, message: String) -> Error {
+        Error::Job { job: self.job.to_string(), message }
+    }
+}
+
+/// Parses one raw option's value, checking that fiox supports it.
+pub(crate) fn parse_raw(r: &RawOpt, ctx: &Ctx) -> Result<Parsed> {
+    let raw = r.value.as_deref().unwrap_or("");
+    let parsed = value::parse(r.def, raw, ctx).map_err(|reason| Error::BadValue {
+        option: r.typed.clone(),
+        value: raw.to_string(),
+        origin: r.origin.clone(),
+        reason,
+        forms: r.def.forms(),
+    })?;
+    check_support(r.def, raw, &parsed, &r.typed, &r.origin)?;
+    Ok(parsed)
+}
+
+fn check_support(def: &OptDef, raw: &str, parsed: &Parsed, typed: &str, origin: &Origin) -> Result<()> {
+    let err = |only: Option<String>| Error::NotSupported { option: format!("{typed}={raw}"), origin: origin.clone(), only };
+    match def.support {
+        Support::Full => Ok(()),
+        Support::Only(values) if values.contains(&raw) => Ok(()),
+        Support::Only(values) => Err(err(Some(values.join(", ")))),
+        // Setting a not-yet-supported option to what is its default anyway (or switching a flag
+        // off) changes nothing, so it is accepted: `--verify=0`-style lines in people's notes
+        // should keep working.
+        Support::NotYet => {
+            let is_default = def.default.and_then(|d| value::parse(def, d, &Ctx::default()).ok()).as_ref() == Some(parsed);
+            let is_off = matches!(def.kind, Kind::Flag | Kind::Bool) && *parsed == Parsed::One(Value::Bool(false));
+            if is_default || is_off {
+                Ok(())
+            } else {
+                Err(Error::NotSupported { option: typed.to_string(), origin: origin.clone(), only: None })
+            }
+        }
+    }
+}
+
+impl JobSpec {
+    /// Resolves a job from its options in order (globals first, then the job's own); later
+    /// options override earlier ones, as in fio.
+    pub fn resolve(name: &str, options: &[RawOpt], ctx: &Ctx) -> Result<JobSpec> {
+        let mut by_name = HashMap::new();
+        for o in options {
+            by_name.insert(o.def.name, o);
+        }
+        let mut m = Merged { by_name, ctx: ctx.clone(), job: name };
+        // kb_base changes how every size is read, so it is settled first.
+        if let Some(Value::Choice(b)) = m.one("kb_base")? {
+            m.ctx.kb_base = b.parse().expect("kb_base choices are numbers");
+        }
+        // Every option set is parsed and checked, including those the spec does not read below.
+        for o in options {
+            parse_raw(o, &m.ctx)?;
+        }
+
+        let (rw, rw_modifier) = match m.one("rw")? {
+            Some(Value::Rw(mode, n)) => (mode, n),
+            _ => (RwMode::Read, 0),
+        };
+        let rwmixread = match (m.is_set("rwmixread"), m.is_set("rwmixwrite")) {
+            (false, true) => 100 - m.u32("rwmixwrite", 50)?,
+            _ => m.u32("rwmixread", 50)?,
+        };
+        let ioengine = m.choice("ioengine")?;
+        let iodepth = m.u32("iodepth", 1)?;
+        let mut direct = m.flag("direct")?;
+        if m.is_set("buffered") && !m.flag("buffered")? {
+            direct = true;
+        }
+        let engine = EngineOpts {
+            hipri: m.flag("hipri")?,
+            uncached: m.flag("uncached")?,
+            nowait: m.flag("nowait")?,
+            fixedbufs: m.flag("fixedbufs")?,
+            registerfiles: m.flag("registerfiles")?,
+            sqthread_poll: m.flag("sqthread_poll")?,
+            sqthread_poll_cpu: m.int("sqthread_poll_cpu")?.map(|v| v as u32),
+            nonvectored: m.int("nonvectored")?.unwrap_or(-1) as i32,
+            force_async: m.int("force_async")?.unwrap_or(0) as u64,
+            userspace_reap: m.flag("userspace_reap")?,
+        };
+        // Engine-private options must belong to the job's engine.
+        for o in options {
+            if !o.def.engines.is_empty() && !o.def.engines.contains(&ioengine) {
+                return Err(Error::WrongEngine {
+                    option: o.typed.clone(),
+                    origin: o.origin.clone(),
+                    owners: o.def.engines.join("/"),
+                    job: name.to_string(),
+                    engine: ioengine.to_string(),
+                });
+            }
+        }
+        let percentile_list = match m.one("percentile_list")? {
+            Some(Value::Floats(v)) => v,
+            _ => Vec::new(),
+        };
+        let filesize = match m.one("filesize")? {
+            Some(Value::Range(lo, hi)) => Some((lo, hi)),
+            _ => None,
+        };
+        let spec = JobSpec {
+            name: name.to_string(),
+            description: m.string("description"),
+            rw,
+            rw_modifier,
+            rwmixread,
+            bs: m.per_dir_size("bs")?,
+            size: m.size_spec("size")?,
+            filesize,
+            io_size: m.size_spec("io_size")?,
+            offset: m.size_spec("offset")?.unwrap_or(SizeSpec::Bytes(0)),
+            offset_increment: m.size_spec("offset_increment")?.unwrap_or(SizeSpec::Bytes(0)),
+            filename: m.string("filename"),
+            directory: m.string("directory"),
+            nrfiles: m.u32("nrfiles", 1)?,
+            ioengine,
+            engine,
+            iodepth,
+            iodepth_batch_submit: m.u32("iodepth_batch_submit", 1)?,
+            iodepth_batch_complete_min: m.u32("iodepth_batch_complete_min", 1)?,
+            iodepth_batch_complete_max: m.u32("iodepth_batch_complete_max", iodepth)?,
+            iodepth_low: m.u32("iodepth_low", iodepth)?,
+            direct,
+            runtime_us: m.time("runtime")?,
+            time_based: m.flag("time_based")?,
+            ramp_time_us: m.time("ramp_time")?,
+            loops: m.u32("loops", 1)?,
+            numjobs: m.u32("numjobs", 1)?,
+            thread: m.flag("thread")?,
+            group_reporting: m.flag("group_reporting")?,
+            stonewall: m.flag("stonewall")?,
+            new_group: m.flag("new_group")?,
+            randrepeat: m.flag("randrepeat")?,
+            randseed: m.int("randseed")?.unwrap_or(0x89) as u64,
+            norandommap: m.flag("norandommap")?,
+            lockmem: m.size("lockmem")?.unwrap_or(0),
+            kb_base: m.ctx.kb_base,
+            end_fsync: m.flag("end_fsync")?,
+            fsync_on_close: m.flag("fsync_on_close")?,
+            unlink: m.flag("unlink")?,
+            allow_mounted_write: m.flag("allow_mounted_write")?,
+            readonly: m.flag("readonly")?,
+            zero_buffers: m.flag("zero_buffers")?,
+            refill_buffers: m.flag("refill_buffers")?,
+            scramble_buffers: m.flag("scramble_buffers")?,
+            mem: m.choice("mem")?,
+            iomem_align: m.size("iomem_align")?.unwrap_or(0),
+            clat_percentiles: m.flag("clat_percentiles")?,
+            lat_percentiles: m.flag("lat_percentiles")?,
+            slat_percentiles: m.flag("slat_percentiles")?,
+            percentile_list,
+            significant_figures: m.u32("significant_figures", 4)?,
+            bwavgtime_ms: m.int("bwavgtime")?.unwrap_or(500) as u64,
+            iopsavgtime_ms: m.int("iopsavgtime")?.unwrap_or(500) as u64,
+            do_verify: m.flag("do_verify")?,
+        };
+        spec.check(&m)?;
+        Ok(spec)
+    }
+
+    /// Cross-option checks that need no I/O. Checks that need the file or device (its size,
+    /// whether it is mounted) happen when the run is planned, still before any I/O.
+    fn check(&self, m: &Merged<'_>) -> Result<()> {
+        let err = |msg: String| Err(m.job_err(msg));
+        if self.bs.iter().any(|&b| b == 0) {
+            return err("bs must be at least 1 byte".into());
+        }
+        if self.filename.is_none() && self.size.is_none() && self.filesize.is_none() && self.io_size.is_none() {
+            return err("no target size: set size= (or filesize=), or filename= to an existing file or device".into());
+        }
+        if matches!(self.size, Some(SizeSpec::Bytes(0))) && self.filename.is_none() {
+            return err("size=0 leaves nothing to do".into());
+        }
+        if self.iodepth_batch_complete_min > self.iodepth_batch_complete_max {
+            return err(format!(
+                "iodepth_batch_complete_min={} is above iodepth_batch_complete_max={}",
+                self.iodepth_batch_complete_min, self.iodepth_batch_complete_max
+            ));
+        }
+        if self.time_based && self.runtime_us == 0 {
+            return err("time_based needs a runtime".into());
+        }
+        if self.readonly && (self.rw.writes() || self.rw.trims()) {
+            return err(format!("rw={} writes, but readonly is set", self.rw.name()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,615 @@
+//! Value syntax as fio parses it: sizes with suffixes and the `kb_base` quirk, times with units,
+//! percentages, ranges, per-direction lists, `bssplit`, `rw` modifiers, booleans, `(expr)`
+//! arithmetic and the `$pagesize`/`$ncpus`/`$mb_memory` keywords.
+//!
+//! Where fio accepts nonsense we do not: fio takes `bs=4q` as 4 bytes (an unknown suffix counts
+//! as 1), fiox says the suffix is unknown.
+
+use crate::expr;
+use crate::table::{Kind, OptDef, TimeUnit};
+
+/// Facts value parsing depends on. `Default` is deterministic, for tests; the binary fills it
+/// from the machine.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// 1024 (fio's default) or 1000: the base of `k`, `m`, ... and, inverted, of `KiB`, `MiB`.
+    pub kb_base: u64,
+    pub pagesize: u64,
+    pub ncpus: u64,
+    pub mb_memory: u64,
+}
+
+impl Default for Ctx {
+    fn default() -> Self {
+        Ctx { kb_base: 1024, pagesize: 4096, ncpus: 1, mb_memory: 1024 }
+    }
+}
+
+/// The `rw` modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RwMode {
+    Read,
+    Write,
+    Trim,
+    RandRead,
+    RandWrite,
+    RandTrim,
+    ReadWrite,
+    RandRw,
+    TrimWrite,
+    RandTrimWrite,
+}
+
+impl RwMode {
+    pub const WORDS: &'static [(&'static str, RwMode)] = &[
+        ("read", RwMode::Read),
+        ("write", RwMode::Write),
+        ("trim", RwMode::Trim),
+        ("randread", RwMode::RandRead),
+        ("randwrite", RwMode::RandWrite),
+        ("randtrim", RwMode::RandTrim),
+        ("rw", RwMode::ReadWrite),
+        ("readwrite", RwMode::ReadWrite),
+        ("randrw", RwMode::RandRw),
+        ("trimwrite", RwMode::TrimWrite),
+        ("randtrimwrite", RwMode::RandTrimWrite),
+    ];
+
+    /// The name fio prints in a job's header line (`rw=randrw`).
+    pub fn name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::Trim => "trim",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::RandTrim => "randtrim",
+            RwMode::ReadWrite => "rw",
+            RwMode::RandRw => "randrw",
+            RwMode::TrimWrite => "trimwrite",
+            RwMode::RandTrimWrite => "randtrimwrite",
+        }
+    }
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandTrim | RwMode::RandRw | RwMode::RandTrimWrite)
+    }
+    pub fn reads(self) -> bool {
+        matches!(self, RwMode::Read | RwMode::RandRead | RwMode::ReadWrite | RwMode::RandRw)
+    }
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            RwMode::Write
+                | RwMode::RandWrite
+                | RwMode::ReadWrite
+                | RwMode::RandRw
+                | RwMode::TrimWrite
+                | RwMode::RandTrimWrite
+        )
+    }
+    pub fn trims(self) -> bool {
+        matches!(self, RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite)
+    }
+}
+
+/// A parsed value of one option (or of one direction of a per-direction option).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Str(String),
+    Choice(&'static str),
+    Int(i64),
+    Bool(bool),
+    Size(u64),
+    Pct(f64),
+    Range(u64, u64),
+    /// Microseconds.
+    Time(u64),
+    Float(f64),
+    Floats(Vec<f64>),
+    /// `(block size, percentage)`; an empty percentage in the input shares what is left.
+    Split(Vec<(u64, f64)>),
+    Rw(RwMode, u64),
+}
+
+/// A parsed option value: one value, or one per direction (`None` keeps that direction's
+/// default, as in `bs=,8k`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Parsed {
+    One(Value),
+    PerDir([Option<Value>; 3]),
+}
+
+/// Parses `raw` as the value of `opt`. The error is a sentence without the option's name; the
+/// caller adds where the value came from.
+pub fn parse(opt: &OptDef, raw: &str, ctx: &Ctx) -> Result<Parsed, String> {
+    let raw = substitute_keywords(raw.trim(), ctx);
+    if opt.per_dir && !matches!(opt.kind, Kind::Str) {
+        let parts: Vec<&str> = split_top_level(&raw, ',');
+        if parts.len() > 3 {
+            return Err(format!("'{raw}' has {} comma-separated values; at most 3 (read,write,trim)", parts.len()));
+        }
+        if parts.len() > 1 {
+            let mut out: [Option<Value>; 3] = [None, None, None];
+            for (i, p) in parts.iter().enumerate() {
+                if !p.trim().is_empty() {
+                    out[i] = Some(parse_one(opt.kind, p.trim(), ctx)?);
+                }
+            }
+            // A list shorter than three repeats its last entry, so `bs=8k,32k` gives trims 32k.
+            let last = parts.len() - 1;
+            for slot in parts.len()..3 {
+                out[slot] = out[last].clone();
+            }
+            return Ok(Parsed::PerDir(out));
+        }
+    }
+    parse_one(opt.kind, &raw, ctx).map(Parsed::One)
+}
+
+/// Splits on `sep` outside parentheses, so `(1,2)`-style text survives.
+fn split_top_level(s: &str, sep: char) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            c if c == sep && depth == 0 => {
+                out.push(&s[start..i]);
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    out.push(&s[start..]);
+    out
+}
+
+/// Replaces fio's reserved keywords. They are whole words starting with `$`.
+fn substitute_keywords(raw: &str, ctx: &Ctx) -> String {
+    if !raw.contains('$') {
+        return raw.to_string();
+    }
+    raw.replace("$pagesize", &ctx.pagesize.to_string())
+        .replace("$ncpus", &ctx.ncpus.to_string())
+        .replace("$mb_memory", &ctx.mb_memory.to_string())
+}
+
+fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
+    if raw.is_empty() && !matches!(kind, Kind::Str | Kind::Flag | Kind::Bool) {
+        return Err("the value is empty".into());
+    }
+    match kind {
+        Kind::Str => Ok(Value::Str(raw.to_string())),
+        Kind::Choice(choices) => choices
+            .iter()
+            .find(|c| c.word == raw)
+            .map(|c| Value::Choice(c.word))
+            .ok_or_else(|| format!("'{raw}' is not an allowed value")),
+        Kind::Int { min, max } => {
+            let v = parse_int(raw)?;
+            if v < min || v > max {
+                return Err(format!("{v} is out of range"));
+            }
+            Ok(Value::Int(v))
+        }
+        Kind::Bool | Kind::Flag => match raw {
+            "" => Ok(Value::Bool(true)),
+            _ => match parse_int(raw)? {
+                0 => Ok(Value::Bool(false)),
+                1 => Ok(Value::Bool(true)),
+                v => Err(format!("{v} is not a boolean")),
+            },
+        },
+        Kind::Size => parse_size(raw, ctx).map(Value::Size),
+        Kind::SizeOrPct => {
+            if let Some(p) = raw.strip_suffix('%') {
+                let v: f64 = p.trim().parse().map_err(|_| format!("'{raw}' is not a percentage"))?;
+                if !(0.0..=100.0).contains(&v) || v == 0.0 && p.trim().starts_with('-') {
+                    return Err(format!("{v}% is not within 0% to 100%"));
+                }
+                Ok(Value::Pct(v))
+            } else {
+                parse_size(raw, ctx).map(Value::Size)
+            }
+        }
+        Kind::Range => {
+            let (lo, hi) = match split_range(raw) {
+                Some((a, b)) => (parse_size(a, ctx)?, parse_size(b, ctx)?),
+                None => {
+                    let v = parse_size(raw, ctx)?;
+                    (v, v)
+                }
+            };
+            if lo > hi {
+                return Err(format!("the range's low end {lo} is above its high end {hi}"));
+            }
+            Ok(Value::Range(lo, hi))
+        }
+        Kind::Time { unit } => parse_time(raw, unit).map(Value::Time),
+        Kind::Float { min, max } => {
+            let v = parse_float(raw)?;
+            if v < min || v > max {
+                return Err(format!("{v} is out of range"));
+            }
+            Ok(Value::Float(v))
+        }
+        Kind::FloatList => {
+            let mut out = Vec::new();
+            for p in raw.split(':') {
+                let v = parse_float(p.trim())?;
+                if !(0.0..=100.0).contains(&v) {
+                    return Err(format!("{v} is not a percentile between 0 and 100"));
+                }
+                out.push(v);
+            }
+            if out.len() > 20 {
+                return Err(format!("{} entries; at most 20", out.len()));
+            }
+            Ok(Value::Floats(out))
+        }
+        Kind::BsSplit => parse_bssplit(raw, ctx),
+        Kind::Rw => {
+            let (word, modifier) = match raw.split_once(':') {
+                Some((w, m)) => (w, Some(m)),
+                None => (raw, None),
+            };
+            let mode = RwMode::WORDS
+                .iter()
+                .find(|(w, _)| *w == word)
+                .map(|(_, m)| *m)
+                .ok_or_else(|| format!("'{word}' is not an I/O direction"))?;
+            let n = match modifier {
+                Some(m) => parse_size(m.trim(), ctx)?,
+                None => 0,
+            };
+            Ok(Value::Rw(mode, n))
+        }
+    }
+}
+
+/// Finds the `-` of a range, skipping a leading sign and anything inside parentheses.
+fn split_range(raw: &str) -> Option<(&str, &str)> {
+    let mut depth = 0i32;
+    for (i, c) in raw.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            '-' | ':' if depth == 0 && i > 0 => return Some((raw[..i].trim(), raw[i + 1..].trim())),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A whole number: decimal, `0x` hex, or an `(expr)` without units.
+pub fn parse_int(raw: &str) -> Result<i64, String> {
+    let raw = raw.trim();
+    if raw.starts_with('(') {
+        let v = expr::eval(raw, &|t| plain_number(t).map(|v| v as f64))?;
+        return float_to_int(v);
+    }
+    plain_number(raw).map(|v| v as i64)
+}
+
+fn float_to_int(v: f64) -> Result<i64, String> {
+    if v.abs() > 9.0e18 {
+        return Err(format!("{v} is too large"));
+    }
+    Ok(v as i64)
+}
+
+/// Decimal or hex, with an optional sign; no units.
+fn plain_number(t: &str) -> Result<i128, String> {
+    let (neg, digits) = match t.strip_prefix('-') {
+        Some(d) => (true, d),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let v = if let Some(h) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
+        i128::from_str_radix(h, 16).map_err(|_| format!("'{t}' is not a number"))?
+    } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        digits.parse::<i128>().map_err(|_| format!("'{t}' is too large"))?
+    } else {
+        return Err(format!("'{t}' is not a number"));
+    };
+    if v > i64::MAX as i128 {
+        return Err(format!("'{t}' is too large"));
+    }
+    Ok(if neg { -v } else { v })
+}
+
+fn parse_float(raw: &str) -> Result<f64, String> {
+    if raw.starts_with('(') {
+        return expr::eval(raw, &|t| t.parse::<f64>().map_err(|_| format!("'{t}' is not a number")));
+    }
+    match raw.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        _ => Err(format!("'{raw}' is not a number")),
+    }
+}
+
+/// The multiplier of a size suffix, or `None` if the suffix is not one fio documents.
+///
+/// With `kb_base=1024` (the default) `k`, `kb` and `ki` are 1024 but `kib` is 1000; with
+/// `kb_base=1000` it is the other way round. This inversion is fio's documented (and much
+/// complained about) behaviour, kept for compatibility.
+fn size_multiplier(suffix: &str, kb_base: u64) -> Option<u64> {
+    let s = suffix.to_ascii_lowercase();
+    if s.is_empty() || s == "b" {
+        return Some(1);
+    }
+    let bytes = s.as_bytes();
+    let pow = match bytes[0] {
+        b'k' => 1,
+        b'm' => 2,
+        b'g' => 3,
+        b't' => 4,
+        b'p' => 5,
+        _ => return None,
+    };
+    let base = match &s[1..] {
+        "" | "b" | "i" => kb_base,
+        "ib" => {
+            if kb_base == 1024 {
+                1000
+            } else {
+                1024
+            }
+        }
+        _ => return None,
+    };
+    Some(base.pow(pow))
+}
+
+/// One size token: a number (decimal, fractional or hex) with an optional suffix.
+fn size_token(t: &str, ctx: &Ctx) -> Result<f64, String> {
+    if t.starts_with("0x") || t.starts_with("0X") {
+        return plain_number(t).map(|v| v as f64);
+    }
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    if num.is_empty() {
+        return Err(format!("'{t}' is not a size"));
+    }
+    let n: f64 = num.parse().map_err(|_| format!("'{t}' is not a size"))?;
+    let mult = size_multiplier(suffix, ctx.kb_base).ok_or_else(|| {
+        format!("'{t}' has an unknown suffix '{suffix}' (use k, m, g, t or p, optionally followed by b or ib)")
+    })?;
+    Ok(n * mult as f64)
+}
+
+/// A byte count.
+pub fn parse_size(raw: &str, ctx: &Ctx) -> Result<u64, String> {
+    let raw = raw.trim();
+    let v = if raw.starts_with('(') {
+        expr::eval(raw, &|t| size_token(t, ctx))?
+    } else {
+        if raw.starts_with('-') {
+            return Err(format!("'{raw}' is negative; sizes are at least 0"));
+        }
+        size_token(raw, ctx)?
+    };
+    if !(0.0..1.8e19).contains(&v) {
+        return Err(format!("'{raw}' is not a size between 0 and 2^64"));
+    }
+    Ok(v as u64)
+}
+
+/// A duration in microseconds; a bare number is in `unit`.
+pub fn parse_time(raw: &str, unit: TimeUnit) -> Result<u64, String> {
+    let raw = raw.trim();
+    let bare_us = match unit {
+        TimeUnit::Usec => 1.0,
+        TimeUnit::Msec => 1e3,
+        TimeUnit::Sec => 1e6,
+    };
+    let token = |t: &str| -> Result<f64, String> {
+        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+        let (num, suffix) = t.split_at(split);
+        let n: f64 = num.parse().map_err(|_| format!("'{t}' is not a time"))?;
+        let mult = match suffix.to_ascii_lowercase().as_str() {
+            "" => bare_us,
+            "us" | "usec" => 1.0,
+            "ms" | "msec" => 1e3,
+            "s" | "sec" => 1e6,
+            "m" | "min" => 60e6,
+            "h" | "hr" | "hour" | "hours" => 3600e6,
+            "d" | "day" | "days" => 86400e6,
+            _ => {
+                return Err(format!("'{t}' has an unknown time unit '{suffix}' (use us, ms, s, m, h or d)"));
+            }
+        };
+        Ok(n * mult)
+    };
+    // Inside an expression numbers are plain and the result is in the option's unit, so
+    // `runtime=(2*60)` is two minutes.
+    let v = if raw.starts_with('(') {
+        expr::eval(raw, &|t| t.parse::<f64>().map_err(|_| format!("'{t}' is not a number (no units inside an expression)")))?
+            * bare_us
+    } else {
+        token(raw)?
+    };
+    if !(0.0..1.8e19).contains(&v) {
+        return Err(format!("'{raw}' is not a time of 0 or more"));
+    }
+    Ok(v as u64)
+}
+
+fn parse_bssplit(raw: &str, ctx: &Ctx) -> Result<Value, String> {
+    let mut entries = Vec::new();
+    let mut given = 0.0;
+    let mut blanks = 0;
+    for part in raw.split(':') {
+        let part = part.trim();
+        if part.is_empty() {
+            continue;
+        }
+        let (bs, pct) = part.split_once('/').unwrap_or((part, ""));
+        let bs = parse_size(bs, ctx)?;
+        if bs == 0 {
+            return Err("a block size in bssplit is 0".into());
+        }
+        let pct = if pct.trim().is_empty() {
+            blanks += 1;
+            f64::NAN
+        } else {
+            let p = parse_float(pct.trim())?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(format!("{p}% is not within 0% to 100%"));
+            }
+            given += p;
+            p
+        };
+        entries.push((bs, pct));
+    }
+    if entries.is_empty() {
+        return Err("bssplit has no entries".into());
+    }
+    if given > 100.0 + 1e-9 {
+        return Err(format!("bssplit percentages add up to {given}%, more than 100%"));
+    }
+    if blanks > 0 {
+        let share = (100.0 - given) / blanks as f64;
+        for e in entries.iter_mut().filter(|e| e.1.is_nan()) {
+            e.1 = share;
+        }
+    } else if (given - 100.0).abs() > 1e-6 {
+        return Err(format!("bssplit percentages add up to {given}%, not 100%"));
+    }
+    Ok(Value::Split(entries))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::table::lookup;
+
+    fn size(s: &str) -> u64 {
+        parse_size(s, &Ctx::default()).unwrap()
+    }
+    fn size1000(s: &str) -> u64 {
+        parse_size(s, &Ctx { kb_base: 1000, ..Ctx::default() }).unwrap()
+    }
+    fn p(name: &str, raw: &str) -> Result<Parsed, String> {
+        parse(lookup(name).unwrap(), raw, &Ctx::default())
+    }
+
+    #[test]
+    fn sizes_follow_kb_base_quirk() {
+        assert_eq!(size("4k"), 4096);
+        assert_eq!(size("4K"), 4096);
+        assert_eq!(size("4Ki"), 4096);
+        assert_eq!(size("4kb"), 4096);
+        assert_eq!(size("4KiB"), 4000);
+        assert_eq!(size("1m"), 1 << 20);
+        assert_eq!(size("1MiB"), 1_000_000);
+        assert_eq!(size("100G"), 100 << 30);
+        assert_eq!(size("1t"), 1 << 40);
+        assert_eq!(size("1p"), 1 << 50);
+        assert_eq!(size("4096"), 4096);
+        assert_eq!(size("0x1000"), 4096);
+        assert_eq!(size("1.5k"), 1536);
+        assert_eq!(size("(4k*2)"), 8192);
+        assert_eq!(size("(1024*1024)"), 1 << 20);
+        assert_eq!(size1000("4k"), 4000);
+        assert_eq!(size1000("4KiB"), 4096);
+        assert_eq!(size1000("1MiB"), 1 << 20);
+    }
+
+    #[test]
+    fn sizes_reject_nonsense_fio_accepts() {
+        // fio 3.33 takes `bs=4q` as 4 bytes; fiox names the bad suffix.
+        let e = parse_size("4q", &Ctx::default()).unwrap_err();
+        assert!(e.contains("unknown suffix 'q'"), "{e}");
+        assert!(parse_size("abc", &Ctx::default()).is_err());
+        assert!(parse_size("1x", &Ctx::default()).is_err());
+        assert!(parse_size("-1", &Ctx::default()).is_err());
+        assert!(parse_size("", &Ctx::default()).is_err());
+        assert!(parse_size("99999999999999999999999", &Ctx::default()).is_err());
+    }
+
+    #[test]
+    fn keywords() {
+        let ctx = Ctx { pagesize: 4096, ncpus: 2, mb_memory: 24000, kb_base: 1024 };
+        let bs = lookup("bs").unwrap();
+        assert_eq!(parse(bs, "$pagesize", &ctx).unwrap(), Parsed::One(Value::Size(4096)));
+        let nj = lookup("numjobs").unwrap();
+        assert_eq!(parse(nj, "$ncpus", &ctx).unwrap(), Parsed::One(Value::Int(2)));
+        assert_eq!(parse(nj, "($ncpus*2)", &ctx).unwrap(), Parsed::One(Value::Int(4)));
+    }
+
+    #[test]
+    fn times() {
+        use TimeUnit::*;
+        assert_eq!(parse_time("10", Sec).unwrap(), 10_000_000);
+        assert_eq!(parse_time("10s", Sec).unwrap(), 10_000_000);
+        assert_eq!(parse_time("2s", Sec).unwrap(), 2_000_000);
+        assert_eq!(parse_time("500ms", Sec).unwrap(), 500_000);
+        assert_eq!(parse_time("1m", Sec).unwrap(), 60_000_000);
+        assert_eq!(parse_time("2m", Sec).unwrap(), 120_000_000);
+        assert_eq!(parse_time("1h", Sec).unwrap(), 3_600_000_000);
+        assert_eq!(parse_time("100us", Sec).unwrap(), 100);
+        assert_eq!(parse_time("100", Usec).unwrap(), 100);
+        assert_eq!(parse_time("(2*60)", Sec).unwrap(), 120_000_000);
+        assert!(parse_time("abc", Sec).is_err());
+        assert!(parse_time("10x", Sec).unwrap_err().contains("unknown time unit 'x'"));
+    }
+
+    #[test]
+    fn per_direction_lists() {
+        let v = |s| match p("bs", s).unwrap() {
+            Parsed::PerDir(d) => d.map(|v| v.map(|v| if let Value::Size(s) = v { s } else { 0 })),
+            Parsed::One(Value::Size(s)) => [Some(s); 3],
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(v("4k"), [Some(4096); 3]);
+        assert_eq!(v("4k,8k,1k"), [Some(4096), Some(8192), Some(1024)]);
+        assert_eq!(v("8k,32k"), [Some(8192), Some(32768), Some(32768)]);
+        assert_eq!(v("8k,32k,"), [Some(8192), Some(32768), None]);
+        assert_eq!(v(",8k"), [None, Some(8192), Some(8192)]);
+        assert!(p("bs", "1k,2k,3k,4k").is_err());
+    }
+
+    #[test]
+    fn ranges_and_splits() {
+        assert_eq!(p("bsrange", "4k-64k").unwrap(), Parsed::One(Value::Range(4096, 65536)));
+        assert!(p("bsrange", "64k-4k").is_err());
+        assert_eq!(
+            p("bssplit", "4k/50:64k/50").unwrap(),
+            Parsed::One(Value::Split(vec![(4096, 50.0), (65536, 50.0)]))
+        );
+        assert_eq!(
+            p("bssplit", "4k/20:8k/:64k/").unwrap(),
+            Parsed::One(Value::Split(vec![(4096, 20.0), (8192, 40.0), (65536, 40.0)]))
+        );
+        assert!(p("bssplit", "4k/60:64k/50").is_err());
+        assert!(p("bssplit", "4k/60:64k/30").is_err());
+        match p("bssplit", "4k/50:64k/50,8k/100").unwrap() {
+            Parsed::PerDir([Some(_), Some(Value::Split(w)), Some(_)]) => assert_eq!(w, vec![(8192, 100.0)]),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn rw_modifiers() {
+        assert_eq!(p("rw", "randread:8").unwrap(), Parsed::One(Value::Rw(RwMode::RandRead, 8)));
+        assert_eq!(p("rw", "rw:4k").unwrap(), Parsed::One(Value::Rw(RwMode::ReadWrite, 4096)));
+        assert_eq!(p("readwrite", "randrw").unwrap(), Parsed::One(Value::Rw(RwMode::RandRw, 0)));
+        assert!(p("rw", "foo").unwrap_err().contains("'foo' is not an I/O direction"));
+    }
+
+    #[test]
+    fn booleans_ints_percentages() {
+        assert_eq!(p("direct", "1").unwrap(), Parsed::One(Value::Bool(true)));
+        assert!(p("direct", "2").is_err());
+        assert_eq!(p("time_based", "").unwrap(), Parsed::One(Value::Bool(true)));
+        assert!(p("iodepth", "-1").is_err());
+        assert!(p("iodepth", "abc").is_err());
+        assert_eq!(p("iodepth", "0x10").unwrap(), Parsed::One(Value::Int(16)));
+        assert_eq!(p("size", "50%").unwrap(), Parsed::One(Value::Pct(50.0)));
+        assert!(p("size", "150%").is_err());
+        assert!(p("percentile_list", "50:99:99.9").is_ok());
+        assert!(p("percentile_list", "50:101").is_err());
+    }
+}

@@ -1,0 +1,1 @@
+//! fiox-stats

@@ -1,1 +1,14 @@
-//! fiox-stats
+//! fio's statistics, by fio's definitions: the log-linear latency histogram, running
+//! min/max/mean/stddev, per-job (`ThreadStat`) and per-group (`GroupStat`) totals.
+//!
+//! Architecture Invariant: pure data and arithmetic. No clock, no I/O, no `unsafe`; the runner
+//! feeds numbers in and the report formatters read them out.
+#![forbid(unsafe_code)]
+
+mod hist;
+mod io_stat;
+mod thread;
+
+pub use hist::{plat_idx_to_val, plat_val_to_idx, LatHist, PLAT_NR};
+pub use io_stat::{IoStat, SampleStat};
+pub use thread::{DirStat, GroupStat, ThreadStat, DDIR_NAMES, LAT_MS_BUCKETS, LAT_NS_BUCKETS};

@@ -1,0 +1,84 @@
+//! What a report is made from: a finished run's figures plus the few job settings the formats
+//! print. Built by the runner; read by the formatters.
+
+use fiox_stats::{GroupStat, ThreadStat};
+
+/// Settings that change how numbers are printed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Units {
+    /// 1024 (default) or 1000.
+    pub kb_base: u64,
+    /// 0 or 1: bytes; 8: bits.
+    pub unit_base: u64,
+    /// Significant figures of IOPS and bandwidth in the normal output (fio: 4).
+    pub sig_figs: u32,
+}
+
+impl Default for Units {
+    fn default() -> Self {
+        Units { kb_base: 1024, unit_base: 0, sig_figs: 4 }
+    }
+}
+
+/// One reported job: a job, or under `group_reporting` a whole group merged.
+#[derive(Debug, Clone)]
+pub struct JobReport {
+    pub name: String,
+    pub groupid: u32,
+    pub pid: u32,
+    /// errno of the first error, 0 if none.
+    pub error: i32,
+    pub description: Option<String>,
+    /// The job's own options as typed, in order (value-less flags omitted, as fio 3.33 does).
+    pub job_options: Vec<(String, String)>,
+    pub ts: ThreadStat,
+    /// Whether the engine is asynchronous: synchronous engines have no submission latency and
+    /// print no `slat` line.
+    pub has_slat: bool,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    pub percentile_list: Vec<f64>,
+    pub units: Units,
+    /// The iodepth setting, printed on the `latency :` line and in JSON `latency_depth`.
+    pub iodepth: u32,
+    /// Seconds since the epoch when the job started (JSON `job_start` is in ms).
+    pub job_start_ms: u64,
+    /// Whole seconds the job ran, for JSON `elapsed`.
+    pub elapsed_s: u64,
+    /// Local time the report was made, as fio's header prints it (`Sat Nov 21 07:09:51 2026`).
+    pub ctime: String,
+}
+
+/// Utilisation of one block device over the run, from `/sys/block/*/stat` deltas.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiskUtil {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_ticks: u64,
+    pub write_ticks: u64,
+    pub in_queue: u64,
+    /// Percent of the run the device was busy.
+    pub util: f64,
+}
+
+/// A finished run.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// `fiox-0.1.0`; printed where fio prints `fio-3.33`.
+    pub version: String,
+    /// Seconds and milliseconds since the epoch when the report was made.
+    pub timestamp: u64,
+    pub timestamp_ms: u64,
+    /// The same instant as `ctime` without the trailing newline.
+    pub time: String,
+    /// Options of the global sections as typed; `None` when there was no global section (fio
+    /// then omits the JSON key).
+    pub global_options: Option<Vec<(String, String)>>,
+    pub jobs: Vec<JobReport>,
+    pub groups: Vec<GroupStat>,
+    pub disks: Vec<DiskUtil>,
+}

@@ -1,0 +1,265 @@
+//! Per-job totals (`ThreadStat`, fio's `thread_stat`) and per-group totals (`GroupStat`, fio's
+//! `group_run_stats`).
+
+use crate::hist::LatHist;
+use crate::io_stat::{IoStat, SampleStat};
+
+/// Direction names as fio's JSON uses them, indexed by direction.
+pub const DDIR_NAMES: [&str; 3] = ["read", "write", "trim"];
+
+/// Upper bounds of the `lat (nsec)` and `lat (usec)` buckets of the normal output.
+pub const LAT_NS_BUCKETS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+/// Upper bounds of the `lat (msec)` buckets; one more bucket holds everything from 2000 ms on.
+pub const LAT_MS_BUCKETS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
+
+/// One direction of one job.
+#[derive(Debug, Clone, Default)]
+pub struct DirStat {
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    pub short_ios: u64,
+    pub drop_ios: u64,
+    pub runtime_ms: u64,
+    pub slat: IoStat,
+    pub clat: IoStat,
+    pub lat: IoStat,
+    /// Histograms exist only for directions the job does.
+    pub slat_hist: Option<LatHist>,
+    pub clat_hist: Option<LatHist>,
+    pub lat_hist: Option<LatHist>,
+    /// Bandwidth samples in KiB/s.
+    pub bw: SampleStat,
+    pub iops: SampleStat,
+}
+
+impl DirStat {
+    /// A direction the job does: histograms allocated up front, so the hot path never allocates.
+    pub fn active() -> DirStat {
+        DirStat {
+            slat_hist: Some(LatHist::default()),
+            clat_hist: Some(LatHist::default()),
+            lat_hist: Some(LatHist::default()),
+            ..DirStat::default()
+        }
+    }
+
+    fn merge(&mut self, o: &DirStat) {
+        self.io_bytes += o.io_bytes;
+        self.total_ios += o.total_ios;
+        self.short_ios += o.short_ios;
+        self.drop_ios += o.drop_ios;
+        self.runtime_ms = self.runtime_ms.max(o.runtime_ms);
+        self.slat.merge(&o.slat);
+        self.clat.merge(&o.clat);
+        self.lat.merge(&o.lat);
+        merge_hist(&mut self.slat_hist, &o.slat_hist);
+        merge_hist(&mut self.clat_hist, &o.clat_hist);
+        merge_hist(&mut self.lat_hist, &o.lat_hist);
+        self.bw.merge_sum(&o.bw);
+        self.iops.merge_sum(&o.iops);
+    }
+}
+
+fn merge_hist(a: &mut Option<LatHist>, b: &Option<LatHist>) {
+    if let Some(b) = b {
+        a.get_or_insert_with(LatHist::default).merge(b);
+    }
+}
+
+/// Everything measured for one job (or, after merging, one group under `group_reporting`).
+#[derive(Debug, Clone, Default)]
+pub struct ThreadStat {
+    pub dirs: [DirStat; 3],
+    pub sync_ios: u64,
+    pub sync_lat: IoStat,
+    /// Number of jobs merged into this one.
+    pub jobs: u32,
+    pub usr_us: u64,
+    pub sys_us: u64,
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+    /// I/Os by queue depth at submission: 1, 2, 4, 8, 16, 32, >=64.
+    pub depth_map: [u64; 7],
+    /// Submission calls by batch size: 0, 4, 8, 16, 32, 64, >=64.
+    pub submit_map: [u64; 7],
+    /// Completion calls by batch size, same buckets.
+    pub complete_map: [u64; 7],
+    /// Completion latency counts in the normal output's buckets.
+    pub lat_ns: [u64; 10],
+    pub lat_us: [u64; 10],
+    pub lat_ms: [u64; 12],
+    /// I/Os issued per direction (read, write, trim, sync).
+    pub issued: [u64; 4],
+    pub short: [u64; 4],
+    pub dropped: [u64; 4],
+    /// Wall time of the job in ms (what fio's JSON calls `job_runtime`).
+    pub job_runtime_ms: u64,
+    /// First error (an errno), 0 if none.
+    pub error: i32,
+}
+
+impl ThreadStat {
+    /// Records a completion latency in the normal output's buckets.
+    #[inline]
+    pub fn mark_clat_bucket(&mut self, ns: u64) {
+        if ns < 1000 {
+            self.lat_ns[bucket(ns)] += 1;
+        } else if ns < 1_000_000 {
+            self.lat_us[bucket(ns / 1000)] += 1;
+        } else {
+            let ms = ns / 1_000_000;
+            let i = LAT_MS_BUCKETS.iter().position(|&b| ms < b).unwrap_or(11);
+            self.lat_ms[i] += 1;
+        }
+    }
+
+    /// Records `n` I/Os submitted while `depth` were in flight (after submitting).
+    #[inline]
+    pub fn mark_depth(&mut self, depth: u32, n: u64) {
+        let i = match depth {
+            0..=1 => 0,
+            2 => 1,
+            3..=4 => 2,
+            5..=8 => 3,
+            9..=16 => 4,
+            17..=32 => 5,
+            _ => 6,
+        };
+        self.depth_map[i] += n;
+    }
+
+    /// Index of a submit or complete batch size in [`ThreadStat::submit_map`].
+    #[inline]
+    pub fn batch_bucket(n: u32) -> usize {
+        match n {
+            0 => 0,
+            1..=4 => 1,
+            5..=8 => 2,
+            9..=16 => 3,
+            17..=32 => 4,
+            33..=64 => 5,
+            _ => 6,
+        }
+    }
+
+    /// Adds another job's figures, as group reporting does.
+    pub fn merge(&mut self, o: &ThreadStat) {
+        for (a, b) in self.dirs.iter_mut().zip(o.dirs.iter()) {
+            a.merge(b);
+        }
+        self.sync_ios += o.sync_ios;
+        self.sync_lat.merge(&o.sync_lat);
+        self.jobs += o.jobs;
+        self.usr_us += o.usr_us;
+        self.sys_us += o.sys_us;
+        self.ctx += o.ctx;
+        self.majf += o.majf;
+        self.minf += o.minf;
+        add(&mut self.depth_map, &o.depth_map);
+        add(&mut self.submit_map, &o.submit_map);
+        add(&mut self.complete_map, &o.complete_map);
+        add(&mut self.lat_ns, &o.lat_ns);
+        add(&mut self.lat_us, &o.lat_us);
+        add(&mut self.lat_ms, &o.lat_ms);
+        add(&mut self.issued, &o.issued);
+        add(&mut self.short, &o.short);
+        add(&mut self.dropped, &o.dropped);
+        self.job_runtime_ms = self.job_runtime_ms.max(o.job_runtime_ms);
+        if self.error == 0 {
+            self.error = o.error;
+        }
+    }
+
+    pub fn total_ios(&self) -> u64 {
+        self.dirs.iter().map(|d| d.total_ios).sum()
+    }
+}
+
+fn bucket(v: u64) -> usize {
+    LAT_NS_BUCKETS.iter().position(|&b| v < b).unwrap_or(9)
+}
+
+fn add<const N: usize>(a: &mut [u64; N], b: &[u64; N]) {
+    for (x, y) in a.iter_mut().zip(b.iter()) {
+        *x += y;
+    }
+}
+
+/// Totals of one reporting group per direction (the "Run status group" lines).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GroupStat {
+    pub groupid: u32,
+    pub io_bytes: [u64; 3],
+    /// Aggregate bandwidth in bytes/s: the group's bytes over its longest job runtime.
+    pub agg_bw: [u64; 3],
+    /// Slowest and fastest job's bandwidth in bytes/s.
+    pub min_bw: [u64; 3],
+    pub max_bw: [u64; 3],
+    /// Shortest and longest job runtime in ms.
+    pub min_run: [u64; 3],
+    pub max_run: [u64; 3],
+}
+
+impl GroupStat {
+    /// Totals over the jobs of one group (each job's own, unmerged stats).
+    pub fn from_jobs<'a>(groupid: u32, jobs: impl Iterator<Item = &'a ThreadStat>) -> GroupStat {
+        let mut g = GroupStat { groupid, min_bw: [u64::MAX; 3], min_run: [u64::MAX; 3], ..GroupStat::default() };
+        for ts in jobs {
+            for (d, ds) in ts.dirs.iter().enumerate() {
+                if ds.runtime_ms == 0 {
+                    continue;
+                }
+                let bw = ds.io_bytes * 1000 / ds.runtime_ms;
+                g.io_bytes[d] += ds.io_bytes;
+                g.min_bw[d] = g.min_bw[d].min(bw);
+                g.max_bw[d] = g.max_bw[d].max(bw);
+                g.min_run[d] = g.min_run[d].min(ds.runtime_ms);
+                g.max_run[d] = g.max_run[d].max(ds.runtime_ms);
+            }
+        }
+        for d in 0..3 {
+            if g.max_run[d] > 0 {
+                g.agg_bw[d] = g.io_bytes[d] * 1000 / g.max_run[d];
+            } else {
+                g.min_bw[d] = 0;
+                g.min_run[d] = 0;
+            }
+        }
+        g
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_buckets_use_upper_bounds() {
+        let mut ts = ThreadStat::default();
+        ts.mark_clat_bucket(1); // < 2 ns
+        ts.mark_clat_bucket(150_000); // 150 us: the "250" bucket
+        ts.mark_clat_bucket(1_500_000); // 1.5 ms: the "2" ms bucket
+        ts.mark_clat_bucket(5_000_000_000); // 5 s: ">=2000"
+        assert_eq!(ts.lat_ns[0], 1);
+        assert_eq!(ts.lat_us[6], 1);
+        assert_eq!(ts.lat_ms[0], 1);
+        assert_eq!(ts.lat_ms[11], 1);
+    }
+
+    #[test]
+    fn group_totals() {
+        let mut a = ThreadStat::default();
+        a.dirs[0].io_bytes = 4000;
+        a.dirs[0].runtime_ms = 1000;
+        let mut b = a.clone();
+        b.dirs[0].io_bytes = 2000;
+        b.dirs[0].runtime_ms = 2000;
+        let g = GroupStat::from_jobs(0, [&a, &b].into_iter());
+        assert_eq!(g.io_bytes[0], 6000);
+        assert_eq!(g.agg_bw[0], 3000);
+        assert_eq!((g.min_bw[0], g.max_bw[0]), (1000, 4000));
+        assert_eq!((g.min_run[0], g.max_run[0]), (1000, 2000));
+        assert_eq!(g.agg_bw[1], 0);
+    }
+}

@@ -116,7 +116,9 @@ fn parse_str(text: &str, path: &Path, env: Env<'_>, sections: &mut Vec<Section>,
             continue;
         }
         let (key, value) = match line.split_once('=') {
-            Some((k, v)) => (k.trim(), Some(v.trim().to_string())),
+            // fio keeps spaces after '=' in the raw value (`--showcmd` prints `iodepth= 2`);
+            // value parsing trims them.
+            Some((k, v)) => (k.trim(), Some(v.to_string())),
             None => (line, None),
         };
         let Some(section) = sections.last_mut() else {

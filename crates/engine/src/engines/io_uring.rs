@@ -1,0 +1,236 @@
+//! `io_uring`, on the io-uring crate. Supports fio's `fixedbufs` (registered buffers with
+//! READ_FIXED/WRITE_FIXED), `registerfiles`, `sqthread_poll`/`sqthread_poll_cpu` (SQPOLL),
+//! `hipri` (IOPOLL), `nonvectored`, `nowait`, `uncached` and `force_async`. The kernel is probed
+//! first, and a missing feature is an error naming it. The ring is set up single-issuer with
+//! cooperative (and, when the runner always waits, deferred) task running when the kernel has
+//! those flags, falling back to a plain ring when it does not.
+
+use std::io;
+
+use io_uring::{opcode, squeue, types, IoUring, Probe};
+
+use crate::{sys, Completion, Ddir, EngineInfo, IoEngine, IoUnit, Queued, Setup};
+
+const RWF_NOWAIT: i32 = 0x8;
+const RWF_DONTCACHE: i32 = 0x80;
+
+#[derive(Default)]
+pub struct Uring {
+    ring: Option<IoUring>,
+    fixedbufs: bool,
+    registerfiles: bool,
+    vectored: bool,
+    rw_flags: i32,
+    force_async: u64,
+    queued_count: u64,
+    /// One iovec per unit for the vectored commands; stable while the ring lives.
+    iovecs: Vec<libc::iovec>,
+    unqueued: u32,
+}
+
+fn build(depth: u32, setup: &Setup<'_>, modern: bool) -> io::Result<IoUring> {
+    let mut b = IoUring::builder();
+    b.setup_cqsize(depth * 2);
+    let o = setup.opts;
+    if o.sqthread_poll {
+        b.setup_sqpoll(1000);
+        if let Some(cpu) = o.sqthread_poll_cpu {
+            b.setup_sqpoll_cpu(cpu);
+        }
+    }
+    if o.hipri {
+        b.setup_iopoll();
+    }
+    if modern && !o.sqthread_poll {
+        b.setup_single_issuer();
+        if setup.waits_for_completions {
+            b.setup_defer_taskrun();
+        } else {
+            b.setup_coop_taskrun();
+        }
+    }
+    b.build(depth)
+}
+
+impl Uring {
+    fn ring(&mut self) -> &mut IoUring {
+        self.ring.as_mut().expect("io_uring used before init")
+    }
+}
+
+impl IoEngine for Uring {
+    fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
+        let depth = setup.depth.max(1).next_power_of_two();
+        let ring = match build(depth, setup, true) {
+            Ok(r) => r,
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => build(depth, setup, false)?,
+            Err(e) => {
+                return Err(io::Error::new(e.kind(), format!("io_uring: cannot set up a ring of {depth} entries: {e}")));
+            }
+        };
+        let mut probe = Probe::new();
+        ring.submitter().register_probe(&mut probe).map_err(|e| io::Error::new(e.kind(), format!("io_uring: cannot probe the kernel's operations: {e}")))?;
+        let o = setup.opts;
+        let need = |code: u8, name: &str| -> io::Result<()> {
+            if probe.is_supported(code) {
+                Ok(())
+            } else {
+                Err(io::Error::new(io::ErrorKind::Unsupported, format!("io_uring: kernel lacks IORING_OP_{name}")))
+            }
+        };
+        self.vectored = match o.nonvectored {
+            0 => true,
+            1 => {
+                need(opcode::Read::CODE, "READ")?;
+                need(opcode::Write::CODE, "WRITE")?;
+                false
+            }
+            _ => !(probe.is_supported(opcode::Read::CODE) && probe.is_supported(opcode::Write::CODE)),
+        };
+        if o.fixedbufs {
+            need(opcode::ReadFixed::CODE, "READ_FIXED")?;
+            need(opcode::WriteFixed::CODE, "WRITE_FIXED")?;
+            let iovecs: Vec<libc::iovec> =
+                setup.buffers.regions().map(|(p, l)| libc::iovec { iov_base: p.cast(), iov_len: l }).collect();
+            // SAFETY: the buffers belong to the job's pool, which the runner keeps alive until
+            // after this engine (and so the ring and its registration) is dropped.
+            unsafe { ring.submitter().register_buffers(&iovecs) }.map_err(|e| {
+                io::Error::new(e.kind(), format!("io_uring: cannot register {} buffers (fixedbufs; check ulimit -l): {e}", iovecs.len()))
+            })?;
+            self.fixedbufs = true;
+        }
+        if o.registerfiles {
+            ring.submitter()
+                .register_files(setup.fds)
+                .map_err(|e| io::Error::new(e.kind(), format!("io_uring: cannot register files: {e}")))?;
+            self.registerfiles = true;
+        }
+        self.rw_flags = (if o.nowait { RWF_NOWAIT } else { 0 }) | (if o.uncached { RWF_DONTCACHE } else { 0 });
+        self.force_async = o.force_async;
+        self.iovecs = vec![libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; setup.buffers.count()];
+        self.ring = Some(ring);
+        Ok(())
+    }
+
+    fn queue(&mut self, index: u32, io: &mut IoUnit) -> io::Result<Queued> {
+        let user_data = index as u64;
+        let entry = match io.ddir {
+            Ddir::Trim => {
+                // io_uring has no discard command for regular files; do it in line.
+                io.result = sys::trim(io.fd, io.offset, io.len as u64, io.block_device);
+                return Ok(Queued::Completed);
+            }
+            Ddir::Sync | Ddir::DataSync => {
+                let mut f = opcode::Fsync::new(types::Fd(io.fd));
+                if io.ddir == Ddir::DataSync {
+                    f = f.flags(types::FsyncFlags::DATASYNC);
+                }
+                if self.registerfiles {
+                    let mut f = opcode::Fsync::new(types::Fixed(io.file_index));
+                    if io.ddir == Ddir::DataSync {
+                        f = f.flags(types::FsyncFlags::DATASYNC);
+                    }
+                    f.build()
+                } else {
+                    f.build()
+                }
+            }
+            Ddir::Read | Ddir::Write => self.rw_entry(index, io),
+        };
+        let mut entry = entry.user_data(user_data);
+        self.queued_count += 1;
+        if self.force_async > 0 && self.queued_count % self.force_async == 0 {
+            entry = entry.flags(squeue::Flags::ASYNC);
+        }
+        // SAFETY: the entry's buffer (and iovec, for vectored commands) belong to unit `index`,
+        // which the runner does not touch or free until this unit's completion is reaped.
+        let pushed = unsafe { self.ring().submission().push(&entry) };
+        match pushed {
+            Ok(()) => {
+                self.unqueued += 1;
+                Ok(Queued::Queued)
+            }
+            Err(_) => Ok(Queued::Busy),
+        }
+    }
+
+    fn commit(&mut self) -> io::Result<u32> {
+        if self.unqueued == 0 {
+            return Ok(0);
+        }
+        let n = self.unqueued;
+        loop {
+            match self.ring().submit() {
+                Ok(_) => break,
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+                // The completion queue is full: the runner reaps and commits again.
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) || e.raw_os_error() == Some(libc::EAGAIN) => return Ok(0),
+                Err(e) => return Err(e),
+            }
+        }
+        self.unqueued = 0;
+        Ok(n)
+    }
+
+    fn getevents(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
+        let mut got = 0u32;
+        loop {
+            {
+                let mut cq = self.ring().completion();
+                for cqe in &mut cq {
+                    out.push(Completion { index: cqe.user_data() as u32, result: cqe.result() as i64 });
+                    got += 1;
+                    if got >= max {
+                        break;
+                    }
+                }
+            }
+            if got >= min || got >= max {
+                return Ok(());
+            }
+            match self.ring().submit_and_wait((min - got) as usize) {
+                Ok(_) => {}
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                Err(e) => return Err(e),
+            }
+            self.unqueued = 0;
+        }
+    }
+}
+
+impl Uring {
+    fn rw_entry(&mut self, index: u32, io: &IoUnit) -> squeue::Entry {
+        let write = io.ddir == Ddir::Write;
+        macro_rules! with_fd {
+            ($fd:expr) => {
+                if self.fixedbufs {
+                    if write {
+                        opcode::WriteFixed::new($fd, io.buf, io.len, index as u16).offset(io.offset).rw_flags(self.rw_flags).build()
+                    } else {
+                        opcode::ReadFixed::new($fd, io.buf, io.len, index as u16).offset(io.offset).rw_flags(self.rw_flags).build()
+                    }
+                } else if self.vectored {
+                    let iov = &mut self.iovecs[index as usize];
+                    *iov = libc::iovec { iov_base: io.buf.cast(), iov_len: io.len as usize };
+                    let iov: *const libc::iovec = iov;
+                    if write {
+                        opcode::Writev::new($fd, iov, 1).offset(io.offset).rw_flags(self.rw_flags).build()
+                    } else {
+                        opcode::Readv::new($fd, iov, 1).offset(io.offset).rw_flags(self.rw_flags).build()
+                    }
+                } else if write {
+                    opcode::Write::new($fd, io.buf, io.len).offset(io.offset).rw_flags(self.rw_flags).build()
+                } else {
+                    opcode::Read::new($fd, io.buf, io.len).offset(io.offset).rw_flags(self.rw_flags).build()
+                }
+            };
+        }
+        if self.registerfiles {
+            with_fd!(types::Fixed(io.file_index))
+        } else {
+            with_fd!(types::Fd(io.fd))
+        }
+    }
+}
+
+pub const INFO: EngineInfo = EngineInfo { name: "io_uring", sync: false, diskless: false, make: || Box::new(Uring::default()) };

@@ -1,0 +1,238 @@
+//! `libaio`: Linux native AIO through the raw `io_setup`/`io_submit`/`io_getevents` system
+//! calls, so no libaio.so is needed. `userspace_reap` reads completions straight from the
+//! kernel's completion ring when it has some, as fio does, instead of making a system call.
+
+use std::io;
+use std::sync::atomic::{fence, Ordering};
+
+use crate::{sys, Completion, Ddir, EngineInfo, IoEngine, IoUnit, Queued, Setup};
+
+/// The kernel's `struct iocb` (little-endian layout).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Iocb {
+    aio_data: u64,
+    aio_key: u32,
+    aio_rw_flags: i32,
+    aio_lio_opcode: u16,
+    aio_reqprio: i16,
+    aio_fildes: u32,
+    aio_buf: u64,
+    aio_nbytes: u64,
+    aio_offset: i64,
+    aio_reserved2: u64,
+    aio_flags: u32,
+    aio_resfd: u32,
+}
+
+/// The kernel's `struct io_event`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct IoEvent {
+    data: u64,
+    obj: u64,
+    res: i64,
+    res2: i64,
+}
+
+/// The header of the completion ring the kernel maps at the context's address.
+#[repr(C)]
+struct AioRing {
+    id: u32,
+    nr: u32,
+    head: u32,
+    tail: u32,
+    magic: u32,
+    compat_features: u32,
+    incompat_features: u32,
+    header_length: u32,
+}
+
+const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
+const IOCB_CMD_PREAD: u16 = 0;
+const IOCB_CMD_PWRITE: u16 = 1;
+const IOCB_CMD_FSYNC: u16 = 2;
+const IOCB_CMD_FDSYNC: u16 = 3;
+const RWF_NOWAIT: i32 = 0x8;
+
+#[derive(Default)]
+pub struct Libaio {
+    ctx: u64,
+    iocbs: Vec<Iocb>,
+    /// Queued, not yet submitted: unit indices in order.
+    pending: Vec<u32>,
+    /// Pointers handed to io_submit (built from `pending` in `commit`).
+    ptrs: Vec<*mut Iocb>,
+    events: Vec<IoEvent>,
+    /// I/Os that io_submit refused, reported as failed completions.
+    failed: Vec<Completion>,
+    userspace_reap: bool,
+    rw_flags: i32,
+}
+
+impl Libaio {
+    /// Reaps from the mapped completion ring; returns how many were taken.
+    fn reap_ring(&mut self, max: u32, out: &mut Vec<Completion>) -> u32 {
+        let ring = self.ctx as *mut AioRing;
+        // SAFETY: the context id is the address of the ring the kernel mapped for it, valid
+        // until io_destroy; `magic` was checked in init.
+        unsafe {
+            let nr = (*ring).nr;
+            let mut head = std::ptr::read_volatile(&(*ring).head);
+            let tail = std::ptr::read_volatile(&(*ring).tail);
+            // Events written before the tail update must be visible before they are read.
+            fence(Ordering::Acquire);
+            let events = (ring as *mut u8).add(std::mem::size_of::<AioRing>()) as *const IoEvent;
+            let mut n = 0;
+            while head != tail && n < max {
+                let ev = std::ptr::read_volatile(events.add(head as usize));
+                out.push(Completion { index: ev.data as u32, result: ev.res });
+                head = (head + 1) % nr;
+                n += 1;
+            }
+            fence(Ordering::Release);
+            std::ptr::write_volatile(&mut (*ring).head, head);
+            n
+        }
+    }
+}
+
+impl IoEngine for Libaio {
+    fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
+        let depth = setup.depth as usize;
+        let mut ctx: u64 = 0;
+        // SAFETY: io_setup writes the new context id to the pointer.
+        let r = unsafe { libc::syscall(libc::SYS_io_setup, depth as libc::c_long, &mut ctx as *mut u64) };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        self.ctx = ctx;
+        self.iocbs = vec![Iocb::default(); depth];
+        self.pending = Vec::with_capacity(depth);
+        self.ptrs = Vec::with_capacity(depth);
+        self.events = vec![IoEvent::default(); depth];
+        self.failed = Vec::with_capacity(depth);
+        self.rw_flags = if setup.opts.nowait { RWF_NOWAIT } else { 0 };
+        if setup.opts.userspace_reap {
+            // SAFETY: reading the ring header the kernel mapped at the context address.
+            let magic = unsafe { std::ptr::read_volatile(&(*(ctx as *const AioRing)).magic) };
+            if magic != AIO_RING_MAGIC {
+                return Err(io::Error::new(io::ErrorKind::Unsupported, "libaio: the kernel's completion ring is not mapped; userspace_reap is unavailable"));
+            }
+            self.userspace_reap = true;
+        }
+        Ok(())
+    }
+
+    fn queue(&mut self, index: u32, io: &mut IoUnit) -> io::Result<Queued> {
+        let op = match io.ddir {
+            Ddir::Read => IOCB_CMD_PREAD,
+            Ddir::Write => IOCB_CMD_PWRITE,
+            Ddir::Sync => IOCB_CMD_FSYNC,
+            Ddir::DataSync => IOCB_CMD_FDSYNC,
+            Ddir::Trim => {
+                // AIO has no discard; do it synchronously, as fio does.
+                io.result = sys::trim(io.fd, io.offset, io.len as u64, io.block_device);
+                return Ok(Queued::Completed);
+            }
+        };
+        self.iocbs[index as usize] = Iocb {
+            aio_data: index as u64,
+            aio_rw_flags: self.rw_flags,
+            aio_lio_opcode: op,
+            aio_fildes: io.fd as u32,
+            aio_buf: io.buf as u64,
+            aio_nbytes: io.len as u64,
+            aio_offset: io.offset as i64,
+            ..Iocb::default()
+        };
+        self.pending.push(index);
+        Ok(Queued::Queued)
+    }
+
+    fn commit(&mut self) -> io::Result<u32> {
+        let mut submitted = 0u32;
+        while !self.pending.is_empty() {
+            self.ptrs.clear();
+            for &i in &self.pending {
+                self.ptrs.push(&mut self.iocbs[i as usize]);
+            }
+            // SAFETY: every pointer is to an iocb in `self.iocbs`, which does not move or change
+            // until its completion is reaped; each iocb's buffer is the unit's, which the runner
+            // keeps alive until then.
+            let r = unsafe { libc::syscall(libc::SYS_io_submit, self.ctx, self.ptrs.len() as libc::c_long, self.ptrs.as_mut_ptr()) };
+            if r > 0 {
+                self.pending.drain(..r as usize);
+                submitted += r as u32;
+                continue;
+            }
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::EINTR) if submitted > 0 => break,
+                Some(libc::EINTR) => continue,
+                Some(libc::EAGAIN) => break,
+                Some(e) => {
+                    // The first iocb was refused: complete it with the error and go on.
+                    let index = self.pending.remove(0);
+                    self.failed.push(Completion { index, result: -(e as i64) });
+                }
+                None => return Err(err),
+            }
+        }
+        Ok(submitted)
+    }
+
+    fn getevents(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
+        let mut got = 0u32;
+        while let Some(c) = (got < max).then(|| self.failed.pop()).flatten() {
+            out.push(c);
+            got += 1;
+        }
+        if self.userspace_reap && got < max {
+            got += self.reap_ring(max - got, out);
+        }
+        // A ring reap counts as the non-blocking look; otherwise one system call with
+        // min_nr=0 polls without waiting.
+        let mut looked = self.userspace_reap;
+        while got < max && (got < min || !looked) {
+            looked = true;
+            let want = (max - got).min(self.events.len() as u32);
+            // SAFETY: the kernel writes at most `want` events into `self.events`, which holds
+            // at least that many.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_io_getevents,
+                    self.ctx,
+                    min.saturating_sub(got).min(want) as libc::c_long,
+                    want as libc::c_long,
+                    self.events.as_mut_ptr(),
+                    std::ptr::null_mut::<libc::timespec>(),
+                )
+            };
+            if r < 0 {
+                let err = io::Error::last_os_error();
+                if err.raw_os_error() == Some(libc::EINTR) {
+                    continue;
+                }
+                return Err(err);
+            }
+            for ev in &self.events[..r as usize] {
+                out.push(Completion { index: ev.data as u32, result: ev.res });
+            }
+            got += r as u32;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Libaio {
+    fn drop(&mut self) {
+        if self.ctx != 0 {
+            // SAFETY: destroys the context made in init; the kernel waits for in-flight I/O,
+            // whose buffers the runner still holds (it drops the engine first).
+            unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
+        }
+    }
+}
+
+pub const INFO: EngineInfo = EngineInfo { name: "libaio", sync: false, diskless: false, make: || Box::new(Libaio::default()) };

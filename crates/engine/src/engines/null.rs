@@ -1,0 +1,41 @@
+//! `null`: accepts every I/O and completes it at once without touching any file. It measures
+//! the tool itself. Like fio's, it behaves as an asynchronous engine: I/Os are queued and
+//! reported by `getevents`, so queue depth and batching are exercised.
+
+use std::io;
+
+use crate::{Completion, EngineInfo, IoEngine, IoUnit, Queued};
+
+#[derive(Default)]
+pub struct Null {
+    /// Queued but not yet committed, then committed but not yet reaped.
+    queued: Vec<Completion>,
+    done: Vec<Completion>,
+}
+
+impl IoEngine for Null {
+    fn init(&mut self, setup: &crate::Setup<'_>) -> io::Result<()> {
+        self.queued.reserve(setup.depth as usize);
+        self.done.reserve(setup.depth as usize);
+        Ok(())
+    }
+
+    fn queue(&mut self, index: u32, io: &mut IoUnit) -> io::Result<Queued> {
+        self.queued.push(Completion { index, result: io.len as i64 });
+        Ok(Queued::Queued)
+    }
+
+    fn commit(&mut self) -> io::Result<u32> {
+        let n = self.queued.len() as u32;
+        self.done.append(&mut self.queued);
+        Ok(n)
+    }
+
+    fn getevents(&mut self, _min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
+        let n = self.done.len().min(max as usize);
+        out.extend(self.done.drain(..n));
+        Ok(())
+    }
+}
+
+pub const INFO: EngineInfo = EngineInfo { name: "null", sync: false, diskless: true, make: || Box::new(Null::default()) };

@@ -1,0 +1,83 @@
+//! The synchronous engines: `sync` (lseek + read/write), `psync` (pread/pwrite, fio's default
+//! on Linux), `vsync` (readv/writev), `pvsync` (preadv/pwritev) and `pvsync2` (preadv2/pwritev2
+//! with RWF_HIPRI, RWF_NOWAIT, RWF_DONTCACHE). Each I/O completes inside `queue`.
+//!
+//! fio's `vsync` merges adjacent I/Os into one vector call; fiox issues one vector per I/O,
+//! which is what happens anyway at iodepth=1, the only depth a synchronous engine uses.
+
+use std::io;
+
+use crate::{sys, Ddir, EngineInfo, IoEngine, IoUnit, Queued, Setup};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Call {
+    Sync,
+    Psync,
+    Vsync,
+    Pvsync,
+    Pvsync2,
+}
+
+pub struct SyncEngine {
+    call: Call,
+    /// preadv2/pwritev2 flags (pvsync2 only).
+    flags: i32,
+}
+
+const RWF_HIPRI: i32 = 0x1;
+const RWF_NOWAIT: i32 = 0x8;
+const RWF_DONTCACHE: i32 = 0x80;
+
+impl IoEngine for SyncEngine {
+    fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
+        if self.call == Call::Pvsync2 {
+            let o = setup.opts;
+            self.flags = (if o.hipri { RWF_HIPRI } else { 0 })
+                | (if o.nowait { RWF_NOWAIT } else { 0 })
+                | (if o.uncached { RWF_DONTCACHE } else { 0 });
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn queue(&mut self, _index: u32, io: &mut IoUnit) -> io::Result<Queued> {
+        let len = io.len as usize;
+        io.result = match io.ddir {
+            Ddir::Read | Ddir::Write => {
+                let write = io.ddir == Ddir::Write;
+                match self.call {
+                    Call::Psync if write => sys::pwrite(io.fd, io.buf, len, io.offset),
+                    Call::Psync => sys::pread(io.fd, io.buf, len, io.offset),
+                    Call::Sync => sys::seek_rw(io.fd, io.buf, len, io.offset, write),
+                    Call::Vsync => sys::vector_rw(io.fd, io.buf, len, io.offset, write, false, 0),
+                    Call::Pvsync | Call::Pvsync2 => sys::vector_rw(io.fd, io.buf, len, io.offset, write, true, self.flags),
+                }
+            }
+            Ddir::Trim => sys::trim(io.fd, io.offset, io.len as u64, io.block_device),
+            Ddir::Sync => sys::fsync(io.fd, false),
+            Ddir::DataSync => sys::fsync(io.fd, true),
+        };
+        Ok(Queued::Completed)
+    }
+}
+
+const fn info(name: &'static str, call: Call) -> EngineInfo {
+    EngineInfo {
+        name,
+        sync: true,
+        diskless: false,
+        make: match call {
+            Call::Sync => || Box::new(SyncEngine { call: Call::Sync, flags: 0 }),
+            Call::Psync => || Box::new(SyncEngine { call: Call::Psync, flags: 0 }),
+            Call::Vsync => || Box::new(SyncEngine { call: Call::Vsync, flags: 0 }),
+            Call::Pvsync => || Box::new(SyncEngine { call: Call::Pvsync, flags: 0 }),
+            Call::Pvsync2 => || Box::new(SyncEngine { call: Call::Pvsync2, flags: 0 }),
+        },
+    }
+}
+
+pub const SYNC: EngineInfo = info("sync", Call::Sync);
+pub const PSYNC: EngineInfo = info("psync", Call::Psync);
+pub const VSYNC: EngineInfo = info("vsync", Call::Vsync);
+pub const PVSYNC: EngineInfo = info("pvsync", Call::Pvsync);
+pub const PVSYNC2: EngineInfo = info("pvsync2", Call::Pvsync2);

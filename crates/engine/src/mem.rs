@@ -1,0 +1,143 @@
+//! The I/O buffer pool: one aligned region holding a buffer per I/O unit, from the heap or an
+//! anonymous mapping (fio's `mem=`). Buffers never move while the pool lives, so a ring engine
+//! may hand their addresses to the kernel.
+
+use std::alloc::Layout;
+use std::io;
+
+/// Where the pool's memory comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemKind {
+    Malloc,
+    Mmap,
+    MmapHuge,
+    MmapShared,
+}
+
+impl MemKind {
+    pub fn from_name(name: &str) -> Option<MemKind> {
+        Some(match name {
+            "malloc" => MemKind::Malloc,
+            "mmap" => MemKind::Mmap,
+            "mmaphuge" => MemKind::MmapHuge,
+            "mmapshared" => MemKind::MmapShared,
+            _ => return None,
+        })
+    }
+}
+
+pub struct IoBuffers {
+    base: *mut u8,
+    total: usize,
+    unit: usize,
+    count: usize,
+    kind: MemKind,
+    layout: Layout,
+}
+
+impl IoBuffers {
+    /// `count` buffers of `unit` bytes, each aligned to `align` (a power of two; page size is a
+    /// safe choice for O_DIRECT).
+    pub fn new(count: usize, unit: usize, align: usize, kind: MemKind) -> io::Result<IoBuffers> {
+        let align = align.max(64).next_power_of_two();
+        let unit = unit.max(1).div_ceil(align) * align;
+        let total = unit
+            .checked_mul(count.max(1))
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "I/O buffers too large"))?;
+        let layout = Layout::from_size_align(total, align).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let base = match kind {
+            MemKind::Malloc => {
+                // SAFETY: layout has a non-zero size.
+                let p = unsafe { std::alloc::alloc_zeroed(layout) };
+                if p.is_null() {
+                    return Err(io::Error::new(io::ErrorKind::OutOfMemory, "cannot allocate I/O buffers"));
+                }
+                p
+            }
+            MemKind::Mmap | MemKind::MmapHuge | MemKind::MmapShared => {
+                let mut flags = libc::MAP_ANONYMOUS;
+                flags |= if kind == MemKind::MmapShared { libc::MAP_SHARED } else { libc::MAP_PRIVATE };
+                if kind == MemKind::MmapHuge {
+                    flags |= libc::MAP_HUGETLB;
+                }
+                // SAFETY: a new anonymous mapping; no existing memory is touched.
+                let p = unsafe { libc::mmap(std::ptr::null_mut(), total, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0) };
+                if p == libc::MAP_FAILED {
+                    return Err(io::Error::last_os_error());
+                }
+                p.cast()
+            }
+        };
+        Ok(IoBuffers { base, total, unit, count, kind, layout })
+    }
+
+    /// The address of buffer `i`.
+    #[inline]
+    pub fn ptr(&self, i: usize) -> *mut u8 {
+        assert!(i < self.count);
+        // SAFETY: i < count, so the offset stays inside the allocation.
+        unsafe { self.base.add(i * self.unit) }
+    }
+
+    /// Buffer `i` as a slice, for filling write data. The caller must not hold it while the
+    /// buffer is in flight; the runner only fills buffers of idle units.
+    #[inline]
+    pub fn slice_mut(&mut self, i: usize) -> &mut [u8] {
+        let p = self.ptr(i);
+        // SAFETY: p..p+unit is inside the allocation, and &mut self prevents aliasing through
+        // this pool.
+        unsafe { std::slice::from_raw_parts_mut(p, self.unit) }
+    }
+
+    /// Buffer `i` as a shared slice, for checking read data.
+    #[inline]
+    pub fn slice(&self, i: usize) -> &[u8] {
+        // SAFETY: as for slice_mut, shared.
+        unsafe { std::slice::from_raw_parts(self.ptr(i), self.unit) }
+    }
+
+    pub fn unit_size(&self) -> usize {
+        self.unit
+    }
+
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// `(address, length)` of every buffer, for registering them with io_uring.
+    pub fn regions(&self) -> impl Iterator<Item = (*mut u8, usize)> + '_ {
+        (0..self.count).map(move |i| (self.ptr(i), self.unit))
+    }
+}
+
+impl Drop for IoBuffers {
+    fn drop(&mut self) {
+        match self.kind {
+            // SAFETY: allocated in `new` with this layout, freed once.
+            MemKind::Malloc => unsafe { std::alloc::dealloc(self.base, self.layout) },
+            // SAFETY: the mapping made in `new`, unmapped once.
+            _ => unsafe {
+                libc::munmap(self.base.cast(), self.total);
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_and_separate() {
+        for kind in [MemKind::Malloc, MemKind::Mmap, MemKind::MmapShared] {
+            let mut b = IoBuffers::new(4, 4096, 4096, kind).unwrap();
+            for i in 0..4 {
+                assert_eq!(b.ptr(i) as usize % 4096, 0);
+                b.slice_mut(i).fill(i as u8);
+            }
+            for i in 0..4 {
+                assert!(b.slice(i).iter().all(|&x| x == i as u8));
+            }
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Thin, safe wrappers over the system calls fiox needs. Together with the ring engines
+//! (`engines/io_uring.rs`, `engines/libaio.rs`) and the buffer pool (`mem.rs`), this is the only
+//! code in fiox with `unsafe`; each use says why it is sound.
+//!
+//! I/O calls return the kernel's answer as fio does: bytes transferred, or a negative errno.
+//! They never panic and never allocate.
+
+use std::io;
+use std::os::fd::RawFd;
+
+/// The kernel's result as `i64`: the count on success, `-errno` on failure.
+#[inline]
+fn ret(r: isize) -> i64 {
+    if r < 0 {
+        -(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
+    } else {
+        r as i64
+    }
+}
+
+#[inline]
+pub fn pread(fd: RawFd, buf: *mut u8, len: usize, off: u64) -> i64 {
+    // SAFETY: `buf` points to `len` writable bytes owned by an I/O unit for the whole call.
+    ret(unsafe { libc::pread(fd, buf.cast(), len, off as libc::off_t) })
+}
+
+#[inline]
+pub fn pwrite(fd: RawFd, buf: *const u8, len: usize, off: u64) -> i64 {
+    // SAFETY: `buf` points to `len` readable bytes owned by an I/O unit for the whole call.
+    ret(unsafe { libc::pwrite(fd, buf.cast(), len, off as libc::off_t) })
+}
+
+/// `lseek` then `read`/`write`, as the `sync` engine does.
+#[inline]
+pub fn seek_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool) -> i64 {
+    // SAFETY: lseek takes no pointers.
+    if unsafe { libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) } < 0 {
+        return ret(-1);
+    }
+    // SAFETY: as for pread/pwrite.
+    ret(unsafe { if write { libc::write(fd, buf.cast(), len) } else { libc::read(fd, buf.cast(), len) } })
+}
+
+/// `readv`/`writev` (after `lseek`) or `preadv2`/`pwritev2` with `flags` (`positional`), on one
+/// buffer.
+#[inline]
+pub fn vector_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool, positional: bool, flags: i32) -> i64 {
+    let iov = libc::iovec { iov_base: buf.cast(), iov_len: len };
+    if !positional {
+        // SAFETY: lseek takes no pointers.
+        if unsafe { libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) } < 0 {
+            return ret(-1);
+        }
+        // SAFETY: `iov` lives on the stack for the call and describes the unit's buffer.
+        return ret(unsafe { if write { libc::writev(fd, &iov, 1) } else { libc::readv(fd, &iov, 1) } });
+    }
+    // SAFETY: as above; preadv2 with flags 0 is preadv.
+    ret(unsafe {
+        if write {
+            libc::pwritev2(fd, &iov, 1, off as libc::off_t, flags)
+        } else {
+            libc::preadv2(fd, &iov, 1, off as libc::off_t, flags)
+        }
+    })
+}
+
+#[inline]
+pub fn fsync(fd: RawFd, data_only: bool) -> i64 {
+    // SAFETY: no pointers.
+    let r = unsafe { if data_only { libc::fdatasync(fd) } else { libc::fsync(fd) } };
+    ret(r as isize)
+}
+
+const BLKDISCARD: libc::c_ulong = 0x1277;
+const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+const BLKSSZGET: libc::c_ulong = 0x1268;
+
+/// Trims a range: `BLKDISCARD` on a block device, a hole punched in a regular file.
+pub fn trim(fd: RawFd, off: u64, len: u64, block_device: bool) -> i64 {
+    if block_device {
+        let range = [off, len];
+        // SAFETY: BLKDISCARD reads two u64s from the pointer, which lives for the call.
+        let r = unsafe { libc::ioctl(fd, BLKDISCARD, range.as_ptr()) };
+        return if r < 0 { ret(-1) } else { len as i64 };
+    }
+    // SAFETY: no pointers.
+    let r = unsafe {
+        libc::fallocate(fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, off as libc::off_t, len as libc::off_t)
+    };
+    if r < 0 {
+        ret(-1)
+    } else {
+        len as i64
+    }
+}
+
+/// Size in bytes of an open block device.
+pub fn block_device_size(fd: RawFd) -> io::Result<u64> {
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 to the pointer.
+    if unsafe { libc::ioctl(fd, BLKGETSIZE64, &mut size) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+/// Logical block size of an open block device (the O_DIRECT alignment unit).
+pub fn logical_block_size(fd: RawFd) -> io::Result<u32> {
+    let mut size: libc::c_int = 0;
+    // SAFETY: BLKSSZGET writes one int to the pointer.
+    if unsafe { libc::ioctl(fd, BLKSSZGET, &mut size) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(size as u32)
+}
+
+/// Drops a file's cached pages (fio's `invalidate`).
+pub fn fadvise_dontneed(fd: RawFd) -> io::Result<()> {
+    // SAFETY: no pointers.
+    let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+    if r != 0 {
+        return Err(io::Error::from_raw_os_error(r));
+    }
+    Ok(())
+}
+
+/// CPU use of the calling thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    pub usr_us: u64,
+    pub sys_us: u64,
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+}
+
+impl Usage {
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            usr_us: self.usr_us.saturating_sub(earlier.usr_us),
+            sys_us: self.sys_us.saturating_sub(earlier.sys_us),
+            ctx: self.ctx.saturating_sub(earlier.ctx),
+            majf: self.majf.saturating_sub(earlier.majf),
+            minf: self.minf.saturating_sub(earlier.minf),
+        }
+    }
+}
+
+fn tv_us(tv: libc::timeval) -> u64 {
+    tv.tv_sec as u64 * 1_000_000 + tv.tv_usec as u64
+}
+
+/// `getrusage(RUSAGE_THREAD)`.
+pub fn thread_usage() -> Usage {
+    // SAFETY: rusage is plain data; zeroed is a valid value.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes one rusage to the pointer.
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    Usage {
+        usr_us: tv_us(ru.ru_utime),
+        sys_us: tv_us(ru.ru_stime),
+        ctx: (ru.ru_nvcsw + ru.ru_nivcsw) as u64,
+        majf: ru.ru_majflt as u64,
+        minf: ru.ru_minflt as u64,
+    }
+}
+
+/// The calling thread's id, printed as fio prints a job's pid.
+pub fn gettid() -> u32 {
+    // SAFETY: no pointers.
+    unsafe { libc::gettid() as u32 }
+}
+
+/// Memory locked for the life of the value (fio's `lockmem`: less RAM left for the page cache).
+pub struct LockedMem {
+    ptr: *mut libc::c_void,
+    len: usize,
+}
+
+impl LockedMem {
+    pub fn new(len: usize) -> io::Result<LockedMem> {
+        // SAFETY: anonymous private mapping; no existing memory is touched.
+        let ptr = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: ptr..ptr+len is the mapping just made.
+        if unsafe { libc::mlock(ptr, len) } != 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: unmapping the mapping just made.
+            unsafe { libc::munmap(ptr, len) };
+            return Err(e);
+        }
+        Ok(LockedMem { ptr, len })
+    }
+}
+
+impl Drop for LockedMem {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once.
+        unsafe { libc::munmap(self.ptr, self.len) };
+    }
+}
+
+// SAFETY: the mapping is owned by the value and never accessed through the pointer.
+unsafe impl Send for LockedMem {}

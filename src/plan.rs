@@ -1,0 +1,213 @@
+//! From resolved jobs to a runnable plan: one [`WorkerPlan`] per job clone (`numjobs`), with its
+//! files named, sized and checked. Everything that needs to look at the file system (does the
+//! file exist, how big is the device, is it mounted) happens here, before any I/O, so a bad job
+//! is refused without having touched anything.
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use fiox_engine::EngineInfo;
+use fiox_options::{Job, JobSet, JobSpec, SizeSpec};
+
+/// One file of one worker.
+#[derive(Debug, Clone)]
+pub struct FilePlan {
+    pub path: PathBuf,
+    pub block_device: bool,
+    /// Size the file must have; files smaller than this are laid out first. 0 for devices.
+    pub layout_size: u64,
+    /// Start and length of the I/O region within the file.
+    pub region_start: u64,
+    pub region_len: u64,
+}
+
+/// One worker thread: a job clone.
+#[derive(Debug, Clone)]
+pub struct WorkerPlan {
+    pub spec: Arc<JobSpec>,
+    pub engine: &'static EngineInfo,
+    /// Index of the job (before cloning) in the job list.
+    pub job_index: usize,
+    pub clone: u32,
+    pub groupid: u32,
+    pub files: Vec<FilePlan>,
+    /// Bytes to transfer per loop, all directions together.
+    pub io_bytes: u64,
+}
+
+/// The whole run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub jobs: Vec<Job>,
+    pub workers: Vec<WorkerPlan>,
+    pub global_options: Vec<fiox_options::jobfile::RawOpt>,
+    pub had_global_section: bool,
+}
+
+pub fn build(set: JobSet, readonly: bool) -> Result<Plan> {
+    let mut workers = Vec::new();
+    for (job_index, job) in set.jobs.iter().enumerate() {
+        let spec = Arc::new(job.spec.clone());
+        let engine = fiox_engine::find(spec.ioengine).with_context(|| {
+            format!(
+                "job '{}': ioengine '{}' is not supported yet by fiox (available: {})",
+                spec.name,
+                spec.ioengine,
+                fiox_engine::names().join(", ")
+            )
+        })?;
+        if readonly && (spec.rw.writes() || spec.rw.trims()) {
+            bail!("job '{}': rw={} writes, but --readonly was given", spec.name, spec.rw.name());
+        }
+        for clone in 0..spec.numjobs {
+            let files = if engine.diskless { diskless_files(&spec)? } else { plan_files(&spec, clone)? };
+            let region: u64 = files.iter().map(|f| f.region_len).sum();
+            let io_bytes = match spec.io_size {
+                Some(SizeSpec::Bytes(b)) => b,
+                Some(SizeSpec::Percent(p)) => (region as f64 * p / 100.0) as u64,
+                None => region,
+            };
+            let min_bs = *spec.bs.iter().min().expect("three directions");
+            if io_bytes < min_bs && !spec.time_based {
+                bail!("job '{}': the I/O size ({io_bytes} bytes) is smaller than the block size ({min_bs} bytes)", spec.name);
+            }
+            for f in &files {
+                if f.region_len < *spec.bs.iter().max().expect("three directions") {
+                    bail!(
+                        "job '{}': the I/O region of '{}' ({} bytes) is smaller than the block size",
+                        spec.name,
+                        f.path.display(),
+                        f.region_len
+                    );
+                }
+            }
+            workers.push(WorkerPlan { spec: spec.clone(), engine, job_index, clone, groupid: job.groupid, files, io_bytes });
+        }
+    }
+    let had_global_section = !set.global_options.is_empty();
+    Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section })
+}
+
+/// The null engine needs no file, only a region size to generate offsets in.
+fn diskless_files(spec: &JobSpec) -> Result<Vec<FilePlan>> {
+    let size = match (spec.size, spec.filesize) {
+        (Some(SizeSpec::Bytes(b)), _) => b,
+        (_, Some((lo, _))) => lo * spec.nrfiles as u64,
+        _ => bail!("job '{}': ioengine={} needs size= (there is no file to take it from)", spec.name, spec.ioengine),
+    };
+    let per = size / spec.nrfiles as u64;
+    Ok((0..spec.nrfiles)
+        .map(|i| FilePlan {
+            path: PathBuf::from(format!("{}.{i}", spec.name)),
+            block_device: false,
+            layout_size: 0,
+            region_start: 0,
+            region_len: per,
+        })
+        .collect())
+}
+
+/// Splits `filename` on ':' (fio's separator; `\:` keeps a literal colon).
+fn split_filenames(list: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = list.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                out.last_mut().expect("never empty").push(':');
+                chars.next();
+            }
+            ':' => out.push(String::new()),
+            c => out.last_mut().expect("never empty").push(c),
+        }
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
+    let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
+    let names: Vec<String> = match &spec.filename {
+        Some(list) => split_filenames(list),
+        None => (0..spec.nrfiles).map(|n| format!("{}.{clone}.{n}", spec.name)).collect(),
+    };
+    if names.is_empty() {
+        bail!("job '{}': filename is empty", spec.name);
+    }
+    let nfiles = names.len() as u64;
+    let mut out = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let path = match dirs.get(i % dirs.len().max(1)) {
+            Some(d) if Path::new(name).is_relative() => Path::new(d).join(name),
+            _ => PathBuf::from(name),
+        };
+        let meta = std::fs::metadata(&path).ok();
+        let block_device = meta.as_ref().is_some_and(|m| m.file_type().is_block_device());
+        let existing = match &meta {
+            Some(_) if block_device => Some(crate::device::size(&path)?),
+            Some(m) if m.is_file() => Some(m.len()),
+            Some(_) => bail!("job '{}': '{}' is neither a regular file nor a block device", spec.name, path.display()),
+            None => None,
+        };
+        let file_size = match (spec.filesize, spec.size) {
+            (Some((lo, hi)), _) => lo + if hi > lo { crate::runner::offsets::mix64(clone as u64 * 131 + i as u64) % (hi - lo + 1) } else { 0 },
+            (None, Some(SizeSpec::Bytes(b))) => b / nfiles,
+            (None, Some(SizeSpec::Percent(p))) => match existing {
+                Some(e) => (e as f64 * p / 100.0) as u64,
+                None => bail!("job '{}': size={p}% of '{}', which does not exist", spec.name, path.display()),
+            },
+            (None, None) => match existing {
+                Some(e) => e,
+                None => bail!(
+                    "job '{}': '{}' does not exist and no size= was given; set size= to have fiox create it",
+                    spec.name,
+                    path.display()
+                ),
+            },
+        };
+        let file_size = if block_device {
+            let dev = existing.expect("a block device has a size");
+            if file_size > dev {
+                bail!("job '{}': size {file_size} is larger than device '{}' ({dev} bytes)", spec.name, path.display());
+            }
+            file_size
+        } else {
+            file_size
+        };
+        let offset = match spec.offset {
+            SizeSpec::Bytes(b) => b,
+            SizeSpec::Percent(p) => (file_size as f64 * p / 100.0) as u64,
+        };
+        let inc = match spec.offset_increment {
+            SizeSpec::Bytes(b) => b,
+            SizeSpec::Percent(p) => (file_size as f64 * p / 100.0) as u64,
+        };
+        let region_start = offset + inc * clone as u64;
+        // A device or existing file is used up to its end; a new file gets exactly its size.
+        let file_end = if block_device { existing.unwrap_or(0) } else { file_size.max(region_start) };
+        let region_len = file_size.min(file_end.saturating_sub(region_start));
+        if region_len == 0 {
+            bail!("job '{}': offset {region_start} leaves no room in '{}' ({file_end} bytes)", spec.name, path.display());
+        }
+        let layout_size = if block_device { 0 } else { region_start + region_len };
+        if block_device && (spec.rw.writes() || spec.rw.trims()) && !spec.allow_mounted_write {
+            crate::device::check_writable(&path, &spec.name)?;
+        }
+        out.push(FilePlan { path, block_device, layout_size, region_start, region_len });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filename_lists() {
+        assert_eq!(split_filenames("/a:/b"), vec!["/a", "/b"]);
+        assert_eq!(split_filenames("c\\:x:/d"), vec!["c:x", "/d"]);
+        assert!(split_filenames("").is_empty());
+    }
+}

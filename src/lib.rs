@@ -1,1 +1,31 @@
-//! fiox
+//! fiox: a fio-compatible storage I/O benchmark.
+//!
+//! The pipeline is linear: parse the command line and job files (`fiox-options`), resolve and
+//! check every job, plan the files (`plan`), run the workers (`runner`, on `fiox-engine`), gather
+//! the statistics (`summary`, on `fiox-stats`) and render the requested formats
+//! (`fiox-report`). Nothing touches a file or device until every job has been parsed and
+//! checked.
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+mod device;
+mod fio;
+mod plan;
+mod quick;
+mod render;
+mod runner;
+mod summary;
+
+/// What fiox prints where fio prints `fio-3.33`.
+pub const VERSION_STRING: &str = concat!("fiox-", env!("CARGO_PKG_VERSION"));
+
+/// Runs fiox with the arguments after the program name.
+pub fn run(args: Vec<String>) -> Result<ExitCode> {
+    match args.first().map(String::as_str) {
+        Some("quick") => quick::run(&args[1..]),
+        _ => fio::run(args),
+    }
+}

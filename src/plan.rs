@@ -59,10 +59,18 @@ pub fn build(set: JobSet, readonly: bool) -> Result<Plan> {
             )
         })?;
         if readonly && (spec.rw.writes() || spec.rw.trims()) {
-            bail!("job '{}': rw={} writes, but --readonly was given", spec.name, spec.rw.name());
+            bail!(
+                "job '{}': rw={} writes, but --readonly was given",
+                spec.name,
+                spec.rw.name()
+            );
         }
         for clone in 0..spec.numjobs {
-            let files = if engine.diskless { diskless_files(&spec)? } else { plan_files(&spec, clone)? };
+            let files = if engine.diskless {
+                diskless_files(&spec)?
+            } else {
+                plan_files(&spec, clone)?
+            };
             let region: u64 = files.iter().map(|f| f.region_len).sum();
             let io_bytes = match spec.io_size {
                 Some(SizeSpec::Bytes(b)) => b,
@@ -83,11 +91,24 @@ pub fn build(set: JobSet, readonly: bool) -> Result<Plan> {
                     );
                 }
             }
-            workers.push(WorkerPlan { spec: spec.clone(), engine, job_index, clone, groupid: job.groupid, files, io_bytes });
+            workers.push(WorkerPlan {
+                spec: spec.clone(),
+                engine,
+                job_index,
+                clone,
+                groupid: job.groupid,
+                files,
+                io_bytes,
+            });
         }
     }
     let had_global_section = !set.global_options.is_empty();
-    Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section })
+    Ok(Plan {
+        jobs: set.jobs,
+        workers,
+        global_options: set.global_options,
+        had_global_section,
+    })
 }
 
 /// The null engine needs no file, only a region size to generate offsets in.
@@ -95,7 +116,11 @@ fn diskless_files(spec: &JobSpec) -> Result<Vec<FilePlan>> {
     let size = match (spec.size, spec.filesize) {
         (Some(SizeSpec::Bytes(b)), _) => b,
         (_, Some((lo, _))) => lo * spec.nrfiles as u64,
-        _ => bail!("job '{}': ioengine={} needs size= (there is no file to take it from)", spec.name, spec.ioengine),
+        _ => bail!(
+            "job '{}': ioengine={} needs size= (there is no file to take it from)",
+            spec.name,
+            spec.ioengine
+        ),
     };
     let per = size / spec.nrfiles as u64;
     Ok((0..spec.nrfiles)
@@ -128,10 +153,16 @@ fn split_filenames(list: &str) -> Vec<String> {
 }
 
 fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
-    let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
+    let dirs: Vec<String> = spec
+        .directory
+        .as_deref()
+        .map(split_filenames)
+        .unwrap_or_default();
     let names: Vec<String> = match &spec.filename {
         Some(list) => split_filenames(list),
-        None => (0..spec.nrfiles).map(|n| format!("{}.{clone}.{n}", spec.name)).collect(),
+        None => (0..spec.nrfiles)
+            .map(|n| format!("{}.{clone}.{n}", spec.name))
+            .collect(),
     };
     if names.is_empty() {
         bail!("job '{}': filename is empty", spec.name);
@@ -144,11 +175,29 @@ fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
             _ => PathBuf::from(name),
         };
         let meta = std::fs::metadata(&path).ok();
-        let block_device = meta.as_ref().is_some_and(|m| m.file_type().is_block_device());
+        if meta.is_none() {
+            if let Some(dir) = path
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
+            {
+                bail!(
+                    "job '{}': directory '{}' does not exist",
+                    spec.name,
+                    dir.display()
+                );
+            }
+        }
+        let block_device = meta
+            .as_ref()
+            .is_some_and(|m| m.file_type().is_block_device());
         let existing = match &meta {
             Some(_) if block_device => Some(crate::device::size(&path)?),
             Some(m) if m.is_file() => Some(m.len()),
-            Some(_) => bail!("job '{}': '{}' is neither a regular file nor a block device", spec.name, path.display()),
+            Some(_) => bail!(
+                "job '{}': '{}' is neither a regular file nor a block device",
+                spec.name,
+                path.display()
+            ),
             None => None,
         };
         let file_size = match (spec.filesize, spec.size) {
@@ -170,7 +219,11 @@ fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
         let file_size = if block_device {
             let dev = existing.expect("a block device has a size");
             if file_size > dev {
-                bail!("job '{}': size {file_size} is larger than device '{}' ({dev} bytes)", spec.name, path.display());
+                bail!(
+                    "job '{}': size {file_size} is larger than device '{}' ({dev} bytes)",
+                    spec.name,
+                    path.display()
+                );
             }
             file_size
         } else {
@@ -186,16 +239,34 @@ fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
         };
         let region_start = offset + inc * clone as u64;
         // A device or existing file is used up to its end; a new file gets exactly its size.
-        let file_end = if block_device { existing.unwrap_or(0) } else { file_size.max(region_start) };
+        let file_end = if block_device {
+            existing.unwrap_or(0)
+        } else {
+            file_size.max(region_start)
+        };
         let region_len = file_size.min(file_end.saturating_sub(region_start));
         if region_len == 0 {
-            bail!("job '{}': offset {region_start} leaves no room in '{}' ({file_end} bytes)", spec.name, path.display());
+            bail!(
+                "job '{}': offset {region_start} leaves no room in '{}' ({file_end} bytes)",
+                spec.name,
+                path.display()
+            );
         }
-        let layout_size = if block_device { 0 } else { region_start + region_len };
+        let layout_size = if block_device {
+            0
+        } else {
+            region_start + region_len
+        };
         if block_device && (spec.rw.writes() || spec.rw.trims()) && !spec.allow_mounted_write {
             crate::device::check_writable(&path, &spec.name)?;
         }
-        out.push(FilePlan { path, block_device, layout_size, region_start, region_len });
+        out.push(FilePlan {
+            path,
+            block_device,
+            layout_size,
+            region_start,
+            region_len,
+        });
     }
     Ok(out)
 }

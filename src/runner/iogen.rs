@@ -62,7 +62,15 @@ impl IoGen {
             .enumerate()
             .map(|(i, &(start, len))| {
                 let nblocks = (len.saturating_sub(max_bs) / min_bs + 1).max(1);
-                Region { start, len, seq: [0; 3], perm: Permutation::new(nblocks, seed ^ (i as u64) << 32), nblocks, next: 0, pass: 0 }
+                Region {
+                    start,
+                    len,
+                    seq: [0; 3],
+                    perm: Permutation::new(nblocks, seed ^ (i as u64) << 32),
+                    nblocks,
+                    next: 0,
+                    pass: 0,
+                }
             })
             .collect();
         IoGen {
@@ -86,7 +94,9 @@ impl IoGen {
         match self.rw {
             RwMode::Read | RwMode::RandRead => Ddir::Read,
             RwMode::Write | RwMode::RandWrite => Ddir::Write,
-            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite => Ddir::Trim,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite => {
+                Ddir::Trim
+            }
             RwMode::ReadWrite | RwMode::RandRw => {
                 if self.rng.below(100) < self.rwmixread as u64 {
                     Ddir::Read
@@ -119,20 +129,36 @@ impl IoGen {
                 if r.next == r.nblocks {
                     r.next = 0;
                     r.pass += 1;
-                    r.perm = Permutation::new(r.nblocks, self.seed ^ (file as u64) << 32 ^ r.pass.wrapping_mul(0x9e37_79b9));
+                    r.perm = Permutation::new(
+                        r.nblocks,
+                        self.seed ^ (file as u64) << 32 ^ r.pass.wrapping_mul(0x9e37_79b9),
+                    );
                 }
                 let b = r.perm.get(r.next);
                 r.next += 1;
                 b
             };
-            NextIo { ddir, file, offset: r.start + block * self.min_bs, len: len as u32 }
+            NextIo {
+                ddir,
+                file,
+                offset: r.start + block * self.min_bs,
+                len: len as u32,
+            }
         } else if random {
             // Within a `randread:N` run: continue sequentially from the last offset.
             self.run_left -= 1;
             let r = &self.regions[file];
-            let prev = self.last.map(|l| l.offset + l.len as u64 - r.start).unwrap_or(0);
+            let prev = self
+                .last
+                .map(|l| l.offset + l.len as u64 - r.start)
+                .unwrap_or(0);
             let rel = if prev + len > r.len { 0 } else { prev };
-            NextIo { ddir, file, offset: r.start + rel, len: len as u32 }
+            NextIo {
+                ddir,
+                file,
+                offset: r.start + rel,
+                len: len as u32,
+            }
         } else {
             let r = &mut self.regions[file];
             if r.seq[d] + len > r.len {
@@ -140,11 +166,20 @@ impl IoGen {
             }
             let rel = r.seq[d];
             r.seq[d] += len + self.modifier;
-            NextIo { ddir, file, offset: r.start + rel, len: len as u32 }
+            NextIo {
+                ddir,
+                file,
+                offset: r.start + rel,
+                len: len as u32,
+            }
         };
         if matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
             let wlen = self.bs[1].min(io.len as u64) as u32;
-            self.pending_write = Some(NextIo { ddir: Ddir::Write, len: wlen, ..io });
+            self.pending_write = Some(NextIo {
+                ddir: Ddir::Write,
+                len: wlen,
+                ..io
+            });
         }
         self.last = Some(io);
         io
@@ -160,7 +195,9 @@ mod tests {
         let mut a: Vec<&str> = args.to_vec();
         a.push("--name=t");
         let cl = argv::parse(a).unwrap();
-        assemble(&cl, &[], &Ctx::default()).unwrap().jobs[0].spec.clone()
+        assemble(&cl, &[], &Ctx::default()).unwrap().jobs[0]
+            .spec
+            .clone()
     }
 
     #[test]
@@ -204,7 +241,10 @@ mod tests {
         let mut g = IoGen::new(&s, &[(0, 16384)], 3);
         let a = g.next();
         let b = g.next();
-        assert_eq!((a.ddir, b.ddir, a.offset, b.offset), (Ddir::Trim, Ddir::Write, 0, 0));
+        assert_eq!(
+            (a.ddir, b.ddir, a.offset, b.offset),
+            (Ddir::Trim, Ddir::Write, 0, 0)
+        );
         assert_eq!(g.next().offset, 4096);
     }
 }

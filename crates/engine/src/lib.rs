@@ -93,6 +93,7 @@ pub trait IoEngine {
 }
 
 /// A registry entry.
+#[derive(Debug)]
 pub struct EngineInfo {
     pub name: &'static str,
     /// Synchronous engines complete every I/O inside `queue`; they have no submission latency.

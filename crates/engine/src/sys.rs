@@ -12,7 +12,9 @@ use std::os::fd::RawFd;
 #[inline]
 fn ret(r: isize) -> i64 {
     if r < 0 {
-        -(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
+        -(io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO) as i64)
     } else {
         r as i64
     }
@@ -38,21 +40,44 @@ pub fn seek_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool) -> i6
         return ret(-1);
     }
     // SAFETY: as for pread/pwrite.
-    ret(unsafe { if write { libc::write(fd, buf.cast(), len) } else { libc::read(fd, buf.cast(), len) } })
+    ret(unsafe {
+        if write {
+            libc::write(fd, buf.cast(), len)
+        } else {
+            libc::read(fd, buf.cast(), len)
+        }
+    })
 }
 
 /// `readv`/`writev` (after `lseek`) or `preadv2`/`pwritev2` with `flags` (`positional`), on one
 /// buffer.
 #[inline]
-pub fn vector_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool, positional: bool, flags: i32) -> i64 {
-    let iov = libc::iovec { iov_base: buf.cast(), iov_len: len };
+pub fn vector_rw(
+    fd: RawFd,
+    buf: *mut u8,
+    len: usize,
+    off: u64,
+    write: bool,
+    positional: bool,
+    flags: i32,
+) -> i64 {
+    let iov = libc::iovec {
+        iov_base: buf.cast(),
+        iov_len: len,
+    };
     if !positional {
         // SAFETY: lseek takes no pointers.
         if unsafe { libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) } < 0 {
             return ret(-1);
         }
         // SAFETY: `iov` lives on the stack for the call and describes the unit's buffer.
-        return ret(unsafe { if write { libc::writev(fd, &iov, 1) } else { libc::readv(fd, &iov, 1) } });
+        return ret(unsafe {
+            if write {
+                libc::writev(fd, &iov, 1)
+            } else {
+                libc::readv(fd, &iov, 1)
+            }
+        });
     }
     // SAFETY: as above; preadv2 with flags 0 is preadv.
     ret(unsafe {
@@ -67,7 +92,13 @@ pub fn vector_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool, pos
 #[inline]
 pub fn fsync(fd: RawFd, data_only: bool) -> i64 {
     // SAFETY: no pointers.
-    let r = unsafe { if data_only { libc::fdatasync(fd) } else { libc::fsync(fd) } };
+    let r = unsafe {
+        if data_only {
+            libc::fdatasync(fd)
+        } else {
+            libc::fsync(fd)
+        }
+    };
     ret(r as isize)
 }
 
@@ -85,7 +116,12 @@ pub fn trim(fd: RawFd, off: u64, len: u64, block_device: bool) -> i64 {
     }
     // SAFETY: no pointers.
     let r = unsafe {
-        libc::fallocate(fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, off as libc::off_t, len as libc::off_t)
+        libc::fallocate(
+            fd,
+            libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE,
+            off as libc::off_t,
+            len as libc::off_t,
+        )
     };
     if r < 0 {
         ret(-1)
@@ -181,7 +217,14 @@ impl LockedMem {
     pub fn new(len: usize) -> io::Result<LockedMem> {
         // SAFETY: anonymous private mapping; no existing memory is touched.
         let ptr = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
         };
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
@@ -206,3 +249,73 @@ impl Drop for LockedMem {
 
 // SAFETY: the mapping is owned by the value and never accessed through the pointer.
 unsafe impl Send for LockedMem {}
+
+/// Local time in C's `ctime` layout without the newline: `Sat Nov 21 07:09:51 2026`.
+pub fn ctime(epoch_secs: i64) -> String {
+    let t: libc::time_t = epoch_secs as libc::time_t;
+    // SAFETY: tm is plain data; zeroed is a valid value.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: localtime_r reads one time_t and writes one tm, both on our stack.
+    if unsafe { libc::localtime_r(&t, &mut tm) }.is_null() {
+        return String::new();
+    }
+    const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    format!(
+        "{} {} {:2} {:02}:{:02}:{:02} {}",
+        DAYS[tm.tm_wday.rem_euclid(7) as usize],
+        MONTHS[tm.tm_mon.rem_euclid(12) as usize],
+        tm.tm_mday,
+        tm.tm_hour,
+        tm.tm_min,
+        tm.tm_sec,
+        tm.tm_year + 1900
+    )
+}
+
+/// Whether standard output is a terminal (the live status line is shown only then).
+pub fn stdout_is_tty() -> bool {
+    // SAFETY: no pointers.
+    unsafe { libc::isatty(1) == 1 }
+}
+
+/// Page size, CPU count and memory in MiB, for `$pagesize`, `$ncpus` and `$mb_memory`.
+pub fn machine() -> (u64, u64, u64) {
+    // SAFETY: sysconf takes no pointers.
+    let (page, cpus, pages) = unsafe {
+        (
+            libc::sysconf(libc::_SC_PAGESIZE),
+            libc::sysconf(libc::_SC_NPROCESSORS_ONLN),
+            libc::sysconf(libc::_SC_PHYS_PAGES),
+        )
+    };
+    let page = page.max(4096) as u64;
+    (page, cpus.max(1) as u64, (pages.max(0) as u64 * page) >> 20)
+}
+
+static INTERRUPT: std::sync::OnceLock<&'static std::sync::atomic::AtomicBool> =
+    std::sync::OnceLock::new();
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    // Only an atomic store: async-signal-safe.
+    if let Some(flag) = INTERRUPT.get() {
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Makes SIGINT and SIGTERM set `flag` instead of killing the process, so a run can stop its
+/// I/O and still print what it measured.
+pub fn stop_on_signals(flag: &'static std::sync::atomic::AtomicBool) {
+    let _ = INTERRUPT.set(flag);
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: sigaction is plain data; the handler only performs an atomic store.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}

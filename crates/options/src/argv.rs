@@ -149,7 +149,11 @@ where
     while i < args.len() {
         let arg = &args[i];
         i += 1;
-        let Some(stripped) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')).filter(|s| !s.is_empty()) else {
+        let Some(stripped) = arg
+            .strip_prefix("--")
+            .or_else(|| arg.strip_prefix('-'))
+            .filter(|s| !s.is_empty())
+        else {
             cl.job_files.push(PathBuf::from(arg));
             continue;
         };
@@ -159,17 +163,24 @@ where
         };
         if let Some(&(_, how, supported)) = SWITCHES.iter().find(|(n, _, _)| *n == name) {
             let value = match (how, inline) {
-                (Arg::None, Some(_)) => return Err(Error::Usage(format!("--{name} takes no value"))),
+                (Arg::None, Some(_)) => {
+                    return Err(Error::Usage(format!("--{name} takes no value")))
+                }
                 (Arg::None, None) | (Arg::Optional, None) => None,
                 (_, Some(v)) => Some(v),
                 (Arg::Required, None) => {
-                    let v = args.get(i).cloned().ok_or_else(|| Error::Usage(format!("--{name} needs a value")))?;
+                    let v = args
+                        .get(i)
+                        .cloned()
+                        .ok_or_else(|| Error::Usage(format!("--{name} needs a value")))?;
                     i += 1;
                     Some(v)
                 }
             };
             if !supported {
-                return Err(Error::Usage(format!("--{name} is not supported yet by fiox")));
+                return Err(Error::Usage(format!(
+                    "--{name} is not supported yet by fiox"
+                )));
             }
             apply_switch(&mut cl.globals, &mut explicit_formats, name, value)?;
             continue;
@@ -201,14 +212,26 @@ where
             if job.is_empty() {
                 return Err(Error::Usage("--name needs a job name".into()));
             }
-            cl.sections.push(Section { name: job, options: Vec::new(), origin: Origin::CommandLine });
+            cl.sections.push(Section {
+                name: job,
+                options: Vec::new(),
+                origin: Origin::CommandLine,
+            });
             continue;
         }
         let opt = raw_opt(name, value, Origin::CommandLine)?;
         if cl.sections.is_empty() {
-            cl.sections.push(Section { name: "global".into(), options: Vec::new(), origin: Origin::CommandLine });
+            cl.sections.push(Section {
+                name: "global".into(),
+                options: Vec::new(),
+                origin: Origin::CommandLine,
+            });
         }
-        cl.sections.last_mut().expect("a section was just ensured").options.push(opt);
+        cl.sections
+            .last_mut()
+            .expect("a section was just ensured")
+            .options
+            .push(opt);
     }
     if let Some(f) = explicit_formats {
         cl.globals.formats = f;
@@ -227,7 +250,12 @@ fn suggest_cli(name: &str) -> Vec<&'static str> {
     s
 }
 
-fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, value: Option<String>) -> Result<()> {
+fn apply_switch(
+    g: &mut Globals,
+    formats: &mut Option<Vec<Format>>,
+    name: &str,
+    value: Option<String>,
+) -> Result<()> {
     let v = value.unwrap_or_default();
     let bad = |what: &str| Error::Usage(format!("--{name}={v}: {what}"));
     match name {
@@ -305,12 +333,26 @@ mod tests {
 
     #[test]
     fn four_spellings_and_flags() {
-        let cl = p(&["-filename=/tmp/x", "-direct=1", "-iodepth", "1", "-thread", "--rw", "read", "--bs=4k", "-group_reporting", "-name=j"])
-            .unwrap();
+        let cl = p(&[
+            "-filename=/tmp/x",
+            "-direct=1",
+            "-iodepth",
+            "1",
+            "-thread",
+            "--rw",
+            "read",
+            "--bs=4k",
+            "-group_reporting",
+            "-name=j",
+        ])
+        .unwrap();
         assert_eq!(cl.sections.len(), 2);
         assert_eq!(cl.sections[0].name, "global");
-        let opts: Vec<(&str, Option<&str>)> =
-            cl.sections[0].options.iter().map(|o| (o.typed.as_str(), o.value.as_deref())).collect();
+        let opts: Vec<(&str, Option<&str>)> = cl.sections[0]
+            .options
+            .iter()
+            .map(|o| (o.typed.as_str(), o.value.as_deref()))
+            .collect();
         assert_eq!(
             opts,
             vec![
@@ -328,7 +370,14 @@ mod tests {
 
     #[test]
     fn name_global_and_jobs() {
-        let cl = p(&["--name=global", "--bs=8k", "--name=a", "--rw=write", "--name=b"]).unwrap();
+        let cl = p(&[
+            "--name=global",
+            "--bs=8k",
+            "--name=a",
+            "--rw=write",
+            "--name=b",
+        ])
+        .unwrap();
         let names: Vec<&str> = cl.sections.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["global", "a", "b"]);
         assert_eq!(cl.sections[1].options[0].value.as_deref(), Some("write"));
@@ -336,24 +385,53 @@ mod tests {
 
     #[test]
     fn switches() {
-        let cl = p(&["--output-format=json,normal", "--output", "out.txt", "job.fio", "--section=x", "--status-interval=1"]).unwrap();
+        let cl = p(&[
+            "--output-format=json,normal",
+            "--output",
+            "out.txt",
+            "job.fio",
+            "--section=x",
+            "--status-interval=1",
+        ])
+        .unwrap();
         assert_eq!(cl.globals.formats, vec![Format::Json, Format::Normal]);
         assert_eq!(cl.globals.output, Some(PathBuf::from("out.txt")));
         assert_eq!(cl.job_files, vec![PathBuf::from("job.fio")]);
         assert_eq!(cl.globals.sections, vec!["x".to_string()]);
         assert_eq!(cl.globals.status_interval, Some(1000));
-        assert_eq!(p(&["--minimal"]).unwrap().globals.formats, vec![Format::Terse]);
-        assert_eq!(p(&["--cmdhelp"]).unwrap().globals.cmdhelp, Some(String::new()));
-        assert_eq!(p(&["--cmdhelp=bs"]).unwrap().globals.cmdhelp, Some("bs".into()));
+        assert_eq!(
+            p(&["--minimal"]).unwrap().globals.formats,
+            vec![Format::Terse]
+        );
+        assert_eq!(
+            p(&["--cmdhelp"]).unwrap().globals.cmdhelp,
+            Some(String::new())
+        );
+        assert_eq!(
+            p(&["--cmdhelp=bs"]).unwrap().globals.cmdhelp,
+            Some("bs".into())
+        );
     }
 
     #[test]
     fn errors() {
         let e = p(&["--blocksize2=4k"]).unwrap_err().to_string();
-        assert_eq!(e, "unknown option 'blocksize2' (command line); did you mean 'blocksize'?");
-        assert!(p(&["--bs"]).unwrap_err().to_string().contains("needs a value"));
-        assert!(p(&["--output-format=xml"]).unwrap_err().to_string().contains("unknown format 'xml'"));
-        assert!(p(&["--client=h"]).unwrap_err().to_string().contains("not supported yet"));
+        assert_eq!(
+            e,
+            "unknown option 'blocksize2' (command line); did you mean 'blocksize'?"
+        );
+        assert!(p(&["--bs"])
+            .unwrap_err()
+            .to_string()
+            .contains("needs a value"));
+        assert!(p(&["--output-format=xml"])
+            .unwrap_err()
+            .to_string()
+            .contains("unknown format 'xml'"));
+        assert!(p(&["--client=h"])
+            .unwrap_err()
+            .to_string()
+            .contains("not supported yet"));
         assert!(p(&["--name="]).is_err());
     }
 }

@@ -3,6 +3,9 @@
 //! Architecture Invariant: this crate does no I/O besides reading job files; it never touches a
 //! device, and it has no `unsafe`.
 #![forbid(unsafe_code)]
+// Errors carry the option, value, origin and accepted forms so messages can name them all; they
+// are built once per run at most, so their size costs nothing worth boxing for.
+#![allow(clippy::result_large_err)]
 
 pub mod argv;
 mod defs;

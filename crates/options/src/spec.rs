@@ -100,7 +100,10 @@ struct Merged<'a> {
 
 impl<'a> Merged<'a> {
     fn raw(&self, name: &str) -> Option<&'a RawOpt> {
-        debug_assert!(table::lookup(name).is_some(), "spec reads unknown option {name}");
+        debug_assert!(
+            table::lookup(name).is_some(),
+            "spec reads unknown option {name}"
+        );
         self.by_name.get(name).copied()
     }
 
@@ -109,7 +112,9 @@ impl<'a> Merged<'a> {
         let def = table::lookup(name).expect("spec reads only options from the table");
         match self.raw(name) {
             Some(r) => parse_raw(r, &self.ctx).map(Some),
-            None => Ok(def.default.map(|d| value::parse(def, d, &self.ctx).expect("defaults are tested to parse"))),
+            None => Ok(def
+                .default
+                .map(|d| value::parse(def, d, &self.ctx).expect("defaults are tested to parse"))),
         }
     }
 
@@ -192,7 +197,10 @@ impl<'a> Merged<'a> {
     }
 
     fn job_err(&self, message: String) -> Error {
-        Error::Job { job: self.job.to_string(), message }
+        Error::Job {
+            job: self.job.to_string(),
+            message,
+        }
     }
 }
 
@@ -210,8 +218,18 @@ pub(crate) fn parse_raw(r: &RawOpt, ctx: &Ctx) -> Result<Parsed> {
     Ok(parsed)
 }
 
-fn check_support(def: &OptDef, raw: &str, parsed: &Parsed, typed: &str, origin: &Origin) -> Result<()> {
-    let err = |only: Option<String>| Error::NotSupported { option: format!("{typed}={raw}"), origin: origin.clone(), only };
+fn check_support(
+    def: &OptDef,
+    raw: &str,
+    parsed: &Parsed,
+    typed: &str,
+    origin: &Origin,
+) -> Result<()> {
+    let err = |only: Option<String>| Error::NotSupported {
+        option: format!("{typed}={raw}"),
+        origin: origin.clone(),
+        only,
+    };
     match def.support {
         Support::Full => Ok(()),
         Support::Only(values) if values.contains(&raw) => Ok(()),
@@ -220,12 +238,21 @@ fn check_support(def: &OptDef, raw: &str, parsed: &Parsed, typed: &str, origin: 
         // off) changes nothing, so it is accepted: `--verify=0`-style lines in people's notes
         // should keep working.
         Support::NotYet => {
-            let is_default = def.default.and_then(|d| value::parse(def, d, &Ctx::default()).ok()).as_ref() == Some(parsed);
-            let is_off = matches!(def.kind, Kind::Flag | Kind::Bool) && *parsed == Parsed::One(Value::Bool(false));
+            let is_default = def
+                .default
+                .and_then(|d| value::parse(def, d, &Ctx::default()).ok())
+                .as_ref()
+                == Some(parsed);
+            let is_off = matches!(def.kind, Kind::Flag | Kind::Bool)
+                && *parsed == Parsed::One(Value::Bool(false));
             if is_default || is_off {
                 Ok(())
             } else {
-                Err(Error::NotSupported { option: typed.to_string(), origin: origin.clone(), only: None })
+                Err(Error::NotSupported {
+                    option: typed.to_string(),
+                    origin: origin.clone(),
+                    only: None,
+                })
             }
         }
     }
@@ -239,7 +266,11 @@ impl JobSpec {
         for o in options {
             by_name.insert(o.def.name, o);
         }
-        let mut m = Merged { by_name, ctx: ctx.clone(), job: name };
+        let mut m = Merged {
+            by_name,
+            ctx: ctx.clone(),
+            job: name,
+        };
         // kb_base changes how every size is read, so it is settled first.
         if let Some(Value::Choice(b)) = m.one("kb_base")? {
             m.ctx.kb_base = b.parse().expect("kb_base choices are numbers");
@@ -306,7 +337,9 @@ impl JobSpec {
             filesize,
             io_size: m.size_spec("io_size")?,
             offset: m.size_spec("offset")?.unwrap_or(SizeSpec::Bytes(0)),
-            offset_increment: m.size_spec("offset_increment")?.unwrap_or(SizeSpec::Bytes(0)),
+            offset_increment: m
+                .size_spec("offset_increment")?
+                .unwrap_or(SizeSpec::Bytes(0)),
             filename: m.string("filename"),
             directory: m.string("directory"),
             nrfiles: m.u32("nrfiles", 1)?,
@@ -359,10 +392,14 @@ impl JobSpec {
     /// whether it is mounted) happen when the run is planned, still before any I/O.
     fn check(&self, m: &Merged<'_>) -> Result<()> {
         let err = |msg: String| Err(m.job_err(msg));
-        if self.bs.iter().any(|&b| b == 0) {
+        if self.bs.contains(&0) {
             return err("bs must be at least 1 byte".into());
         }
-        if self.filename.is_none() && self.size.is_none() && self.filesize.is_none() && self.io_size.is_none() {
+        if self.filename.is_none()
+            && self.size.is_none()
+            && self.filesize.is_none()
+            && self.io_size.is_none()
+        {
             return err("no target size: set size= (or filesize=), or filename= to an existing file or device".into());
         }
         if matches!(self.size, Some(SizeSpec::Bytes(0))) && self.filename.is_none() {

@@ -16,7 +16,11 @@ pub struct Units {
 
 impl Default for Units {
     fn default() -> Self {
-        Units { kb_base: 1024, unit_base: 0, sig_figs: 4 }
+        Units {
+            kb_base: 1024,
+            unit_base: 0,
+            sig_figs: 4,
+        }
     }
 }
 

@@ -204,7 +204,12 @@ pub struct GroupStat {
 impl GroupStat {
     /// Totals over the jobs of one group (each job's own, unmerged stats).
     pub fn from_jobs<'a>(groupid: u32, jobs: impl Iterator<Item = &'a ThreadStat>) -> GroupStat {
-        let mut g = GroupStat { groupid, min_bw: [u64::MAX; 3], min_run: [u64::MAX; 3], ..GroupStat::default() };
+        let mut g = GroupStat {
+            groupid,
+            min_bw: [u64::MAX; 3],
+            min_run: [u64::MAX; 3],
+            ..GroupStat::default()
+        };
         for ts in jobs {
             for (d, ds) in ts.dirs.iter().enumerate() {
                 if ds.runtime_ms == 0 {
@@ -219,8 +224,8 @@ impl GroupStat {
             }
         }
         for d in 0..3 {
-            if g.max_run[d] > 0 {
-                g.agg_bw[d] = g.io_bytes[d] * 1000 / g.max_run[d];
+            if let Some(bw) = (g.io_bytes[d] * 1000).checked_div(g.max_run[d]) {
+                g.agg_bw[d] = bw;
             } else {
                 g.min_bw[d] = 0;
                 g.min_run[d] = 0;

@@ -86,7 +86,10 @@ impl Libaio {
             let mut n = 0;
             while head != tail && n < max {
                 let ev = std::ptr::read_volatile(events.add(head as usize));
-                out.push(Completion { index: ev.data as u32, result: ev.res });
+                out.push(Completion {
+                    index: ev.data as u32,
+                    result: ev.res,
+                });
                 head = (head + 1) % nr;
                 n += 1;
             }
@@ -102,7 +105,13 @@ impl IoEngine for Libaio {
         let depth = setup.depth as usize;
         let mut ctx: u64 = 0;
         // SAFETY: io_setup writes the new context id to the pointer.
-        let r = unsafe { libc::syscall(libc::SYS_io_setup, depth as libc::c_long, &mut ctx as *mut u64) };
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_setup,
+                depth as libc::c_long,
+                &mut ctx as *mut u64,
+            )
+        };
         if r < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -160,7 +169,14 @@ impl IoEngine for Libaio {
             // SAFETY: every pointer is to an iocb in `self.iocbs`, which does not move or change
             // until its completion is reaped; each iocb's buffer is the unit's, which the runner
             // keeps alive until then.
-            let r = unsafe { libc::syscall(libc::SYS_io_submit, self.ctx, self.ptrs.len() as libc::c_long, self.ptrs.as_mut_ptr()) };
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_io_submit,
+                    self.ctx,
+                    self.ptrs.len() as libc::c_long,
+                    self.ptrs.as_mut_ptr(),
+                )
+            };
             if r > 0 {
                 self.pending.drain(..r as usize);
                 submitted += r as u32;
@@ -174,7 +190,10 @@ impl IoEngine for Libaio {
                 Some(e) => {
                     // The first iocb was refused: complete it with the error and go on.
                     let index = self.pending.remove(0);
-                    self.failed.push(Completion { index, result: -(e as i64) });
+                    self.failed.push(Completion {
+                        index,
+                        result: -(e as i64),
+                    });
                 }
                 None => return Err(err),
             }
@@ -217,7 +236,10 @@ impl IoEngine for Libaio {
                 return Err(err);
             }
             for ev in &self.events[..r as usize] {
-                out.push(Completion { index: ev.data as u32, result: ev.res });
+                out.push(Completion {
+                    index: ev.data as u32,
+                    result: ev.res,
+                });
             }
             got += r as u32;
         }
@@ -235,4 +257,9 @@ impl Drop for Libaio {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo { name: "libaio", sync: false, diskless: false, make: || Box::new(Libaio::default()) };
+pub const INFO: EngineInfo = EngineInfo {
+    name: "libaio",
+    sync: false,
+    diskless: false,
+    make: || Box::new(Libaio::default()),
+};

@@ -50,7 +50,9 @@ impl IoEngine for SyncEngine {
                     Call::Psync => sys::pread(io.fd, io.buf, len, io.offset),
                     Call::Sync => sys::seek_rw(io.fd, io.buf, len, io.offset, write),
                     Call::Vsync => sys::vector_rw(io.fd, io.buf, len, io.offset, write, false, 0),
-                    Call::Pvsync | Call::Pvsync2 => sys::vector_rw(io.fd, io.buf, len, io.offset, write, true, self.flags),
+                    Call::Pvsync | Call::Pvsync2 => {
+                        sys::vector_rw(io.fd, io.buf, len, io.offset, write, true, self.flags)
+                    }
                 }
             }
             Ddir::Trim => sys::trim(io.fd, io.offset, io.len as u64, io.block_device),
@@ -67,11 +69,36 @@ const fn info(name: &'static str, call: Call) -> EngineInfo {
         sync: true,
         diskless: false,
         make: match call {
-            Call::Sync => || Box::new(SyncEngine { call: Call::Sync, flags: 0 }),
-            Call::Psync => || Box::new(SyncEngine { call: Call::Psync, flags: 0 }),
-            Call::Vsync => || Box::new(SyncEngine { call: Call::Vsync, flags: 0 }),
-            Call::Pvsync => || Box::new(SyncEngine { call: Call::Pvsync, flags: 0 }),
-            Call::Pvsync2 => || Box::new(SyncEngine { call: Call::Pvsync2, flags: 0 }),
+            Call::Sync => || {
+                Box::new(SyncEngine {
+                    call: Call::Sync,
+                    flags: 0,
+                })
+            },
+            Call::Psync => || {
+                Box::new(SyncEngine {
+                    call: Call::Psync,
+                    flags: 0,
+                })
+            },
+            Call::Vsync => || {
+                Box::new(SyncEngine {
+                    call: Call::Vsync,
+                    flags: 0,
+                })
+            },
+            Call::Pvsync => || {
+                Box::new(SyncEngine {
+                    call: Call::Pvsync,
+                    flags: 0,
+                })
+            },
+            Call::Pvsync2 => || {
+                Box::new(SyncEngine {
+                    call: Call::Pvsync2,
+                    flags: 0,
+                })
+            },
         },
     }
 }

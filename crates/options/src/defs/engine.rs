@@ -5,54 +5,239 @@ use crate::table::{Category as C, Choice, Kind as K, OptDef as O};
 const BOOL: K = K::Bool;
 
 pub(super) static DEFS: &[O] = &[
-    O::new("ioengine", K::Choice(ENGINES), C::Engine, "How the job does its I/O").def("psync"),
-    O::new("hipri", BOOL, C::Engine, "Use polled I/O completions (needs poll queues)").def("0").engines(&["io_uring", "pvsync2"]),
-    O::new("hipri_percentage", K::Int { min: 0, max: 100 }, C::Engine, "Percentage of I/Os that are polled").def("100").engines(&["pvsync2"]).not_yet(),
-    O::new("uncached", BOOL, C::Engine, "Drop the pages from the cache after buffered I/O (RWF_DONTCACHE)").def("0").engines(&["io_uring", "pvsync2"]),
-    O::new("nowait", BOOL, C::Engine, "Fail instead of blocking (RWF_NOWAIT)").def("0").engines(&["io_uring", "libaio", "pvsync2"]),
-    O::new("fixedbufs", BOOL, C::Engine, "Register the I/O buffers with the ring").def("0").engines(&["io_uring"]),
-    O::new("registerfiles", BOOL, C::Engine, "Register the files with the ring").def("0").engines(&["io_uring"]),
-    O::new("sqthread_poll", BOOL, C::Engine, "Let a kernel thread poll the submission queue").def("0").engines(&["io_uring"]),
-    O::new("sqthread_poll_cpu", K::Int { min: 0, max: 4096 }, C::Engine, "CPU of the submission polling thread").engines(&["io_uring"]),
-    O::new("nonvectored", K::Int { min: -1, max: 1 }, C::Engine, "Use non-vectored read/write commands (-1: when the kernel has them)").def("-1").engines(&["io_uring"]),
-    O::new("force_async", K::Int { min: 0, max: i64::MAX }, C::Engine, "Mark every Nth request IOSQE_ASYNC").def("0").engines(&["io_uring"]),
-    O::new("userspace_reap", BOOL, C::Engine, "Reap completions from user space instead of io_getevents").def("0").engines(&["libaio"]),
+    O::new(
+        "ioengine",
+        K::Choice(ENGINES),
+        C::Engine,
+        "How the job does its I/O",
+    )
+    .def("psync"),
+    O::new(
+        "hipri",
+        BOOL,
+        C::Engine,
+        "Use polled I/O completions (needs poll queues)",
+    )
+    .def("0")
+    .engines(&["io_uring", "pvsync2"]),
+    O::new(
+        "hipri_percentage",
+        K::Int { min: 0, max: 100 },
+        C::Engine,
+        "Percentage of I/Os that are polled",
+    )
+    .def("100")
+    .engines(&["pvsync2"])
+    .not_yet(),
+    O::new(
+        "uncached",
+        BOOL,
+        C::Engine,
+        "Drop the pages from the cache after buffered I/O (RWF_DONTCACHE)",
+    )
+    .def("0")
+    .engines(&["io_uring", "pvsync2"]),
+    O::new(
+        "nowait",
+        BOOL,
+        C::Engine,
+        "Fail instead of blocking (RWF_NOWAIT)",
+    )
+    .def("0")
+    .engines(&["io_uring", "libaio", "pvsync2"]),
+    O::new(
+        "fixedbufs",
+        BOOL,
+        C::Engine,
+        "Register the I/O buffers with the ring",
+    )
+    .def("0")
+    .engines(&["io_uring"]),
+    O::new(
+        "registerfiles",
+        BOOL,
+        C::Engine,
+        "Register the files with the ring",
+    )
+    .def("0")
+    .engines(&["io_uring"]),
+    O::new(
+        "sqthread_poll",
+        BOOL,
+        C::Engine,
+        "Let a kernel thread poll the submission queue",
+    )
+    .def("0")
+    .engines(&["io_uring"]),
+    O::new(
+        "sqthread_poll_cpu",
+        K::Int { min: 0, max: 4096 },
+        C::Engine,
+        "CPU of the submission polling thread",
+    )
+    .engines(&["io_uring"]),
+    O::new(
+        "nonvectored",
+        K::Int { min: -1, max: 1 },
+        C::Engine,
+        "Use non-vectored read/write commands (-1: when the kernel has them)",
+    )
+    .def("-1")
+    .engines(&["io_uring"]),
+    O::new(
+        "force_async",
+        K::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        C::Engine,
+        "Mark every Nth request IOSQE_ASYNC",
+    )
+    .def("0")
+    .engines(&["io_uring"]),
+    O::new(
+        "userspace_reap",
+        BOOL,
+        C::Engine,
+        "Reap completions from user space instead of io_getevents",
+    )
+    .def("0")
+    .engines(&["libaio"]),
 ];
 
 /// Every engine name fio 3.33 knows. Which of them fiox implements is the engine registry's
 /// business; an engine it does not have is refused before any I/O.
 static ENGINES: &[Choice] = &[
-    Choice { word: "sync", help: "read(2)/write(2) with lseek(2)" },
-    Choice { word: "psync", help: "pread(2)/pwrite(2) (the default)" },
-    Choice { word: "vsync", help: "readv(2)/writev(2), merging adjacent I/Os" },
-    Choice { word: "pvsync", help: "preadv(2)/pwritev(2)" },
-    Choice { word: "pvsync2", help: "preadv2(2)/pwritev2(2) with flags" },
-    Choice { word: "libaio", help: "Linux native asynchronous I/O" },
-    Choice { word: "io_uring", help: "Linux io_uring" },
-    Choice { word: "io_uring_cmd", help: "io_uring pass-through commands to NVMe" },
-    Choice { word: "posixaio", help: "POSIX asynchronous I/O (aio_read/aio_write)" },
-    Choice { word: "mmap", help: "Copy to and from a memory mapping of the file" },
-    Choice { word: "null", help: "Do no I/O at all (measures the tool itself)" },
-    Choice { word: "splice", help: "splice(2) and vmsplice(2)" },
-    Choice { word: "net", help: "Network I/O over TCP or UDP" },
-    Choice { word: "netsplice", help: "Network I/O with splice" },
-    Choice { word: "sg", help: "SCSI generic" },
-    Choice { word: "nbd", help: "Network block device client" },
-    Choice { word: "rados", help: "Ceph RADOS objects" },
-    Choice { word: "rbd", help: "Ceph RBD images through librbd" },
-    Choice { word: "rdma", help: "RDMA" },
-    Choice { word: "gfapi", help: "GlusterFS" },
-    Choice { word: "mtd", help: "Memory technology devices" },
-    Choice { word: "pmemblk", help: "Persistent memory blocks" },
-    Choice { word: "dev-dax", help: "Device DAX" },
-    Choice { word: "libpmem", help: "Persistent memory" },
-    Choice { word: "cpuio", help: "Burn CPU instead of doing I/O" },
-    Choice { word: "falloc", help: "fallocate(2) calls" },
-    Choice { word: "ftruncate", help: "ftruncate(2) calls" },
-    Choice { word: "filecreate", help: "Create files and time it" },
-    Choice { word: "filestat", help: "stat files and time it" },
-    Choice { word: "filedelete", help: "Delete files and time it" },
-    Choice { word: "exec", help: "Run a program alongside" },
-    Choice { word: "e4defrag", help: "ext4 online defragmentation" },
-    Choice { word: "http", help: "HTTP, WebDAV and S3" },
+    Choice {
+        word: "sync",
+        help: "read(2)/write(2) with lseek(2)",
+    },
+    Choice {
+        word: "psync",
+        help: "pread(2)/pwrite(2) (the default)",
+    },
+    Choice {
+        word: "vsync",
+        help: "readv(2)/writev(2), merging adjacent I/Os",
+    },
+    Choice {
+        word: "pvsync",
+        help: "preadv(2)/pwritev(2)",
+    },
+    Choice {
+        word: "pvsync2",
+        help: "preadv2(2)/pwritev2(2) with flags",
+    },
+    Choice {
+        word: "libaio",
+        help: "Linux native asynchronous I/O",
+    },
+    Choice {
+        word: "io_uring",
+        help: "Linux io_uring",
+    },
+    Choice {
+        word: "io_uring_cmd",
+        help: "io_uring pass-through commands to NVMe",
+    },
+    Choice {
+        word: "posixaio",
+        help: "POSIX asynchronous I/O (aio_read/aio_write)",
+    },
+    Choice {
+        word: "mmap",
+        help: "Copy to and from a memory mapping of the file",
+    },
+    Choice {
+        word: "null",
+        help: "Do no I/O at all (measures the tool itself)",
+    },
+    Choice {
+        word: "splice",
+        help: "splice(2) and vmsplice(2)",
+    },
+    Choice {
+        word: "net",
+        help: "Network I/O over TCP or UDP",
+    },
+    Choice {
+        word: "netsplice",
+        help: "Network I/O with splice",
+    },
+    Choice {
+        word: "sg",
+        help: "SCSI generic",
+    },
+    Choice {
+        word: "nbd",
+        help: "Network block device client",
+    },
+    Choice {
+        word: "rados",
+        help: "Ceph RADOS objects",
+    },
+    Choice {
+        word: "rbd",
+        help: "Ceph RBD images through librbd",
+    },
+    Choice {
+        word: "rdma",
+        help: "RDMA",
+    },
+    Choice {
+        word: "gfapi",
+        help: "GlusterFS",
+    },
+    Choice {
+        word: "mtd",
+        help: "Memory technology devices",
+    },
+    Choice {
+        word: "pmemblk",
+        help: "Persistent memory blocks",
+    },
+    Choice {
+        word: "dev-dax",
+        help: "Device DAX",
+    },
+    Choice {
+        word: "libpmem",
+        help: "Persistent memory",
+    },
+    Choice {
+        word: "cpuio",
+        help: "Burn CPU instead of doing I/O",
+    },
+    Choice {
+        word: "falloc",
+        help: "fallocate(2) calls",
+    },
+    Choice {
+        word: "ftruncate",
+        help: "ftruncate(2) calls",
+    },
+    Choice {
+        word: "filecreate",
+        help: "Create files and time it",
+    },
+    Choice {
+        word: "filestat",
+        help: "stat files and time it",
+    },
+    Choice {
+        word: "filedelete",
+        help: "Delete files and time it",
+    },
+    Choice {
+        word: "exec",
+        help: "Run a program alongside",
+    },
+    Choice {
+        word: "e4defrag",
+        help: "ext4 online defragmentation",
+    },
+    Choice {
+        word: "http",
+        help: "HTTP, WebDAV and S3",
+    },
 ];

@@ -1,0 +1,173 @@
+//! The fio-compatible mode: `fiox [options] [job options] <job file(s)>`, as `fio` takes them.
+//! This module is the one place that writes results to standard output or `--output`.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+use anyhow::{Context, Result};
+use fiox_options::argv::{self, Format};
+use fiox_options::{help, jobfile, showcmd, Ctx};
+
+use crate::{plan, runner, summary, VERSION_STRING};
+
+const USAGE: &str = "\
+usage: fiox [options] [job options] <job file(s)>
+       fiox quick [DIR]          four-point first look at the drive under DIR
+
+fio-compatible options (see --cmdhelp for job options):
+  --output=FILE           write results to FILE
+  --output-format=LIST    normal, terse, json, json+ (comma-separated)
+  --minimal               terse output
+  --terse-version=N       terse version 2, 3 (default), 4 or 5
+  --parse-only            check the jobs and exit without doing I/O
+  --showcmd               print each job file as a command line
+  --section=NAME          run only the named job sections
+  --readonly              refuse any job that writes
+  --status-interval=T     print results every T
+  --eta=when              always, never or auto
+  --cmdhelp[=OPTION|all]  describe job options
+  --enghelp[=ENGINE[,OPTION]]  list I/O engines or describe one
+  --version               print the version
+";
+
+/// The machine facts `$pagesize`, `$ncpus` and `$mb_memory` stand for.
+pub fn machine_ctx() -> Ctx {
+    let (pagesize, ncpus, mb_memory) = fiox_engine::sys::machine();
+    Ctx {
+        kb_base: 1024,
+        pagesize,
+        ncpus,
+        mb_memory,
+    }
+}
+
+pub fn run(args: Vec<String>) -> Result<ExitCode> {
+    let cl = argv::parse(args)?;
+    let g = &cl.globals;
+    let mut out = std::io::stdout().lock();
+    if g.version {
+        writeln!(out, "{VERSION_STRING}")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if g.help {
+        out.write_all(USAGE.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(which) = &g.cmdhelp {
+        out.write_all(help::cmdhelp(which)?.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(which) = &g.enghelp {
+        out.write_all(help::enghelp(which, &fiox_engine::names())?.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if cl.job_files.is_empty() && cl.sections.is_empty() {
+        out.write_all(USAGE.as_bytes())?;
+        return Ok(ExitCode::from(1));
+    }
+    let env = |v: &str| std::env::var(v).ok();
+    let mut files = Vec::new();
+    for p in &cl.job_files {
+        files.push(jobfile::read(p, &env)?);
+    }
+    if g.showcmd {
+        out.write_all(showcmd::render("fiox", &cl, &files).as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let set = fiox_options::assemble(&cl, &files, &machine_ctx())?;
+    // --parse-only checks syntax, values and cross-option rules, like fio's; whether files and
+    // devices exist is checked when a run is planned (still before any I/O), so job files
+    // written for another machine can be checked here.
+    if g.parse_only {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let plan = plan::build(set, g.readonly)?;
+    drop(out);
+    run_plan(&plan, g)
+}
+
+/// Runs a checked plan and prints its report in the requested formats.
+pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
+    let normal = g.formats.contains(&Format::Normal);
+    let mut head = String::new();
+    if normal && g.output.is_none() {
+        head = crate::fio::header(plan);
+        print!("{head}");
+        std::io::stdout().flush().ok();
+        head.clear();
+    } else if normal {
+        head = crate::fio::header(plan);
+    }
+    runner::STOP.store(false, std::sync::atomic::Ordering::Relaxed);
+    fiox_engine::sys::stop_on_signals(&runner::STOP);
+    let stderr = Mutex::new(std::io::stderr());
+    let diag = |s: &str| {
+        let _ = stderr.lock().map(|mut e| e.write_all(s.as_bytes()));
+    };
+    let results = runner::run(plan, &diag)?;
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    let report = summary::build(plan, &results, now_ms);
+    // fio prints JSON before the normal output when both are asked for.
+    let mut text = head;
+    for f in [
+        Format::Json,
+        Format::JsonPlus,
+        Format::Terse,
+        Format::Normal,
+    ] {
+        if !g.formats.contains(&f) {
+            continue;
+        }
+        text.push_str(&crate::render::render(f, &report, g.terse_version));
+    }
+    match &g.output {
+        Some(path) => write_file(path, &text)?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    let failed = results.iter().any(|r| r.error.is_some());
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text)
+        .with_context(|| format!("cannot write --output file '{}'", path.display()))
+}
+
+/// The lines fio prints before a run: one per job (a `...` line for clones), the version and
+/// "Starting N processes".
+pub fn header(plan: &plan::Plan) -> String {
+    let mut s = String::new();
+    for job in &plan.jobs {
+        let spec = &job.spec;
+        s.push_str(&crate::render::job_header(
+            &spec.name,
+            job.groupid,
+            spec.rw.name(),
+            spec.bs,
+            spec.ioengine,
+            spec.iodepth,
+        ));
+        if spec.numjobs > 1 {
+            s.push_str("...\n");
+        }
+    }
+    s.push_str(VERSION_STRING);
+    s.push('\n');
+    let n = plan.workers.len();
+    let threads = plan.jobs.iter().any(|j| j.spec.thread);
+    s.push_str(&crate::render::starting_line(n, threads));
+    s
+}

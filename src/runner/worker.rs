@@ -1,0 +1,664 @@
+//! One worker thread: fio's I/O loop for one job clone. It opens and lays out the files, then
+//! keeps up to `iodepth` I/Os in flight: prepare, queue, commit in batches, reap, account.
+//!
+//! Timing follows fio's definitions. For asynchronous engines the clock is read once per
+//! submission batch before queueing (start), once after the batch is committed (issue) and once
+//! per reaped batch (completion): slat = issue - start, clat = completion - issue,
+//! lat = completion - start. Synchronous engines have no submission phase: the clock is read
+//! before and after each call, clat = lat = the call's duration, and there is no slat.
+//!
+//! The loop allocates nothing: units, buffers, timestamps and the completion list are made once.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use fiox_engine::{sys, Completion, Ddir, IoBuffers, IoEngine, IoUnit, MemKind, Queued, Setup};
+use fiox_stats::{DirStat, ThreadStat};
+
+use super::iogen::IoGen;
+use super::offsets::{mix64, Rng};
+use crate::plan::WorkerPlan;
+
+/// Live counters another thread may read for the status line.
+#[derive(Default)]
+pub struct Progress {
+    pub bytes: [AtomicU64; 3],
+    pub ios: [AtomicU64; 3],
+    pub done: AtomicBool,
+}
+
+/// What a worker hands back.
+pub struct WorkerResult {
+    pub ts: ThreadStat,
+    pub pid: u32,
+    /// Milliseconds since the epoch when measurement started.
+    pub start_epoch_ms: u64,
+    pub elapsed_ms: u64,
+    /// The I/O error that stopped the job, already described.
+    pub error: Option<String>,
+}
+
+struct Timing {
+    start: Vec<u64>,
+    issue: Vec<u64>,
+}
+
+/// Nanoseconds on the worker's monotonic clock.
+#[inline]
+fn now_ns(base: Instant) -> u64 {
+    base.elapsed().as_nanos() as u64
+}
+
+fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
+    let need: Vec<&crate::plan::FilePlan> = plan
+        .files
+        .iter()
+        .filter(|f| {
+            !f.block_device
+                && std::fs::metadata(&f.path)
+                    .map(|m| m.len() < f.layout_size)
+                    .unwrap_or(true)
+        })
+        .collect();
+    if need.is_empty() {
+        return Ok(());
+    }
+    let total: u64 = need.iter().map(|f| f.layout_size).sum();
+    // fio prints whole MiB here, so small files show as "0MiB".
+    let size = format!("{}MiB", total >> 20);
+    let _ = if need.len() == 1 {
+        writeln!(
+            diag,
+            "{}: Laying out IO file (1 file / {size})",
+            plan.spec.name
+        )
+    } else {
+        writeln!(
+            diag,
+            "{}: Laying out IO files ({} files / total {size})",
+            plan.spec.name,
+            need.len()
+        )
+    };
+    for f in need {
+        if let Some(dir) = f.path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                bail!(
+                    "job '{}': directory '{}' does not exist",
+                    plan.spec.name,
+                    dir.display()
+                );
+            }
+        }
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&f.path)
+            .with_context(|| {
+                format!(
+                    "job '{}': cannot create '{}'",
+                    plan.spec.name,
+                    f.path.display()
+                )
+            })?;
+        let have = file.metadata()?.len();
+        // Written with real data (not just allocated) so that reads hit the device, as in fio.
+        let chunk = 1usize << 20;
+        let mut buf = vec![0u8; chunk];
+        let mut rng = Rng::new(mix64(have ^ f.layout_size));
+        if !plan.spec.zero_buffers {
+            for w in buf.chunks_mut(8) {
+                w.copy_from_slice(&rng.next_u64().to_le_bytes()[..w.len()]);
+            }
+        }
+        let mut off = have;
+        while off < f.layout_size {
+            let n = chunk.min((f.layout_size - off) as usize);
+            std::os::unix::fs::FileExt::write_all_at(&file, &buf[..n], off).with_context(|| {
+                format!(
+                    "job '{}': cannot lay out '{}'",
+                    plan.spec.name,
+                    f.path.display()
+                )
+            })?;
+            off += n as u64;
+        }
+        file.flush()?;
+        file.sync_all().ok();
+    }
+    Ok(())
+}
+
+/// Runs one worker to the end. `stop` asks every worker to finish early (Ctrl-C, exitall).
+pub fn run(
+    plan: &WorkerPlan,
+    seed: u64,
+    stop: &AtomicBool,
+    progress: &Progress,
+    diag: &mut dyn Write,
+) -> Result<WorkerResult> {
+    let spec = &*plan.spec;
+    let _locked = if spec.lockmem > 0 {
+        Some(sys::LockedMem::new(spec.lockmem as usize).with_context(|| {
+            format!(
+                "job '{}': cannot lock {} bytes (lockmem)",
+                spec.name, spec.lockmem
+            )
+        })?)
+    } else {
+        None
+    };
+    if !plan.engine.diskless {
+        layout(plan, diag)?;
+    }
+    // Files stay open (and so valid descriptors) until the engine is gone.
+    let mut files: Vec<File> = Vec::new();
+    if !plan.engine.diskless {
+        let write = spec.rw.writes() || spec.rw.trims();
+        for f in &plan.files {
+            let mut o = OpenOptions::new();
+            o.read(true).write(write);
+            if spec.direct {
+                o.custom_flags(libc::O_DIRECT);
+            }
+            let file = o.open(&f.path).with_context(|| {
+                format!("job '{}': cannot open '{}'", spec.name, f.path.display())
+            })?;
+            files.push(file);
+        }
+    }
+    let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
+    let depth = if plan.engine.sync {
+        1
+    } else {
+        spec.iodepth.max(1)
+    };
+    let max_bs = *spec.bs.iter().max().expect("three directions") as usize;
+    let mem = MemKind::from_name(spec.mem)
+        .with_context(|| format!("job '{}': mem={} is not supported yet", spec.name, spec.mem))?;
+    let align = (spec.iomem_align as usize).max(4096);
+    let mut buffers = IoBuffers::new(depth as usize, max_bs, align, mem)
+        .context("cannot allocate I/O buffers")?;
+    if !spec.zero_buffers {
+        let mut rng = Rng::new(seed ^ 0x5eed);
+        for i in 0..depth as usize {
+            for w in buffers.slice_mut(i).chunks_mut(8) {
+                w.copy_from_slice(&rng.next_u64().to_le_bytes()[..w.len()]);
+            }
+        }
+    }
+    let mut engine: Box<dyn IoEngine> = (plan.engine.make)();
+    let waits = spec.iodepth_batch_complete_min >= 1;
+    engine
+        .init(&Setup {
+            fds: &fds,
+            buffers: &buffers,
+            depth,
+            waits_for_completions: waits,
+            opts: &spec.engine,
+        })
+        .with_context(|| {
+            format!(
+                "job '{}': ioengine {} failed to start",
+                spec.name, spec.ioengine
+            )
+        })?;
+    let result = io_loop(
+        plan,
+        engine.as_mut(),
+        &fds,
+        &buffers,
+        depth,
+        seed,
+        stop,
+        progress,
+        diag,
+    );
+    // The engine goes first: a ring may still reference the buffers until it is torn down.
+    drop(engine);
+    drop(buffers);
+    let mut res = result?;
+    if spec.end_fsync || spec.fsync_on_close {
+        for f in &files {
+            f.sync_all().ok();
+        }
+    }
+    drop(files);
+    if spec.unlink && !plan.engine.diskless {
+        for f in &plan.files {
+            if !f.block_device {
+                std::fs::remove_file(&f.path).ok();
+            }
+        }
+    }
+    res.pid = sys::gettid();
+    Ok(res)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn io_loop(
+    plan: &WorkerPlan,
+    engine: &mut dyn IoEngine,
+    fds: &[RawFd],
+    buffers: &IoBuffers,
+    depth: u32,
+    seed: u64,
+    stop: &AtomicBool,
+    progress: &Progress,
+    diag: &mut dyn Write,
+) -> Result<WorkerResult> {
+    let spec = &*plan.spec;
+    let sync_engine = plan.engine.sync;
+    let regions: Vec<(u64, u64)> = plan
+        .files
+        .iter()
+        .map(|f| (f.region_start, f.region_len))
+        .collect();
+    let mut gen = IoGen::new(spec, &regions, seed);
+    let block_dev: Vec<bool> = plan.files.iter().map(|f| f.block_device).collect();
+
+    let mut units: Vec<IoUnit> = (0..depth as usize)
+        .map(|i| IoUnit {
+            ddir: Ddir::Read,
+            fd: fds.first().copied().unwrap_or(-1),
+            file_index: 0,
+            block_device: false,
+            offset: 0,
+            len: 0,
+            buf: buffers.ptr(i),
+            result: 0,
+        })
+        .collect();
+    let mut timing = Timing {
+        start: vec![0; depth as usize],
+        issue: vec![0; depth as usize],
+    };
+    let mut free: Vec<u32> = (0..depth).rev().collect();
+    let mut batch: Vec<u32> = Vec::with_capacity(depth as usize);
+    let mut completions: Vec<Completion> = Vec::with_capacity(depth as usize);
+
+    let mut ts = ThreadStat {
+        jobs: 1,
+        ..ThreadStat::default()
+    };
+    for (d, on) in [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()]
+        .into_iter()
+        .enumerate()
+    {
+        if on {
+            ts.dirs[d] = DirStat::active();
+        }
+    }
+    let clock = Instant::now();
+    let ramp_ns = spec.ramp_time_us * 1000;
+    let runtime_ns = spec.runtime_us * 1000;
+    let end_ns = if runtime_ns > 0 {
+        ramp_ns + runtime_ns
+    } else {
+        u64::MAX
+    };
+    let limit = if spec.time_based {
+        u64::MAX
+    } else {
+        plan.io_bytes.saturating_mul(spec.loops as u64)
+    };
+    let mut measuring = ramp_ns == 0;
+    let mut meas_start = 0u64;
+    let mut usage0 = sys::thread_usage();
+    let mut start_epoch_ms = epoch_ms();
+    let mut issued_bytes = 0u64;
+    let mut inflight = 0u32;
+    let mut error: Option<String> = None;
+    let bw_win = spec.bwavgtime_ms.max(1) * 1_000_000;
+    let iops_win = spec.iopsavgtime_ms.max(1) * 1_000_000;
+    let mut bw_last = (0u64, [0u64; 3]);
+    let mut iops_last = (0u64, [0u64; 3]);
+    let batch_submit = spec.iodepth_batch_submit.max(1);
+    let complete_max = spec.iodepth_batch_complete_max.clamp(1, depth);
+    let low = spec.iodepth_low.min(depth);
+    let mut now = 0u64;
+
+    loop {
+        let stopping = stop.load(Ordering::Relaxed)
+            || error.is_some()
+            || now >= end_ns
+            || issued_bytes >= limit;
+        if stopping && inflight == 0 && batch.is_empty() {
+            break;
+        }
+        // Ramp over: forget what was measured and start the clock for the report.
+        if !measuring && now >= ramp_ns {
+            measuring = true;
+            meas_start = now;
+            usage0 = sys::thread_usage();
+            start_epoch_ms = epoch_ms();
+            let active = ts.dirs.clone().map(|d| d.slat_hist.is_some());
+            ts = ThreadStat {
+                jobs: 1,
+                ..ThreadStat::default()
+            };
+            for (d, on) in active.into_iter().enumerate() {
+                if on {
+                    ts.dirs[d] = DirStat::active();
+                }
+            }
+            bw_last = (now, [0; 3]);
+            iops_last = (now, [0; 3]);
+            if !spec.time_based {
+                issued_bytes = 0;
+            }
+        }
+
+        // Fill the queue.
+        if !stopping {
+            let t_fill = if sync_engine { 0 } else { now_ns(clock) };
+            while let Some(&idx) = free.last() {
+                if issued_bytes >= limit {
+                    break;
+                }
+                let next = gen.next();
+                let u = &mut units[idx as usize];
+                u.ddir = next.ddir;
+                u.file_index = next.file as u32;
+                u.fd = fds.get(next.file).copied().unwrap_or(-1);
+                u.block_device = block_dev.get(next.file).copied().unwrap_or(false);
+                u.offset = next.offset;
+                u.len = next.len;
+                if sync_engine {
+                    let t0 = now_ns(clock);
+                    engine.queue(idx, u).context("engine failed")?;
+                    now = now_ns(clock);
+                    issued_bytes += next.len as u64;
+                    ts.mark_depth(1, 1);
+                    let u = units[idx as usize];
+                    account(
+                        &mut ts, &u, None, t0, now, measuring, &mut error, plan, diag,
+                    );
+                    ts.submit_map[1] += 1;
+                    ts.complete_map[1] += 1;
+                    break;
+                }
+                timing.start[idx as usize] = t_fill;
+                match engine.queue(idx, u).context("engine failed")? {
+                    Queued::Completed => {
+                        // An in-line completion (trim on a ring engine).
+                        free.pop();
+                        issued_bytes += next.len as u64;
+                        now = now_ns(clock);
+                        let u = units[idx as usize];
+                        account(
+                            &mut ts,
+                            &u,
+                            Some(t_fill),
+                            t_fill,
+                            now,
+                            measuring,
+                            &mut error,
+                            plan,
+                            diag,
+                        );
+                        free.push(idx);
+                        break;
+                    }
+                    Queued::Queued => {
+                        free.pop();
+                        issued_bytes += next.len as u64;
+                        batch.push(idx);
+                        if batch.len() as u32 >= batch_submit {
+                            break;
+                        }
+                    }
+                    Queued::Busy => break,
+                }
+            }
+        }
+        if sync_engine {
+            progress_update(progress, &ts);
+            sample(
+                &mut ts,
+                spec.rw,
+                now,
+                measuring,
+                bw_win,
+                iops_win,
+                &mut bw_last,
+                &mut iops_last,
+            );
+            continue;
+        }
+        // Submit the batch.
+        if !batch.is_empty() {
+            let n = engine.commit().context("submitting I/O failed")?;
+            if n > 0 || !batch.is_empty() {
+                let t_issue = now_ns(clock);
+                for &i in &batch {
+                    timing.issue[i as usize] = t_issue;
+                }
+                inflight += batch.len() as u32;
+                ts.mark_depth(inflight, batch.len() as u64);
+                ts.submit_map[ThreadStat::batch_bucket(batch.len() as u32)] += 1;
+                batch.clear();
+            }
+        }
+        // Reap.
+        if inflight > 0 {
+            let full = free.is_empty() || stopping || issued_bytes >= limit;
+            let min = if full {
+                spec.iodepth_batch_complete_min
+                    .max(inflight.saturating_sub(low))
+                    .max(1)
+                    .min(inflight)
+            } else {
+                spec.iodepth_batch_complete_min.min(inflight)
+            };
+            completions.clear();
+            engine
+                .getevents(min, complete_max, &mut completions)
+                .context("reaping completions failed")?;
+            if !completions.is_empty() {
+                now = now_ns(clock);
+                ts.complete_map[ThreadStat::batch_bucket(completions.len() as u32)] += 1;
+                for c in &completions {
+                    let u = &mut units[c.index as usize];
+                    u.result = c.result;
+                    let u = *u;
+                    account(
+                        &mut ts,
+                        &u,
+                        Some(timing.start[c.index as usize]),
+                        timing.issue[c.index as usize],
+                        now,
+                        measuring,
+                        &mut error,
+                        plan,
+                        diag,
+                    );
+                    free.push(c.index);
+                }
+                inflight -= completions.len() as u32;
+                progress_update(progress, &ts);
+                sample(
+                    &mut ts,
+                    spec.rw,
+                    now,
+                    measuring,
+                    bw_win,
+                    iops_win,
+                    &mut bw_last,
+                    &mut iops_last,
+                );
+            } else {
+                now = now_ns(clock);
+            }
+        } else {
+            now = now_ns(clock);
+        }
+    }
+    let elapsed_ms = now.saturating_sub(meas_start) / 1_000_000;
+    let usage = sys::thread_usage().since(&usage0);
+    ts.usr_us = usage.usr_us;
+    ts.sys_us = usage.sys_us;
+    ts.ctx = usage.ctx;
+    ts.majf = usage.majf;
+    ts.minf = usage.minf;
+    ts.job_runtime_ms = elapsed_ms;
+    for (d, ds) in ts.dirs.iter_mut().enumerate() {
+        if ds.total_ios > 0 {
+            ds.runtime_ms = elapsed_ms.max(1);
+        }
+        ts.issued[d] = ds.total_ios;
+    }
+    progress.done.store(true, Ordering::Relaxed);
+    Ok(WorkerResult {
+        ts,
+        pid: 0,
+        start_epoch_ms,
+        elapsed_ms,
+        error,
+    })
+}
+
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Accounts one finished I/O.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn account(
+    ts: &mut ThreadStat,
+    u: &IoUnit,
+    start: Option<u64>,
+    issue: u64,
+    done: u64,
+    measuring: bool,
+    error: &mut Option<String>,
+    plan: &WorkerPlan,
+    diag: &mut dyn Write,
+) {
+    if u.result < 0 {
+        if error.is_none() {
+            let errno = (-u.result) as i32;
+            let e = std::io::Error::from_raw_os_error(errno);
+            let file = plan
+                .files
+                .get(u.file_index as usize)
+                .map(|f| f.path.display().to_string())
+                .unwrap_or_default();
+            let what = match u.ddir {
+                Ddir::Read => "read",
+                Ddir::Write => "write",
+                Ddir::Trim => "trim",
+                Ddir::Sync | Ddir::DataSync => "sync",
+            };
+            let msg = format!(
+                "io_u error on file {file}: {e}: {what} offset={}, buflen={}",
+                u.offset, u.len
+            );
+            let _ = writeln!(diag, "fiox: {msg}");
+            ts.error = errno;
+            *error = Some(msg);
+        }
+        return;
+    }
+    if !measuring {
+        return;
+    }
+    let d = match u.ddir {
+        Ddir::Read => 0,
+        Ddir::Write => 1,
+        Ddir::Trim => 2,
+        Ddir::Sync | Ddir::DataSync => {
+            ts.sync_ios += 1;
+            ts.sync_lat.add(done - issue);
+            return;
+        }
+    };
+    let clat = done.saturating_sub(issue);
+    let ds = &mut ts.dirs[d];
+    ds.io_bytes += u.result as u64;
+    ds.total_ios += 1;
+    if (u.result as u64) < u.len as u64 {
+        ds.short_ios += 1;
+        ts.short[d] += 1;
+    }
+    ds.clat.add(clat);
+    if let Some(h) = &mut ds.clat_hist {
+        h.add(clat);
+    }
+    let lat = match start {
+        Some(s) => {
+            let slat = issue.saturating_sub(s);
+            ds.slat.add(slat);
+            if let Some(h) = &mut ds.slat_hist {
+                h.add(slat);
+            }
+            done.saturating_sub(s)
+        }
+        None => clat,
+    };
+    ds.lat.add(lat);
+    if let Some(h) = &mut ds.lat_hist {
+        h.add(lat);
+    }
+    ts.mark_clat_bucket(clat);
+}
+
+fn progress_update(p: &Progress, ts: &ThreadStat) {
+    for d in 0..3 {
+        p.bytes[d].store(ts.dirs[d].io_bytes, Ordering::Relaxed);
+        p.ios[d].store(ts.dirs[d].total_ios, Ordering::Relaxed);
+    }
+}
+
+/// Takes bandwidth and IOPS samples when their windows have passed (fio's `bwavgtime`,
+/// `iopsavgtime`), for the directions the job does.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn sample(
+    ts: &mut ThreadStat,
+    rw: fiox_options::RwMode,
+    now: u64,
+    measuring: bool,
+    bw_win: u64,
+    iops_win: u64,
+    bw_last: &mut (u64, [u64; 3]),
+    iops_last: &mut (u64, [u64; 3]),
+) {
+    if !measuring {
+        return;
+    }
+    let on = [rw.reads(), rw.writes(), rw.trims()];
+    if now - bw_last.0 >= bw_win {
+        let ms = (now - bw_last.0) / 1_000_000;
+        for (d, _) in on.iter().enumerate().filter(|(_, on)| **on) {
+            {
+                let delta = ts.dirs[d].io_bytes - bw_last.1[d];
+                ts.dirs[d].bw.add(delta * 1000 / ms.max(1) / 1024);
+                bw_last.1[d] = ts.dirs[d].io_bytes;
+            }
+        }
+        bw_last.0 = now;
+    }
+    if now - iops_last.0 >= iops_win {
+        let ms = (now - iops_last.0) / 1_000_000;
+        for (d, _) in on.iter().enumerate().filter(|(_, on)| **on) {
+            {
+                let delta = ts.dirs[d].total_ios - iops_last.1[d];
+                ts.dirs[d].iops.add(delta * 1000 / ms.max(1));
+                iops_last.1[d] = ts.dirs[d].total_ios;
+            }
+        }
+        iops_last.0 = now;
+    }
+}

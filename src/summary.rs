@@ -1,0 +1,114 @@
+//! Gathers the workers' results into a [`RunReport`]: one entry per job clone, or per group when
+//! the group asked for `group_reporting`, plus the group totals.
+
+use fiox_options::jobfile::RawOpt;
+use fiox_report::{JobReport, RunReport, Units};
+use fiox_stats::{GroupStat, ThreadStat};
+
+use crate::plan::Plan;
+use crate::runner::worker::WorkerResult;
+
+/// fio 3.33 leaves value-less flags out of its JSON option echo.
+fn echo(opts: &[RawOpt]) -> Vec<(String, String)> {
+    opts.iter()
+        .filter_map(|o| {
+            o.value
+                .as_ref()
+                .map(|v| (o.def.name.to_string(), v.trim().to_string()))
+        })
+        .collect()
+}
+
+pub fn build(plan: &Plan, results: &[WorkerResult], now_epoch_ms: u64) -> RunReport {
+    let ctime = fiox_engine::sys::ctime((now_epoch_ms / 1000) as i64);
+    let mut jobs: Vec<JobReport> = Vec::new();
+    let groups_n = plan
+        .workers
+        .iter()
+        .map(|w| w.groupid)
+        .max()
+        .map_or(0, |g| g + 1);
+    let mut groups = Vec::new();
+    for g in 0..groups_n {
+        let members: Vec<usize> = (0..results.len())
+            .filter(|&i| plan.workers[i].groupid == g)
+            .collect();
+        if members.is_empty() {
+            continue;
+        }
+        groups.push(GroupStat::from_jobs(
+            g,
+            members.iter().map(|&i| &results[i].ts),
+        ));
+        let merged = members
+            .iter()
+            .any(|&i| plan.workers[i].spec.group_reporting);
+        if merged {
+            let mut ts = ThreadStat::default();
+            for &i in &members {
+                ts.merge(&results[i].ts);
+            }
+            // fio names a merged report after the group's first job, with the last job's options.
+            let first = members[0];
+            let last = *members.last().expect("not empty");
+            jobs.push(job_report(plan, first, last, &results[first], ts, &ctime));
+        } else {
+            for &i in &members {
+                jobs.push(job_report(
+                    plan,
+                    i,
+                    i,
+                    &results[i],
+                    results[i].ts.clone(),
+                    &ctime,
+                ));
+            }
+        }
+    }
+    RunReport {
+        version: crate::VERSION_STRING.to_string(),
+        timestamp: now_epoch_ms / 1000,
+        timestamp_ms: now_epoch_ms,
+        time: ctime.clone(),
+        global_options: plan.had_global_section.then(|| echo(&plan.global_options)),
+        jobs,
+        groups,
+        disks: Vec::new(),
+    }
+}
+
+fn job_report(
+    plan: &Plan,
+    first: usize,
+    options_from: usize,
+    r: &WorkerResult,
+    ts: ThreadStat,
+    ctime: &str,
+) -> JobReport {
+    let w = &plan.workers[first];
+    let spec = &w.spec;
+    let job = &plan.jobs[plan.workers[options_from].job_index];
+    JobReport {
+        name: spec.name.clone(),
+        groupid: w.groupid,
+        pid: r.pid,
+        error: ts.error,
+        description: spec.description.clone(),
+        job_options: echo(&job.own),
+        ts,
+        has_slat: !w.engine.sync,
+        clat_percentiles: spec.clat_percentiles,
+        lat_percentiles: spec.lat_percentiles,
+        slat_percentiles: spec.slat_percentiles,
+        percentile_list: spec.percentile_list.clone(),
+        units: Units {
+            kb_base: spec.kb_base,
+            unit_base: 0,
+            sig_figs: spec.significant_figures,
+        },
+        iodepth: spec.iodepth,
+        job_start_ms: r.start_epoch_ms,
+        elapsed_s: r.elapsed_ms.div_ceil(1000),
+        ctime: ctime.to_string(),
+    }
+}

@@ -1,0 +1,132 @@
+//! Bad input is refused with a clear message, a non-zero exit and no I/O; the help switches work.
+
+use crate::util::{fiox, listing, scratch};
+
+/// Runs fiox in an empty directory and checks it failed, created nothing and said `needle`.
+fn refused(args: &[&str], files: &[(&str, &str)], needle: &str) {
+    let dir = scratch();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let before = listing(dir.path());
+    let o = fiox(dir.path(), args);
+    assert_ne!(o.code, 0, "fiox {args:?} should fail; stdout: {}", o.stdout);
+    assert!(
+        o.stderr.contains(needle),
+        "fiox {args:?}: expected {needle:?} in stderr, got: {}",
+        o.stderr
+    );
+    assert!(o.stderr.starts_with("fiox: "), "{}", o.stderr);
+    assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
+    assert_eq!(
+        listing(dir.path()),
+        before,
+        "fiox {args:?} created or removed files"
+    );
+}
+
+#[test]
+fn unknown_option_suggests_names() {
+    refused(
+        &["--blocksize2=4k", "--name=j", "--size=1m"],
+        &[],
+        "fiox: unknown option 'blocksize2' (command line); did you mean 'blocksize'?",
+    );
+    refused(
+        &["j.fio"],
+        &[("j.fio", "[j]\nsize=1m\niodepht=4\n")],
+        "unknown option 'iodepht' (j.fio, line 3); did you mean 'iodepth'?",
+    );
+}
+
+#[test]
+fn bad_values_name_option_value_file_and_line() {
+    refused(
+        &["j.fio"],
+        &[("j.fio", "[global]\nsize=1m\n[j]\nbs=4q\n")],
+        "bad value '4q' for option 'bs' (j.fio, line 4): '4q' has an unknown suffix 'q'",
+    );
+    refused(
+        &["--name=j", "--size=1m", "--rw=foo"],
+        &[],
+        "bad value 'foo' for option 'rw' (command line)",
+    );
+    refused(
+        &["--name=j", "--size=1m", "--direct=2"],
+        &[],
+        "bad value '2' for option 'direct'",
+    );
+    refused(
+        &["--name=j", "--size=1m", "--iodepth=0"],
+        &[],
+        "bad value '0' for option 'iodepth'",
+    );
+    refused(
+        &["--name=j", "--size=1m", "--runtime=abc"],
+        &[],
+        "bad value 'abc' for option 'runtime'",
+    );
+}
+
+#[test]
+fn missing_file_empty_job_and_no_target() {
+    refused(&["nope.fio"], &[], "cannot read job file 'nope.fio'");
+    refused(
+        &["g.fio"],
+        &[("g.fio", "[global]\nbs=4k\n")],
+        "defines no jobs",
+    );
+    refused(&["--name=j", "--rw=read"], &[], "job 'j': no target size");
+    refused(
+        &["--name=j", "--size=1m", "--filename=/nonexistent/dir/f"],
+        &[],
+        "directory '/nonexistent/dir' does not exist",
+    );
+}
+
+#[test]
+fn unsupported_options_are_refused_not_ignored() {
+    refused(
+        &["--name=j", "--size=1m", "--rate=1m"],
+        &[],
+        "option 'rate' (command line) is not supported yet",
+    );
+    refused(
+        &["--name=j", "--size=1m", "--verify=md5"],
+        &[],
+        "accepted now: 0, none",
+    );
+    refused(
+        &["--name=j", "--size=1m", "--ioengine=rbd"],
+        &[],
+        "ioengine 'rbd' is not supported yet",
+    );
+}
+
+#[test]
+fn parse_only_checks_without_io() {
+    let dir = scratch();
+    let o = fiox(
+        dir.path(),
+        &["--parse-only", "--name=j", "--size=1m", "--rw=randwrite"],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.is_empty());
+    assert!(listing(dir.path()).is_empty());
+}
+
+#[test]
+fn help_switches() {
+    let dir = scratch();
+    let o = fiox(dir.path(), &["--version"]);
+    assert!(o.stdout.starts_with("fiox-"), "{}", o.stdout);
+    let o = fiox(dir.path(), &["--cmdhelp=bs"]);
+    assert!(o.stdout.contains("alias: blocksize"), "{}", o.stdout);
+    let o = fiox(dir.path(), &["--enghelp"]);
+    for e in ["psync", "libaio", "io_uring", "null"] {
+        assert!(o.stdout.contains(&format!("\t{e}\n")), "{}", o.stdout);
+    }
+    let o = fiox(dir.path(), &["--enghelp=io_uring,fixedbufs"]);
+    assert_eq!(o.code, 0);
+    assert!(o.stdout.contains("fixedbufs"));
+}

@@ -1,0 +1,66 @@
+//! Helpers: run fiox or fio in a scratch directory and capture what they print.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn fiox_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_fiox"))
+}
+
+fn run(cmd: &mut Command) -> Out {
+    let o = cmd.output().expect("cannot start the program");
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// Runs fiox with `args` in `dir`.
+pub fn fiox(dir: &Path, args: &[&str]) -> Out {
+    run(Command::new(fiox_bin()).args(args).current_dir(dir))
+}
+
+/// The real fio. The differential tests need it; `scripts/test.sh` installs it.
+pub fn fio_bin() -> PathBuf {
+    let p = PathBuf::from("/usr/bin/fio");
+    assert!(
+        p.exists(),
+        "fio 3.33 is not installed: run the tests with scripts/test.sh, which installs Debian's fio"
+    );
+    p
+}
+
+pub fn fio(dir: &Path, args: &[&str]) -> Out {
+    run(Command::new(fio_bin()).args(args).current_dir(dir))
+}
+
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("fiox-test-")
+        .tempdir()
+        .expect("cannot make a scratch directory")
+}
+
+/// Names of the entries in a directory, sorted.
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// The repository's test data folder.
+pub fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
+}

@@ -11,6 +11,7 @@ pub mod argv;
 mod defs;
 pub mod error;
 mod expr;
+pub mod fuzz;
 pub mod help;
 pub mod job;
 pub mod jobfile;

@@ -1,0 +1,240 @@
+//! Fuzz targets for the parsers, and a small mutation fuzzer that drives them for a bounded time
+//! as an ordinary test (cargo-fuzz needs a nightly toolchain, which CI does not have).
+//!
+//! The property is simple: no input makes a parser panic. Every target takes raw bytes so that
+//! an external fuzzer (libFuzzer, AFL++) can call it unchanged.
+
+use std::path::Path;
+
+use crate::table;
+use crate::value::{self, Ctx};
+
+/// Parses bytes as a job file and resolves its jobs.
+pub fn job_file(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let env = |v: &str| (v == "HOME").then(|| "/root".to_string());
+    if let Ok(f) = crate::jobfile::parse_text(&text, Path::new("fuzz.fio"), &env) {
+        let cl = crate::argv::CommandLine::default();
+        let _ = crate::job::assemble(&cl, &[f.clone()], &Ctx::default());
+        let _ = crate::showcmd::render("fiox", &cl, &[f]);
+    }
+}
+
+/// Parses bytes as the value of every option in the table (first byte picks kb_base).
+pub fn option_value(data: &[u8]) {
+    let (kb, rest) = data.split_first().map_or((0, data), |(k, r)| (*k, r));
+    let ctx = Ctx {
+        kb_base: if kb & 1 == 0 { 1024 } else { 1000 },
+        ..Ctx::default()
+    };
+    let text = String::from_utf8_lossy(rest);
+    for o in table::all() {
+        let _ = value::parse(o, &text, &ctx);
+    }
+}
+
+/// Splits bytes on NUL into a command line and parses it.
+pub fn command_line(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let args: Vec<String> = text.split('\0').map(str::to_string).collect();
+    if let Ok(cl) = crate::argv::parse(args) {
+        let _ = crate::job::assemble(&cl, &[], &Ctx::default());
+    }
+}
+
+/// Deterministic xorshift generator for the mutator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Tokens that tend to reach interesting parser states.
+const DICT: &[&str] = &[
+    "[global]",
+    "[",
+    "]",
+    "=",
+    "#",
+    ";",
+    "\n",
+    ":",
+    ",",
+    "-",
+    "(",
+    ")",
+    "((",
+    "*",
+    "/",
+    "%",
+    "^",
+    "k",
+    "KiB",
+    "m",
+    "0x",
+    "${HOME}",
+    "${",
+    "$pagesize",
+    "$ncpus",
+    "include ",
+    "bs=",
+    "rw=randread:",
+    "bssplit=4k/",
+    "size=",
+    "18446744073709551616",
+    "-1",
+    "1e308",
+    ".",
+    "stonewall",
+    "numjobs=",
+    "kb_base=1000",
+    "ioengine=",
+    "\u{4e2d}",
+];
+
+/// Mutates `input` a few times: flips, deletions, duplications, dictionary insertions, splices.
+fn mutate(rng: &mut Rng, input: &[u8], corpus: &[Vec<u8>]) -> Vec<u8> {
+    let mut v = input.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let pos = rng.below(v.len() + 1);
+        match rng.below(6) {
+            0 if !v.is_empty() => {
+                let i = rng.below(v.len());
+                v[i] ^= 1 << rng.below(8);
+            }
+            1 if !v.is_empty() => {
+                let end = (pos + rng.below(8)).min(v.len());
+                v.drain(pos.min(end)..end);
+            }
+            2 => {
+                let tok = DICT[rng.below(DICT.len())].as_bytes();
+                v.splice(pos..pos, tok.iter().copied());
+            }
+            3 if !v.is_empty() => {
+                let start = rng.below(v.len());
+                let end = (start + rng.below(16)).min(v.len());
+                let chunk = v[start..end].to_vec();
+                v.splice(pos..pos, chunk);
+            }
+            4 => {
+                let other = &corpus[rng.below(corpus.len())];
+                let cut = rng.below(other.len() + 1);
+                v.truncate(pos);
+                v.extend_from_slice(&other[cut..]);
+            }
+            _ => v.insert(pos.min(v.len()), rng.next() as u8),
+        }
+    }
+    v.truncate(4096);
+    v
+}
+
+/// Runs `target` on mutations of `corpus` for `secs` seconds; returns the number of inputs.
+/// A panic propagates with the input printed, so a failure can be reproduced.
+pub fn run(target: fn(&[u8]), corpus: &[Vec<u8>], secs: f64, seed: u64) -> u64 {
+    let mut rng = Rng(seed | 1);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs);
+    let mut pool: Vec<Vec<u8>> = corpus.to_vec();
+    let mut n = 0;
+    for c in corpus {
+        target(c);
+    }
+    while std::time::Instant::now() < deadline {
+        let base = pool[rng.below(pool.len())].clone();
+        let input = mutate(&mut rng, &base, corpus);
+        let r = std::panic::catch_unwind(|| target(&input));
+        if r.is_err() {
+            panic!(
+                "fuzz input made a parser panic: {:?}",
+                String::from_utf8_lossy(&input)
+            );
+        }
+        if pool.len() < 512 && rng.below(8) == 0 {
+            pool.push(input);
+        }
+        n += 1;
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seconds per target: `FIOX_FUZZ_SECS` (CI may raise it), 2 by default.
+    fn secs() -> f64 {
+        std::env::var("FIOX_FUZZ_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(2.0)
+    }
+
+    fn corpus() -> Vec<Vec<u8>> {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data");
+        let mut out = Vec::new();
+        for sub in ["seeds", "jobs"] {
+            for e in std::fs::read_dir(format!("{dir}/{sub}")).expect("test data exists") {
+                let p = e.unwrap().path();
+                if p.extension()
+                    .is_some_and(|x| x == "fio" || x == "inc" || x == "txt")
+                {
+                    out.push(std::fs::read(p).unwrap());
+                }
+            }
+        }
+        assert!(out.len() >= 8, "fuzz corpus is missing");
+        out
+    }
+
+    #[test]
+    fn fuzz_job_files() {
+        let n = run(job_file, &corpus(), secs(), 0x1234);
+        assert!(n > 100, "only {n} inputs tried");
+    }
+
+    #[test]
+    fn fuzz_option_values() {
+        let values: Vec<Vec<u8>> = [
+            "4k",
+            "1MiB",
+            "4k-64k",
+            "4k/50:64k/50,8k/100",
+            "randread:8",
+            "(1+2)*3",
+            "50%",
+            "10s",
+            "1:5:99.9",
+            "0x10",
+            ",8k,",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+        let n = run(option_value, &values, secs(), 0x5678);
+        assert!(n > 100, "only {n} inputs tried");
+    }
+
+    #[test]
+    fn fuzz_command_lines() {
+        let lines: Vec<Vec<u8>> = corpus()
+            .iter()
+            .flat_map(|c| {
+                String::from_utf8_lossy(c)
+                    .lines()
+                    .map(|l| l.replace(' ', "\0").into_bytes())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|l| l.starts_with(b"-"))
+            .collect();
+        let n = run(command_line, &lines, secs(), 0x9abc);
+        assert!(n > 100, "only {n} inputs tried");
+    }
+}

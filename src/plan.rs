@@ -81,8 +81,9 @@ pub fn build(set: JobSet, readonly: bool) -> Result<Plan> {
             if io_bytes < min_bs && !spec.time_based {
                 bail!("job '{}': the I/O size ({io_bytes} bytes) is smaller than the block size ({min_bs} bytes)", spec.name);
             }
+            let max_bs = crate::runner::iogen::max_block(&spec);
             for f in &files {
-                if f.region_len < *spec.bs.iter().max().expect("three directions") {
+                if f.region_len < max_bs {
                     bail!(
                         "job '{}': the I/O region of '{}' ({} bytes) is smaller than the block size",
                         spec.name,

@@ -93,6 +93,11 @@ fn job_report(
         groupid: w.groupid,
         pid: r.pid,
         error: ts.error,
+        error_text: if ts.error != 0 {
+            format!("func=io_u error, error={}", errno_text(ts.error))
+        } else {
+            String::new()
+        },
         description: spec.description.clone(),
         job_options: echo(&job.own),
         ts,
@@ -110,5 +115,14 @@ fn job_report(
         job_start_ms: r.start_epoch_ms,
         elapsed_s: r.elapsed_ms.div_ceil(1000),
         ctime: ctime.to_string(),
+    }
+}
+
+/// The C library's text for an errno, without Rust's "(os error N)" suffix.
+fn errno_text(errno: i32) -> String {
+    let s = std::io::Error::from_raw_os_error(errno).to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
     }
 }

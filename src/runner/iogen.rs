@@ -20,6 +20,89 @@ pub struct Region {
     pass: u64,
 }
 
+/// How one direction's block sizes are chosen (`bs`, `bsrange`, `bssplit`).
+#[derive(Debug, Clone)]
+enum BlockSizes {
+    Fixed(u64),
+    Range {
+        lo: u64,
+        hi: u64,
+        align: u64,
+    },
+    /// Cumulative percentages, for a weighted pick.
+    Split(Vec<(u64, f64)>),
+}
+
+impl BlockSizes {
+    fn of(spec: &JobSpec, d: usize) -> BlockSizes {
+        if !spec.bssplit[d].is_empty() {
+            let mut cum = 0.0;
+            let v = spec.bssplit[d]
+                .iter()
+                .map(|&(bs, pct)| {
+                    cum += pct;
+                    (bs, cum)
+                })
+                .collect();
+            return BlockSizes::Split(v);
+        }
+        match spec.bsrange[d] {
+            Some((lo, hi)) if hi > lo => {
+                // Sizes in a range are multiples of the low end (when it is a power of two),
+                // unless bs_unaligned says otherwise, as in fio.
+                let align = if spec.bs_unaligned || !lo.is_power_of_two() {
+                    1
+                } else {
+                    lo
+                };
+                BlockSizes::Range { lo, hi, align }
+            }
+            Some((lo, _)) => BlockSizes::Fixed(lo),
+            None => BlockSizes::Fixed(spec.bs[d]),
+        }
+    }
+    fn min(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { lo, .. } => *lo,
+            BlockSizes::Split(v) => v.iter().map(|e| e.0).min().unwrap_or(1),
+        }
+    }
+    fn max(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { hi, .. } => *hi,
+            BlockSizes::Split(v) => v.iter().map(|e| e.0).max().unwrap_or(1),
+        }
+    }
+    #[inline]
+    fn pick(&self, rng: &mut Rng) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Range { lo, hi, align } => {
+                let v = lo + rng.below(hi - lo + 1);
+                (v / align * align).max(*lo)
+            }
+            BlockSizes::Split(v) => {
+                let r = rng.below(10_000) as f64 / 100.0;
+                v.iter()
+                    .find(|e| r < e.1)
+                    .or(v.last())
+                    .map(|e| e.0)
+                    .unwrap_or(1)
+            }
+        }
+    }
+}
+
+/// The largest block a job can issue, for buffer sizing and region checks.
+pub fn max_block(spec: &JobSpec) -> u64 {
+    (0..3)
+        .map(|d| BlockSizes::of(spec, d).max())
+        .max()
+        .unwrap_or(spec.bs[0])
+}
+
 /// What to do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NextIo {
@@ -30,10 +113,16 @@ pub struct NextIo {
 }
 
 pub struct IoGen {
+    /// How each direction picks its block size.
+    sizes: [BlockSizes; 3],
+    percentage_random: [u32; 3],
+    /// Insert an fsync (or fdatasync) after this many writes (0: never).
+    fsync_every: u32,
+    fsync_ddir: Ddir,
+    writes_since_sync: u32,
     rw: RwMode,
     modifier: u64,
     rwmixread: u32,
-    bs: [u64; 3],
     min_bs: u64,
     norandommap: bool,
     seed: u64,
@@ -49,14 +138,18 @@ pub struct IoGen {
 
 impl IoGen {
     pub fn new(spec: &JobSpec, regions: &[(u64, u64)], seed: u64) -> IoGen {
-        let used: Vec<u64> = [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()]
-            .iter()
-            .zip(spec.bs)
-            .filter(|(on, _)| **on)
-            .map(|(_, b)| b)
-            .collect();
-        let min_bs = used.iter().copied().min().unwrap_or(spec.bs[0]);
-        let max_bs = used.iter().copied().max().unwrap_or(spec.bs[0]);
+        let sizes = [0, 1, 2].map(|d| BlockSizes::of(spec, d));
+        let on = [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()];
+        let used = || (0..3).filter(|&d| on[d]);
+        let min_bs = used().map(|d| sizes[d].min()).min().unwrap_or(spec.bs[0]);
+        let max_bs = used().map(|d| sizes[d].max()).max().unwrap_or(spec.bs[0]);
+        // Random offsets are multiples of blockalign (default: the smallest block size).
+        let align = used()
+            .map(|d| spec.blockalign[d])
+            .filter(|&a| a > 0)
+            .min()
+            .unwrap_or(min_bs);
+        let min_bs = align;
         let regions = regions
             .iter()
             .enumerate()
@@ -73,11 +166,20 @@ impl IoGen {
                 }
             })
             .collect();
+        let (fsync_every, fsync_ddir) = if spec.fdatasync > 0 {
+            (spec.fdatasync, Ddir::DataSync)
+        } else {
+            (spec.fsync, Ddir::Sync)
+        };
         IoGen {
+            sizes,
+            percentage_random: spec.percentage_random,
+            fsync_every,
+            fsync_ddir,
+            writes_since_sync: 0,
             rw: spec.rw,
             modifier: spec.rw_modifier,
             rwmixread: spec.rwmixread,
-            bs: spec.bs,
             min_bs,
             norandommap: spec.norandommap,
             seed,
@@ -110,14 +212,26 @@ impl IoGen {
     #[inline]
     pub fn next(&mut self) -> NextIo {
         if let Some(w) = self.pending_write.take() {
+            self.count_write(w.ddir);
             return w;
+        }
+        if self.fsync_every > 0 && self.writes_since_sync >= self.fsync_every {
+            self.writes_since_sync = 0;
+            let file = self.last.map_or(0, |l| l.file);
+            return NextIo {
+                ddir: self.fsync_ddir,
+                file,
+                offset: 0,
+                len: 0,
+            };
         }
         let ddir = self.pick_ddir();
         let d = ddir as usize;
-        let len = self.bs[d];
+        let len = self.sizes[d].pick(&mut self.rng);
         let file = self.file;
         self.file = (self.file + 1) % self.regions.len();
-        let random = self.rw.is_random();
+        let pct = self.percentage_random[d];
+        let random = self.rw.is_random() && (pct >= 100 || self.rng.below(100) < pct as u64);
         let io = if random && self.run_left == 0 {
             if self.modifier > 0 {
                 self.run_left = self.modifier - 1;
@@ -144,7 +258,7 @@ impl IoGen {
                 offset: r.start + block * self.min_bs,
                 len: len as u32,
             }
-        } else if random {
+        } else if self.rw.is_random() && self.run_left > 0 {
             // Within a `randread:N` run: continue sequentially from the last offset.
             self.run_left -= 1;
             let r = &self.regions[file];
@@ -174,7 +288,7 @@ impl IoGen {
             }
         };
         if matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
-            let wlen = self.bs[1].min(io.len as u64) as u32;
+            let wlen = io.len;
             self.pending_write = Some(NextIo {
                 ddir: Ddir::Write,
                 len: wlen,
@@ -182,7 +296,15 @@ impl IoGen {
             });
         }
         self.last = Some(io);
+        self.count_write(io.ddir);
         io
+    }
+
+    #[inline]
+    fn count_write(&mut self, ddir: Ddir) {
+        if ddir == Ddir::Write && self.fsync_every > 0 {
+            self.writes_since_sync += 1;
+        }
     }
 }
 
@@ -233,6 +355,41 @@ mod tests {
         let mut g = IoGen::new(&s, &[(0, 1 << 20)], 3);
         let reads = (0..10000).filter(|_| g.next().ddir == Ddir::Read).count();
         assert!((6700..7300).contains(&reads), "{reads}");
+    }
+
+    #[test]
+    fn bssplit_and_bsrange() {
+        let s = spec(&["--rw=randread", "--bssplit=4k/25:64k/75", "--size=16m"]);
+        let mut g = IoGen::new(&s, &[(0, 16 << 20)], 5);
+        let big = (0..4000).filter(|_| g.next().len == 65536).count();
+        assert!((2800..3200).contains(&big), "{big}");
+        let s = spec(&["--rw=read", "--bsrange=4k-16k", "--size=1m"]);
+        let mut g = IoGen::new(&s, &[(0, 1 << 20)], 5);
+        for _ in 0..100 {
+            let n = g.next();
+            assert!(
+                n.len % 4096 == 0 && (4096..=16384).contains(&n.len),
+                "{n:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn fsync_every_n_writes() {
+        let s = spec(&["--rw=write", "--fsync=2", "--size=64k"]);
+        let mut g = IoGen::new(&s, &[(0, 65536)], 5);
+        let d: Vec<Ddir> = (0..6).map(|_| g.next().ddir).collect();
+        assert_eq!(
+            d,
+            [
+                Ddir::Write,
+                Ddir::Write,
+                Ddir::Sync,
+                Ddir::Write,
+                Ddir::Write,
+                Ddir::Sync
+            ]
+        );
     }
 
     #[test]

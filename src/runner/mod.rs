@@ -6,6 +6,7 @@
 
 pub mod iogen;
 pub mod offsets;
+pub mod pacer;
 pub mod worker;
 
 use std::io::Write;
@@ -60,6 +61,10 @@ pub fn run(plan: &Plan, diag: &(dyn Fn(&str) + Sync)) -> Result<Vec<WorkerResult
                 s.spawn(move || {
                     let mut buf = DiagBuf(diag);
                     let r = worker::run(w, seed_for(w), &STOP, p, &mut buf);
+                    if w.spec.exitall {
+                        // exitall: the first job to finish stops all the others.
+                        STOP.store(true, Ordering::Relaxed);
+                    }
                     out.lock()
                         .expect("no worker panics while holding it")
                         .push((i, r));

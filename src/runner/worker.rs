@@ -20,8 +20,9 @@ use anyhow::{bail, Context, Result};
 use fiox_engine::{sys, Completion, Ddir, IoBuffers, IoEngine, IoUnit, MemKind, Queued, Setup};
 use fiox_stats::{DirStat, ThreadStat};
 
-use super::iogen::IoGen;
+use super::iogen::{IoGen, NextIo};
 use super::offsets::{mix64, Rng};
+use super::pacer::Pacer;
 use crate::plan::WorkerPlan;
 
 /// Live counters another thread may read for the status line.
@@ -145,6 +146,27 @@ pub fn run(
     diag: &mut dyn Write,
 ) -> Result<WorkerResult> {
     let spec = &*plan.spec;
+    if !spec.cpus_allowed.is_empty() {
+        let cpus = if spec.cpus_split {
+            vec![spec.cpus_allowed[plan.clone as usize % spec.cpus_allowed.len()]]
+        } else {
+            spec.cpus_allowed.clone()
+        };
+        sys::set_affinity(&cpus)
+            .with_context(|| format!("job '{}': cannot set cpus_allowed", spec.name))?;
+    }
+    if spec.nice != 0 {
+        sys::set_nice(spec.nice)
+            .with_context(|| format!("job '{}': cannot set nice={}", spec.name, spec.nice))?;
+    }
+    if let Some((class, level)) = spec.ioprio {
+        sys::set_ioprio(class, level).with_context(|| {
+            format!(
+                "job '{}': cannot set prioclass={class} prio={level}",
+                spec.name
+            )
+        })?;
+    }
     let _locked = if spec.lockmem > 0 {
         Some(sys::LockedMem::new(spec.lockmem as usize).with_context(|| {
             format!(
@@ -180,7 +202,7 @@ pub fn run(
     } else {
         spec.iodepth.max(1)
     };
-    let max_bs = *spec.bs.iter().max().expect("three directions") as usize;
+    let max_bs = super::iogen::max_block(spec) as usize;
     let mem = MemKind::from_name(spec.mem)
         .with_context(|| format!("job '{}': mem={} is not supported yet", spec.name, spec.mem))?;
     let align = (spec.iomem_align as usize).max(4096);
@@ -324,6 +346,15 @@ fn io_loop(
     let complete_max = spec.iodepth_batch_complete_max.clamp(1, depth);
     let low = spec.iodepth_low.min(depth);
     let mut now = 0u64;
+    let mut pacer = Pacer::new(spec, seed);
+    let pacing = pacer.active();
+    let mut pending: Option<NextIo> = None;
+    let ios_limit = if spec.number_ios > 0 {
+        spec.number_ios
+    } else {
+        u64::MAX
+    };
+    let mut issued_ios = 0u64;
 
     loop {
         let stopping = stop.load(Ordering::Relaxed)
@@ -360,10 +391,24 @@ fn io_loop(
         if !stopping {
             let t_fill = if sync_engine { 0 } else { now_ns(clock) };
             while let Some(&idx) = free.last() {
-                if issued_bytes >= limit {
+                if issued_bytes >= limit || issued_ios >= ios_limit {
                     break;
                 }
-                let next = gen.next();
+                let next = pending.take().unwrap_or_else(|| gen.next());
+                if pacing {
+                    let t = now_ns(clock);
+                    let at = pacer.ready_at(next.ddir as usize);
+                    if at > t {
+                        pending = Some(next);
+                        if inflight == 0 && batch.is_empty() {
+                            pacer.wait(at.min(end_ns), &|| now_ns(clock), stop);
+                            now = now_ns(clock);
+                        }
+                        break;
+                    }
+                    pacer.issued(next.ddir as usize, next.len as u64, t);
+                }
+                issued_ios += 1;
                 let u = &mut units[idx as usize];
                 u.ddir = next.ddir;
                 u.file_index = next.file as u32;

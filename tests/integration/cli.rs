@@ -87,9 +87,9 @@ fn missing_file_empty_job_and_no_target() {
 #[test]
 fn unsupported_options_are_refused_not_ignored() {
     refused(
-        &["--name=j", "--size=1m", "--rate=1m"],
+        &["--name=j", "--size=1m", "--rate_min=1m"],
         &[],
-        "option 'rate' (command line) is not supported yet",
+        "option 'rate_min' (command line) is not supported yet",
     );
     refused(
         &["--name=j", "--size=1m", "--verify=md5"],

@@ -319,3 +319,62 @@ pub fn stop_on_signals(flag: &'static std::sync::atomic::AtomicBool) {
         }
     }
 }
+
+/// Pins the calling thread to `cpus`.
+pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if c >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("CPU {c} is out of range"),
+            ));
+        }
+        // SAFETY: c is within the set's size (checked above).
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    // SAFETY: the set lives on our stack for the call; 0 means the calling thread.
+    if unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Sets the calling thread's nice value.
+pub fn set_nice(nice: i32) -> io::Result<()> {
+    // SAFETY: no pointers; on Linux PRIO_PROCESS with a thread id affects that thread.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, gettid(), nice) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Sets the calling thread's I/O priority (class 1 realtime, 2 best effort, 3 idle).
+pub fn set_ioprio(class: u32, level: u32) -> io::Result<()> {
+    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+    let prio = ((class as libc::c_long) << 13) | level as libc::c_long;
+    // SAFETY: no pointers; 0 means the calling thread.
+    if unsafe {
+        libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            0 as libc::c_long,
+            prio,
+        )
+    } != 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Drops a block device's buffer cache (`invalidate` on a device).
+pub fn flush_block_device(fd: RawFd) -> io::Result<()> {
+    const BLKFLSBUF: libc::c_ulong = 0x1261;
+    // SAFETY: BLKFLSBUF takes no argument.
+    if unsafe { libc::ioctl(fd, BLKFLSBUF, 0) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

@@ -157,7 +157,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("belongs to ioengine io_uring"), "{e}");
-        let e = set("[a]\nsize=1m\nrate=1m\n", &[]).unwrap_err().to_string();
+        let e = set("[a]\nsize=1m\nrate_min=1m\n", &[])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not supported yet"), "{e}");
         assert!(set("[a]\nsize=1m\nverify=0\n", &[]).is_ok());
         let e = set("[a]\nsize=1m\nverify=md5\n", &[])

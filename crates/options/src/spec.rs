@@ -89,6 +89,33 @@ pub struct JobSpec {
     pub bwavgtime_ms: u64,
     pub iopsavgtime_ms: u64,
     pub do_verify: bool,
+    /// Block size range per direction, when set.
+    pub bsrange: [Option<(u64, u64)>; 3],
+    /// Weighted block sizes per direction (empty: not set).
+    pub bssplit: [Vec<(u64, f64)>; 3],
+    /// Alignment of random offsets per direction (0: the smallest block size).
+    pub blockalign: [u64; 3],
+    pub bs_unaligned: bool,
+    pub percentage_random: [u32; 3],
+    pub fsync: u32,
+    pub fdatasync: u32,
+    pub number_ios: u64,
+    pub invalidate: bool,
+    pub startdelay_us: u64,
+    pub exitall: bool,
+    pub thinktime_us: u64,
+    pub thinktime_spin_us: u64,
+    pub thinktime_blocks: u32,
+    /// Bytes per second per direction (0: unlimited).
+    pub rate: [u64; 3],
+    pub rate_iops: [u64; 3],
+    pub rate_poisson: bool,
+    /// CPUs the job may run on (empty: any).
+    pub cpus_allowed: Vec<usize>,
+    pub cpus_split: bool,
+    pub nice: i32,
+    /// `(class, level)` for ioprio_set, when set.
+    pub ioprio: Option<(u32, u32)>,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -196,6 +223,23 @@ impl<'a> Merged<'a> {
         })
     }
 
+    /// Per-direction values of any kind, `None` where a direction keeps the default.
+    fn per_dir(&self, name: &str) -> Result<[Option<Value>; 3]> {
+        Ok(match self.parsed(name)? {
+            Some(Parsed::One(v)) => [Some(v.clone()), Some(v.clone()), Some(v)],
+            Some(Parsed::PerDir(d)) => d,
+            None => [None, None, None],
+        })
+    }
+
+    fn per_dir_int(&self, name: &str, fallback: u64) -> Result<[u64; 3]> {
+        Ok(self.per_dir(name)?.map(|v| match v {
+            Some(Value::Int(i)) => i.max(0) as u64,
+            Some(Value::Size(s)) => s,
+            _ => fallback,
+        }))
+    }
+
     fn job_err(&self, message: String) -> Error {
         Error::Job {
             job: self.job.to_string(),
@@ -256,6 +300,33 @@ fn check_support(
             }
         }
     }
+}
+
+/// A CPU list like `0-3,6,8-9`.
+fn parse_cpu_list(list: &str) -> std::result::Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (a.trim(), b.trim()),
+            None => (part, part),
+        };
+        let lo: usize = lo
+            .parse()
+            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+        let hi: usize = hi
+            .parse()
+            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+        if lo > hi || hi >= 4096 {
+            return Err(format!("'{part}' is not a valid CPU range"));
+        }
+        out.extend(lo..=hi);
+    }
+    if out.is_empty() {
+        return Err("the list is empty".into());
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
 }
 
 impl JobSpec {
@@ -383,6 +454,40 @@ impl JobSpec {
             bwavgtime_ms: m.int("bwavgtime")?.unwrap_or(500) as u64,
             iopsavgtime_ms: m.int("iopsavgtime")?.unwrap_or(500) as u64,
             do_verify: m.flag("do_verify")?,
+            bsrange: m.per_dir("bsrange")?.map(|v| match v {
+                Some(Value::Range(lo, hi)) => Some((lo, hi)),
+                _ => None,
+            }),
+            bssplit: m.per_dir("bssplit")?.map(|v| match v {
+                Some(Value::Split(s)) => s,
+                _ => Vec::new(),
+            }),
+            blockalign: m.per_dir_int("blockalign", 0)?,
+            bs_unaligned: m.flag("bs_unaligned")?,
+            percentage_random: m.per_dir_int("percentage_random", 100)?.map(|v| v as u32),
+            fsync: m.u32("fsync", 0)?,
+            fdatasync: m.u32("fdatasync", 0)?,
+            number_ios: m.int("number_ios")?.unwrap_or(0) as u64,
+            invalidate: m.flag("invalidate")?,
+            startdelay_us: m.time("startdelay")?,
+            exitall: m.flag("exitall")?,
+            thinktime_us: m.time("thinktime")?,
+            thinktime_spin_us: m.time("thinktime_spin")?,
+            thinktime_blocks: m.u32("thinktime_blocks", 1)?,
+            rate: m.per_dir_int("rate", 0)?,
+            rate_iops: m.per_dir_int("rate_iops", 0)?,
+            rate_poisson: m.choice("rate_process")? == "poisson",
+            cpus_allowed: match m.string("cpus_allowed") {
+                Some(list) => parse_cpu_list(&list)
+                    .map_err(|e| m.job_err(format!("cpus_allowed={list}: {e}")))?,
+                None => Vec::new(),
+            },
+            cpus_split: m.choice("cpus_allowed_policy")? == "split",
+            nice: m.int("nice")?.unwrap_or(0) as i32,
+            ioprio: match (m.int("prioclass")?, m.int("prio")?) {
+                (None, None) => None,
+                (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(4) as u32)),
+            },
         };
         spec.check(&m)?;
         Ok(spec)
@@ -413,6 +518,12 @@ impl JobSpec {
         }
         if self.time_based && self.runtime_us == 0 {
             return err("time_based needs a runtime".into());
+        }
+        if self.rw_modifier > 0 && self.rw.is_random() && self.rw_modifier > 1 << 20 {
+            return err(format!(
+                "rw modifier {} is too large for a random pattern (it counts I/Os)",
+                self.rw_modifier
+            ));
         }
         if self.readonly && (self.rw.writes() || self.rw.trims()) {
             return err(format!("rw={} writes, but readonly is set", self.rw.name()));

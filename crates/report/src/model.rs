@@ -8,7 +8,8 @@ use fiox_stats::{GroupStat, ThreadStat};
 pub struct Units {
     /// 1024 (default) or 1000.
     pub kb_base: u64,
-    /// 0 or 1: bytes; 8: bits.
+    /// `unit_base`: 1 prints bandwidths in bits (`Mibit/s`); 0 (auto) and 8 print bytes. This
+    /// is what fio 3.33 does (observed), and what its HOWTO says: 8 = bytes, 1 = bits.
     pub unit_base: u64,
     /// Significant figures of IOPS and bandwidth in the normal output (fio: 4).
     pub sig_figs: u32,
@@ -24,14 +25,24 @@ impl Default for Units {
     }
 }
 
+/// fio's default `percentile_list`.
+pub const DEFAULT_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
 /// One reported job: a job, or under `group_reporting` a whole group merged.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct JobReport {
     pub name: String,
     pub groupid: u32,
     pub pid: u32,
     /// errno of the first error, 0 if none.
     pub error: i32,
+    /// Where and why the first error happened, as fio's normal output prints it in
+    /// parentheses after `err=` (`file:io_u.c:1876, func=io_u error, error=Invalid argument`).
+    /// Empty if none; only printed when `error` is non-zero.
+    pub error_text: String,
     pub description: Option<String>,
     /// The job's own options as typed, in order (value-less flags omitted, as fio 3.33 does).
     pub job_options: Vec<(String, String)>,
@@ -70,7 +81,7 @@ pub struct DiskUtil {
 }
 
 /// A finished run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct RunReport {
     /// `fiox-0.1.0`; printed where fio prints `fio-3.33`.
     pub version: String,

@@ -11,6 +11,7 @@ const INT1: K = K::Int {
     max: i64::MAX,
 };
 
+#[rustfmt::skip]
 pub(super) static DEFS: &[O] = &[
     O::new("name", K::Str, C::Description, "Name of the job; on the command line it starts a new job ('global' starts a global section)"),
     O::new("description", K::Str, C::Description, "Free text describing the job, printed in the report"),
@@ -20,21 +21,21 @@ pub(super) static DEFS: &[O] = &[
     O::new("numjobs", INT1, C::Process, "Number of clones of this job, each a separate worker doing the same workload").def("1"),
     O::new("thread", K::Flag, C::Process, "Run jobs as threads instead of processes (fiox always uses threads; this changes what is printed)"),
     O::new("group_reporting", K::Flag, C::Measurement, "Report a reporting group as one job instead of each job separately"),
-    O::new("exitall", K::Flag, C::Process, "Stop all jobs when one job finishes").not_yet(),
+    O::new("exitall", K::Flag, C::Process, "Stop all jobs when one job finishes"),
     O::new("exitall_on_error", K::Flag, C::Process, "Stop all jobs when one job stops on an error").not_yet(),
-    O::new("cpus_allowed", K::Str, C::Process, "CPUs the job may run on, as a list like 0-3,6").not_yet(),
-    O::new("cpus_allowed_policy", K::Choice(CPU_POLICY), C::Process, "How cpus_allowed is shared between the clones of a job").def("shared").not_yet(),
+    O::new("cpus_allowed", K::Str, C::Process, "CPUs the job may run on, as a list like 0-3,6"),
+    O::new("cpus_allowed_policy", K::Choice(CPU_POLICY), C::Process, "How cpus_allowed is shared between the clones of a job").def("shared"),
     O::new("cpumask", K::Str, C::Process, "CPU bit mask the job may run on").not_yet(),
-    O::new("nice", K::Int { min: -20, max: 19 }, C::Process, "Scheduling niceness of the job").def("0").not_yet(),
-    O::new("prio", K::Int { min: 0, max: 7 }, C::Process, "I/O priority level within the class (0 is highest)").not_yet(),
-    O::new("prioclass", K::Int { min: 0, max: 3 }, C::Process, "I/O priority class (1 realtime, 2 best effort, 3 idle)").not_yet(),
+    O::new("nice", K::Int { min: -20, max: 19 }, C::Process, "Scheduling niceness of the job").def("0"),
+    O::new("prio", K::Int { min: 0, max: 7 }, C::Process, "I/O priority level within the class (0 is highest)"),
+    O::new("prioclass", K::Int { min: 0, max: 3 }, C::Process, "I/O priority class (1 realtime, 2 best effort, 3 idle)"),
     O::new("lockmem", K::Size, C::Buffers, "Lock this much memory per job, to test with less RAM available").def("0"),
     O::new("runtime", K::Time { unit: TimeUnit::Sec }, C::Time, "Stop the job after this long (seconds unless a unit is given)").alias(&["timeout"]).def("0"),
     O::new("time_based", K::Flag, C::Time, "Keep running for the whole runtime, repeating the workload as needed"),
     O::new("ramp_time", K::Time { unit: TimeUnit::Sec }, C::Time, "Run this long before counting statistics").def("0"),
-    O::new("startdelay", K::Time { unit: TimeUnit::Sec }, C::Time, "Wait this long before starting the job").def("0").not_yet(),
+    O::new("startdelay", K::Time { unit: TimeUnit::Sec }, C::Time, "Wait this long before starting the job").def("0"),
     O::new("loops", INT1, C::Time, "Repeat the job's workload this many times").def("1"),
-    O::new("number_ios", INT0, C::IoSize, "Stop after this many I/Os (0: no limit)").def("0").not_yet(),
+    O::new("number_ios", INT0, C::IoSize, "Stop after this many I/Os (0: no limit)").def("0"),
     O::new("filename", K::Str, C::Target, "File or device to use; several separated by ':'"),
     O::new("directory", K::Str, C::Target, "Directory in which to create the job's files"),
     O::new("filename_format", K::Str, C::Target, "Pattern for generated file names ($jobname.$jobnum.$filenum)").def("$jobname.$jobnum.$filenum").not_yet(),
@@ -52,11 +53,11 @@ pub(super) static DEFS: &[O] = &[
     O::new("fallocate", K::Choice(FALLOCATE), C::Target, "How to preallocate files when laying them out").def("native").not_yet(),
     O::new("unlink", K::Bool, C::Target, "Delete the job's files when it is done").def("0"),
     O::new("unlink_each_loop", K::Bool, C::Target, "Delete the job's files after each loop").def("0").not_yet(),
-    O::new("invalidate", K::Bool, C::Target, "Drop the page cache of the files before the run").def("1").not_yet(),
+    O::new("invalidate", K::Bool, C::Target, "Drop the page cache of the files before the run").def("1"),
     O::new("allow_mounted_write", K::Bool, C::Target, "Allow writes to a block device that holds a mounted or recognisable file system").def("0"),
     O::new("readonly", K::Flag, C::Target, "Refuse to write (safety check)"),
     O::new("kb_base", K::Choice(KB_BASE), C::Units, "Base of size suffixes: 1024 (k=1024, KiB=1000) or 1000 (k=1000, KiB=1024)").def("1024"),
-    O::new("unit_base", K::Choice(UNIT_BASE), C::Units, "Report bandwidth in bytes (1, or 0 for automatic) or bits (8)").def("0").not_yet(),
+    O::new("unit_base", K::Choice(UNIT_BASE), C::Units, "Report bandwidth in bytes (8, or 0 for automatic) or bits (1)").def("0").not_yet(),
 ];
 
 static CPU_POLICY: &[Choice] = &[

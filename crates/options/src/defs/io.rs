@@ -13,536 +13,76 @@ const INT1: K = K::Int {
 };
 const PCT: K = K::Int { min: 0, max: 100 };
 
+#[rustfmt::skip]
 pub(super) static DEFS: &[O] = &[
-    O::new(
-        "rw",
-        K::Rw,
-        C::IoType,
-        "I/O direction and pattern, with an optional :N offset modifier",
-    )
-    .alias(&["readwrite"])
-    .def("read"),
-    O::new(
-        "rw_sequencer",
-        K::Choice(RW_SEQ),
-        C::IoType,
-        "What the :N of rw means",
-    )
-    .def("sequential")
-    .not_yet(),
-    O::new(
-        "rwmixread",
-        PCT,
-        C::IoType,
-        "Percentage of reads in a mixed workload",
-    )
-    .def("50"),
-    O::new(
-        "rwmixwrite",
-        PCT,
-        C::IoType,
-        "Percentage of writes in a mixed workload",
-    )
-    .def("50"),
-    O::new(
-        "percentage_random",
-        PCT,
-        C::IoType,
-        "Percentage of random I/O in a random workload (the rest is sequential)",
-    )
-    .def("100")
-    .per_dir()
-    .not_yet(),
-    O::new(
-        "direct",
-        K::Bool,
-        C::IoType,
-        "Use O_DIRECT (bypass the page cache)",
-    )
-    .def("0"),
-    O::new(
-        "buffered",
-        K::Bool,
-        C::IoType,
-        "Use buffered I/O (the opposite of direct)",
-    )
-    .def("1"),
-    O::new(
-        "sync",
-        K::Choice(SYNC),
-        C::IoType,
-        "Open files with O_SYNC or O_DSYNC",
-    )
-    .def("none")
-    .not_yet(),
-    O::new(
-        "fsync",
-        INT0,
-        C::IoType,
-        "fsync after this many writes (0: never)",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "fdatasync",
-        INT0,
-        C::IoType,
-        "fdatasync after this many writes (0: never)",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "end_fsync",
-        K::Bool,
-        C::IoType,
-        "fsync the files when the job's writes are done",
-    )
-    .def("0"),
-    O::new(
-        "fsync_on_close",
-        K::Bool,
-        C::IoType,
-        "fsync each file when closing it",
-    )
-    .def("0"),
-    O::new(
-        "randrepeat",
-        K::Bool,
-        C::IoType,
-        "Use the same random sequence on every run",
-    )
-    .def("1"),
-    O::new(
-        "randseed",
-        K::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        C::IoType,
-        "Seed of the random generators",
-    )
-    .def("0x89"),
-    O::new(
-        "norandommap",
-        K::Flag,
-        C::IoType,
-        "Do not track which blocks were done; random I/O may repeat blocks",
-    ),
-    O::new(
-        "random_generator",
-        K::Choice(RANDGEN),
-        C::IoType,
-        "Random number generator for offsets",
-    )
-    .def("tausworthe")
-    .not_yet(),
-    O::new(
-        "random_distribution",
-        K::Str,
-        C::IoType,
-        "Offset distribution: random, zipf:θ, pareto:h, normal:σ, zoned:..., zoned_abs:...",
-    )
-    .def("random")
-    .not_yet(),
-    O::new("bs", K::Size, C::BlockSize, "Block size of each I/O")
-        .alias(&["blocksize"])
-        .def("4096")
-        .per_dir(),
-    O::new(
-        "bsrange",
-        K::Range,
-        C::BlockSize,
-        "Range of block sizes (low-high)",
-    )
-    .alias(&["blocksize_range"])
-    .per_dir()
-    .not_yet(),
-    O::new(
-        "bssplit",
-        K::BsSplit,
-        C::BlockSize,
-        "Weighted mix of block sizes (4k/50:64k/50)",
-    )
-    .per_dir()
-    .not_yet(),
-    O::new(
-        "blockalign",
-        K::Size,
-        C::BlockSize,
-        "Alignment of random offsets (default: the block size)",
-    )
-    .alias(&["ba"])
-    .per_dir()
-    .not_yet(),
-    O::new(
-        "bs_unaligned",
-        K::Flag,
-        C::BlockSize,
-        "Do not align block sizes within a range",
-    )
-    .alias(&["blocksize_unaligned"])
-    .not_yet(),
-    O::new(
-        "bs_is_seq_rand",
-        K::Bool,
-        C::BlockSize,
-        "Read the bs list as sequential,random instead of read,write",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "zero_buffers",
-        K::Flag,
-        C::Buffers,
-        "Fill I/O buffers with zeros",
-    ),
-    O::new(
-        "refill_buffers",
-        K::Flag,
-        C::Buffers,
-        "Refill the buffer with new data before every write",
-    ),
-    O::new(
-        "scramble_buffers",
-        K::Bool,
-        C::Buffers,
-        "Lightly scramble buffer contents before each write to defeat dedupe",
-    )
-    .def("1"),
-    O::new(
-        "buffer_compress_percentage",
-        PCT,
-        C::Buffers,
-        "Make write buffers compressible to this percentage",
-    )
-    .not_yet(),
-    O::new(
-        "buffer_compress_chunk",
-        K::Size,
-        C::Buffers,
-        "Granularity of buffer_compress_percentage",
-    )
-    .def("512")
-    .not_yet(),
-    O::new(
-        "dedupe_percentage",
-        PCT,
-        C::Buffers,
-        "Percentage of write buffers that repeat earlier ones",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "buffer_pattern",
-        K::Str,
-        C::Buffers,
-        "Fill write buffers with this pattern (number, 0x hex or \"string\")",
-    )
-    .not_yet(),
-    O::new(
-        "mem",
-        K::Choice(MEM),
-        C::Buffers,
-        "Where I/O buffers come from",
-    )
-    .alias(&["iomem"])
-    .def("malloc"),
-    O::new(
-        "iomem_align",
-        K::Size,
-        C::Buffers,
-        "Alignment of I/O buffers in memory",
-    )
-    .alias(&["mem_align"])
-    .def("0"),
-    O::new(
-        "iodepth",
-        INT1,
-        C::IoDepth,
-        "Number of I/Os in flight per job (synchronous engines do one at a time)",
-    )
-    .def("1"),
-    O::new(
-        "iodepth_batch_submit",
-        INT0,
-        C::IoDepth,
-        "Number of I/Os to submit at once",
-    )
-    .alias(&["iodepth_batch"])
-    .def("1"),
-    O::new(
-        "iodepth_batch_complete_min",
-        INT0,
-        C::IoDepth,
-        "Least number of completions to wait for at once",
-    )
-    .alias(&["iodepth_batch_complete"])
-    .def("1"),
-    O::new(
-        "iodepth_batch_complete_max",
-        INT0,
-        C::IoDepth,
-        "Most completions to reap at once (default: iodepth)",
-    ),
-    O::new(
-        "iodepth_low",
-        INT0,
-        C::IoDepth,
-        "Refill the queue only when it has drained to this depth (default: iodepth)",
-    ),
-    O::new(
-        "io_submit_mode",
-        K::Choice(SUBMIT_MODE),
-        C::IoDepth,
-        "Submit I/O from the job itself or from helper threads",
-    )
-    .def("inline")
-    .only(&["inline"]),
-    O::new(
-        "rate",
-        K::Size,
-        C::Rate,
-        "Cap bandwidth at this many bytes per second",
-    )
-    .per_dir()
-    .not_yet(),
-    O::new(
-        "rate_min",
-        K::Size,
-        C::Rate,
-        "Fail the job if bandwidth falls below this",
-    )
-    .per_dir()
-    .not_yet(),
-    O::new(
-        "rate_iops",
-        INT0,
-        C::Rate,
-        "Cap the rate at this many I/Os per second",
-    )
-    .per_dir()
-    .not_yet(),
-    O::new(
-        "rate_iops_min",
-        INT0,
-        C::Rate,
-        "Fail the job if IOPS fall below this",
-    )
-    .per_dir()
-    .not_yet(),
-    O::new(
-        "rate_process",
-        K::Choice(RATE_PROCESS),
-        C::Rate,
-        "How rate-limited I/O is spaced in time",
-    )
-    .def("linear")
-    .not_yet(),
-    O::new(
-        "rate_cycle",
-        INT0,
-        C::Rate,
-        "Window in ms over which rate_min is checked",
-    )
-    .def("1000")
-    .not_yet(),
-    O::new(
-        "rate_ignore_thinktime",
-        K::Bool,
-        C::Rate,
-        "Let rate limiting catch up after think time",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "thinktime",
-        K::Time {
-            unit: TimeUnit::Usec,
-        },
-        C::Rate,
-        "Pause this long after an I/O (microseconds unless a unit is given)",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "thinktime_spin",
-        K::Time {
-            unit: TimeUnit::Usec,
-        },
-        C::Rate,
-        "Busy-spin this long of each think time",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "thinktime_blocks",
-        INT1,
-        C::Rate,
-        "Think only after this many blocks",
-    )
-    .def("1")
-    .not_yet(),
-    O::new(
-        "thinktime_blocks_type",
-        K::Choice(THINK_TYPE),
-        C::Rate,
-        "Whether thinktime_blocks counts completions or submissions",
-    )
-    .def("complete")
-    .not_yet(),
-    O::new(
-        "thinktime_iotime",
-        K::Time {
-            unit: TimeUnit::Sec,
-        },
-        C::Rate,
-        "Think only after this much I/O time",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "latency_target",
-        K::Time {
-            unit: TimeUnit::Usec,
-        },
-        C::Latency,
-        "Find the highest queue depth that meets this latency",
-    )
-    .not_yet(),
-    O::new(
-        "latency_window",
-        K::Time {
-            unit: TimeUnit::Usec,
-        },
-        C::Latency,
-        "Window over which latency_target is checked",
-    )
-    .not_yet(),
-    O::new(
-        "latency_percentile",
-        K::Float {
-            min: 0.0,
-            max: 100.0,
-        },
-        C::Latency,
-        "Share of I/Os that must meet latency_target",
-    )
-    .def("100")
-    .not_yet(),
-    O::new(
-        "latency_run",
-        K::Bool,
-        C::Latency,
-        "Keep searching for the queue depth for the whole run",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "max_latency",
-        K::Time {
-            unit: TimeUnit::Usec,
-        },
-        C::Latency,
-        "Fail the job if an I/O takes longer than this",
-    )
-    .not_yet(),
-    O::new(
-        "verify",
-        K::Choice(VERIFY),
-        C::Verify,
-        "Verify written data with this method",
-    )
-    .def("0")
-    .only(&["0", "none"]),
-    O::new(
-        "do_verify",
-        K::Bool,
-        C::Verify,
-        "Run the verify phase after writing",
-    )
-    .def("1"),
-    O::new(
-        "verify_fatal",
-        K::Bool,
-        C::Verify,
-        "Stop the job at the first verify failure",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "verify_backlog",
-        INT0,
-        C::Verify,
-        "Verify after this many blocks written",
-    )
-    .not_yet(),
-    O::new(
-        "verify_interval",
-        K::Size,
-        C::Verify,
-        "Size of each verified unit within a block",
-    )
-    .not_yet(),
-    O::new(
-        "verify_pattern",
-        K::Str,
-        C::Verify,
-        "Pattern written and checked when verify=pattern",
-    )
-    .not_yet(),
-    O::new(
-        "verify_only",
-        K::Flag,
-        C::Verify,
-        "Only verify data written by an earlier run",
-    )
-    .not_yet(),
-    O::new(
-        "verify_async",
-        INT0,
-        C::Verify,
-        "Number of threads verifying asynchronously",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "verify_state_save",
-        K::Bool,
-        C::Verify,
-        "Save what was written, for a later verify",
-    )
-    .def("1")
-    .not_yet(),
-    O::new(
-        "verify_state_load",
-        K::Bool,
-        C::Verify,
-        "Load what an earlier run saved before verifying",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "continue_on_error",
-        K::Choice(CONT_ERR),
-        C::Errors,
-        "Which errors do not stop the job",
-    )
-    .def("none")
-    .not_yet(),
-    O::new(
-        "ignore_error",
-        K::Str,
-        C::Errors,
-        "Errors (per direction) that are not counted as failures",
-    )
-    .not_yet(),
-    O::new(
-        "trim_percentage",
-        PCT,
-        C::IoType,
-        "Percentage of verified blocks to trim",
-    )
-    .not_yet(),
+    O::new("rw", K::Rw, C::IoType, "I/O direction and pattern, with an optional :N offset modifier").alias(&["readwrite"]).def("read"),
+    O::new("rw_sequencer", K::Choice(RW_SEQ), C::IoType, "What the :N of rw means").def("sequential").not_yet(),
+    O::new("rwmixread", PCT, C::IoType, "Percentage of reads in a mixed workload").def("50"),
+    O::new("rwmixwrite", PCT, C::IoType, "Percentage of writes in a mixed workload").def("50"),
+    O::new("percentage_random", PCT, C::IoType, "Percentage of random I/O in a random workload (the rest is sequential)").def("100").per_dir(),
+    O::new("direct", K::Bool, C::IoType, "Use O_DIRECT (bypass the page cache)").def("0"),
+    O::new("buffered", K::Bool, C::IoType, "Use buffered I/O (the opposite of direct)").def("1"),
+    O::new("sync", K::Choice(SYNC), C::IoType, "Open files with O_SYNC or O_DSYNC").def("none").not_yet(),
+    O::new("fsync", INT0, C::IoType, "fsync after this many writes (0: never)").def("0"),
+    O::new("fdatasync", INT0, C::IoType, "fdatasync after this many writes (0: never)").def("0"),
+    O::new("end_fsync", K::Bool, C::IoType, "fsync the files when the job's writes are done").def("0"),
+    O::new("fsync_on_close", K::Bool, C::IoType, "fsync each file when closing it").def("0"),
+    O::new("randrepeat", K::Bool, C::IoType, "Use the same random sequence on every run").def("1"),
+    O::new("randseed", K::Int { min: 0, max: i64::MAX, }, C::IoType, "Seed of the random generators").def("0x89"),
+    O::new("norandommap", K::Flag, C::IoType, "Do not track which blocks were done; random I/O may repeat blocks"),
+    O::new("random_generator", K::Choice(RANDGEN), C::IoType, "Random number generator for offsets").def("tausworthe").not_yet(),
+    O::new("random_distribution", K::Str, C::IoType, "Offset distribution: random, zipf:θ, pareto:h, normal:σ, zoned:..., zoned_abs:...").def("random").not_yet(),
+    O::new("bs", K::Size, C::BlockSize, "Block size of each I/O").alias(&["blocksize"]).def("4096").per_dir(),
+    O::new("bsrange", K::Range, C::BlockSize, "Range of block sizes (low-high)").alias(&["blocksize_range"]).per_dir(),
+    O::new("bssplit", K::BsSplit, C::BlockSize, "Weighted mix of block sizes (4k/50:64k/50)").per_dir(),
+    O::new("blockalign", K::Size, C::BlockSize, "Alignment of random offsets (default: the block size)").alias(&["ba"]).per_dir(),
+    O::new("bs_unaligned", K::Flag, C::BlockSize, "Do not align block sizes within a range").alias(&["blocksize_unaligned"]),
+    O::new("bs_is_seq_rand", K::Bool, C::BlockSize, "Read the bs list as sequential,random instead of read,write").def("0").not_yet(),
+    O::new("zero_buffers", K::Flag, C::Buffers, "Fill I/O buffers with zeros"),
+    O::new("refill_buffers", K::Flag, C::Buffers, "Refill the buffer with new data before every write"),
+    O::new("scramble_buffers", K::Bool, C::Buffers, "Lightly scramble buffer contents before each write to defeat dedupe").def("1"),
+    O::new("buffer_compress_percentage", PCT, C::Buffers, "Make write buffers compressible to this percentage").not_yet(),
+    O::new("buffer_compress_chunk", K::Size, C::Buffers, "Granularity of buffer_compress_percentage").def("512").not_yet(),
+    O::new("dedupe_percentage", PCT, C::Buffers, "Percentage of write buffers that repeat earlier ones").def("0").not_yet(),
+    O::new("buffer_pattern", K::Str, C::Buffers, "Fill write buffers with this pattern (number, 0x hex or \"string\")").not_yet(),
+    O::new("mem", K::Choice(MEM), C::Buffers, "Where I/O buffers come from").alias(&["iomem"]).def("malloc"),
+    O::new("iomem_align", K::Size, C::Buffers, "Alignment of I/O buffers in memory").alias(&["mem_align"]).def("0"),
+    O::new("iodepth", INT1, C::IoDepth, "Number of I/Os in flight per job (synchronous engines do one at a time)").def("1"),
+    O::new("iodepth_batch_submit", INT0, C::IoDepth, "Number of I/Os to submit at once").alias(&["iodepth_batch"]).def("1"),
+    O::new("iodepth_batch_complete_min", INT0, C::IoDepth, "Least number of completions to wait for at once").alias(&["iodepth_batch_complete"]).def("1"),
+    O::new("iodepth_batch_complete_max", INT0, C::IoDepth, "Most completions to reap at once (default: iodepth)"),
+    O::new("iodepth_low", INT0, C::IoDepth, "Refill the queue only when it has drained to this depth (default: iodepth)"),
+    O::new("io_submit_mode", K::Choice(SUBMIT_MODE), C::IoDepth, "Submit I/O from the job itself or from helper threads").def("inline").only(&["inline"]),
+    O::new("rate", K::Size, C::Rate, "Cap bandwidth at this many bytes per second").per_dir(),
+    O::new("rate_min", K::Size, C::Rate, "Fail the job if bandwidth falls below this").per_dir().not_yet(),
+    O::new("rate_iops", INT0, C::Rate, "Cap the rate at this many I/Os per second").per_dir(),
+    O::new("rate_iops_min", INT0, C::Rate, "Fail the job if IOPS fall below this").per_dir().not_yet(),
+    O::new("rate_process", K::Choice(RATE_PROCESS), C::Rate, "How rate-limited I/O is spaced in time").def("linear"),
+    O::new("rate_cycle", INT0, C::Rate, "Window in ms over which rate_min is checked").def("1000").not_yet(),
+    O::new("rate_ignore_thinktime", K::Bool, C::Rate, "Let rate limiting catch up after think time").def("0").not_yet(),
+    O::new("thinktime", K::Time { unit: TimeUnit::Usec, }, C::Rate, "Pause this long after an I/O (microseconds unless a unit is given)").def("0"),
+    O::new("thinktime_spin", K::Time { unit: TimeUnit::Usec, }, C::Rate, "Busy-spin this long of each think time").def("0"),
+    O::new("thinktime_blocks", INT1, C::Rate, "Think only after this many blocks").def("1"),
+    O::new("thinktime_blocks_type", K::Choice(THINK_TYPE), C::Rate, "Whether thinktime_blocks counts completions or submissions").def("complete").not_yet(),
+    O::new("thinktime_iotime", K::Time { unit: TimeUnit::Sec, }, C::Rate, "Think only after this much I/O time").def("0").not_yet(),
+    O::new("latency_target", K::Time { unit: TimeUnit::Usec, }, C::Latency, "Find the highest queue depth that meets this latency").not_yet(),
+    O::new("latency_window", K::Time { unit: TimeUnit::Usec, }, C::Latency, "Window over which latency_target is checked").not_yet(),
+    O::new("latency_percentile", K::Float { min: 0.0, max: 100.0, }, C::Latency, "Share of I/Os that must meet latency_target").def("100").not_yet(),
+    O::new("latency_run", K::Bool, C::Latency, "Keep searching for the queue depth for the whole run").def("0").not_yet(),
+    O::new("max_latency", K::Time { unit: TimeUnit::Usec, }, C::Latency, "Fail the job if an I/O takes longer than this").not_yet(),
+    O::new("verify", K::Choice(VERIFY), C::Verify, "Verify written data with this method").def("0").only(&["0", "none"]),
+    O::new("do_verify", K::Bool, C::Verify, "Run the verify phase after writing").def("1"),
+    O::new("verify_fatal", K::Bool, C::Verify, "Stop the job at the first verify failure").def("0").not_yet(),
+    O::new("verify_backlog", INT0, C::Verify, "Verify after this many blocks written").not_yet(),
+    O::new("verify_interval", K::Size, C::Verify, "Size of each verified unit within a block").not_yet(),
+    O::new("verify_pattern", K::Str, C::Verify, "Pattern written and checked when verify=pattern").not_yet(),
+    O::new("verify_only", K::Flag, C::Verify, "Only verify data written by an earlier run").not_yet(),
+    O::new("verify_async", INT0, C::Verify, "Number of threads verifying asynchronously").def("0").not_yet(),
+    O::new("verify_state_save", K::Bool, C::Verify, "Save what was written, for a later verify").def("1").not_yet(),
+    O::new("verify_state_load", K::Bool, C::Verify, "Load what an earlier run saved before verifying").def("0").not_yet(),
+    O::new("continue_on_error", K::Choice(CONT_ERR), C::Errors, "Which errors do not stop the job").def("none").not_yet(),
+    O::new("ignore_error", K::Str, C::Errors, "Errors (per direction) that are not counted as failures").not_yet(),
+    O::new("trim_percentage", PCT, C::IoType, "Percentage of verified blocks to trim").not_yet(),
 ];
 
 static RW_SEQ: &[Choice] = &[

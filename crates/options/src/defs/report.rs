@@ -7,204 +7,34 @@ const INT0: K = K::Int {
     max: i64::MAX,
 };
 
+#[rustfmt::skip]
 pub(super) static DEFS: &[O] = &[
-    O::new(
-        "clat_percentiles",
-        K::Bool,
-        C::Measurement,
-        "Report completion latency percentiles",
-    )
-    .def("1"),
-    O::new(
-        "lat_percentiles",
-        K::Bool,
-        C::Measurement,
-        "Report total latency percentiles",
-    )
-    .def("0"),
-    O::new(
-        "slat_percentiles",
-        K::Bool,
-        C::Measurement,
-        "Report submission latency percentiles",
-    )
-    .def("0"),
-    O::new(
-        "percentile_list",
-        K::FloatList,
-        C::Measurement,
-        "Which percentiles to report, separated by ':'",
-    )
-    .def("1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"),
-    O::new(
-        "significant_figures",
-        K::Int { min: 1, max: 10 },
-        C::Measurement,
-        "Significant figures in the normal output",
-    )
-    .def("4"),
-    O::new(
-        "unified_rw_reporting",
-        K::Choice(UNIFIED),
-        C::Measurement,
-        "Report reads, writes and trims together",
-    )
-    .def("none")
-    .not_yet(),
-    O::new(
-        "bwavgtime",
-        INT0,
-        C::Measurement,
-        "Window in ms of each bandwidth sample",
-    )
-    .alias(&["bw_avg_time"])
-    .def("500"),
-    O::new(
-        "iopsavgtime",
-        INT0,
-        C::Measurement,
-        "Window in ms of each IOPS sample",
-    )
-    .alias(&["iops_avg_time"])
-    .def("500"),
-    O::new(
-        "disable_lat",
-        K::Bool,
-        C::Measurement,
-        "Do not measure total latency",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "disable_clat",
-        K::Bool,
-        C::Measurement,
-        "Do not measure completion latency",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "disable_slat",
-        K::Bool,
-        C::Measurement,
-        "Do not measure submission latency",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "disable_bw_measurement",
-        K::Bool,
-        C::Measurement,
-        "Do not take bandwidth samples",
-    )
-    .alias(&["disable_bw"])
-    .def("0")
-    .not_yet(),
-    O::new(
-        "gtod_reduce",
-        K::Bool,
-        C::Measurement,
-        "Measure less, to read the clock less",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "clocksource",
-        K::Choice(CLOCKS),
-        C::Measurement,
-        "Clock used for timing",
-    )
-    .not_yet(),
-    O::new(
-        "stats",
-        K::Bool,
-        C::Measurement,
-        "Collect statistics for this job",
-    )
-    .def("1")
-    .not_yet(),
-    O::new(
-        "write_bw_log",
-        K::Str,
-        C::Logging,
-        "Write a bandwidth log with this file-name prefix",
-    )
-    .not_yet(),
-    O::new(
-        "write_lat_log",
-        K::Str,
-        C::Logging,
-        "Write latency logs with this file-name prefix",
-    )
-    .not_yet(),
-    O::new(
-        "write_iops_log",
-        K::Str,
-        C::Logging,
-        "Write an IOPS log with this file-name prefix",
-    )
-    .not_yet(),
-    O::new(
-        "write_hist_log",
-        K::Str,
-        C::Logging,
-        "Write a latency histogram log with this file-name prefix",
-    )
-    .not_yet(),
-    O::new(
-        "log_avg_msec",
-        INT0,
-        C::Logging,
-        "Average log entries over this many ms (0: one entry per I/O)",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "log_hist_msec",
-        INT0,
-        C::Logging,
-        "Write a histogram log entry every this many ms",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "log_max_value",
-        K::Bool,
-        C::Logging,
-        "Log the window's maximum instead of its average",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "log_offset",
-        K::Bool,
-        C::Logging,
-        "Add each I/O's offset to log entries",
-    )
-    .def("0")
-    .not_yet(),
-    O::new(
-        "per_job_logs",
-        K::Bool,
-        C::Logging,
-        "Put each job's index in its log file names",
-    )
-    .def("1")
-    .not_yet(),
-    O::new(
-        "write_iolog",
-        K::Str,
-        C::Logging,
-        "Write the I/O pattern to this file",
-    )
-    .not_yet(),
-    O::new(
-        "read_iolog",
-        K::Str,
-        C::Logging,
-        "Replay the I/O pattern from this file",
-    )
-    .not_yet(),
+    O::new("clat_percentiles", K::Bool, C::Measurement, "Report completion latency percentiles").def("1"),
+    O::new("lat_percentiles", K::Bool, C::Measurement, "Report total latency percentiles").def("0"),
+    O::new("slat_percentiles", K::Bool, C::Measurement, "Report submission latency percentiles").def("0"),
+    O::new("percentile_list", K::FloatList, C::Measurement, "Which percentiles to report, separated by ':'").def("1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"),
+    O::new("significant_figures", K::Int { min: 1, max: 10 }, C::Measurement, "Significant figures in the normal output").def("4"),
+    O::new("unified_rw_reporting", K::Choice(UNIFIED), C::Measurement, "Report reads, writes and trims together").def("none").not_yet(),
+    O::new("bwavgtime", INT0, C::Measurement, "Window in ms of each bandwidth sample").alias(&["bw_avg_time"]).def("500"),
+    O::new("iopsavgtime", INT0, C::Measurement, "Window in ms of each IOPS sample").alias(&["iops_avg_time"]).def("500"),
+    O::new("disable_lat", K::Bool, C::Measurement, "Do not measure total latency").def("0").not_yet(),
+    O::new("disable_clat", K::Bool, C::Measurement, "Do not measure completion latency").def("0").not_yet(),
+    O::new("disable_slat", K::Bool, C::Measurement, "Do not measure submission latency").def("0").not_yet(),
+    O::new("disable_bw_measurement", K::Bool, C::Measurement, "Do not take bandwidth samples").alias(&["disable_bw"]).def("0").not_yet(),
+    O::new("gtod_reduce", K::Bool, C::Measurement, "Measure less, to read the clock less").def("0").not_yet(),
+    O::new("clocksource", K::Choice(CLOCKS), C::Measurement, "Clock used for timing").not_yet(),
+    O::new("stats", K::Bool, C::Measurement, "Collect statistics for this job").def("1").not_yet(),
+    O::new("write_bw_log", K::Str, C::Logging, "Write a bandwidth log with this file-name prefix").not_yet(),
+    O::new("write_lat_log", K::Str, C::Logging, "Write latency logs with this file-name prefix").not_yet(),
+    O::new("write_iops_log", K::Str, C::Logging, "Write an IOPS log with this file-name prefix").not_yet(),
+    O::new("write_hist_log", K::Str, C::Logging, "Write a latency histogram log with this file-name prefix").not_yet(),
+    O::new("log_avg_msec", INT0, C::Logging, "Average log entries over this many ms (0: one entry per I/O)").def("0").not_yet(),
+    O::new("log_hist_msec", INT0, C::Logging, "Write a histogram log entry every this many ms").def("0").not_yet(),
+    O::new("log_max_value", K::Bool, C::Logging, "Log the window's maximum instead of its average").def("0").not_yet(),
+    O::new("log_offset", K::Bool, C::Logging, "Add each I/O's offset to log entries").def("0").not_yet(),
+    O::new("per_job_logs", K::Bool, C::Logging, "Put each job's index in its log file names").def("1").not_yet(),
+    O::new("write_iolog", K::Str, C::Logging, "Write the I/O pattern to this file").not_yet(),
+    O::new("read_iolog", K::Str, C::Logging, "Replay the I/O pattern from this file").not_yet(),
 ];
 
 static UNIFIED: &[Choice] = &[

@@ -1,0 +1,134 @@
+//! Pacing: `rate` and `rate_iops` (linear or Poisson spacing) and `thinktime`, as one value the
+//! worker asks "may the next I/O of this direction start now, and if not, when?". One code path
+//! serves every combination, so the I/O loop has no variants.
+
+use super::offsets::Rng;
+
+pub struct Pacer {
+    /// Nanoseconds per byte and per I/O, per direction (0: no limit).
+    ns_per_byte: [f64; 3],
+    ns_per_io: [f64; 3],
+    poisson: bool,
+    /// Earliest start of the next I/O, per direction.
+    next: [u64; 3],
+    think_ns: u64,
+    think_spin_ns: u64,
+    think_blocks: u32,
+    since_think: u32,
+    /// No I/O before this (thinking).
+    hold_until: u64,
+    rng: Rng,
+}
+
+impl Pacer {
+    pub fn new(spec: &fiox_options::JobSpec, seed: u64) -> Pacer {
+        Pacer {
+            ns_per_byte: spec.rate.map(|r| if r > 0 { 1e9 / r as f64 } else { 0.0 }),
+            ns_per_io: spec
+                .rate_iops
+                .map(|r| if r > 0 { 1e9 / r as f64 } else { 0.0 }),
+            poisson: spec.rate_poisson,
+            next: [0; 3],
+            think_ns: spec.thinktime_us * 1000,
+            think_spin_ns: spec.thinktime_spin_us * 1000,
+            think_blocks: spec.thinktime_blocks.max(1),
+            since_think: 0,
+            hold_until: 0,
+            rng: Rng::new(seed ^ 0xface),
+        }
+    }
+
+    pub fn active(&self) -> bool {
+        self.think_ns > 0
+            || self
+                .ns_per_byte
+                .iter()
+                .chain(self.ns_per_io.iter())
+                .any(|&v| v > 0.0)
+    }
+
+    /// When an I/O of direction `d` may start (`<= now` means now).
+    #[inline]
+    pub fn ready_at(&self, d: usize) -> u64 {
+        self.hold_until.max(if d < 3 { self.next[d] } else { 0 })
+    }
+
+    /// Records that an I/O of `len` bytes in direction `d` started at `now`.
+    #[inline]
+    pub fn issued(&mut self, d: usize, len: u64, now: u64) {
+        if d < 3 {
+            let mut gap = (len as f64 * self.ns_per_byte[d]).max(self.ns_per_io[d]);
+            if self.poisson && gap > 0.0 {
+                // Exponential gaps with the same mean give Poisson arrivals.
+                let u = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                gap *= -(1.0 - u).ln();
+            }
+            // Start from the scheduled time, not `now`, so short delays do not accumulate.
+            self.next[d] = self.next[d].max(now.saturating_sub(1_000_000)) + gap as u64;
+        }
+        if self.think_ns > 0 {
+            self.since_think += 1;
+            if self.since_think >= self.think_blocks {
+                self.since_think = 0;
+                self.hold_until = now + self.think_ns;
+            }
+        }
+    }
+
+    /// Waits until `until` (ns on the worker clock `now_fn`), spinning for the thinktime_spin part
+    /// and sleeping for the rest.
+    pub fn wait(&self, until: u64, now_fn: &dyn Fn() -> u64, stop: &std::sync::atomic::AtomicBool) {
+        let start = now_fn();
+        let spin_end = start + self.think_spin_ns.min(until.saturating_sub(start));
+        while now_fn() < spin_end {
+            std::hint::spin_loop();
+        }
+        loop {
+            let now = now_fn();
+            if now >= until || stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return;
+            }
+            // Sleep in slices of at most 100 ms so that Ctrl-C is honoured promptly.
+            std::thread::sleep(std::time::Duration::from_nanos(
+                (until - now).min(100_000_000),
+            ));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_options::{argv, assemble, Ctx};
+
+    fn pacer(args: &[&str]) -> Pacer {
+        let mut a = args.to_vec();
+        a.extend(["--size=1m", "--name=t"]);
+        let spec = assemble(&argv::parse(a).unwrap(), &[], &Ctx::default())
+            .unwrap()
+            .jobs[0]
+            .spec
+            .clone();
+        Pacer::new(&spec, 1)
+    }
+
+    #[test]
+    fn rate_spaces_ios_by_bytes() {
+        let mut p = pacer(&["--rate=1m", "--bs=4k"]);
+        assert!(p.active());
+        p.issued(0, 4096, 0);
+        // 4 KiB at 1 MiB/s: one I/O every 1/256 s.
+        assert_eq!(p.ready_at(0), 1_000_000_000 / 256);
+        assert_eq!(p.ready_at(1), 0);
+    }
+
+    #[test]
+    fn rate_iops_and_thinktime() {
+        let mut p = pacer(&["--rate_iops=1000", "--thinktime=50", "--thinktime_blocks=2"]);
+        p.issued(0, 4096, 0);
+        assert_eq!(p.ready_at(0), 1_000_000);
+        p.issued(0, 4096, 1_000_000);
+        assert_eq!(p.ready_at(1), 1_050_000);
+        assert!(!pacer(&[]).active());
+    }
+}

@@ -218,9 +218,16 @@ pub fn run(
     }
     let mut engine: Box<dyn IoEngine> = (plan.engine.make)();
     let waits = spec.iodepth_batch_complete_min >= 1;
+    let sizes: Vec<u64> = plan
+        .files
+        .iter()
+        .map(|f| f.region_start + f.region_len)
+        .collect();
     engine
         .init(&Setup {
             fds: &fds,
+            sizes: &sizes,
+            writes: spec.rw.writes() || spec.rw.trims(),
             buffers: &buffers,
             depth,
             waits_for_completions: waits,

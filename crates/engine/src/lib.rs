@@ -9,6 +9,8 @@
 use std::io;
 use std::os::fd::RawFd;
 
+#[cfg(test)]
+mod conformance;
 pub mod engines;
 pub mod mem;
 pub mod sys;
@@ -66,6 +68,10 @@ pub struct Completion {
 pub struct Setup<'a> {
     /// The job's open files, in file-index order.
     pub fds: &'a [RawFd],
+    /// Size of each file's mapping-relevant extent (what `mmap` maps).
+    pub sizes: &'a [u64],
+    /// Whether the job writes (files are open read-write).
+    pub writes: bool,
     pub buffers: &'a IoBuffers,
     pub depth: u32,
     /// Whether the runner always waits for at least one completion (lets io_uring defer task
@@ -112,6 +118,8 @@ pub static ENGINES: &[EngineInfo] = &[
     engines::sync::PVSYNC2,
     engines::libaio::INFO,
     engines::io_uring::INFO,
+    engines::posixaio::INFO,
+    engines::mmap::INFO,
     engines::null::INFO,
 ];
 

@@ -2,5 +2,7 @@
 
 pub mod io_uring;
 pub mod libaio;
+pub mod mmap;
 pub mod null;
+pub mod posixaio;
 pub mod sync;

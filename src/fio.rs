@@ -93,12 +93,12 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     let normal = g.formats.contains(&Format::Normal);
     let mut head = String::new();
     if normal && g.output.is_none() {
-        head = crate::fio::header(plan);
+        head = crate::render::header(plan);
         print!("{head}");
         std::io::stdout().flush().ok();
         head.clear();
     } else if normal {
-        head = crate::fio::header(plan);
+        head = crate::render::header(plan);
     }
     runner::STOP.store(false, std::sync::atomic::Ordering::Relaxed);
     fiox_engine::sys::stop_on_signals(&runner::STOP);
@@ -144,30 +144,4 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
 fn write_file(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text)
         .with_context(|| format!("cannot write --output file '{}'", path.display()))
-}
-
-/// The lines fio prints before a run: one per job (a `...` line for clones), the version and
-/// "Starting N processes".
-pub fn header(plan: &plan::Plan) -> String {
-    let mut s = String::new();
-    for job in &plan.jobs {
-        let spec = &job.spec;
-        s.push_str(&crate::render::job_header(
-            &spec.name,
-            job.groupid,
-            spec.rw.name(),
-            spec.bs,
-            spec.ioengine,
-            spec.iodepth,
-        ));
-        if spec.numjobs > 1 {
-            s.push_str("...\n");
-        }
-    }
-    s.push_str(VERSION_STRING);
-    s.push('\n');
-    let n = plan.workers.len();
-    let threads = plan.jobs.iter().any(|j| j.spec.thread);
-    s.push_str(&crate::render::starting_line(n, threads));
-    s
 }

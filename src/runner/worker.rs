@@ -394,9 +394,10 @@ fn io_loop(
             }
         }
 
-        // Fill the queue.
+        // Fill the queue, committing every `iodepth_batch_submit` I/Os.
+        let mut held = false;
         if !stopping {
-            let t_fill = if sync_engine { 0 } else { now_ns(clock) };
+            let mut t_fill = if sync_engine { 0 } else { now_ns(clock) };
             while let Some(&idx) = free.last() {
                 if issued_bytes >= limit || issued_ios >= ios_limit {
                     break;
@@ -411,11 +412,11 @@ fn io_loop(
                             pacer.wait(at.min(end_ns), &|| now_ns(clock), stop);
                             now = now_ns(clock);
                         }
+                        held = true;
                         break;
                     }
                     pacer.issued(next.ddir as usize, next.len as u64, t);
                 }
-                issued_ios += 1;
                 let u = &mut units[idx as usize];
                 u.ddir = next.ddir;
                 u.file_index = next.file as u32;
@@ -427,6 +428,7 @@ fn io_loop(
                     let t0 = now_ns(clock);
                     engine.queue(idx, u).context("engine failed")?;
                     now = now_ns(clock);
+                    issued_ios += 1;
                     issued_bytes += next.len as u64;
                     ts.mark_depth(1, 1);
                     let u = units[idx as usize];
@@ -440,8 +442,8 @@ fn io_loop(
                 timing.start[idx as usize] = t_fill;
                 match engine.queue(idx, u).context("engine failed")? {
                     Queued::Completed => {
-                        // An in-line completion (trim on a ring engine).
-                        free.pop();
+                        // An in-line completion (a trim on a ring engine).
+                        issued_ios += 1;
                         issued_bytes += next.len as u64;
                         now = now_ns(clock);
                         let u = units[idx as usize];
@@ -456,18 +458,29 @@ fn io_loop(
                             plan,
                             diag,
                         );
-                        free.push(idx);
-                        break;
                     }
                     Queued::Queued => {
                         free.pop();
+                        issued_ios += 1;
                         issued_bytes += next.len as u64;
                         batch.push(idx);
                         if batch.len() as u32 >= batch_submit {
-                            break;
+                            submit(
+                                engine,
+                                &mut batch,
+                                &mut timing,
+                                &mut inflight,
+                                &mut ts,
+                                clock,
+                            )?;
+                            t_fill = timing.issue[idx as usize];
                         }
                     }
-                    Queued::Busy => break,
+                    Queued::Busy => {
+                        pending = Some(next);
+                        held = true;
+                        break;
+                    }
                 }
             }
         }
@@ -485,23 +498,28 @@ fn io_loop(
             );
             continue;
         }
-        // Submit the batch.
         if !batch.is_empty() {
-            let n = engine.commit().context("submitting I/O failed")?;
-            if n > 0 || !batch.is_empty() {
-                let t_issue = now_ns(clock);
-                for &i in &batch {
-                    timing.issue[i as usize] = t_issue;
-                }
-                inflight += batch.len() as u32;
-                ts.mark_depth(inflight, batch.len() as u64);
-                ts.submit_map[ThreadStat::batch_bucket(batch.len() as u32)] += 1;
-                batch.clear();
-            }
+            submit(
+                engine,
+                &mut batch,
+                &mut timing,
+                &mut inflight,
+                &mut ts,
+                clock,
+            )?;
+        } else if inflight > 0 {
+            // Engines that could not submit everything last time (libaio on EAGAIN) retry now.
+            engine.commit().context("submitting I/O failed")?;
         }
         // Reap.
         if inflight > 0 {
-            let full = free.is_empty() || stopping || issued_bytes >= limit;
+            // Block for completions only when nothing more can be queued now; otherwise just
+            // collect what has finished (min 0) and go on filling.
+            let full = free.is_empty()
+                || held
+                || stopping
+                || issued_bytes >= limit
+                || issued_ios >= ios_limit;
             let min = if full {
                 spec.iodepth_batch_complete_min
                     .max(inflight.saturating_sub(low))
@@ -575,6 +593,27 @@ fn io_loop(
         elapsed_ms,
         error,
     })
+}
+
+/// Commits a batch: one clock read stamps the issue time of all of it.
+fn submit(
+    engine: &mut dyn IoEngine,
+    batch: &mut Vec<u32>,
+    timing: &mut Timing,
+    inflight: &mut u32,
+    ts: &mut ThreadStat,
+    clock: Instant,
+) -> Result<()> {
+    engine.commit().context("submitting I/O failed")?;
+    let t_issue = now_ns(clock);
+    for &i in batch.iter() {
+        timing.issue[i as usize] = t_issue;
+    }
+    *inflight += batch.len() as u32;
+    ts.mark_depth(*inflight, batch.len() as u64);
+    ts.submit_map[ThreadStat::batch_bucket(batch.len() as u32)] += 1;
+    batch.clear();
+    Ok(())
 }
 
 fn epoch_ms() -> u64 {

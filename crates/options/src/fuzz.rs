@@ -15,7 +15,7 @@ pub fn job_file(data: &[u8]) {
     let env = |v: &str| (v == "HOME").then(|| "/root".to_string());
     if let Ok(f) = crate::jobfile::parse_text(&text, Path::new("fuzz.fio"), &env) {
         let cl = crate::argv::CommandLine::default();
-        let _ = crate::job::assemble(&cl, &[f.clone()], &Ctx::default());
+        let _ = crate::job::assemble(&cl, std::slice::from_ref(&f), &Ctx::default());
         let _ = crate::showcmd::render("fiox", &cl, &[f]);
     }
 }

@@ -419,7 +419,12 @@ impl JobSpec {
             iodepth,
             iodepth_batch_submit: m.u32("iodepth_batch_submit", 1)?,
             iodepth_batch_complete_min: m.u32("iodepth_batch_complete_min", 1)?,
-            iodepth_batch_complete_max: m.u32("iodepth_batch_complete_max", iodepth)?,
+            // fio's default reaps as many as the minimum (1), which keeps the queue full; the
+            // observed fio 3.33 QD8 run shows "IO depths: 8=99.7%" and "complete: 4=100%".
+            iodepth_batch_complete_max: m.u32(
+                "iodepth_batch_complete_max",
+                m.u32("iodepth_batch_complete_min", 1)?.max(1),
+            )?,
             iodepth_low: m.u32("iodepth_low", iodepth)?,
             direct,
             runtime_us: m.time("runtime")?,

@@ -57,11 +57,13 @@ pub struct JobReport {
     pub units: Units,
     /// The iodepth setting, printed on the `latency :` line and in JSON `latency_depth`.
     pub iodepth: u32,
-    /// Seconds since the epoch when the job started (JSON `job_start` is in ms).
+    /// Milliseconds since the epoch when the job started. fio 3.36 and later print it as JSON
+    /// `job_start`; fio 3.33, which the formats follow, does not, so it is unused for now.
     pub job_start_ms: u64,
     /// Whole seconds the job ran, for JSON `elapsed`.
     pub elapsed_s: u64,
-    /// Local time the report was made, as fio's header prints it (`Sat Nov 21 07:09:51 2026`).
+    /// Local time the report was made, as fio's header prints it (`Sat Nov 21 07:09:51 2026`),
+    /// without a trailing newline.
     pub ctime: String,
 }
 

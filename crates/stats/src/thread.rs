@@ -114,16 +114,18 @@ impl ThreadStat {
         }
     }
 
-    /// Records `n` I/Os submitted while `depth` were in flight (after submitting).
+    /// Records `n` I/Os submitted while `depth` were in flight (after submitting). Each bucket
+    /// covers depths from its value up to the next one's (fio's HOWTO: "16= covers depths from
+    /// 16 to 31").
     #[inline]
     pub fn mark_depth(&mut self, depth: u32, n: u64) {
         let i = match depth {
             0..=1 => 0,
-            2 => 1,
-            3..=4 => 2,
-            5..=8 => 3,
-            9..=16 => 4,
-            17..=32 => 5,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
             _ => 6,
         };
         self.depth_map[i] += n;
@@ -165,7 +167,8 @@ impl ThreadStat {
         add(&mut self.issued, &o.issued);
         add(&mut self.short, &o.short);
         add(&mut self.dropped, &o.dropped);
-        self.job_runtime_ms = self.job_runtime_ms.max(o.job_runtime_ms);
+        // fio adds the jobs' runtimes, so merged CPU percentages are averages over the jobs.
+        self.job_runtime_ms += o.job_runtime_ms;
         if self.error == 0 {
             self.error = o.error;
         }
@@ -250,6 +253,15 @@ mod tests {
         assert_eq!(ts.lat_us[6], 1);
         assert_eq!(ts.lat_ms[0], 1);
         assert_eq!(ts.lat_ms[11], 1);
+    }
+
+    #[test]
+    fn depth_buckets_are_lower_bounds() {
+        let mut ts = ThreadStat::default();
+        for d in [1, 3, 7, 8, 15, 16, 64] {
+            ts.mark_depth(d, 1);
+        }
+        assert_eq!(ts.depth_map, [1, 1, 1, 2, 1, 0, 1]);
     }
 
     #[test]

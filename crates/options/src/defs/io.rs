@@ -50,7 +50,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("iodepth", INT1, C::IoDepth, "Number of I/Os in flight per job (synchronous engines do one at a time)").def("1"),
     O::new("iodepth_batch_submit", INT0, C::IoDepth, "Number of I/Os to submit at once").alias(&["iodepth_batch"]).def("1"),
     O::new("iodepth_batch_complete_min", INT0, C::IoDepth, "Least number of completions to wait for at once").alias(&["iodepth_batch_complete"]).def("1"),
-    O::new("iodepth_batch_complete_max", INT0, C::IoDepth, "Most completions to reap at once (default: iodepth)"),
+    O::new("iodepth_batch_complete_max", INT0, C::IoDepth, "Most completions to reap at once (default: iodepth_batch_complete_min)"),
     O::new("iodepth_low", INT0, C::IoDepth, "Refill the queue only when it has drained to this depth (default: iodepth)"),
     O::new("io_submit_mode", K::Choice(SUBMIT_MODE), C::IoDepth, "Submit I/O from the job itself or from helper threads").def("inline").only(&["inline"]),
     O::new("rate", K::Size, C::Rate, "Cap bandwidth at this many bytes per second").per_dir(),

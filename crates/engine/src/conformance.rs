@@ -32,7 +32,7 @@ fn pass(
     let mut inflight = 0;
     let mut done = 0;
     let mut out: Vec<Completion> = Vec::new();
-    let mut check =
+    let check =
         |bufs: &mut IoBuffers, idx: u32, block: usize, result: i64| -> Result<(), String> {
             if result != BS as i64 {
                 return Err(format!("{ddir:?} of block {block} returned {result}"));

@@ -32,23 +32,22 @@ fn pass(
     let mut inflight = 0;
     let mut done = 0;
     let mut out: Vec<Completion> = Vec::new();
-    let check =
-        |bufs: &mut IoBuffers, idx: u32, block: usize, result: i64| -> Result<(), String> {
-            if result != BS as i64 {
-                return Err(format!("{ddir:?} of block {block} returned {result}"));
+    let check = |bufs: &mut IoBuffers, idx: u32, block: usize, result: i64| -> Result<(), String> {
+        if result != BS as i64 {
+            return Err(format!("{ddir:?} of block {block} returned {result}"));
+        }
+        if ddir == Ddir::Read {
+            let got = &bufs.slice(idx as usize)[..BS];
+            if let Some(i) = (0..BS).find(|&i| got[i] != pattern(block, i)) {
+                return Err(format!(
+                    "block {block} byte {i}: read {} expected {}",
+                    got[i],
+                    pattern(block, i)
+                ));
             }
-            if ddir == Ddir::Read {
-                let got = &bufs.slice(idx as usize)[..BS];
-                if let Some(i) = (0..BS).find(|&i| got[i] != pattern(block, i)) {
-                    return Err(format!(
-                        "block {block} byte {i}: read {} expected {}",
-                        got[i],
-                        pattern(block, i)
-                    ));
-                }
-            }
-            Ok(())
-        };
+        }
+        Ok(())
+    };
     while done < BLOCKS {
         while next < BLOCKS {
             let Some(idx) = free.pop() else { break };

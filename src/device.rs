@@ -13,8 +13,7 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 
 pub fn size(path: &Path) -> Result<u64> {
-    let f = File::open(path)
-        .with_context(|| format!("cannot open block device '{}'", path.display()))?;
+    let f = File::open(path).with_context(|| format!("cannot open block device '{}'", path.display()))?;
     fiox_engine::sys::block_device_size(f.as_raw_fd())
         .with_context(|| format!("cannot read the size of '{}'", path.display()))
 }
@@ -61,9 +60,7 @@ fn mount_point(path: &Path) -> Result<Option<String>> {
 
 /// Names what the first 68 KiB of a device look like, if they hold a known signature.
 pub fn signature(head: &[u8]) -> Option<&'static str> {
-    let at = |off: usize, magic: &[u8]| {
-        head.len() >= off + magic.len() && &head[off..off + magic.len()] == magic
-    };
+    let at = |off: usize, magic: &[u8]| head.len() >= off + magic.len() && &head[off..off + magic.len()] == magic;
     if at(1080, &[0x53, 0xef]) {
         return Some("an ext2/3/4 file system");
     }

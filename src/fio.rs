@@ -35,12 +35,7 @@ fio-compatible options (see --cmdhelp for job options):
 /// The machine facts `$pagesize`, `$ncpus` and `$mb_memory` stand for.
 pub fn machine_ctx() -> Ctx {
     let (pagesize, ncpus, mb_memory) = fiox_engine::sys::machine();
-    Ctx {
-        kb_base: 1024,
-        pagesize,
-        ncpus,
-        mb_memory,
-    }
+    Ctx { kb_base: 1024, pagesize, ncpus, mb_memory }
 }
 
 pub fn run(args: Vec<String>) -> Result<ExitCode> {
@@ -107,19 +102,12 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         let _ = stderr.lock().map(|mut e| e.write_all(s.as_bytes()));
     };
     let results = runner::run(plan, &diag)?;
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
+    let now_ms =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
     let report = summary::build(plan, &results, now_ms);
     // fio prints JSON before the normal output when both are asked for.
     let mut text = head;
-    for f in [
-        Format::Json,
-        Format::JsonPlus,
-        Format::Terse,
-        Format::Normal,
-    ] {
+    for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
         if !g.formats.contains(&f) {
             continue;
         }
@@ -134,14 +122,9 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         }
     }
     let failed = results.iter().any(|r| r.error.is_some());
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text)
-        .with_context(|| format!("cannot write --output file '{}'", path.display()))
+    std::fs::write(path, text).with_context(|| format!("cannot write --output file '{}'", path.display()))
 }

@@ -59,18 +59,10 @@ pub fn build(set: JobSet, readonly: bool) -> Result<Plan> {
             )
         })?;
         if readonly && (spec.rw.writes() || spec.rw.trims()) {
-            bail!(
-                "job '{}': rw={} writes, but --readonly was given",
-                spec.name,
-                spec.rw.name()
-            );
+            bail!("job '{}': rw={} writes, but --readonly was given", spec.name, spec.rw.name());
         }
         for clone in 0..spec.numjobs {
-            let files = if engine.diskless {
-                diskless_files(&spec)?
-            } else {
-                plan_files(&spec, clone)?
-            };
+            let files = if engine.diskless { diskless_files(&spec)? } else { plan_files(&spec, clone)? };
             let region: u64 = files.iter().map(|f| f.region_len).sum();
             let io_bytes = match spec.io_size {
                 Some(SizeSpec::Bytes(b)) => b,
@@ -79,7 +71,10 @@ pub fn build(set: JobSet, readonly: bool) -> Result<Plan> {
             };
             let min_bs = *spec.bs.iter().min().expect("three directions");
             if io_bytes < min_bs && !spec.time_based {
-                bail!("job '{}': the I/O size ({io_bytes} bytes) is smaller than the block size ({min_bs} bytes)", spec.name);
+                bail!(
+                    "job '{}': the I/O size ({io_bytes} bytes) is smaller than the block size ({min_bs} bytes)",
+                    spec.name
+                );
             }
             let max_bs = crate::runner::iogen::max_block(&spec);
             for f in &files {
@@ -104,12 +99,7 @@ pub fn build(set: JobSet, readonly: bool) -> Result<Plan> {
         }
     }
     let had_global_section = !set.global_options.is_empty();
-    Ok(Plan {
-        jobs: set.jobs,
-        workers,
-        global_options: set.global_options,
-        had_global_section,
-    })
+    Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section })
 }
 
 /// The null engine needs no file, only a region size to generate offsets in.
@@ -117,11 +107,7 @@ fn diskless_files(spec: &JobSpec) -> Result<Vec<FilePlan>> {
     let size = match (spec.size, spec.filesize) {
         (Some(SizeSpec::Bytes(b)), _) => b,
         (_, Some((lo, _))) => lo * spec.nrfiles as u64,
-        _ => bail!(
-            "job '{}': ioengine={} needs size= (there is no file to take it from)",
-            spec.name,
-            spec.ioengine
-        ),
+        _ => bail!("job '{}': ioengine={} needs size= (there is no file to take it from)", spec.name, spec.ioengine),
     };
     let per = size / spec.nrfiles as u64;
     Ok((0..spec.nrfiles)
@@ -154,16 +140,10 @@ fn split_filenames(list: &str) -> Vec<String> {
 }
 
 fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
-    let dirs: Vec<String> = spec
-        .directory
-        .as_deref()
-        .map(split_filenames)
-        .unwrap_or_default();
+    let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
     let names: Vec<String> = match &spec.filename {
         Some(list) => split_filenames(list),
-        None => (0..spec.nrfiles)
-            .map(|n| format!("{}.{clone}.{n}", spec.name))
-            .collect(),
+        None => (0..spec.nrfiles).map(|n| format!("{}.{clone}.{n}", spec.name)).collect(),
     };
     if names.is_empty() {
         bail!("job '{}': filename is empty", spec.name);
@@ -177,32 +157,25 @@ fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
         };
         let meta = std::fs::metadata(&path).ok();
         if meta.is_none() {
-            if let Some(dir) = path
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty() && !d.is_dir())
-            {
-                bail!(
-                    "job '{}': directory '{}' does not exist",
-                    spec.name,
-                    dir.display()
-                );
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+                bail!("job '{}': directory '{}' does not exist", spec.name, dir.display());
             }
         }
-        let block_device = meta
-            .as_ref()
-            .is_some_and(|m| m.file_type().is_block_device());
+        let block_device = meta.as_ref().is_some_and(|m| m.file_type().is_block_device());
         let existing = match &meta {
             Some(_) if block_device => Some(crate::device::size(&path)?),
             Some(m) if m.is_file() => Some(m.len()),
-            Some(_) => bail!(
-                "job '{}': '{}' is neither a regular file nor a block device",
-                spec.name,
-                path.display()
-            ),
+            Some(_) => bail!("job '{}': '{}' is neither a regular file nor a block device", spec.name, path.display()),
             None => None,
         };
         let file_size = match (spec.filesize, spec.size) {
-            (Some((lo, hi)), _) => lo + if hi > lo { crate::runner::offsets::mix64(clone as u64 * 131 + i as u64) % (hi - lo + 1) } else { 0 },
+            (Some((lo, hi)), _) => {
+                lo + if hi > lo {
+                    crate::runner::offsets::mix64(clone as u64 * 131 + i as u64) % (hi - lo + 1)
+                } else {
+                    0
+                }
+            }
             (None, Some(SizeSpec::Bytes(b))) => b / nfiles,
             (None, Some(SizeSpec::Percent(p))) => match existing {
                 Some(e) => (e as f64 * p / 100.0) as u64,
@@ -220,11 +193,7 @@ fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
         let file_size = if block_device {
             let dev = existing.expect("a block device has a size");
             if file_size > dev {
-                bail!(
-                    "job '{}': size {file_size} is larger than device '{}' ({dev} bytes)",
-                    spec.name,
-                    path.display()
-                );
+                bail!("job '{}': size {file_size} is larger than device '{}' ({dev} bytes)", spec.name, path.display());
             }
             file_size
         } else {
@@ -239,13 +208,16 @@ fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
             SizeSpec::Percent(p) => (file_size as f64 * p / 100.0) as u64,
         };
         let region_start = offset + inc * clone as u64;
-        // A device or existing file is used up to its end; a new file gets exactly its size.
-        let file_end = if block_device {
-            existing.unwrap_or(0)
+        // The region is `size` bytes from the offset. A regular file is laid out to cover it
+        // (fio makes it offset + size long); a device must already be that large. Without a
+        // size, an existing file or device is used from the offset to its end.
+        let sized = spec.size.is_some() || spec.filesize.is_some();
+        let region_len = if block_device || !sized {
+            file_size.min(existing.unwrap_or(0).saturating_sub(region_start))
         } else {
-            file_size.max(region_start)
+            file_size
         };
-        let region_len = file_size.min(file_end.saturating_sub(region_start));
+        let file_end = region_start + region_len;
         if region_len == 0 {
             bail!(
                 "job '{}': offset {region_start} leaves no room in '{}' ({file_end} bytes)",
@@ -253,21 +225,11 @@ fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
                 path.display()
             );
         }
-        let layout_size = if block_device {
-            0
-        } else {
-            region_start + region_len
-        };
+        let layout_size = if block_device { 0 } else { region_start + region_len };
         if block_device && (spec.rw.writes() || spec.rw.trims()) && !spec.allow_mounted_write {
             crate::device::check_writable(&path, &spec.name)?;
         }
-        out.push(FilePlan {
-            path,
-            block_device,
-            layout_size,
-            region_start,
-            region_len,
-        });
+        out.push(FilePlan { path, block_device, layout_size, region_start, region_len });
     }
     Ok(out)
 }

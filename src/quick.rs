@@ -23,30 +23,10 @@ struct Check {
 }
 
 const CHECKS: [Check; 4] = [
-    Check {
-        title: "write bandwidth",
-        rw: "randwrite",
-        bs: "1m",
-        iops: false,
-    },
-    Check {
-        title: "read IOPS",
-        rw: "randread",
-        bs: "4k",
-        iops: true,
-    },
-    Check {
-        title: "read bandwidth",
-        rw: "randread",
-        bs: "1m",
-        iops: false,
-    },
-    Check {
-        title: "write IOPS",
-        rw: "randwrite",
-        bs: "4k",
-        iops: true,
-    },
+    Check { title: "write bandwidth", rw: "randwrite", bs: "1m", iops: false },
+    Check { title: "read IOPS", rw: "randread", bs: "4k", iops: true },
+    Check { title: "read bandwidth", rw: "randread", bs: "1m", iops: false },
+    Check { title: "write IOPS", rw: "randwrite", bs: "4k", iops: true },
 ];
 
 /// Removes the test file when `quick` ends, however it ends, but only if `quick` made it.
@@ -81,20 +61,11 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     }
     let path = dir.join(FILE_NAME);
     if path.exists() {
-        bail!(
-            "quick: '{}' already exists; fiox will not overwrite a file it did not create",
-            path.display()
-        );
+        bail!("quick: '{}' already exists; fiox will not overwrite a file it did not create", path.display());
     }
     let _guard = TestFile(path.clone());
-    println!(
-        "fiox quick: {} ({size}, ioengine={engine}, direct=1, iodepth=32, {runtime}s per check)",
-        path.display()
-    );
-    println!(
-        "{:<18}{:>16}{:>14}{:>14}",
-        "check", "result", "clat avg", "clat p99"
-    );
+    println!("fiox quick: {} ({size}, ioengine={engine}, direct=1, iodepth=32, {runtime}s per check)", path.display());
+    println!("{:<18}{:>16}{:>14}{:>14}", "check", "result", "clat avg", "clat p99");
     for c in &CHECKS {
         let line = vec![
             format!("--filename={}", path.display()),
@@ -112,8 +83,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         let set = fiox_options::assemble(&cl, &[], &crate::fio::machine_ctx())?;
         let plan = plan::build(set, false)?;
         let quiet = |_: &str| {};
-        let results = runner::run(&plan, &quiet)
-            .with_context(|| format!("quick: the {} check failed", c.title))?;
+        let results = runner::run(&plan, &quiet).with_context(|| format!("quick: the {} check failed", c.title))?;
         let report = summary::build(&plan, &results, 0);
         let ts = &report.jobs[0].ts;
         let d = if c.rw.contains("read") { 0 } else { 1 };
@@ -123,36 +93,15 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         }
         let runtime_ms = ds.runtime_ms.max(1);
         let result = if c.iops {
-            format!(
-                "{} IOPS",
-                human(
-                    ds.total_ios as f64 * 1000.0 / runtime_ms as f64,
-                    1000.0,
-                    &["", "k", "M", "G"]
-                )
-            )
+            format!("{} IOPS", human(ds.total_ios as f64 * 1000.0 / runtime_ms as f64, 1000.0, &["", "k", "M", "G"]))
         } else {
             format!(
                 "{}B/s",
-                human(
-                    ds.io_bytes as f64 * 1000.0 / runtime_ms as f64,
-                    1024.0,
-                    &["", "Ki", "Mi", "Gi", "Ti"]
-                )
+                human(ds.io_bytes as f64 * 1000.0 / runtime_ms as f64, 1024.0, &["", "Ki", "Mi", "Gi", "Ti"])
             )
         };
-        let p99 = ds
-            .clat_hist
-            .as_ref()
-            .and_then(|h| h.percentiles(&[99.0]).first().map(|p| p.1))
-            .unwrap_or(0);
-        println!(
-            "{:<18}{:>16}{:>14}{:>14}",
-            c.title,
-            result,
-            duration(ds.clat.mean()),
-            duration(p99 as f64)
-        );
+        let p99 = ds.clat_hist.as_ref().and_then(|h| h.percentiles(&[99.0]).first().map(|p| p.1)).unwrap_or(0);
+        println!("{:<18}{:>16}{:>14}{:>14}", c.title, result, duration(ds.clat.mean()), duration(p99 as f64));
     }
     Ok(ExitCode::SUCCESS)
 }

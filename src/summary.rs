@@ -10,39 +10,21 @@ use crate::runner::worker::WorkerResult;
 
 /// fio 3.33 leaves value-less flags out of its JSON option echo.
 fn echo(opts: &[RawOpt]) -> Vec<(String, String)> {
-    opts.iter()
-        .filter_map(|o| {
-            o.value
-                .as_ref()
-                .map(|v| (o.def.name.to_string(), v.trim().to_string()))
-        })
-        .collect()
+    opts.iter().filter_map(|o| o.value.as_ref().map(|v| (o.def.name.to_string(), v.trim().to_string()))).collect()
 }
 
 pub fn build(plan: &Plan, results: &[WorkerResult], now_epoch_ms: u64) -> RunReport {
     let ctime = fiox_engine::sys::ctime((now_epoch_ms / 1000) as i64);
     let mut jobs: Vec<JobReport> = Vec::new();
-    let groups_n = plan
-        .workers
-        .iter()
-        .map(|w| w.groupid)
-        .max()
-        .map_or(0, |g| g + 1);
+    let groups_n = plan.workers.iter().map(|w| w.groupid).max().map_or(0, |g| g + 1);
     let mut groups = Vec::new();
     for g in 0..groups_n {
-        let members: Vec<usize> = (0..results.len())
-            .filter(|&i| plan.workers[i].groupid == g)
-            .collect();
+        let members: Vec<usize> = (0..results.len()).filter(|&i| plan.workers[i].groupid == g).collect();
         if members.is_empty() {
             continue;
         }
-        groups.push(GroupStat::from_jobs(
-            g,
-            members.iter().map(|&i| &results[i].ts),
-        ));
-        let merged = members
-            .iter()
-            .any(|&i| plan.workers[i].spec.group_reporting);
+        groups.push(GroupStat::from_jobs(g, members.iter().map(|&i| &results[i].ts)));
+        let merged = members.iter().any(|&i| plan.workers[i].spec.group_reporting);
         if merged {
             let mut ts = ThreadStat::default();
             for &i in &members {
@@ -54,14 +36,7 @@ pub fn build(plan: &Plan, results: &[WorkerResult], now_epoch_ms: u64) -> RunRep
             jobs.push(job_report(plan, first, last, &results[first], ts, &ctime));
         } else {
             for &i in &members {
-                jobs.push(job_report(
-                    plan,
-                    i,
-                    i,
-                    &results[i],
-                    results[i].ts.clone(),
-                    &ctime,
-                ));
+                jobs.push(job_report(plan, i, i, &results[i], results[i].ts.clone(), &ctime));
             }
         }
     }
@@ -106,11 +81,7 @@ fn job_report(
         lat_percentiles: spec.lat_percentiles,
         slat_percentiles: spec.slat_percentiles,
         percentile_list: spec.percentile_list.clone(),
-        units: Units {
-            kb_base: spec.kb_base,
-            unit_base: 0,
-            sig_figs: spec.significant_figures,
-        },
+        units: Units { kb_base: spec.kb_base, unit_base: 0, sig_figs: spec.significant_figures },
         iodepth: spec.iodepth,
         job_start_ms: r.start_epoch_ms,
         elapsed_s: r.elapsed_ms.div_ceil(1000),

@@ -50,11 +50,7 @@ impl BlockSizes {
             Some((lo, hi)) if hi > lo => {
                 // Sizes in a range are multiples of the low end (when it is a power of two),
                 // unless bs_unaligned says otherwise, as in fio.
-                let align = if spec.bs_unaligned || !lo.is_power_of_two() {
-                    1
-                } else {
-                    lo
-                };
+                let align = if spec.bs_unaligned || !lo.is_power_of_two() { 1 } else { lo };
                 BlockSizes::Range { lo, hi, align }
             }
             Some((lo, _)) => BlockSizes::Fixed(lo),
@@ -85,11 +81,7 @@ impl BlockSizes {
             }
             BlockSizes::Split(v) => {
                 let r = rng.below(10_000) as f64 / 100.0;
-                v.iter()
-                    .find(|e| r < e.1)
-                    .or(v.last())
-                    .map(|e| e.0)
-                    .unwrap_or(1)
+                v.iter().find(|e| r < e.1).or(v.last()).map(|e| e.0).unwrap_or(1)
             }
         }
     }
@@ -97,10 +89,7 @@ impl BlockSizes {
 
 /// The largest block a job can issue, for buffer sizing and region checks.
 pub fn max_block(spec: &JobSpec) -> u64 {
-    (0..3)
-        .map(|d| BlockSizes::of(spec, d).max())
-        .max()
-        .unwrap_or(spec.bs[0])
+    (0..3).map(|d| BlockSizes::of(spec, d).max()).max().unwrap_or(spec.bs[0])
 }
 
 /// What to do next.
@@ -144,11 +133,7 @@ impl IoGen {
         let min_bs = used().map(|d| sizes[d].min()).min().unwrap_or(spec.bs[0]);
         let max_bs = used().map(|d| sizes[d].max()).max().unwrap_or(spec.bs[0]);
         // Random offsets are multiples of blockalign (default: the smallest block size).
-        let align = used()
-            .map(|d| spec.blockalign[d])
-            .filter(|&a| a > 0)
-            .min()
-            .unwrap_or(min_bs);
+        let align = used().map(|d| spec.blockalign[d]).filter(|&a| a > 0).min().unwrap_or(min_bs);
         let min_bs = align;
         let regions = regions
             .iter()
@@ -166,11 +151,8 @@ impl IoGen {
                 }
             })
             .collect();
-        let (fsync_every, fsync_ddir) = if spec.fdatasync > 0 {
-            (spec.fdatasync, Ddir::DataSync)
-        } else {
-            (spec.fsync, Ddir::Sync)
-        };
+        let (fsync_every, fsync_ddir) =
+            if spec.fdatasync > 0 { (spec.fdatasync, Ddir::DataSync) } else { (spec.fsync, Ddir::Sync) };
         IoGen {
             sizes,
             percentage_random: spec.percentage_random,
@@ -196,9 +178,7 @@ impl IoGen {
         match self.rw {
             RwMode::Read | RwMode::RandRead => Ddir::Read,
             RwMode::Write | RwMode::RandWrite => Ddir::Write,
-            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite => {
-                Ddir::Trim
-            }
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite => Ddir::Trim,
             RwMode::ReadWrite | RwMode::RandRw => {
                 if self.rng.below(100) < self.rwmixread as u64 {
                     Ddir::Read
@@ -218,12 +198,7 @@ impl IoGen {
         if self.fsync_every > 0 && self.writes_since_sync >= self.fsync_every {
             self.writes_since_sync = 0;
             let file = self.last.map_or(0, |l| l.file);
-            return NextIo {
-                ddir: self.fsync_ddir,
-                file,
-                offset: 0,
-                len: 0,
-            };
+            return NextIo { ddir: self.fsync_ddir, file, offset: 0, len: 0 };
         }
         let ddir = self.pick_ddir();
         let d = ddir as usize;
@@ -243,36 +218,21 @@ impl IoGen {
                 if r.next == r.nblocks {
                     r.next = 0;
                     r.pass += 1;
-                    r.perm = Permutation::new(
-                        r.nblocks,
-                        self.seed ^ (file as u64) << 32 ^ r.pass.wrapping_mul(0x9e37_79b9),
-                    );
+                    r.perm =
+                        Permutation::new(r.nblocks, self.seed ^ (file as u64) << 32 ^ r.pass.wrapping_mul(0x9e37_79b9));
                 }
                 let b = r.perm.get(r.next);
                 r.next += 1;
                 b
             };
-            NextIo {
-                ddir,
-                file,
-                offset: r.start + block * self.min_bs,
-                len: len as u32,
-            }
+            NextIo { ddir, file, offset: r.start + block * self.min_bs, len: len as u32 }
         } else if self.rw.is_random() && self.run_left > 0 {
             // Within a `randread:N` run: continue sequentially from the last offset.
             self.run_left -= 1;
             let r = &self.regions[file];
-            let prev = self
-                .last
-                .map(|l| l.offset + l.len as u64 - r.start)
-                .unwrap_or(0);
+            let prev = self.last.map(|l| l.offset + l.len as u64 - r.start).unwrap_or(0);
             let rel = if prev + len > r.len { 0 } else { prev };
-            NextIo {
-                ddir,
-                file,
-                offset: r.start + rel,
-                len: len as u32,
-            }
+            NextIo { ddir, file, offset: r.start + rel, len: len as u32 }
         } else {
             let r = &mut self.regions[file];
             if r.seq[d] + len > r.len {
@@ -280,24 +240,30 @@ impl IoGen {
             }
             let rel = r.seq[d];
             r.seq[d] += len + self.modifier;
-            NextIo {
-                ddir,
-                file,
-                offset: r.start + rel,
-                len: len as u32,
-            }
+            NextIo { ddir, file, offset: r.start + rel, len: len as u32 }
         };
         if matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
             let wlen = io.len;
-            self.pending_write = Some(NextIo {
-                ddir: Ddir::Write,
-                len: wlen,
-                ..io
-            });
+            self.pending_write = Some(NextIo { ddir: Ddir::Write, len: wlen, ..io });
         }
         self.last = Some(io);
         self.count_write(io.ddir);
         io
+    }
+
+    /// Fits an I/O into the bytes left of a size-bounded job, as fio does: a variable block size
+    /// shrinks to what is left (in multiples of its smallest size); when even the smallest block
+    /// of that direction does not fit, the job is done (`None`).
+    pub fn fit(&self, mut io: NextIo, remaining: u64) -> Option<NextIo> {
+        if (io.len as u64) <= remaining || io.ddir as usize >= 3 {
+            return Some(io);
+        }
+        let min = self.sizes[io.ddir as usize].min();
+        if remaining < min {
+            return None;
+        }
+        io.len = (remaining / min * min) as u32;
+        Some(io)
     }
 
     #[inline]
@@ -317,9 +283,7 @@ mod tests {
         let mut a: Vec<&str> = args.to_vec();
         a.push("--name=t");
         let cl = argv::parse(a).unwrap();
-        assemble(&cl, &[], &Ctx::default()).unwrap().jobs[0]
-            .spec
-            .clone()
+        assemble(&cl, &[], &Ctx::default()).unwrap().jobs[0].spec.clone()
     }
 
     #[test]
@@ -367,10 +331,7 @@ mod tests {
         let mut g = IoGen::new(&s, &[(0, 1 << 20)], 5);
         for _ in 0..100 {
             let n = g.next();
-            assert!(
-                n.len % 4096 == 0 && (4096..=16384).contains(&n.len),
-                "{n:?}"
-            );
+            assert!(n.len % 4096 == 0 && (4096..=16384).contains(&n.len), "{n:?}");
         }
     }
 
@@ -379,17 +340,7 @@ mod tests {
         let s = spec(&["--rw=write", "--fsync=2", "--size=64k"]);
         let mut g = IoGen::new(&s, &[(0, 65536)], 5);
         let d: Vec<Ddir> = (0..6).map(|_| g.next().ddir).collect();
-        assert_eq!(
-            d,
-            [
-                Ddir::Write,
-                Ddir::Write,
-                Ddir::Sync,
-                Ddir::Write,
-                Ddir::Write,
-                Ddir::Sync
-            ]
-        );
+        assert_eq!(d, [Ddir::Write, Ddir::Write, Ddir::Sync, Ddir::Write, Ddir::Write, Ddir::Sync]);
     }
 
     #[test]
@@ -398,10 +349,7 @@ mod tests {
         let mut g = IoGen::new(&s, &[(0, 16384)], 3);
         let a = g.next();
         let b = g.next();
-        assert_eq!(
-            (a.ddir, b.ddir, a.offset, b.offset),
-            (Ddir::Trim, Ddir::Write, 0, 0)
-        );
+        assert_eq!((a.ddir, b.ddir, a.offset, b.offset), (Ddir::Trim, Ddir::Write, 0, 0));
         assert_eq!(g.next().offset, 4096);
     }
 }

@@ -27,10 +27,7 @@ fn seed_for(plan: &crate::plan::WorkerPlan) -> u64 {
     let base = if plan.spec.randrepeat {
         plan.spec.randseed
     } else {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(1)
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
     };
     offsets::mix64(base ^ offsets::mix64(plan.job_index as u64) ^ (plan.clone as u64) << 40)
 }
@@ -38,8 +35,7 @@ fn seed_for(plan: &crate::plan::WorkerPlan) -> u64 {
 /// Runs every worker; results are in the plan's worker order. Diagnostics (layout messages,
 /// I/O errors) go to `diag`.
 pub fn run(plan: &Plan, diag: &(dyn Fn(&str) + Sync)) -> Result<Vec<WorkerResult>> {
-    let mut results: Vec<Option<Result<WorkerResult>>> =
-        (0..plan.workers.len()).map(|_| None).collect();
+    let mut results: Vec<Option<Result<WorkerResult>>> = (0..plan.workers.len()).map(|_| None).collect();
     let mut phase_start = 0;
     while phase_start < plan.workers.len() {
         // A phase runs until the next worker of a stonewalled job (other than the first).
@@ -65,9 +61,7 @@ pub fn run(plan: &Plan, diag: &(dyn Fn(&str) + Sync)) -> Result<Vec<WorkerResult
                         // exitall: the first job to finish stops all the others.
                         STOP.store(true, Ordering::Relaxed);
                     }
-                    out.lock()
-                        .expect("no worker panics while holding it")
-                        .push((i, r));
+                    out.lock().expect("no worker panics while holding it").push((i, r));
                 });
             }
         });

@@ -56,12 +56,7 @@ impl Permutation {
             k = mix64(k);
             k
         });
-        Permutation {
-            n,
-            half_bits,
-            mask: (1u64 << half_bits) - 1,
-            keys,
-        }
+        Permutation { n, half_bits, mask: (1u64 << half_bits) - 1, keys }
     }
 
     #[inline]

@@ -24,9 +24,7 @@ impl Pacer {
     pub fn new(spec: &fiox_options::JobSpec, seed: u64) -> Pacer {
         Pacer {
             ns_per_byte: spec.rate.map(|r| if r > 0 { 1e9 / r as f64 } else { 0.0 }),
-            ns_per_io: spec
-                .rate_iops
-                .map(|r| if r > 0 { 1e9 / r as f64 } else { 0.0 }),
+            ns_per_io: spec.rate_iops.map(|r| if r > 0 { 1e9 / r as f64 } else { 0.0 }),
             poisson: spec.rate_poisson,
             next: [0; 3],
             think_ns: spec.thinktime_us * 1000,
@@ -39,12 +37,7 @@ impl Pacer {
     }
 
     pub fn active(&self) -> bool {
-        self.think_ns > 0
-            || self
-                .ns_per_byte
-                .iter()
-                .chain(self.ns_per_io.iter())
-                .any(|&v| v > 0.0)
+        self.think_ns > 0 || self.ns_per_byte.iter().chain(self.ns_per_io.iter()).any(|&v| v > 0.0)
     }
 
     /// When an I/O of direction `d` may start (`<= now` means now).
@@ -89,9 +82,7 @@ impl Pacer {
                 return;
             }
             // Sleep in slices of at most 100 ms so that Ctrl-C is honoured promptly.
-            std::thread::sleep(std::time::Duration::from_nanos(
-                (until - now).min(100_000_000),
-            ));
+            std::thread::sleep(std::time::Duration::from_nanos((until - now).min(100_000_000)));
         }
     }
 }
@@ -104,11 +95,7 @@ mod tests {
     fn pacer(args: &[&str]) -> Pacer {
         let mut a = args.to_vec();
         a.extend(["--size=1m", "--name=t"]);
-        let spec = assemble(&argv::parse(a).unwrap(), &[], &Ctx::default())
-            .unwrap()
-            .jobs[0]
-            .spec
-            .clone();
+        let spec = assemble(&argv::parse(a).unwrap(), &[], &Ctx::default()).unwrap().jobs[0].spec.clone();
         Pacer::new(&spec, 1)
     }
 

@@ -59,12 +59,7 @@ fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
     let need: Vec<&crate::plan::FilePlan> = plan
         .files
         .iter()
-        .filter(|f| {
-            !f.block_device
-                && std::fs::metadata(&f.path)
-                    .map(|m| m.len() < f.layout_size)
-                    .unwrap_or(true)
-        })
+        .filter(|f| !f.block_device && std::fs::metadata(&f.path).map(|m| m.len() < f.layout_size).unwrap_or(true))
         .collect();
     if need.is_empty() {
         return Ok(());
@@ -73,27 +68,14 @@ fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
     // fio prints whole MiB here, so small files show as "0MiB".
     let size = format!("{}MiB", total >> 20);
     let _ = if need.len() == 1 {
-        writeln!(
-            diag,
-            "{}: Laying out IO file (1 file / {size})",
-            plan.spec.name
-        )
+        writeln!(diag, "{}: Laying out IO file (1 file / {size})", plan.spec.name)
     } else {
-        writeln!(
-            diag,
-            "{}: Laying out IO files ({} files / total {size})",
-            plan.spec.name,
-            need.len()
-        )
+        writeln!(diag, "{}: Laying out IO files ({} files / total {size})", plan.spec.name, need.len())
     };
     for f in need {
         if let Some(dir) = f.path.parent().filter(|d| !d.as_os_str().is_empty()) {
             if !dir.is_dir() {
-                bail!(
-                    "job '{}': directory '{}' does not exist",
-                    plan.spec.name,
-                    dir.display()
-                );
+                bail!("job '{}': directory '{}' does not exist", plan.spec.name, dir.display());
             }
         }
         let mut file = OpenOptions::new()
@@ -102,13 +84,7 @@ fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
             .create(true)
             .truncate(false)
             .open(&f.path)
-            .with_context(|| {
-                format!(
-                    "job '{}': cannot create '{}'",
-                    plan.spec.name,
-                    f.path.display()
-                )
-            })?;
+            .with_context(|| format!("job '{}': cannot create '{}'", plan.spec.name, f.path.display()))?;
         let have = file.metadata()?.len();
         // Written with real data (not just allocated) so that reads hit the device, as in fio.
         let chunk = 1usize << 20;
@@ -122,13 +98,8 @@ fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
         let mut off = have;
         while off < f.layout_size {
             let n = chunk.min((f.layout_size - off) as usize);
-            std::os::unix::fs::FileExt::write_all_at(&file, &buf[..n], off).with_context(|| {
-                format!(
-                    "job '{}': cannot lay out '{}'",
-                    plan.spec.name,
-                    f.path.display()
-                )
-            })?;
+            std::os::unix::fs::FileExt::write_all_at(&file, &buf[..n], off)
+                .with_context(|| format!("job '{}': cannot lay out '{}'", plan.spec.name, f.path.display()))?;
             off += n as u64;
         }
         file.flush()?;
@@ -152,28 +123,20 @@ pub fn run(
         } else {
             spec.cpus_allowed.clone()
         };
-        sys::set_affinity(&cpus)
-            .with_context(|| format!("job '{}': cannot set cpus_allowed", spec.name))?;
+        sys::set_affinity(&cpus).with_context(|| format!("job '{}': cannot set cpus_allowed", spec.name))?;
     }
     if spec.nice != 0 {
-        sys::set_nice(spec.nice)
-            .with_context(|| format!("job '{}': cannot set nice={}", spec.name, spec.nice))?;
+        sys::set_nice(spec.nice).with_context(|| format!("job '{}': cannot set nice={}", spec.name, spec.nice))?;
     }
     if let Some((class, level)) = spec.ioprio {
-        sys::set_ioprio(class, level).with_context(|| {
-            format!(
-                "job '{}': cannot set prioclass={class} prio={level}",
-                spec.name
-            )
-        })?;
+        sys::set_ioprio(class, level)
+            .with_context(|| format!("job '{}': cannot set prioclass={class} prio={level}", spec.name))?;
     }
     let _locked = if spec.lockmem > 0 {
-        Some(sys::LockedMem::new(spec.lockmem as usize).with_context(|| {
-            format!(
-                "job '{}': cannot lock {} bytes (lockmem)",
-                spec.name, spec.lockmem
-            )
-        })?)
+        Some(
+            sys::LockedMem::new(spec.lockmem as usize)
+                .with_context(|| format!("job '{}': cannot lock {} bytes (lockmem)", spec.name, spec.lockmem))?,
+        )
     } else {
         None
     };
@@ -190,24 +153,27 @@ pub fn run(
             if spec.direct {
                 o.custom_flags(libc::O_DIRECT);
             }
-            let file = o.open(&f.path).with_context(|| {
-                format!("job '{}': cannot open '{}'", spec.name, f.path.display())
-            })?;
+            let file =
+                o.open(&f.path).with_context(|| format!("job '{}': cannot open '{}'", spec.name, f.path.display()))?;
+            if spec.invalidate {
+                // Start from a cold cache, as fio does by default (invalidate=1).
+                let r = if f.block_device {
+                    sys::flush_block_device(file.as_raw_fd())
+                } else {
+                    sys::fadvise_dontneed(file.as_raw_fd())
+                };
+                r.with_context(|| format!("job '{}': cannot drop the cache of '{}'", spec.name, f.path.display()))?;
+            }
             files.push(file);
         }
     }
     let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
-    let depth = if plan.engine.sync {
-        1
-    } else {
-        spec.iodepth.max(1)
-    };
+    let depth = if plan.engine.sync { 1 } else { spec.iodepth.max(1) };
     let max_bs = super::iogen::max_block(spec) as usize;
     let mem = MemKind::from_name(spec.mem)
         .with_context(|| format!("job '{}': mem={} is not supported yet", spec.name, spec.mem))?;
     let align = (spec.iomem_align as usize).max(4096);
-    let mut buffers = IoBuffers::new(depth as usize, max_bs, align, mem)
-        .context("cannot allocate I/O buffers")?;
+    let mut buffers = IoBuffers::new(depth as usize, max_bs, align, mem).context("cannot allocate I/O buffers")?;
     if !spec.zero_buffers {
         let mut rng = Rng::new(seed ^ 0x5eed);
         for i in 0..depth as usize {
@@ -218,11 +184,7 @@ pub fn run(
     }
     let mut engine: Box<dyn IoEngine> = (plan.engine.make)();
     let waits = spec.iodepth_batch_complete_min >= 1;
-    let sizes: Vec<u64> = plan
-        .files
-        .iter()
-        .map(|f| f.region_start + f.region_len)
-        .collect();
+    let sizes: Vec<u64> = plan.files.iter().map(|f| f.region_start + f.region_len).collect();
     engine
         .init(&Setup {
             fds: &fds,
@@ -233,23 +195,14 @@ pub fn run(
             waits_for_completions: waits,
             opts: &spec.engine,
         })
-        .with_context(|| {
-            format!(
-                "job '{}': ioengine {} failed to start",
-                spec.name, spec.ioengine
-            )
-        })?;
-    let result = io_loop(
-        plan,
-        engine.as_mut(),
-        &fds,
-        &buffers,
-        depth,
-        seed,
-        stop,
-        progress,
-        diag,
-    );
+        .with_context(|| format!("job '{}': ioengine {} failed to start", spec.name, spec.ioengine))?;
+    if spec.startdelay_us > 0 {
+        let until = Instant::now() + std::time::Duration::from_micros(spec.startdelay_us);
+        while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep((until - Instant::now()).min(std::time::Duration::from_millis(100)));
+        }
+    }
+    let result = io_loop(plan, engine.as_mut(), &fds, &buffers, depth, seed, stop, progress, diag);
     // The engine goes first: a ring may still reference the buffers until it is torn down.
     drop(engine);
     drop(buffers);
@@ -285,11 +238,7 @@ fn io_loop(
 ) -> Result<WorkerResult> {
     let spec = &*plan.spec;
     let sync_engine = plan.engine.sync;
-    let regions: Vec<(u64, u64)> = plan
-        .files
-        .iter()
-        .map(|f| (f.region_start, f.region_len))
-        .collect();
+    let regions: Vec<(u64, u64)> = plan.files.iter().map(|f| (f.region_start, f.region_len)).collect();
     let mut gen = IoGen::new(spec, &regions, seed);
     let block_dev: Vec<bool> = plan.files.iter().map(|f| f.block_device).collect();
 
@@ -305,22 +254,13 @@ fn io_loop(
             result: 0,
         })
         .collect();
-    let mut timing = Timing {
-        start: vec![0; depth as usize],
-        issue: vec![0; depth as usize],
-    };
+    let mut timing = Timing { start: vec![0; depth as usize], issue: vec![0; depth as usize] };
     let mut free: Vec<u32> = (0..depth).rev().collect();
     let mut batch: Vec<u32> = Vec::with_capacity(depth as usize);
     let mut completions: Vec<Completion> = Vec::with_capacity(depth as usize);
 
-    let mut ts = ThreadStat {
-        jobs: 1,
-        ..ThreadStat::default()
-    };
-    for (d, on) in [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()]
-        .into_iter()
-        .enumerate()
-    {
+    let mut ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
+    for (d, on) in [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()].into_iter().enumerate() {
         if on {
             ts.dirs[d] = DirStat::active();
         }
@@ -328,16 +268,8 @@ fn io_loop(
     let clock = Instant::now();
     let ramp_ns = spec.ramp_time_us * 1000;
     let runtime_ns = spec.runtime_us * 1000;
-    let end_ns = if runtime_ns > 0 {
-        ramp_ns + runtime_ns
-    } else {
-        u64::MAX
-    };
-    let limit = if spec.time_based {
-        u64::MAX
-    } else {
-        plan.io_bytes.saturating_mul(spec.loops as u64)
-    };
+    let end_ns = if runtime_ns > 0 { ramp_ns + runtime_ns } else { u64::MAX };
+    let limit = if spec.time_based { u64::MAX } else { plan.io_bytes.saturating_mul(spec.loops as u64) };
     let mut measuring = ramp_ns == 0;
     let mut meas_start = 0u64;
     let mut usage0 = sys::thread_usage();
@@ -356,18 +288,18 @@ fn io_loop(
     let mut pacer = Pacer::new(spec, seed);
     let pacing = pacer.active();
     let mut pending: Option<NextIo> = None;
-    let ios_limit = if spec.number_ios > 0 {
-        spec.number_ios
-    } else {
-        u64::MAX
-    };
+    let ios_limit = if spec.number_ios > 0 { spec.number_ios } else { u64::MAX };
     let mut issued_ios = 0u64;
+    // In trimwrite modes every block is trimmed and then written; fio counts only the writes
+    // toward the job's size.
+    let count_trims = !matches!(spec.rw, fiox_options::RwMode::TrimWrite | fiox_options::RwMode::RandTrimWrite);
 
     loop {
         let stopping = stop.load(Ordering::Relaxed)
             || error.is_some()
             || now >= end_ns
-            || issued_bytes >= limit;
+            || issued_bytes >= limit
+            || issued_ios >= ios_limit;
         if stopping && inflight == 0 && batch.is_empty() {
             break;
         }
@@ -378,10 +310,7 @@ fn io_loop(
             usage0 = sys::thread_usage();
             start_epoch_ms = epoch_ms();
             let active = ts.dirs.clone().map(|d| d.slat_hist.is_some());
-            ts = ThreadStat {
-                jobs: 1,
-                ..ThreadStat::default()
-            };
+            ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
             for (d, on) in active.into_iter().enumerate() {
                 if on {
                     ts.dirs[d] = DirStat::active();
@@ -402,7 +331,17 @@ fn io_loop(
                 if issued_bytes >= limit || issued_ios >= ios_limit {
                     break;
                 }
-                let next = pending.take().unwrap_or_else(|| gen.next());
+                let mut next = pending.take().unwrap_or_else(|| gen.next());
+                if limit != u64::MAX {
+                    match gen.fit(next, limit - issued_bytes) {
+                        Some(n) => next = n,
+                        None => {
+                            // Not even the smallest block fits in what is left: the job is done.
+                            issued_bytes = limit;
+                            break;
+                        }
+                    }
+                }
                 if pacing {
                     let t = now_ns(clock);
                     let at = pacer.ready_at(next.ddir as usize);
@@ -429,12 +368,12 @@ fn io_loop(
                     engine.queue(idx, u).context("engine failed")?;
                     now = now_ns(clock);
                     issued_ios += 1;
-                    issued_bytes += next.len as u64;
+                    if count_trims || next.ddir != Ddir::Trim {
+                        issued_bytes += next.len as u64;
+                    }
                     ts.mark_depth(1, 1);
                     let u = units[idx as usize];
-                    account(
-                        &mut ts, &u, None, t0, now, measuring, &mut error, plan, diag,
-                    );
+                    account(&mut ts, &u, None, t0, now, measuring, &mut error, plan, diag);
                     ts.submit_map[1] += 1;
                     ts.complete_map[1] += 1;
                     break;
@@ -444,35 +383,22 @@ fn io_loop(
                     Queued::Completed => {
                         // An in-line completion (a trim on a ring engine).
                         issued_ios += 1;
-                        issued_bytes += next.len as u64;
+                        if count_trims || next.ddir != Ddir::Trim {
+                            issued_bytes += next.len as u64;
+                        }
                         now = now_ns(clock);
                         let u = units[idx as usize];
-                        account(
-                            &mut ts,
-                            &u,
-                            Some(t_fill),
-                            t_fill,
-                            now,
-                            measuring,
-                            &mut error,
-                            plan,
-                            diag,
-                        );
+                        account(&mut ts, &u, Some(t_fill), t_fill, now, measuring, &mut error, plan, diag);
                     }
                     Queued::Queued => {
                         free.pop();
                         issued_ios += 1;
-                        issued_bytes += next.len as u64;
+                        if count_trims || next.ddir != Ddir::Trim {
+                            issued_bytes += next.len as u64;
+                        }
                         batch.push(idx);
                         if batch.len() as u32 >= batch_submit {
-                            submit(
-                                engine,
-                                &mut batch,
-                                &mut timing,
-                                &mut inflight,
-                                &mut ts,
-                                clock,
-                            )?;
+                            submit(engine, &mut batch, &mut timing, &mut inflight, &mut ts, clock)?;
                             t_fill = timing.issue[idx as usize];
                         }
                     }
@@ -486,27 +412,11 @@ fn io_loop(
         }
         if sync_engine {
             progress_update(progress, &ts);
-            sample(
-                &mut ts,
-                spec.rw,
-                now,
-                measuring,
-                bw_win,
-                iops_win,
-                &mut bw_last,
-                &mut iops_last,
-            );
+            sample(&mut ts, spec.rw, now, measuring, bw_win, iops_win, &mut bw_last, &mut iops_last);
             continue;
         }
         if !batch.is_empty() {
-            submit(
-                engine,
-                &mut batch,
-                &mut timing,
-                &mut inflight,
-                &mut ts,
-                clock,
-            )?;
+            submit(engine, &mut batch, &mut timing, &mut inflight, &mut ts, clock)?;
         } else if inflight > 0 {
             // Engines that could not submit everything last time (libaio on EAGAIN) retry now.
             engine.commit().context("submitting I/O failed")?;
@@ -515,23 +425,14 @@ fn io_loop(
         if inflight > 0 {
             // Block for completions only when nothing more can be queued now; otherwise just
             // collect what has finished (min 0) and go on filling.
-            let full = free.is_empty()
-                || held
-                || stopping
-                || issued_bytes >= limit
-                || issued_ios >= ios_limit;
+            let full = free.is_empty() || held || stopping || issued_bytes >= limit || issued_ios >= ios_limit;
             let min = if full {
-                spec.iodepth_batch_complete_min
-                    .max(inflight.saturating_sub(low))
-                    .max(1)
-                    .min(inflight)
+                spec.iodepth_batch_complete_min.max(inflight.saturating_sub(low)).max(1).min(inflight)
             } else {
                 spec.iodepth_batch_complete_min.min(inflight)
             };
             completions.clear();
-            engine
-                .getevents(min, complete_max, &mut completions)
-                .context("reaping completions failed")?;
+            engine.getevents(min, complete_max, &mut completions).context("reaping completions failed")?;
             if !completions.is_empty() {
                 now = now_ns(clock);
                 ts.complete_map[ThreadStat::batch_bucket(completions.len() as u32)] += 1;
@@ -554,16 +455,7 @@ fn io_loop(
                 }
                 inflight -= completions.len() as u32;
                 progress_update(progress, &ts);
-                sample(
-                    &mut ts,
-                    spec.rw,
-                    now,
-                    measuring,
-                    bw_win,
-                    iops_win,
-                    &mut bw_last,
-                    &mut iops_last,
-                );
+                sample(&mut ts, spec.rw, now, measuring, bw_win, iops_win, &mut bw_last, &mut iops_last);
             } else {
                 now = now_ns(clock);
             }
@@ -586,13 +478,7 @@ fn io_loop(
         ts.issued[d] = ds.total_ios;
     }
     progress.done.store(true, Ordering::Relaxed);
-    Ok(WorkerResult {
-        ts,
-        pid: 0,
-        start_epoch_ms,
-        elapsed_ms,
-        error,
-    })
+    Ok(WorkerResult { ts, pid: 0, start_epoch_ms, elapsed_ms, error })
 }
 
 /// Commits a batch: one clock read stamps the issue time of all of it.
@@ -617,10 +503,7 @@ fn submit(
 }
 
 fn epoch_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// Accounts one finished I/O.
@@ -641,21 +524,14 @@ fn account(
         if error.is_none() {
             let errno = (-u.result) as i32;
             let e = std::io::Error::from_raw_os_error(errno);
-            let file = plan
-                .files
-                .get(u.file_index as usize)
-                .map(|f| f.path.display().to_string())
-                .unwrap_or_default();
+            let file = plan.files.get(u.file_index as usize).map(|f| f.path.display().to_string()).unwrap_or_default();
             let what = match u.ddir {
                 Ddir::Read => "read",
                 Ddir::Write => "write",
                 Ddir::Trim => "trim",
                 Ddir::Sync | Ddir::DataSync => "sync",
             };
-            let msg = format!(
-                "io_u error on file {file}: {e}: {what} offset={}, buflen={}",
-                u.offset, u.len
-            );
+            let msg = format!("io_u error on file {file}: {e}: {what} offset={}, buflen={}", u.offset, u.len);
             let _ = writeln!(diag, "fiox: {msg}");
             ts.error = errno;
             *error = Some(msg);

@@ -11,18 +11,10 @@ fn refused(args: &[&str], files: &[(&str, &str)], needle: &str) {
     let before = listing(dir.path());
     let o = fiox(dir.path(), args);
     assert_ne!(o.code, 0, "fiox {args:?} should fail; stdout: {}", o.stdout);
-    assert!(
-        o.stderr.contains(needle),
-        "fiox {args:?}: expected {needle:?} in stderr, got: {}",
-        o.stderr
-    );
+    assert!(o.stderr.contains(needle), "fiox {args:?}: expected {needle:?} in stderr, got: {}", o.stderr);
     assert!(o.stderr.starts_with("fiox: "), "{}", o.stderr);
     assert!(!o.stderr.contains("panicked"), "{}", o.stderr);
-    assert_eq!(
-        listing(dir.path()),
-        before,
-        "fiox {args:?} created or removed files"
-    );
+    assert_eq!(listing(dir.path()), before, "fiox {args:?} created or removed files");
 }
 
 #[test]
@@ -46,36 +38,16 @@ fn bad_values_name_option_value_file_and_line() {
         &[("j.fio", "[global]\nsize=1m\n[j]\nbs=4q\n")],
         "bad value '4q' for option 'bs' (j.fio, line 4): '4q' has an unknown suffix 'q'",
     );
-    refused(
-        &["--name=j", "--size=1m", "--rw=foo"],
-        &[],
-        "bad value 'foo' for option 'rw' (command line)",
-    );
-    refused(
-        &["--name=j", "--size=1m", "--direct=2"],
-        &[],
-        "bad value '2' for option 'direct'",
-    );
-    refused(
-        &["--name=j", "--size=1m", "--iodepth=0"],
-        &[],
-        "bad value '0' for option 'iodepth'",
-    );
-    refused(
-        &["--name=j", "--size=1m", "--runtime=abc"],
-        &[],
-        "bad value 'abc' for option 'runtime'",
-    );
+    refused(&["--name=j", "--size=1m", "--rw=foo"], &[], "bad value 'foo' for option 'rw' (command line)");
+    refused(&["--name=j", "--size=1m", "--direct=2"], &[], "bad value '2' for option 'direct'");
+    refused(&["--name=j", "--size=1m", "--iodepth=0"], &[], "bad value '0' for option 'iodepth'");
+    refused(&["--name=j", "--size=1m", "--runtime=abc"], &[], "bad value 'abc' for option 'runtime'");
 }
 
 #[test]
 fn missing_file_empty_job_and_no_target() {
     refused(&["nope.fio"], &[], "cannot read job file 'nope.fio'");
-    refused(
-        &["g.fio"],
-        &[("g.fio", "[global]\nbs=4k\n")],
-        "defines no jobs",
-    );
+    refused(&["g.fio"], &[("g.fio", "[global]\nbs=4k\n")], "defines no jobs");
     refused(&["--name=j", "--rw=read"], &[], "job 'j': no target size");
     refused(
         &["--name=j", "--size=1m", "--filename=/nonexistent/dir/f"],
@@ -86,30 +58,15 @@ fn missing_file_empty_job_and_no_target() {
 
 #[test]
 fn unsupported_options_are_refused_not_ignored() {
-    refused(
-        &["--name=j", "--size=1m", "--rate_min=1m"],
-        &[],
-        "option 'rate_min' (command line) is not supported yet",
-    );
-    refused(
-        &["--name=j", "--size=1m", "--verify=md5"],
-        &[],
-        "accepted now: 0, none",
-    );
-    refused(
-        &["--name=j", "--size=1m", "--ioengine=rbd"],
-        &[],
-        "ioengine 'rbd' is not supported yet",
-    );
+    refused(&["--name=j", "--size=1m", "--rate_min=1m"], &[], "option 'rate_min' (command line) is not supported yet");
+    refused(&["--name=j", "--size=1m", "--verify=md5"], &[], "accepted now: 0, none");
+    refused(&["--name=j", "--size=1m", "--ioengine=rbd"], &[], "ioengine 'rbd' is not supported yet");
 }
 
 #[test]
 fn parse_only_checks_without_io() {
     let dir = scratch();
-    let o = fiox(
-        dir.path(),
-        &["--parse-only", "--name=j", "--size=1m", "--rw=randwrite"],
-    );
+    let o = fiox(dir.path(), &["--parse-only", "--name=j", "--size=1m", "--rw=randwrite"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stdout.is_empty());
     assert!(listing(dir.path()).is_empty());

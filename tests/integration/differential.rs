@@ -9,10 +9,7 @@ fn same_showcmd(args: &[&str]) {
     let b = fiox(&dir, args);
     assert_eq!(a.code, 0, "fio {args:?} failed: {}", a.stderr);
     assert_eq!(b.code, 0, "fiox {args:?} failed: {}", b.stderr);
-    let expected = a
-        .stdout
-        .replace("fio --", "fiox --")
-        .replace("fio \n", "fiox \n");
+    let expected = a.stdout.replace("fio --", "fiox --").replace("fio \n", "fiox \n");
     assert_eq!(b.stdout, expected, "--showcmd differs for {args:?}");
 }
 
@@ -33,34 +30,225 @@ fn showcmd_matches_fio_on_tricky_files() {
     same_showcmd(&["--showcmd", "jobs/groups.fio", "jobs/globals.fio"]);
     same_showcmd(&["--showcmd", "--bs=1k", "jobs/globals.fio", "--iodepth=2"]);
     same_showcmd(&["--showcmd", "jobs/include.fio"]);
-    same_showcmd(&[
-        "-bs",
-        "1k",
-        "-thread",
-        "--showcmd",
-        "jobs/groups.fio",
-        "--name=x",
-        "--size=1m",
-    ]);
+    same_showcmd(&["-bs", "1k", "-thread", "--showcmd", "jobs/groups.fio", "--name=x", "--size=1m"]);
 }
 
 #[test]
 fn fio_accepts_nonsense_that_fiox_refuses() {
     // fio 3.33 takes `bs=4q` as 4 bytes; fiox says which suffix is wrong.
     let dir = crate::util::scratch();
-    let a = fio(
-        dir.path(),
-        &["--parse-only", "--name=j", "--size=1m", "--bs=4q"],
-    );
-    assert_eq!(
-        a.code, 0,
-        "fio now refuses bs=4q; this test documents that it did not: {}",
-        a.stderr
-    );
-    let b = fiox(
-        dir.path(),
-        &["--parse-only", "--name=j", "--size=1m", "--bs=4q"],
-    );
+    let a = fio(dir.path(), &["--parse-only", "--name=j", "--size=1m", "--bs=4q"]);
+    assert_eq!(a.code, 0, "fio now refuses bs=4q; this test documents that it did not: {}", a.stderr);
+    let b = fiox(dir.path(), &["--parse-only", "--name=j", "--size=1m", "--bs=4q"]);
     assert_ne!(b.code, 0);
     assert!(b.stderr.contains("unknown suffix 'q'"), "{}", b.stderr);
+}
+
+use serde_json::Value;
+use std::path::Path;
+
+fn json_of(out: &crate::util::Out, who: &str) -> Value {
+    assert_eq!(out.code, 0, "{who} failed: {}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{who} printed invalid JSON ({e}): {}", out.stdout))
+}
+
+/// `(jobname, groupid, job options)` of every reported job.
+fn jobs_of(v: &Value) -> Vec<(String, u64, Value)> {
+    v["jobs"]
+        .as_array()
+        .expect("jobs array")
+        .iter()
+        .map(|j| (j["jobname"].as_str().unwrap().to_string(), j["groupid"].as_u64().unwrap(), j["job options"].clone()))
+        .collect()
+}
+
+/// Runs both tools with the same arguments in the same (scratch) directory and compares the job
+/// list, groups and option echo of their JSON output.
+fn same_jobs(dir: &Path, args: &[&str]) {
+    let mut a: Vec<&str> = args.to_vec();
+    a.push("--output-format=json");
+    let f = json_of(&fio(dir, &a), "fio");
+    let x = json_of(&fiox(dir, &a), "fiox");
+    assert_eq!(jobs_of(&x), jobs_of(&f), "jobs, groups or job options differ for {args:?}");
+    assert_eq!(x.get("global options"), f.get("global options"), "global options differ for {args:?}");
+}
+
+/// A seed job file made short: the null engine, small sizes, no long runtimes.
+fn shrink_job_file(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            let key = l.split(['=', ' ', '#']).next().unwrap_or("");
+            match key {
+                "ioengine" => "ioengine=null".to_string(),
+                "size" => "size=256k".to_string(),
+                "lockmem" => "lockmem=1m".to_string(),
+                "runtime" => "runtime=1".to_string(),
+                "directory" => "directory=.".to_string(),
+                _ => l.to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn jobs_groups_and_options_match_fio_for_seed_job_files() {
+    let dir = crate::util::scratch();
+    for e in std::fs::read_dir(data("seeds")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "fio") {
+            let text = shrink_job_file(&std::fs::read_to_string(&p).unwrap());
+            let name = p.file_name().unwrap().to_str().unwrap();
+            std::fs::write(dir.path().join(name), text).unwrap();
+            same_jobs(dir.path(), &[name]);
+        }
+    }
+}
+
+#[test]
+fn jobs_groups_and_options_match_fio_for_crafted_files() {
+    let dir = crate::util::scratch();
+    for name in ["groups.fio", "include.fio", "fragment.inc"] {
+        std::fs::copy(data("jobs").join(name), dir.path().join(name)).unwrap();
+    }
+    same_jobs(dir.path(), &["groups.fio"]);
+    same_jobs(dir.path(), &["include.fio"]);
+    same_jobs(dir.path(), &["groups.fio", "--section=c"]);
+    let clones =
+        "[global]\nioengine=null\nsize=64k\nnumjobs=3\n[a]\nrw=read\n[b]\nrw=write\ngroup_reporting\nstonewall\n";
+    std::fs::write(dir.path().join("clones.fio"), clones).unwrap();
+    same_jobs(dir.path(), &["clones.fio"]);
+}
+
+#[test]
+fn jobs_groups_and_options_match_fio_for_seed_command_lines() {
+    let dir = crate::util::scratch();
+    let text = std::fs::read_to_string(data("seeds/cmdlines.txt")).unwrap();
+    for line in text.lines().filter(|l| l.starts_with('-')) {
+        // Shrink: the null engine, a small size, no long runtime, and no device paths.
+        let mut args: Vec<String> = Vec::new();
+        let mut words = line.split_whitespace().peekable();
+        while let Some(w) = words.next() {
+            let key = w.trim_start_matches('-').split('=').next().unwrap().to_string();
+            let takes_next = !w.contains('=') && matches!(key.as_str(), "iodepth");
+            let value = if takes_next { words.next().map(str::to_string) } else { None };
+            match key.as_str() {
+                "filename" => args.push(format!("{}=t.dat", w.split('=').next().unwrap())),
+                "size" | "filesize" => args.push(format!("{}=8m", w.split('=').next().unwrap())),
+                "runtime" | "ramp_time" | "time_based" => {}
+                "ioengine" => {}
+                _ => {
+                    args.push(w.to_string());
+                    if let Some(v) = value {
+                        args.push(v);
+                    }
+                }
+            }
+        }
+        args.insert(0, "--ioengine=null".into());
+        args.retain(|a| !a.contains("numjobs") && !a.contains("bs=8M"));
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        same_jobs(dir.path(), &refs);
+    }
+}
+
+/// `(io_bytes, total_ios)` per direction of the first reported job.
+fn io_of(v: &Value) -> [(u64, u64); 3] {
+    let j = &v["jobs"][0];
+    ["read", "write", "trim"].map(|d| (j[d]["io_bytes"].as_u64().unwrap(), j[d]["total_ios"].as_u64().unwrap()))
+}
+
+#[test]
+fn same_bytes_ios_and_layout_as_fio_for_each_rw_mode_and_engine() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("psync", "read", &[]),
+        ("psync", "write", &[]),
+        ("psync", "randread", &[]),
+        ("psync", "randwrite", &["--bs=8k"]),
+        ("sync", "rw", &["--bs=16k"]),
+        ("vsync", "randrw", &[]),
+        ("pvsync", "read", &["--bs=64k"]),
+        ("pvsync2", "randwrite", &[]),
+        ("libaio", "randread", &["--iodepth=8", "--direct=1"]),
+        ("libaio", "write", &["--iodepth=4", "--direct=1"]),
+        ("io_uring", "randwrite", &["--iodepth=16", "--direct=1"]),
+        ("io_uring", "read", &["--iodepth=8"]),
+        ("posixaio", "randread", &["--iodepth=4"]),
+        ("mmap", "randwrite", &[]),
+        ("null", "randrw", &["--iodepth=32"]),
+        ("psync", "read", &["--offset=64k", "--io_size=128k"]),
+        ("psync", "write", &["--rw=write:4k"]),
+        ("psync", "randread", &["--bsrange=4k-16k"]),
+        ("psync", "write", &["--fsync=4"]),
+        ("psync", "read", &["--bs=64k", "--size=100k"]),
+        ("psync", "randread", &["--bssplit=4k/50:16k/50"]),
+        ("psync", "read", &["--number_ios=10"]),
+        ("libaio", "randrw", &["--iodepth=8", "--rwmixread=70"]),
+    ];
+    for (engine, rw, extra) in cases {
+        let dir = crate::util::scratch();
+        let mut args = vec!["--name=t", "--filename=t.dat", "--size=1m", "--output-format=json"];
+        let rw_opt = format!("--rw={rw}");
+        let eng = format!("--ioengine={engine}");
+        args.push(&rw_opt);
+        args.push(&eng);
+        args.extend_from_slice(extra);
+        let f = json_of(&fio(dir.path(), &args), "fio");
+        let fsize = std::fs::metadata(dir.path().join("t.dat")).map(|m| m.len()).ok();
+        std::fs::remove_file(dir.path().join("t.dat")).ok();
+        let x = json_of(&fiox(dir.path(), &args), "fiox");
+        let xsize = std::fs::metadata(dir.path().join("t.dat")).map(|m| m.len()).ok();
+        assert_eq!(xsize, fsize, "laid-out file size differs for {engine} {rw} {extra:?}");
+        let (fi, xi) = (io_of(&f), io_of(&x));
+        if rw.contains("rw") {
+            // Mixed jobs split by a random draw; only the totals must match.
+            let total = |v: [(u64, u64); 3]| (v.iter().map(|d| d.0).sum::<u64>(), v.iter().map(|d| d.1).sum::<u64>());
+            assert_eq!(total(xi), total(fi), "totals differ for {engine} {rw} {extra:?}");
+        } else if !extra.iter().any(|e| e.starts_with("--bsrange") || e.starts_with("--bssplit")) {
+            assert_eq!(xi, fi, "bytes or I/O counts differ for {engine} {rw} {extra:?}");
+        } else {
+            assert_eq!(xi.map(|d| d.0), fi.map(|d| d.0), "bytes differ for {engine} {rw} {extra:?}");
+        }
+        if extra.iter().any(|e| e.starts_with("--fsync")) {
+            assert_eq!(x["jobs"][0]["sync"]["total_ios"], f["jobs"][0]["sync"]["total_ios"], "fsync count differs");
+        }
+    }
+}
+
+#[test]
+fn same_bytes_and_ios_as_fio_on_a_raw_block_device() {
+    let dev = match crate::util::LoopDev::new(4 << 20) {
+        Ok(d) => d,
+        Err(why) => {
+            println!("skipped: no loop device: {why}");
+            return;
+        }
+    };
+    let dev_s = format!("--filename={}", dev.path.display());
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("psync", "read", &[]),
+        ("psync", "randwrite", &["--direct=1"]),
+        ("libaio", "randread", &["--direct=1", "--iodepth=8"]),
+        ("io_uring", "write", &["--direct=1", "--iodepth=8", "--bs=64k"]),
+        ("psync", "trim", &[]),
+        ("psync", "randtrim", &[]),
+        ("psync", "trimwrite", &[]),
+        ("libaio", "randtrim", &["--iodepth=4"]),
+    ];
+    let dir = crate::util::scratch();
+    for (engine, rw, extra) in cases {
+        let rw_opt = format!("--rw={rw}");
+        let eng = format!("--ioengine={engine}");
+        // No size: the device's own size is the region.
+        let mut args = vec!["--name=t", dev_s.as_str(), "--output-format=json", rw_opt.as_str(), eng.as_str()];
+        args.extend_from_slice(extra);
+        let f = json_of(&fio(dir.path(), &args), "fio");
+        let x = json_of(&fiox(dir.path(), &args), "fiox");
+        assert_eq!(
+            io_of(&x),
+            io_of(&f),
+            "bytes or I/O counts differ on {} for {engine} {rw} {extra:?}",
+            dev.path.display()
+        );
+    }
 }

@@ -12,24 +12,13 @@ fn words(line: &str) -> Vec<&str> {
 fn seed_command_lines_parse() {
     let text = std::fs::read_to_string(data("seeds/cmdlines.txt")).unwrap();
     let dir = scratch();
-    std::fs::copy(
-        data("seeds/seed001-runtime.fio"),
-        dir.path().join("fio.conf"),
-    )
-    .unwrap();
+    std::fs::copy(data("seeds/seed001-runtime.fio"), dir.path().join("fio.conf")).unwrap();
     let mut n = 0;
-    for line in text
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-    {
+    for line in text.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
         let mut args = vec!["--parse-only"];
         args.extend(words(line));
         let o = fiox(dir.path(), &args);
-        assert_eq!(
-            o.code, 0,
-            "seed command line refused: fio {line}\n{}",
-            o.stderr
-        );
+        assert_eq!(o.code, 0, "seed command line refused: fio {line}\n{}", o.stderr);
         n += 1;
     }
     assert!(n >= 30, "only {n} command lines found");
@@ -42,13 +31,7 @@ fn seed_job_files_parse() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "fio") {
             let o = fiox(&data("seeds"), &["--parse-only", p.to_str().unwrap()]);
-            assert_eq!(
-                o.code,
-                0,
-                "seed job file refused: {}\n{}",
-                p.display(),
-                o.stderr
-            );
+            assert_eq!(o.code, 0, "seed job file refused: {}\n{}", p.display(), o.stderr);
             n += 1;
         }
     }

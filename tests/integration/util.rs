@@ -30,10 +30,7 @@ pub fn fiox(dir: &Path, args: &[&str]) -> Out {
 /// The real fio. The differential tests need it; `scripts/test.sh` installs it.
 pub fn fio_bin() -> PathBuf {
     let p = PathBuf::from("/usr/bin/fio");
-    assert!(
-        p.exists(),
-        "fio 3.33 is not installed: run the tests with scripts/test.sh, which installs Debian's fio"
-    );
+    assert!(p.exists(), "fio 3.33 is not installed: run the tests with scripts/test.sh, which installs Debian's fio");
     p
 }
 
@@ -42,25 +39,48 @@ pub fn fio(dir: &Path, args: &[&str]) -> Out {
 }
 
 pub fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("fiox-test-")
-        .tempdir()
-        .expect("cannot make a scratch directory")
+    tempfile::Builder::new().prefix("fiox-test-").tempdir().expect("cannot make a scratch directory")
 }
 
 /// Names of the entries in a directory, sorted.
 pub fn listing(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     v.sort();
     v
 }
 
 /// The repository's test data folder.
 pub fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data")
-        .join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
+}
+
+/// A loop device over a scratch file, detached when dropped (also when the test fails).
+pub struct LoopDev {
+    pub path: PathBuf,
+    _backing: tempfile::TempDir,
+}
+
+impl LoopDev {
+    /// A zero-filled device of `size` bytes; `Err` says why one cannot be made here.
+    pub fn new(size: u64) -> Result<LoopDev, String> {
+        let dir = scratch();
+        let img = dir.path().join("loop.img");
+        std::fs::File::create(&img).and_then(|f| f.set_len(size)).map_err(|e| e.to_string())?;
+        let out = Command::new("losetup")
+            .args(["--find", "--show", img.to_str().unwrap()])
+            .output()
+            .map_err(|e| format!("losetup: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("losetup failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        Ok(LoopDev { path, _backing: dir })
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
+    }
 }

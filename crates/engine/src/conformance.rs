@@ -39,11 +39,7 @@ fn pass(
         if ddir == Ddir::Read {
             let got = &bufs.slice(idx as usize)[..BS];
             if let Some(i) = (0..BS).find(|&i| got[i] != pattern(block, i)) {
-                return Err(format!(
-                    "block {block} byte {i}: read {} expected {}",
-                    got[i],
-                    pattern(block, i)
-                ));
+                return Err(format!("block {block} byte {i}: read {} expected {}", got[i], pattern(block, i)));
             }
         }
         Ok(())
@@ -87,9 +83,7 @@ fn pass(
         engine.commit().map_err(|e| e.to_string())?;
         if inflight > 0 {
             out.clear();
-            engine
-                .getevents(1, depth as u32, &mut out)
-                .map_err(|e| e.to_string())?;
+            engine.getevents(1, depth as u32, &mut out).map_err(|e| e.to_string())?;
             for c in &out {
                 check(bufs, c.index, block_of[c.index as usize], c.result)?;
                 free.push(c.index);
@@ -103,10 +97,7 @@ fn pass(
 
 fn run_case(name: &str, direct: bool, depth: usize, opts: &EngineOpts) -> Result<(), String> {
     let info = crate::find(name).expect("registered");
-    let dir = std::env::temp_dir().join(format!(
-        "fiox-conf-{}-{name}-{direct}-{depth}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("fiox-conf-{}-{name}-{direct}-{depth}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let path = dir.join("data");
     let mut o = OpenOptions::new();
@@ -115,8 +106,7 @@ fn run_case(name: &str, direct: bool, depth: usize, opts: &EngineOpts) -> Result
         o.custom_flags(libc::O_DIRECT);
     }
     let file = o.open(&path).map_err(|e| e.to_string())?;
-    file.set_len((BS * BLOCKS) as u64)
-        .map_err(|e| e.to_string())?;
+    file.set_len((BS * BLOCKS) as u64).map_err(|e| e.to_string())?;
     let fds = [file.as_raw_fd()];
     let sizes = [(BS * BLOCKS) as u64];
     let mut bufs = IoBuffers::new(depth, BS, 4096, MemKind::Malloc).map_err(|e| e.to_string())?;
@@ -146,42 +136,11 @@ fn run_case(name: &str, direct: bool, depth: usize, opts: &EngineOpts) -> Result
 fn every_engine_writes_and_reads_back() {
     let variants: Vec<(&str, EngineOpts)> = vec![
         ("plain", EngineOpts::default()),
-        (
-            "fixedbufs+registerfiles",
-            EngineOpts {
-                fixedbufs: true,
-                registerfiles: true,
-                ..EngineOpts::default()
-            },
-        ),
-        (
-            "vectored",
-            EngineOpts {
-                nonvectored: 0,
-                ..EngineOpts::default()
-            },
-        ),
-        (
-            "sqthread_poll",
-            EngineOpts {
-                sqthread_poll: true,
-                ..EngineOpts::default()
-            },
-        ),
-        (
-            "force_async",
-            EngineOpts {
-                force_async: 2,
-                ..EngineOpts::default()
-            },
-        ),
-        (
-            "userspace_reap",
-            EngineOpts {
-                userspace_reap: true,
-                ..EngineOpts::default()
-            },
-        ),
+        ("fixedbufs+registerfiles", EngineOpts { fixedbufs: true, registerfiles: true, ..EngineOpts::default() }),
+        ("vectored", EngineOpts { nonvectored: 0, ..EngineOpts::default() }),
+        ("sqthread_poll", EngineOpts { sqthread_poll: true, ..EngineOpts::default() }),
+        ("force_async", EngineOpts { force_async: 2, ..EngineOpts::default() }),
+        ("userspace_reap", EngineOpts { userspace_reap: true, ..EngineOpts::default() }),
     ];
     let mut ran = 0;
     let mut failures = Vec::new();
@@ -200,24 +159,14 @@ fn every_engine_writes_and_reads_back() {
                     match run_case(info.name, direct, depth, opts) {
                         Ok(()) => ran += 1,
                         Err(e) if e.starts_with("SKIP") => {
-                            println!(
-                                "skipped: {} {vname} direct={direct} depth={depth}: {e}",
-                                info.name
-                            )
+                            println!("skipped: {} {vname} direct={direct} depth={depth}: {e}", info.name)
                         }
-                        Err(e) => failures.push(format!(
-                            "{} {vname} direct={direct} depth={depth}: {e}",
-                            info.name
-                        )),
+                        Err(e) => failures.push(format!("{} {vname} direct={direct} depth={depth}: {e}", info.name)),
                     }
                 }
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "engine conformance failures:\n{}",
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "engine conformance failures:\n{}", failures.join("\n"));
     assert!(ran >= 30, "only {ran} engine cases ran");
 }

@@ -44,40 +44,26 @@ impl IoBuffers {
         let total = unit
             .checked_mul(count.max(1))
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "I/O buffers too large"))?;
-        let layout = Layout::from_size_align(total, align)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let layout =
+            Layout::from_size_align(total, align).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let base = match kind {
             MemKind::Malloc => {
                 // SAFETY: layout has a non-zero size.
                 let p = unsafe { std::alloc::alloc_zeroed(layout) };
                 if p.is_null() {
-                    return Err(io::Error::new(
-                        io::ErrorKind::OutOfMemory,
-                        "cannot allocate I/O buffers",
-                    ));
+                    return Err(io::Error::new(io::ErrorKind::OutOfMemory, "cannot allocate I/O buffers"));
                 }
                 p
             }
             MemKind::Mmap | MemKind::MmapHuge | MemKind::MmapShared => {
                 let mut flags = libc::MAP_ANONYMOUS;
-                flags |= if kind == MemKind::MmapShared {
-                    libc::MAP_SHARED
-                } else {
-                    libc::MAP_PRIVATE
-                };
+                flags |= if kind == MemKind::MmapShared { libc::MAP_SHARED } else { libc::MAP_PRIVATE };
                 if kind == MemKind::MmapHuge {
                     flags |= libc::MAP_HUGETLB;
                 }
                 // SAFETY: a new anonymous mapping; no existing memory is touched.
                 let p = unsafe {
-                    libc::mmap(
-                        std::ptr::null_mut(),
-                        total,
-                        libc::PROT_READ | libc::PROT_WRITE,
-                        flags,
-                        -1,
-                        0,
-                    )
+                    libc::mmap(std::ptr::null_mut(), total, libc::PROT_READ | libc::PROT_WRITE, flags, -1, 0)
                 };
                 if p == libc::MAP_FAILED {
                     return Err(io::Error::last_os_error());
@@ -85,14 +71,7 @@ impl IoBuffers {
                 p.cast()
             }
         };
-        Ok(IoBuffers {
-            base,
-            total,
-            unit,
-            count,
-            kind,
-            layout,
-        })
+        Ok(IoBuffers { base, total, unit, count, kind, layout })
     }
 
     /// The address of buffer `i`.

@@ -12,9 +12,7 @@ use std::os::fd::RawFd;
 #[inline]
 fn ret(r: isize) -> i64 {
     if r < 0 {
-        -(io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO) as i64)
+        -(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
     } else {
         r as i64
     }
@@ -52,19 +50,8 @@ pub fn seek_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool) -> i6
 /// `readv`/`writev` (after `lseek`) or `preadv2`/`pwritev2` with `flags` (`positional`), on one
 /// buffer.
 #[inline]
-pub fn vector_rw(
-    fd: RawFd,
-    buf: *mut u8,
-    len: usize,
-    off: u64,
-    write: bool,
-    positional: bool,
-    flags: i32,
-) -> i64 {
-    let iov = libc::iovec {
-        iov_base: buf.cast(),
-        iov_len: len,
-    };
+pub fn vector_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool, positional: bool, flags: i32) -> i64 {
+    let iov = libc::iovec { iov_base: buf.cast(), iov_len: len };
     if !positional {
         // SAFETY: lseek takes no pointers.
         if unsafe { libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) } < 0 {
@@ -260,9 +247,7 @@ pub fn ctime(epoch_secs: i64) -> String {
         return String::new();
     }
     const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     format!(
         "{} {} {:2} {:02}:{:02}:{:02} {}",
         DAYS[tm.tm_wday.rem_euclid(7) as usize],
@@ -295,8 +280,7 @@ pub fn machine() -> (u64, u64, u64) {
     (page, cpus.max(1) as u64, (pages.max(0) as u64 * page) >> 20)
 }
 
-static INTERRUPT: std::sync::OnceLock<&'static std::sync::atomic::AtomicBool> =
-    std::sync::OnceLock::new();
+static INTERRUPT: std::sync::OnceLock<&'static std::sync::atomic::AtomicBool> = std::sync::OnceLock::new();
 
 extern "C" fn on_signal(_sig: libc::c_int) {
     // Only an atomic store: async-signal-safe.
@@ -326,10 +310,7 @@ pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     for &c in cpus {
         if c >= libc::CPU_SETSIZE as usize {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("CPU {c} is out of range"),
-            ));
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("CPU {c} is out of range")));
         }
         // SAFETY: c is within the set's size (checked above).
         unsafe { libc::CPU_SET(c, &mut set) };
@@ -355,15 +336,7 @@ pub fn set_ioprio(class: u32, level: u32) -> io::Result<()> {
     const IOPRIO_WHO_PROCESS: libc::c_long = 1;
     let prio = ((class as libc::c_long) << 13) | level as libc::c_long;
     // SAFETY: no pointers; 0 means the calling thread.
-    if unsafe {
-        libc::syscall(
-            libc::SYS_ioprio_set,
-            IOPRIO_WHO_PROCESS,
-            0 as libc::c_long,
-            prio,
-        )
-    } != 0
-    {
+    if unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0 as libc::c_long, prio) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())

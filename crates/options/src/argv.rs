@@ -149,11 +149,7 @@ where
     while i < args.len() {
         let arg = &args[i];
         i += 1;
-        let Some(stripped) = arg
-            .strip_prefix("--")
-            .or_else(|| arg.strip_prefix('-'))
-            .filter(|s| !s.is_empty())
-        else {
+        let Some(stripped) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')).filter(|s| !s.is_empty()) else {
             cl.job_files.push(PathBuf::from(arg));
             continue;
         };
@@ -163,24 +159,17 @@ where
         };
         if let Some(&(_, how, supported)) = SWITCHES.iter().find(|(n, _, _)| *n == name) {
             let value = match (how, inline) {
-                (Arg::None, Some(_)) => {
-                    return Err(Error::Usage(format!("--{name} takes no value")))
-                }
+                (Arg::None, Some(_)) => return Err(Error::Usage(format!("--{name} takes no value"))),
                 (Arg::None, None) | (Arg::Optional, None) => None,
                 (_, Some(v)) => Some(v),
                 (Arg::Required, None) => {
-                    let v = args
-                        .get(i)
-                        .cloned()
-                        .ok_or_else(|| Error::Usage(format!("--{name} needs a value")))?;
+                    let v = args.get(i).cloned().ok_or_else(|| Error::Usage(format!("--{name} needs a value")))?;
                     i += 1;
                     Some(v)
                 }
             };
             if !supported {
-                return Err(Error::Usage(format!(
-                    "--{name} is not supported yet by fiox"
-                )));
+                return Err(Error::Usage(format!("--{name} is not supported yet by fiox")));
             }
             apply_switch(&mut cl.globals, &mut explicit_formats, name, value)?;
             continue;
@@ -212,26 +201,17 @@ where
             if job.is_empty() {
                 return Err(Error::Usage("--name needs a job name".into()));
             }
-            cl.sections.push(Section {
-                name: job,
-                options: Vec::new(),
-                origin: Origin::CommandLine,
-            });
+            // fio echoes `name` among a command-line job's options (JSON `job options`, and
+            // `"name" : "global"` in `global options`), so it is kept as one.
+            let opt = raw_opt(name, Some(job.clone()), Origin::CommandLine)?;
+            cl.sections.push(Section { name: job, options: vec![opt], origin: Origin::CommandLine });
             continue;
         }
         let opt = raw_opt(name, value, Origin::CommandLine)?;
         if cl.sections.is_empty() {
-            cl.sections.push(Section {
-                name: "global".into(),
-                options: Vec::new(),
-                origin: Origin::CommandLine,
-            });
+            cl.sections.push(Section { name: "global".into(), options: Vec::new(), origin: Origin::CommandLine });
         }
-        cl.sections
-            .last_mut()
-            .expect("a section was just ensured")
-            .options
-            .push(opt);
+        cl.sections.last_mut().expect("a section was just ensured").options.push(opt);
     }
     if let Some(f) = explicit_formats {
         cl.globals.formats = f;
@@ -250,12 +230,7 @@ fn suggest_cli(name: &str) -> Vec<&'static str> {
     s
 }
 
-fn apply_switch(
-    g: &mut Globals,
-    formats: &mut Option<Vec<Format>>,
-    name: &str,
-    value: Option<String>,
-) -> Result<()> {
+fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, value: Option<String>) -> Result<()> {
     let v = value.unwrap_or_default();
     let bad = |what: &str| Error::Usage(format!("--{name}={v}: {what}"));
     match name {
@@ -269,7 +244,9 @@ fn apply_switch(
                     "json" => Format::Json,
                     "json+" => Format::JsonPlus,
                     other => {
-                        return Err(bad(&format!("unknown format '{other}'; use normal, terse, json or json+ (comma-separated)")))
+                        return Err(bad(&format!(
+                            "unknown format '{other}'; use normal, terse, json or json+ (comma-separated)"
+                        )))
                     }
                 };
                 if !list.contains(&f) {
@@ -348,11 +325,8 @@ mod tests {
         .unwrap();
         assert_eq!(cl.sections.len(), 2);
         assert_eq!(cl.sections[0].name, "global");
-        let opts: Vec<(&str, Option<&str>)> = cl.sections[0]
-            .options
-            .iter()
-            .map(|o| (o.typed.as_str(), o.value.as_deref()))
-            .collect();
+        let opts: Vec<(&str, Option<&str>)> =
+            cl.sections[0].options.iter().map(|o| (o.typed.as_str(), o.value.as_deref())).collect();
         assert_eq!(
             opts,
             vec![
@@ -370,68 +344,34 @@ mod tests {
 
     #[test]
     fn name_global_and_jobs() {
-        let cl = p(&[
-            "--name=global",
-            "--bs=8k",
-            "--name=a",
-            "--rw=write",
-            "--name=b",
-        ])
-        .unwrap();
+        let cl = p(&["--name=global", "--bs=8k", "--name=a", "--rw=write", "--name=b"]).unwrap();
         let names: Vec<&str> = cl.sections.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["global", "a", "b"]);
-        assert_eq!(cl.sections[1].options[0].value.as_deref(), Some("write"));
+        assert_eq!(cl.sections[1].options[1].value.as_deref(), Some("write"));
     }
 
     #[test]
     fn switches() {
-        let cl = p(&[
-            "--output-format=json,normal",
-            "--output",
-            "out.txt",
-            "job.fio",
-            "--section=x",
-            "--status-interval=1",
-        ])
-        .unwrap();
+        let cl =
+            p(&["--output-format=json,normal", "--output", "out.txt", "job.fio", "--section=x", "--status-interval=1"])
+                .unwrap();
         assert_eq!(cl.globals.formats, vec![Format::Json, Format::Normal]);
         assert_eq!(cl.globals.output, Some(PathBuf::from("out.txt")));
         assert_eq!(cl.job_files, vec![PathBuf::from("job.fio")]);
         assert_eq!(cl.globals.sections, vec!["x".to_string()]);
         assert_eq!(cl.globals.status_interval, Some(1000));
-        assert_eq!(
-            p(&["--minimal"]).unwrap().globals.formats,
-            vec![Format::Terse]
-        );
-        assert_eq!(
-            p(&["--cmdhelp"]).unwrap().globals.cmdhelp,
-            Some(String::new())
-        );
-        assert_eq!(
-            p(&["--cmdhelp=bs"]).unwrap().globals.cmdhelp,
-            Some("bs".into())
-        );
+        assert_eq!(p(&["--minimal"]).unwrap().globals.formats, vec![Format::Terse]);
+        assert_eq!(p(&["--cmdhelp"]).unwrap().globals.cmdhelp, Some(String::new()));
+        assert_eq!(p(&["--cmdhelp=bs"]).unwrap().globals.cmdhelp, Some("bs".into()));
     }
 
     #[test]
     fn errors() {
         let e = p(&["--blocksize2=4k"]).unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "unknown option 'blocksize2' (command line); did you mean 'blocksize'?"
-        );
-        assert!(p(&["--bs"])
-            .unwrap_err()
-            .to_string()
-            .contains("needs a value"));
-        assert!(p(&["--output-format=xml"])
-            .unwrap_err()
-            .to_string()
-            .contains("unknown format 'xml'"));
-        assert!(p(&["--client=h"])
-            .unwrap_err()
-            .to_string()
-            .contains("not supported yet"));
+        assert_eq!(e, "unknown option 'blocksize2' (command line); did you mean 'blocksize'?");
+        assert!(p(&["--bs"]).unwrap_err().to_string().contains("needs a value"));
+        assert!(p(&["--output-format=xml"]).unwrap_err().to_string().contains("unknown format 'xml'"));
+        assert!(p(&["--client=h"]).unwrap_err().to_string().contains("not supported yet"));
         assert!(p(&["--name="]).is_err());
     }
 }

@@ -24,51 +24,22 @@ impl fmt::Display for Origin {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("unknown option '{name}' ({origin}){}", hint(.suggestions))]
-    UnknownOption {
-        name: String,
-        origin: Origin,
-        suggestions: Vec<&'static str>,
-    },
+    UnknownOption { name: String, origin: Origin, suggestions: Vec<&'static str> },
 
-    #[error(
-        "bad value '{value}' for option '{option}' ({origin}): {reason}; {option} takes {forms}"
-    )]
-    BadValue {
-        option: String,
-        value: String,
-        origin: Origin,
-        reason: String,
-        forms: String,
-    },
+    #[error("bad value '{value}' for option '{option}' ({origin}): {reason}; {option} takes {forms}")]
+    BadValue { option: String, value: String, origin: Origin, reason: String, forms: String },
 
     #[error("option '{option}' needs a value ({origin}); it takes {forms}")]
-    MissingValue {
-        option: String,
-        origin: Origin,
-        forms: String,
-    },
+    MissingValue { option: String, origin: Origin, forms: String },
 
     #[error("option '{option}' ({origin}) is not supported yet by fiox{}", only_note(.only))]
-    NotSupported {
-        option: String,
-        origin: Origin,
-        only: Option<String>,
-    },
+    NotSupported { option: String, origin: Origin, only: Option<String> },
 
     #[error("option '{option}' ({origin}) belongs to ioengine {owners}, but job '{job}' uses ioengine={engine}")]
-    WrongEngine {
-        option: String,
-        origin: Origin,
-        owners: String,
-        job: String,
-        engine: String,
-    },
+    WrongEngine { option: String, origin: Origin, owners: String, job: String, engine: String },
 
     #[error("cannot read job file '{}': {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
 
     #[error("{origin}: {message}")]
     Syntax { origin: Origin, message: String },

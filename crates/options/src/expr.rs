@@ -6,16 +6,8 @@
 
 /// Evaluates `text` (the part inside the outer parentheses is fine, as is the whole `(...)`).
 /// `number` turns one token such as `4k` or `0x10` into a value.
-pub(crate) fn eval(
-    text: &str,
-    number: &dyn Fn(&str) -> Result<f64, String>,
-) -> Result<f64, String> {
-    let mut p = Parser {
-        s: text.as_bytes(),
-        i: 0,
-        number,
-        depth: 0,
-    };
+pub(crate) fn eval(text: &str, number: &dyn Fn(&str) -> Result<f64, String>) -> Result<f64, String> {
+    let mut p = Parser { s: text.as_bytes(), i: 0, number, depth: 0 };
     let v = p.sum()?;
     p.skip_ws();
     if p.i != p.s.len() {
@@ -109,9 +101,7 @@ impl Parser<'_> {
             }
             Some(c) if c.is_ascii_alphanumeric() || c == b'.' => {
                 let start = self.i;
-                while self.i < self.s.len()
-                    && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'.')
-                {
+                while self.i < self.s.len() && (self.s[self.i].is_ascii_alphanumeric() || self.s[self.i] == b'.') {
                     self.i += 1;
                 }
                 let tok = std::str::from_utf8(&self.s[start..self.i]).map_err(|e| e.to_string())?;

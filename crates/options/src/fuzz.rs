@@ -23,10 +23,7 @@ pub fn job_file(data: &[u8]) {
 /// Parses bytes as the value of every option in the table (first byte picks kb_base).
 pub fn option_value(data: &[u8]) {
     let (kb, rest) = data.split_first().map_or((0, data), |(k, r)| (*k, r));
-    let ctx = Ctx {
-        kb_base: if kb & 1 == 0 { 1024 } else { 1000 },
-        ..Ctx::default()
-    };
+    let ctx = Ctx { kb_base: if kb & 1 == 0 { 1024 } else { 1000 }, ..Ctx::default() };
     let text = String::from_utf8_lossy(rest);
     for o in table::all() {
         let _ = value::parse(o, &text, &ctx);
@@ -152,10 +149,7 @@ pub fn run(target: fn(&[u8]), corpus: &[Vec<u8>], secs: f64, seed: u64) -> u64 {
         let input = mutate(&mut rng, &base, corpus);
         let r = std::panic::catch_unwind(|| target(&input));
         if r.is_err() {
-            panic!(
-                "fuzz input made a parser panic: {:?}",
-                String::from_utf8_lossy(&input)
-            );
+            panic!("fuzz input made a parser panic: {:?}", String::from_utf8_lossy(&input));
         }
         if pool.len() < 512 && rng.below(8) == 0 {
             pool.push(input);
@@ -171,10 +165,7 @@ mod tests {
 
     /// Seconds per target: `FIOX_FUZZ_SECS` (CI may raise it), 2 by default.
     fn secs() -> f64 {
-        std::env::var("FIOX_FUZZ_SECS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(2.0)
+        std::env::var("FIOX_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0)
     }
 
     fn corpus() -> Vec<Vec<u8>> {
@@ -183,9 +174,7 @@ mod tests {
         for sub in ["seeds", "jobs"] {
             for e in std::fs::read_dir(format!("{dir}/{sub}")).expect("test data exists") {
                 let p = e.unwrap().path();
-                if p.extension()
-                    .is_some_and(|x| x == "fio" || x == "inc" || x == "txt")
-                {
+                if p.extension().is_some_and(|x| x == "fio" || x == "inc" || x == "txt") {
                     out.push(std::fs::read(p).unwrap());
                 }
             }
@@ -227,10 +216,7 @@ mod tests {
         let lines: Vec<Vec<u8>> = corpus()
             .iter()
             .flat_map(|c| {
-                String::from_utf8_lossy(c)
-                    .lines()
-                    .map(|l| l.replace(' ', "\0").into_bytes())
-                    .collect::<Vec<_>>()
+                String::from_utf8_lossy(c).lines().map(|l| l.replace(' ', "\0").into_bytes()).collect::<Vec<_>>()
             })
             .filter(|l| l.starts_with(b"-"))
             .collect();

@@ -100,9 +100,7 @@ pub fn enghelp(which: &str, available: &[&str]) -> Result<String> {
             available.join(", ")
         )));
     }
-    let owned: Vec<&OptDef> = table::all()
-        .filter(|o| o.engines.contains(&engine))
-        .collect();
+    let owned: Vec<&OptDef> = table::all().filter(|o| o.engines.contains(&engine)).collect();
     match option {
         None if owned.is_empty() => {
             let _ = writeln!(out, "ioengine '{engine}' has no options of its own");
@@ -113,9 +111,10 @@ pub fn enghelp(which: &str, available: &[&str]) -> Result<String> {
             }
         }
         Some(name) => {
-            let o = owned.iter().find(|o| o.name == name).ok_or_else(|| {
-                Error::Usage(format!("ioengine '{engine}' has no option '{name}'"))
-            })?;
+            let o = owned
+                .iter()
+                .find(|o| o.name == name)
+                .ok_or_else(|| Error::Usage(format!("ioengine '{engine}' has no option '{name}'")))?;
             out.push_str(&describe(o));
         }
     }
@@ -137,10 +136,7 @@ mod tests {
         assert!(bs.contains("default: 4096"));
         let rw = cmdhelp("ioengine").unwrap();
         assert!(rw.contains("io_uring"));
-        assert!(cmdhelp("nosuchoption")
-            .unwrap_err()
-            .to_string()
-            .contains("unknown option 'nosuchoption'"));
+        assert!(cmdhelp("nosuchoption").unwrap_err().to_string().contains("unknown option 'nosuchoption'"));
         assert!(cmdhelp("all").unwrap().contains("iodepth"));
     }
 
@@ -149,9 +145,7 @@ mod tests {
         let avail = ["psync", "io_uring", "null"];
         assert!(enghelp("", &avail).unwrap().contains("\tio_uring"));
         assert!(enghelp("io_uring", &avail).unwrap().contains("fixedbufs"));
-        assert!(enghelp("io_uring,fixedbufs", &avail)
-            .unwrap()
-            .contains("default: 0"));
+        assert!(enghelp("io_uring,fixedbufs", &avail).unwrap().contains("default: 0"));
         assert!(enghelp("rbd", &avail).is_err());
         assert!(enghelp("null", &avail).unwrap().contains("no options"));
     }

@@ -31,13 +31,7 @@ pub fn assemble(cl: &CommandLine, files: &[JobFile], ctx: &Ctx) -> Result<JobSet
     let mut global_options = Vec::new();
     let mut jobs = Vec::new();
     let mut cli_chain: Vec<RawOpt> = Vec::new();
-    add_sections(
-        &cl.sections,
-        &mut cli_chain,
-        &mut global_options,
-        &mut jobs,
-        &cl.globals.sections,
-    );
+    add_sections(&cl.sections, &mut cli_chain, &mut global_options, &mut jobs, &cl.globals.sections);
     for f in files {
         if !f.sections.iter().any(|s| !s.is_global()) {
             return Err(Error::Usage(format!(
@@ -46,13 +40,7 @@ pub fn assemble(cl: &CommandLine, files: &[JobFile], ctx: &Ctx) -> Result<JobSet
             )));
         }
         let mut chain = cli_chain.clone();
-        add_sections(
-            &f.sections,
-            &mut chain,
-            &mut global_options,
-            &mut jobs,
-            &cl.globals.sections,
-        );
+        add_sections(&f.sections, &mut chain, &mut global_options, &mut jobs, &cl.globals.sections);
     }
     if jobs.is_empty() {
         return Err(Error::Usage(if cl.globals.sections.is_empty() {
@@ -68,16 +56,9 @@ pub fn assemble(cl: &CommandLine, files: &[JobFile], ctx: &Ctx) -> Result<JobSet
         if i > 0 && (spec.stonewall || spec.new_group) {
             groupid += 1;
         }
-        out.push(Job {
-            spec,
-            groupid,
-            own: section.options.clone(),
-        });
+        out.push(Job { spec, groupid, own: section.options.clone() });
     }
-    Ok(JobSet {
-        jobs: out,
-        global_options,
-    })
+    Ok(JobSet { jobs: out, global_options })
 }
 
 fn add_sections<'a>(
@@ -113,11 +94,7 @@ mod tests {
 
     #[test]
     fn globals_apply_to_later_jobs_only() {
-        let s = set(
-            "[global]\nbs=8k\nsize=1m\n[a]\n[global]\nbs=16k\n[b]\nrw=write\n",
-            &[],
-        )
-        .unwrap();
+        let s = set("[global]\nbs=8k\nsize=1m\n[a]\n[global]\nbs=16k\n[b]\nrw=write\n", &[]).unwrap();
         assert_eq!(s.jobs[0].spec.bs, [8192; 3]);
         assert_eq!(s.jobs[1].spec.bs, [16384; 3]);
         assert_eq!(s.jobs[1].spec.rw.name(), "write");
@@ -125,11 +102,7 @@ mod tests {
 
     #[test]
     fn groups_from_stonewall_and_new_group() {
-        let s = set(
-            "[global]\nsize=1m\n[a]\n[b]\nstonewall\n[c]\n[d]\nnew_group\n",
-            &[],
-        )
-        .unwrap();
+        let s = set("[global]\nsize=1m\n[a]\n[b]\nstonewall\n[c]\n[d]\nnew_group\n", &[]).unwrap();
         let g: Vec<u32> = s.jobs.iter().map(|j| j.groupid).collect();
         assert_eq!(g, [0, 1, 1, 2]);
     }
@@ -145,26 +118,17 @@ mod tests {
     #[test]
     fn bad_input_is_refused() {
         let e = set("[a]\nsize=1m\nbs=4q\n", &[]).unwrap_err().to_string();
-        assert!(
-            e.contains("bad value '4q' for option 'bs' (t.fio, line 3)"),
-            "{e}"
-        );
+        assert!(e.contains("bad value '4q' for option 'bs' (t.fio, line 3)"), "{e}");
         let e = set("[a]\nrw=read\n", &[]).unwrap_err().to_string();
         assert!(e.contains("no target size"), "{e}");
         let e = set("[global]\nbs=4k\n", &[]).unwrap_err().to_string();
         assert!(e.contains("defines no jobs"), "{e}");
-        let e = set("[a]\nsize=1m\nfixedbufs=1\n", &[])
-            .unwrap_err()
-            .to_string();
+        let e = set("[a]\nsize=1m\nfixedbufs=1\n", &[]).unwrap_err().to_string();
         assert!(e.contains("belongs to ioengine io_uring"), "{e}");
-        let e = set("[a]\nsize=1m\nrate_min=1m\n", &[])
-            .unwrap_err()
-            .to_string();
+        let e = set("[a]\nsize=1m\nrate_min=1m\n", &[]).unwrap_err().to_string();
         assert!(e.contains("not supported yet"), "{e}");
         assert!(set("[a]\nsize=1m\nverify=0\n", &[]).is_ok());
-        let e = set("[a]\nsize=1m\nverify=md5\n", &[])
-            .unwrap_err()
-            .to_string();
+        let e = set("[a]\nsize=1m\nverify=md5\n", &[]).unwrap_err().to_string();
         assert!(e.contains("accepted now: 0, none"), "{e}");
     }
 
@@ -172,9 +136,6 @@ mod tests {
     fn kb_base_changes_sizes() {
         let s = set("[a]\nkb_base=1000\nsize=1m\nbs=4k\n", &[]).unwrap();
         assert_eq!(s.jobs[0].spec.bs, [4000; 3]);
-        assert_eq!(
-            s.jobs[0].spec.size,
-            Some(crate::spec::SizeSpec::Bytes(1_000_000))
-        );
+        assert_eq!(s.jobs[0].spec.size, Some(crate::spec::SizeSpec::Bytes(1_000_000)));
     }
 }

@@ -52,34 +52,21 @@ pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 pub fn read(path: &Path, env: Env<'_>) -> Result<JobFile> {
     let mut sections = Vec::new();
     read_into(path, env, &mut sections, 0)?;
-    Ok(JobFile {
-        path: path.to_path_buf(),
-        sections,
-    })
+    Ok(JobFile { path: path.to_path_buf(), sections })
 }
 
 fn read_text(path: &Path) -> Result<String> {
     let bytes = if path == Path::new("-") {
         let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(|source| {
-            Error::Read {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
+            .map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
         buf
     } else {
-        std::fs::read(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?
+        std::fs::read(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })?
     };
     String::from_utf8(bytes).map_err(|_| Error::Read {
         path: path.to_path_buf(),
-        source: std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            "the file is not UTF-8 text",
-        ),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, "the file is not UTF-8 text"),
     })
 }
 
@@ -92,24 +79,12 @@ fn read_into(path: &Path, env: Env<'_>, sections: &mut Vec<Section>, depth: usiz
 pub fn parse_text(text: &str, path: &Path, env: Env<'_>) -> Result<JobFile> {
     let mut sections = Vec::new();
     parse_str(text, path, env, &mut sections, 0)?;
-    Ok(JobFile {
-        path: path.to_path_buf(),
-        sections,
-    })
+    Ok(JobFile { path: path.to_path_buf(), sections })
 }
 
-fn parse_str(
-    text: &str,
-    path: &Path,
-    env: Env<'_>,
-    sections: &mut Vec<Section>,
-    depth: usize,
-) -> Result<()> {
+fn parse_str(text: &str, path: &Path, env: Env<'_>, sections: &mut Vec<Section>, depth: usize) -> Result<()> {
     for (idx, raw_line) in text.lines().enumerate() {
-        let origin = Origin::File {
-            path: path.to_path_buf(),
-            line: idx + 1,
-        };
+        let origin = Origin::File { path: path.to_path_buf(), line: idx + 1 };
         let line = strip_comment(raw_line);
         let line = expand_env(line, env, &origin)?;
         let line = line.trim();
@@ -125,33 +100,18 @@ fn parse_str(
                 })?
                 .trim();
             if name.is_empty() {
-                return Err(Error::Syntax {
-                    origin,
-                    message: "section header '[]' has no name".into(),
-                });
+                return Err(Error::Syntax { origin, message: "section header '[]' has no name".into() });
             }
-            sections.push(Section {
-                name: name.to_string(),
-                options: Vec::new(),
-                origin,
-            });
+            sections.push(Section { name: name.to_string(), options: Vec::new(), origin });
             continue;
         }
-        if let Some(inc) = line
-            .strip_prefix("include")
-            .filter(|r| r.starts_with(char::is_whitespace))
-        {
+        if let Some(inc) = line.strip_prefix("include").filter(|r| r.starts_with(char::is_whitespace)) {
             if depth >= 16 {
-                return Err(Error::Syntax {
-                    origin,
-                    message: "include nested more than 16 deep (a loop?)".into(),
-                });
+                return Err(Error::Syntax { origin, message: "include nested more than 16 deep (a loop?)".into() });
             }
             let inc = Path::new(inc.trim());
             let target = if inc.is_relative() {
-                path.parent()
-                    .map(|p| p.join(inc))
-                    .unwrap_or_else(|| inc.to_path_buf())
+                path.parent().map(|p| p.join(inc)).unwrap_or_else(|| inc.to_path_buf())
             } else {
                 inc.to_path_buf()
             };
@@ -167,9 +127,7 @@ fn parse_str(
         let Some(section) = sections.last_mut() else {
             return Err(Error::Syntax {
                 origin,
-                message: format!(
-                    "option '{key}' comes before any [section]; put it under [global] or a job"
-                ),
+                message: format!("option '{key}' comes before any [section]; put it under [global] or a job"),
             });
         };
         section.options.push(raw_opt(key, value, origin)?);
@@ -185,18 +143,9 @@ pub(crate) fn raw_opt(key: &str, value: Option<String>, origin: Origin) -> Resul
         suggestions: table::suggest(key),
     })?;
     if value.is_none() && !matches!(def.kind, table::Kind::Flag | table::Kind::Bool) {
-        return Err(Error::MissingValue {
-            option: key.to_string(),
-            origin,
-            forms: def.forms(),
-        });
+        return Err(Error::MissingValue { option: key.to_string(), origin, forms: def.forms() });
     }
-    Ok(RawOpt {
-        def,
-        typed: key.to_string(),
-        value,
-        origin,
-    })
+    Ok(RawOpt { def, typed: key.to_string(), value, origin })
 }
 
 /// Cuts a line at the first `#` or `;`, as fio does.
@@ -243,9 +192,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<JobFile> {
-        parse_text(text, Path::new("t.fio"), &|v| {
-            (v == "DEV").then(|| "/dev/loop7".to_string())
-        })
+        parse_text(text, Path::new("t.fio"), &|v| (v == "DEV").then(|| "/dev/loop7".to_string()))
     }
 
     #[test]
@@ -262,36 +209,21 @@ mod tests {
         assert_eq!(g[2].def.name, "group_reporting");
         assert_eq!(g[2].value, None);
         assert_eq!(f.sections[1].options[0].value.as_deref(), Some("10"));
-        assert_eq!(
-            f.sections[1].options[0].origin,
-            Origin::File {
-                path: "t.fio".into(),
-                line: 8
-            }
-        );
+        assert_eq!(f.sections[1].options[0].origin, Origin::File { path: "t.fio".into(), line: 8 });
     }
 
     #[test]
     fn env_expansion() {
         let f = parse("[j]\nfilename=${DEV}\n").unwrap();
-        assert_eq!(
-            f.sections[0].options[0].value.as_deref(),
-            Some("/dev/loop7")
-        );
+        assert_eq!(f.sections[0].options[0].value.as_deref(), Some("/dev/loop7"));
         let e = parse("[j]\nfilename=${NOPE}\n").unwrap_err().to_string();
-        assert!(
-            e.contains("'NOPE' is not set") && e.contains("line 2"),
-            "{e}"
-        );
+        assert!(e.contains("'NOPE' is not set") && e.contains("line 2"), "{e}");
     }
 
     #[test]
     fn errors_name_file_and_line() {
         let e = parse("[j]\nblocksize2=4k\n").unwrap_err().to_string();
-        assert_eq!(
-            e,
-            "unknown option 'blocksize2' (t.fio, line 2); did you mean 'blocksize'?"
-        );
+        assert_eq!(e, "unknown option 'blocksize2' (t.fio, line 2); did you mean 'blocksize'?");
         let e = parse("bs=4k\n[j]\n").unwrap_err().to_string();
         assert!(e.contains("before any [section]"), "{e}");
         assert!(parse("[j\n").is_err());

@@ -10,12 +10,8 @@ use crate::argv::CommandLine;
 use crate::jobfile::{JobFile, RawOpt};
 
 pub fn render(program: &str, cl: &CommandLine, files: &[JobFile]) -> String {
-    let cli_globals: Vec<&RawOpt> = cl
-        .sections
-        .iter()
-        .filter(|s| s.is_global())
-        .flat_map(|s| s.options.iter())
-        .collect();
+    let cli_globals: Vec<&RawOpt> =
+        cl.sections.iter().filter(|s| s.is_global()).flat_map(|s| s.options.iter()).collect();
     let mut out = String::new();
     for (i, f) in files.iter().enumerate() {
         out.push_str(program);
@@ -100,17 +96,9 @@ mod tests {
 
     #[test]
     fn cli_defaults_without_global_section() {
-        let f = jobfile::parse_text(
-            "[x]\nrw=read\n[global]\nbs=8k\n[y]\n",
-            Path::new("n.fio"),
-            &|_| None,
-        )
-        .unwrap();
+        let f = jobfile::parse_text("[x]\nrw=read\n[global]\nbs=8k\n[y]\n", Path::new("n.fio"), &|_| None).unwrap();
         let cl = argv::parse(["--bs=1k"]).unwrap();
-        assert_eq!(
-            render("fio", &cl, &[f]),
-            "fio --name=x --rw=read --bs=1k --bs=8k --name=y \n"
-        );
+        assert_eq!(render("fio", &cl, &[f]), "fio --name=x --rw=read --bs=1k --bs=8k --name=y \n");
     }
 
     #[test]

@@ -127,10 +127,7 @@ struct Merged<'a> {
 
 impl<'a> Merged<'a> {
     fn raw(&self, name: &str) -> Option<&'a RawOpt> {
-        debug_assert!(
-            table::lookup(name).is_some(),
-            "spec reads unknown option {name}"
-        );
+        debug_assert!(table::lookup(name).is_some(), "spec reads unknown option {name}");
         self.by_name.get(name).copied()
     }
 
@@ -139,9 +136,7 @@ impl<'a> Merged<'a> {
         let def = table::lookup(name).expect("spec reads only options from the table");
         match self.raw(name) {
             Some(r) => parse_raw(r, &self.ctx).map(Some),
-            None => Ok(def
-                .default
-                .map(|d| value::parse(def, d, &self.ctx).expect("defaults are tested to parse"))),
+            None => Ok(def.default.map(|d| value::parse(def, d, &self.ctx).expect("defaults are tested to parse"))),
         }
     }
 
@@ -241,10 +236,7 @@ impl<'a> Merged<'a> {
     }
 
     fn job_err(&self, message: String) -> Error {
-        Error::Job {
-            job: self.job.to_string(),
-            message,
-        }
+        Error::Job { job: self.job.to_string(), message }
     }
 }
 
@@ -262,18 +254,9 @@ pub(crate) fn parse_raw(r: &RawOpt, ctx: &Ctx) -> Result<Parsed> {
     Ok(parsed)
 }
 
-fn check_support(
-    def: &OptDef,
-    raw: &str,
-    parsed: &Parsed,
-    typed: &str,
-    origin: &Origin,
-) -> Result<()> {
-    let err = |only: Option<String>| Error::NotSupported {
-        option: format!("{typed}={raw}"),
-        origin: origin.clone(),
-        only,
-    };
+fn check_support(def: &OptDef, raw: &str, parsed: &Parsed, typed: &str, origin: &Origin) -> Result<()> {
+    let err =
+        |only: Option<String>| Error::NotSupported { option: format!("{typed}={raw}"), origin: origin.clone(), only };
     match def.support {
         Support::Full => Ok(()),
         Support::Only(values) if values.contains(&raw) => Ok(()),
@@ -282,21 +265,13 @@ fn check_support(
         // off) changes nothing, so it is accepted: `--verify=0`-style lines in people's notes
         // should keep working.
         Support::NotYet => {
-            let is_default = def
-                .default
-                .and_then(|d| value::parse(def, d, &Ctx::default()).ok())
-                .as_ref()
-                == Some(parsed);
-            let is_off = matches!(def.kind, Kind::Flag | Kind::Bool)
-                && *parsed == Parsed::One(Value::Bool(false));
+            let is_default =
+                def.default.and_then(|d| value::parse(def, d, &Ctx::default()).ok()).as_ref() == Some(parsed);
+            let is_off = matches!(def.kind, Kind::Flag | Kind::Bool) && *parsed == Parsed::One(Value::Bool(false));
             if is_default || is_off {
                 Ok(())
             } else {
-                Err(Error::NotSupported {
-                    option: typed.to_string(),
-                    origin: origin.clone(),
-                    only: None,
-                })
+                Err(Error::NotSupported { option: typed.to_string(), origin: origin.clone(), only: None })
             }
         }
     }
@@ -310,12 +285,8 @@ fn parse_cpu_list(list: &str) -> std::result::Result<Vec<usize>, String> {
             Some((a, b)) => (a.trim(), b.trim()),
             None => (part, part),
         };
-        let lo: usize = lo
-            .parse()
-            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
-        let hi: usize = hi
-            .parse()
-            .map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+        let lo: usize = lo.parse().map_err(|_| format!("'{part}' is not a CPU number or range"))?;
+        let hi: usize = hi.parse().map_err(|_| format!("'{part}' is not a CPU number or range"))?;
         if lo > hi || hi >= 4096 {
             return Err(format!("'{part}' is not a valid CPU range"));
         }
@@ -337,11 +308,7 @@ impl JobSpec {
         for o in options {
             by_name.insert(o.def.name, o);
         }
-        let mut m = Merged {
-            by_name,
-            ctx: ctx.clone(),
-            job: name,
-        };
+        let mut m = Merged { by_name, ctx: ctx.clone(), job: name };
         // kb_base changes how every size is read, so it is settled first.
         if let Some(Value::Choice(b)) = m.one("kb_base")? {
             m.ctx.kb_base = b.parse().expect("kb_base choices are numbers");
@@ -408,9 +375,7 @@ impl JobSpec {
             filesize,
             io_size: m.size_spec("io_size")?,
             offset: m.size_spec("offset")?.unwrap_or(SizeSpec::Bytes(0)),
-            offset_increment: m
-                .size_spec("offset_increment")?
-                .unwrap_or(SizeSpec::Bytes(0)),
+            offset_increment: m.size_spec("offset_increment")?.unwrap_or(SizeSpec::Bytes(0)),
             filename: m.string("filename"),
             directory: m.string("directory"),
             nrfiles: m.u32("nrfiles", 1)?,
@@ -421,10 +386,8 @@ impl JobSpec {
             iodepth_batch_complete_min: m.u32("iodepth_batch_complete_min", 1)?,
             // fio's default reaps as many as the minimum (1), which keeps the queue full; the
             // observed fio 3.33 QD8 run shows "IO depths: 8=99.7%" and "complete: 4=100%".
-            iodepth_batch_complete_max: m.u32(
-                "iodepth_batch_complete_max",
-                m.u32("iodepth_batch_complete_min", 1)?.max(1),
-            )?,
+            iodepth_batch_complete_max: m
+                .u32("iodepth_batch_complete_max", m.u32("iodepth_batch_complete_min", 1)?.max(1))?,
             iodepth_low: m.u32("iodepth_low", iodepth)?,
             direct,
             runtime_us: m.time("runtime")?,
@@ -483,8 +446,7 @@ impl JobSpec {
             rate_iops: m.per_dir_int("rate_iops", 0)?,
             rate_poisson: m.choice("rate_process")? == "poisson",
             cpus_allowed: match m.string("cpus_allowed") {
-                Some(list) => parse_cpu_list(&list)
-                    .map_err(|e| m.job_err(format!("cpus_allowed={list}: {e}")))?,
+                Some(list) => parse_cpu_list(&list).map_err(|e| m.job_err(format!("cpus_allowed={list}: {e}")))?,
                 None => Vec::new(),
             },
             cpus_split: m.choice("cpus_allowed_policy")? == "split",
@@ -505,11 +467,7 @@ impl JobSpec {
         if self.bs.contains(&0) {
             return err("bs must be at least 1 byte".into());
         }
-        if self.filename.is_none()
-            && self.size.is_none()
-            && self.filesize.is_none()
-            && self.io_size.is_none()
-        {
+        if self.filename.is_none() && self.size.is_none() && self.filesize.is_none() && self.io_size.is_none() {
             return err("no target size: set size= (or filesize=), or filename= to an existing file or device".into());
         }
         if matches!(self.size, Some(SizeSpec::Bytes(0))) && self.filename.is_none() {
@@ -525,10 +483,7 @@ impl JobSpec {
             return err("time_based needs a runtime".into());
         }
         if self.rw_modifier > 0 && self.rw.is_random() && self.rw_modifier > 1 << 20 {
-            return err(format!(
-                "rw modifier {} is too large for a random pattern (it counts I/Os)",
-                self.rw_modifier
-            ));
+            return err(format!("rw modifier {} is too large for a random pattern (it counts I/Os)", self.rw_modifier));
         }
         if self.readonly && (self.rw.writes() || self.rw.trims()) {
             return err(format!("rw={} writes, but readonly is set", self.rw.name()));

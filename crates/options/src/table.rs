@@ -136,12 +136,7 @@ pub struct OptDef {
 impl OptDef {
     /// Builds a general option; the `const fn` setters below fill in the rest, so each row in
     /// `defs/` reads as one expression.
-    pub const fn new(
-        name: &'static str,
-        kind: Kind,
-        category: Category,
-        help: &'static str,
-    ) -> Self {
+    pub const fn new(name: &'static str, kind: Kind, category: Category, help: &'static str) -> Self {
         OptDef {
             name,
             aliases: &[],
@@ -243,9 +238,7 @@ pub fn suggest(name: &str) -> Vec<&'static str> {
     let mut scored: Vec<(usize, &'static str)> = all()
         .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
         .map(|n| (edit_distance(name, n), n))
-        .filter(|(d, n)| {
-            *d <= (name.len().max(n.len()) / 3).max(2) || n.starts_with(name) || name.starts_with(n)
-        })
+        .filter(|(d, n)| *d <= (name.len().max(n.len()) / 3).max(2) || n.starts_with(name) || name.starts_with(n))
         .collect();
     scored.sort();
     scored.dedup_by(|a, b| a.1 == b.1);
@@ -287,8 +280,7 @@ mod tests {
         let ctx = crate::value::Ctx::default();
         for o in all() {
             if let Some(d) = o.default {
-                crate::value::parse(o, d, &ctx)
-                    .unwrap_or_else(|e| panic!("default of {}: {e}", o.name));
+                crate::value::parse(o, d, &ctx).unwrap_or_else(|e| panic!("default of {}: {e}", o.name));
             }
         }
     }

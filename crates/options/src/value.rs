@@ -21,12 +21,7 @@ pub struct Ctx {
 
 impl Default for Ctx {
     fn default() -> Self {
-        Ctx {
-            kb_base: 1024,
-            pagesize: 4096,
-            ncpus: 1,
-            mb_memory: 1024,
-        }
+        Ctx { kb_base: 1024, pagesize: 4096, ncpus: 1, mb_memory: 1024 }
     }
 }
 
@@ -76,20 +71,10 @@ impl RwMode {
         }
     }
     pub fn is_random(self) -> bool {
-        matches!(
-            self,
-            RwMode::RandRead
-                | RwMode::RandWrite
-                | RwMode::RandTrim
-                | RwMode::RandRw
-                | RwMode::RandTrimWrite
-        )
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandTrim | RwMode::RandRw | RwMode::RandTrimWrite)
     }
     pub fn reads(self) -> bool {
-        matches!(
-            self,
-            RwMode::Read | RwMode::RandRead | RwMode::ReadWrite | RwMode::RandRw
-        )
+        matches!(self, RwMode::Read | RwMode::RandRead | RwMode::ReadWrite | RwMode::RandRw)
     }
     pub fn writes(self) -> bool {
         matches!(
@@ -103,10 +88,7 @@ impl RwMode {
         )
     }
     pub fn trims(self) -> bool {
-        matches!(
-            self,
-            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite
-        )
+        matches!(self, RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite)
     }
 }
 
@@ -144,10 +126,7 @@ pub fn parse(opt: &OptDef, raw: &str, ctx: &Ctx) -> Result<Parsed, String> {
     if opt.per_dir && !matches!(opt.kind, Kind::Str) {
         let parts: Vec<&str> = split_top_level(&raw, ',');
         if parts.len() > 3 {
-            return Err(format!(
-                "'{raw}' has {} comma-separated values; at most 3 (read,write,trim)",
-                parts.len()
-            ));
+            return Err(format!("'{raw}' has {} comma-separated values; at most 3 (read,write,trim)", parts.len()));
         }
         if parts.len() > 1 {
             let mut out: [Option<Value>; 3] = [None, None, None];
@@ -226,10 +205,7 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
         Kind::Size => parse_size(raw, ctx).map(Value::Size),
         Kind::SizeOrPct => {
             if let Some(p) = raw.strip_suffix('%') {
-                let v: f64 = p
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("'{raw}' is not a percentage"))?;
+                let v: f64 = p.trim().parse().map_err(|_| format!("'{raw}' is not a percentage"))?;
                 if !(0.0..=100.0).contains(&v) || v == 0.0 && p.trim().starts_with('-') {
                     return Err(format!("{v}% is not within 0% to 100%"));
                 }
@@ -247,9 +223,7 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
                 }
             };
             if lo > hi {
-                return Err(format!(
-                    "the range's low end {lo} is above its high end {hi}"
-                ));
+                return Err(format!("the range's low end {lo} is above its high end {hi}"));
             }
             Ok(Value::Range(lo, hi))
         }
@@ -302,9 +276,7 @@ fn split_range(raw: &str) -> Option<(&str, &str)> {
         match c {
             '(' => depth += 1,
             ')' => depth -= 1,
-            '-' | ':' if depth == 0 && i > 0 => {
-                return Some((raw[..i].trim(), raw[i + 1..].trim()))
-            }
+            '-' | ':' if depth == 0 && i > 0 => return Some((raw[..i].trim(), raw[i + 1..].trim())),
             _ => {}
         }
     }
@@ -334,15 +306,10 @@ fn plain_number(t: &str) -> Result<i128, String> {
         Some(d) => (true, d),
         None => (false, t.strip_prefix('+').unwrap_or(t)),
     };
-    let v = if let Some(h) = digits
-        .strip_prefix("0x")
-        .or_else(|| digits.strip_prefix("0X"))
-    {
+    let v = if let Some(h) = digits.strip_prefix("0x").or_else(|| digits.strip_prefix("0X")) {
         i128::from_str_radix(h, 16).map_err(|_| format!("'{t}' is not a number"))?
     } else if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        digits
-            .parse::<i128>()
-            .map_err(|_| format!("'{t}' is too large"))?
+        digits.parse::<i128>().map_err(|_| format!("'{t}' is too large"))?
     } else {
         return Err(format!("'{t}' is not a number"));
     };
@@ -354,10 +321,7 @@ fn plain_number(t: &str) -> Result<i128, String> {
 
 fn parse_float(raw: &str) -> Result<f64, String> {
     if raw.starts_with('(') {
-        return expr::eval(raw, &|t| {
-            t.parse::<f64>()
-                .map_err(|_| format!("'{t}' is not a number"))
-        });
+        return expr::eval(raw, &|t| t.parse::<f64>().map_err(|_| format!("'{t}' is not a number")));
     }
     match raw.parse::<f64>() {
         Ok(v) if v.is_finite() => Ok(v),
@@ -403,9 +367,7 @@ fn size_token(t: &str, ctx: &Ctx) -> Result<f64, String> {
     if t.starts_with("0x") || t.starts_with("0X") {
         return plain_number(t).map(|v| v as f64);
     }
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
     if num.is_empty() {
         return Err(format!("'{t}' is not a size"));
@@ -443,9 +405,7 @@ pub fn parse_time(raw: &str, unit: TimeUnit) -> Result<u64, String> {
         TimeUnit::Sec => 1e6,
     };
     let token = |t: &str| -> Result<f64, String> {
-        let split = t
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(t.len());
+        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
         let (num, suffix) = t.split_at(split);
         let n: f64 = num.parse().map_err(|_| format!("'{t}' is not a time"))?;
         let mult = match suffix.to_ascii_lowercase().as_str() {
@@ -457,9 +417,7 @@ pub fn parse_time(raw: &str, unit: TimeUnit) -> Result<u64, String> {
             "h" | "hr" | "hour" | "hours" => 3600e6,
             "d" | "day" | "days" => 86400e6,
             _ => {
-                return Err(format!(
-                    "'{t}' has an unknown time unit '{suffix}' (use us, ms, s, m, h or d)"
-                ));
+                return Err(format!("'{t}' has an unknown time unit '{suffix}' (use us, ms, s, m, h or d)"));
             }
         };
         Ok(n * mult)
@@ -468,8 +426,7 @@ pub fn parse_time(raw: &str, unit: TimeUnit) -> Result<u64, String> {
     // `runtime=(2*60)` is two minutes.
     let v = if raw.starts_with('(') {
         expr::eval(raw, &|t| {
-            t.parse::<f64>()
-                .map_err(|_| format!("'{t}' is not a number (no units inside an expression)"))
+            t.parse::<f64>().map_err(|_| format!("'{t}' is not a number (no units inside an expression)"))
         })? * bare_us
     } else {
         token(raw)?
@@ -511,9 +468,7 @@ fn parse_bssplit(raw: &str, ctx: &Ctx) -> Result<Value, String> {
         return Err("bssplit has no entries".into());
     }
     if given > 100.0 + 1e-9 {
-        return Err(format!(
-            "bssplit percentages add up to {given}%, more than 100%"
-        ));
+        return Err(format!("bssplit percentages add up to {given}%, more than 100%"));
     }
     if blanks > 0 {
         let share = (100.0 - given) / blanks as f64;
@@ -535,14 +490,7 @@ mod tests {
         parse_size(s, &Ctx::default()).unwrap()
     }
     fn size1000(s: &str) -> u64 {
-        parse_size(
-            s,
-            &Ctx {
-                kb_base: 1000,
-                ..Ctx::default()
-            },
-        )
-        .unwrap()
+        parse_size(s, &Ctx { kb_base: 1000, ..Ctx::default() }).unwrap()
     }
     fn p(name: &str, raw: &str) -> Result<Parsed, String> {
         parse(lookup(name).unwrap(), raw, &Ctx::default())
@@ -584,26 +532,12 @@ mod tests {
 
     #[test]
     fn keywords() {
-        let ctx = Ctx {
-            pagesize: 4096,
-            ncpus: 2,
-            mb_memory: 24000,
-            kb_base: 1024,
-        };
+        let ctx = Ctx { pagesize: 4096, ncpus: 2, mb_memory: 24000, kb_base: 1024 };
         let bs = lookup("bs").unwrap();
-        assert_eq!(
-            parse(bs, "$pagesize", &ctx).unwrap(),
-            Parsed::One(Value::Size(4096))
-        );
+        assert_eq!(parse(bs, "$pagesize", &ctx).unwrap(), Parsed::One(Value::Size(4096)));
         let nj = lookup("numjobs").unwrap();
-        assert_eq!(
-            parse(nj, "$ncpus", &ctx).unwrap(),
-            Parsed::One(Value::Int(2))
-        );
-        assert_eq!(
-            parse(nj, "($ncpus*2)", &ctx).unwrap(),
-            Parsed::One(Value::Int(4))
-        );
+        assert_eq!(parse(nj, "$ncpus", &ctx).unwrap(), Parsed::One(Value::Int(2)));
+        assert_eq!(parse(nj, "($ncpus*2)", &ctx).unwrap(), Parsed::One(Value::Int(4)));
     }
 
     #[test]
@@ -620,9 +554,7 @@ mod tests {
         assert_eq!(parse_time("100", Usec).unwrap(), 100);
         assert_eq!(parse_time("(2*60)", Sec).unwrap(), 120_000_000);
         assert!(parse_time("abc", Sec).is_err());
-        assert!(parse_time("10x", Sec)
-            .unwrap_err()
-            .contains("unknown time unit 'x'"));
+        assert!(parse_time("10x", Sec).unwrap_err().contains("unknown time unit 'x'"));
     }
 
     #[test]
@@ -642,22 +574,12 @@ mod tests {
 
     #[test]
     fn ranges_and_splits() {
-        assert_eq!(
-            p("bsrange", "4k-64k").unwrap(),
-            Parsed::One(Value::Range(4096, 65536))
-        );
+        assert_eq!(p("bsrange", "4k-64k").unwrap(), Parsed::One(Value::Range(4096, 65536)));
         assert!(p("bsrange", "64k-4k").is_err());
-        assert_eq!(
-            p("bssplit", "4k/50:64k/50").unwrap(),
-            Parsed::One(Value::Split(vec![(4096, 50.0), (65536, 50.0)]))
-        );
+        assert_eq!(p("bssplit", "4k/50:64k/50").unwrap(), Parsed::One(Value::Split(vec![(4096, 50.0), (65536, 50.0)])));
         assert_eq!(
             p("bssplit", "4k/20:8k/:64k/").unwrap(),
-            Parsed::One(Value::Split(vec![
-                (4096, 20.0),
-                (8192, 40.0),
-                (65536, 40.0)
-            ]))
+            Parsed::One(Value::Split(vec![(4096, 20.0), (8192, 40.0), (65536, 40.0)]))
         );
         assert!(p("bssplit", "4k/60:64k/50").is_err());
         assert!(p("bssplit", "4k/60:64k/30").is_err());
@@ -671,21 +593,10 @@ mod tests {
 
     #[test]
     fn rw_modifiers() {
-        assert_eq!(
-            p("rw", "randread:8").unwrap(),
-            Parsed::One(Value::Rw(RwMode::RandRead, 8))
-        );
-        assert_eq!(
-            p("rw", "rw:4k").unwrap(),
-            Parsed::One(Value::Rw(RwMode::ReadWrite, 4096))
-        );
-        assert_eq!(
-            p("readwrite", "randrw").unwrap(),
-            Parsed::One(Value::Rw(RwMode::RandRw, 0))
-        );
-        assert!(p("rw", "foo")
-            .unwrap_err()
-            .contains("'foo' is not an I/O direction"));
+        assert_eq!(p("rw", "randread:8").unwrap(), Parsed::One(Value::Rw(RwMode::RandRead, 8)));
+        assert_eq!(p("rw", "rw:4k").unwrap(), Parsed::One(Value::Rw(RwMode::ReadWrite, 4096)));
+        assert_eq!(p("readwrite", "randrw").unwrap(), Parsed::One(Value::Rw(RwMode::RandRw, 0)));
+        assert!(p("rw", "foo").unwrap_err().contains("'foo' is not an I/O direction"));
     }
 
     #[test]

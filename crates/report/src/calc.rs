@@ -149,12 +149,7 @@ mod tests {
 
     #[test]
     fn rates() {
-        let d = DirStat {
-            io_bytes: 181878784,
-            total_ios: 44404,
-            runtime_ms: 2001,
-            ..DirStat::default()
-        };
+        let d = DirStat { io_bytes: 181878784, total_ios: 44404, runtime_ms: 2001, ..DirStat::default() };
         assert_eq!(bw_bytes(&d), 90893945);
         assert_eq!(iops_u(&d), 22190);
         assert!((iops_f(&d) - 22190.904548).abs() < 1e-6);

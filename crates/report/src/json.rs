@@ -109,20 +109,14 @@ fn write_val(out: &mut String, v: &V, level: usize) {
 /// there are global options), `jobs`, `disk_util` (only when there are disks).
 pub fn render(r: &RunReport, plus: bool) -> String {
     let mut top = Obj::default();
-    top.s("fio version", &r.version)
-        .u("timestamp", r.timestamp)
-        .u("timestamp_ms", r.timestamp_ms)
-        .s("time", &r.time);
+    top.s("fio version", &r.version).u("timestamp", r.timestamp).u("timestamp_ms", r.timestamp_ms).s("time", &r.time);
     if let Some(g) = r.global_options.as_ref().filter(|g| !g.is_empty()) {
         top.o("global options", options(g));
     }
     let jobs = r.jobs.iter().map(|j| V::O(job(r, j, plus))).collect();
     top.put("jobs", V::A(jobs));
     if !r.disks.is_empty() {
-        top.put(
-            "disk_util",
-            V::A(r.disks.iter().map(|d| V::O(disk(d))).collect()),
-        );
+        top.put("disk_util", V::A(r.disks.iter().map(|d| V::O(disk(d))).collect()));
     }
     let mut out = String::new();
     write_val(&mut out, &V::O(top), 0);
@@ -141,9 +135,7 @@ fn options(opts: &[(String, String)]) -> Obj {
 fn job(r: &RunReport, j: &JobReport, plus: bool) -> Obj {
     let ts = &j.ts;
     let mut o = Obj::default();
-    o.s("jobname", &j.name)
-        .u("groupid", j.groupid as u64)
-        .put("error", V::I(j.error as i64));
+    o.s("jobname", &j.name).u("groupid", j.groupid as u64).put("error", V::I(j.error as i64));
     // fio reports the last ETA its status thread computed: 0 for a finished job (INT_MAX if
     // the run was too short for the thread to compute one). fiox reports the finished value.
     o.u("eta", 0).u("elapsed", j.elapsed_s);
@@ -154,8 +146,7 @@ fn job(r: &RunReport, j: &JobReport, plus: bool) -> Obj {
         o.o(name, dir(r, j, ddir, plus));
     }
     let mut sync = Obj::default();
-    sync.u("total_ios", ts.sync_ios)
-        .o("lat_ns", lat_obj(&ts.sync_lat, None, false));
+    sync.u("total_ios", ts.sync_ios).o("lat_ns", lat_obj(&ts.sync_lat, None, false));
     o.o("sync", sync);
     o.u("job_runtime", ts.job_runtime_ms)
         .f("usr_cpu", calc::cpu_pct(ts.usr_us, ts.job_runtime_ms))
@@ -166,39 +157,18 @@ fn job(r: &RunReport, j: &JobReport, plus: bool) -> Obj {
     const DEPTHS: [&str; 7] = ["1", "2", "4", "8", "16", "32", ">=64"];
     const BATCH: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
     o.o("iodepth_level", table(&DEPTHS, &calc::depth_pcts(ts)));
-    o.o(
-        "iodepth_submit",
-        table(&BATCH, &calc::batch_pcts(&ts.submit_map)),
-    );
-    o.o(
-        "iodepth_complete",
-        table(&BATCH, &calc::batch_pcts(&ts.complete_map)),
-    );
+    o.o("iodepth_submit", table(&BATCH, &calc::batch_pcts(&ts.submit_map)));
+    o.o("iodepth_complete", table(&BATCH, &calc::batch_pcts(&ts.complete_map)));
     let ns_labels: Vec<String> = LAT_NS_BUCKETS.iter().map(|b| b.to_string()).collect();
-    let ms_labels: Vec<String> = LAT_MS_BUCKETS
-        .iter()
-        .map(|b| b.to_string())
-        .chain(std::iter::once(">=2000".to_string()))
-        .collect();
+    let ms_labels: Vec<String> =
+        LAT_MS_BUCKETS.iter().map(|b| b.to_string()).chain(std::iter::once(">=2000".to_string())).collect();
     let ns_refs: Vec<&str> = ns_labels.iter().map(String::as_str).collect();
     let ms_refs: Vec<&str> = ms_labels.iter().map(String::as_str).collect();
-    o.o(
-        "latency_ns",
-        table(&ns_refs, &calc::lat_pcts(&ts.lat_ns, ts)),
-    );
-    o.o(
-        "latency_us",
-        table(&ns_refs, &calc::lat_pcts(&ts.lat_us, ts)),
-    );
-    o.o(
-        "latency_ms",
-        table(&ms_refs, &calc::lat_pcts(&ts.lat_ms, ts)),
-    );
+    o.o("latency_ns", table(&ns_refs, &calc::lat_pcts(&ts.lat_ns, ts)));
+    o.o("latency_us", table(&ns_refs, &calc::lat_pcts(&ts.lat_us, ts)));
+    o.o("latency_ms", table(&ms_refs, &calc::lat_pcts(&ts.lat_ms, ts)));
     // fiox has no latency_target: these are the values fio reports when it is not set.
-    o.u("latency_depth", j.iodepth as u64)
-        .u("latency_target", 0)
-        .f("latency_percentile", 100.0)
-        .u("latency_window", 0);
+    o.u("latency_depth", j.iodepth as u64).u("latency_target", 0).f("latency_percentile", 100.0).u("latency_window", 0);
     if let Some(desc) = j.description.as_deref().filter(|d| !d.is_empty()) {
         o.s("desc", desc);
     }
@@ -227,22 +197,13 @@ fn dir(r: &RunReport, j: &JobReport, ddir: usize, plus: bool) -> Obj {
         .u("short_ios", d.short_ios)
         .u("drop_ios", d.drop_ios);
     let slat = calc::slat(j, ddir);
-    let kinds = [
-        ("slat_ns", &slat, LatKind::Slat),
-        ("clat_ns", &d.clat, LatKind::Clat),
-        ("lat_ns", &d.lat, LatKind::Lat),
-    ];
+    let kinds =
+        [("slat_ns", &slat, LatKind::Slat), ("clat_ns", &d.clat, LatKind::Clat), ("lat_ns", &d.lat, LatKind::Lat)];
     for (key, st, kind) in kinds {
         let pct = calc::enabled_hist(j, ddir, kind).map(|h| (h, &j.percentile_list[..]));
         o.o(key, lat_obj(st, pct, plus));
     }
-    samples(
-        &mut o,
-        "bw",
-        &d.bw,
-        Some(calc::bw_agg_pct(r, j, ddir)),
-        "bw_dev",
-    );
+    samples(&mut o, "bw", &d.bw, Some(calc::bw_agg_pct(r, j, ddir)), "bw_dev");
     samples(&mut o, "iops", &d.iops, None, "iops_stddev");
     o
 }
@@ -250,10 +211,7 @@ fn dir(r: &RunReport, j: &JobReport, ddir: usize, plus: bool) -> Obj {
 /// `{min, max, mean, stddev, N[, percentile{...}][, bins{...}]}`.
 fn lat_obj(st: &IoStat, pct: Option<(&fiox_stats::LatHist, &[f64])>, plus: bool) -> Obj {
     let mut o = Obj::default();
-    o.u("min", st.min())
-        .u("max", st.max)
-        .f("mean", st.mean())
-        .f("stddev", st.stddev());
+    o.u("min", st.min()).u("max", st.max).f("mean", st.mean()).f("stddev", st.stddev());
     o.u("N", st.samples);
     if let Some((h, list)) = pct {
         let mut p = Obj::default();
@@ -275,14 +233,11 @@ fn lat_obj(st: &IoStat, pct: Option<(&fiox_stats::LatHist, &[f64])>, plus: bool)
 /// `bw_min, bw_max, bw_agg, bw_mean, bw_dev, bw_samples` or the `iops_` equivalents (which
 /// have no `agg` and call the deviation `iops_stddev`).
 fn samples(o: &mut Obj, prefix: &str, s: &SampleStat, agg: Option<f64>, dev_key: &str) {
-    o.u(&format!("{prefix}_min"), s.min)
-        .u(&format!("{prefix}_max"), s.max);
+    o.u(&format!("{prefix}_min"), s.min).u(&format!("{prefix}_max"), s.max);
     if let Some(a) = agg {
         o.f(&format!("{prefix}_agg"), a);
     }
-    o.f(&format!("{prefix}_mean"), s.mean)
-        .f(dev_key, s.stddev())
-        .u(&format!("{prefix}_samples"), s.samples);
+    o.f(&format!("{prefix}_mean"), s.mean).f(dev_key, s.stddev()).u(&format!("{prefix}_samples"), s.samples);
 }
 
 fn disk(d: &DiskUtil) -> Obj {
@@ -328,8 +283,7 @@ mod tests {
     }
 
     fn keys(text: &str) -> Vec<String> {
-        let v: Value =
-            serde_json::from_str(text).unwrap_or_else(|e| panic!("invalid JSON ({e}):\n{text}"));
+        let v: Value = serde_json::from_str(text).unwrap_or_else(|e| panic!("invalid JSON ({e}):\n{text}"));
         let mut out = Vec::new();
         shape(&v, "", &mut out);
         out
@@ -360,14 +314,7 @@ mod tests {
                     assert!(g.starts_with(&w[..w.find(':').unwrap()]), "line {i}: {g}")
                 }
                 "\"bw_agg\"" => {
-                    let num = |l: &str| {
-                        l.split(" : ")
-                            .nth(1)
-                            .unwrap()
-                            .trim_end_matches(',')
-                            .parse::<f64>()
-                            .unwrap()
-                    };
+                    let num = |l: &str| l.split(" : ").nth(1).unwrap().trim_end_matches(',').parse::<f64>().unwrap();
                     assert!((num(g) - num(w)).abs() < 0.01, "line {i}: {g} vs {w}");
                 }
                 _ => assert_eq!(g, w, "line {i}"),
@@ -389,26 +336,21 @@ mod tests {
             "        \"slat_ns\" : {\n          \"min\" : 3007,\n          \"max\" : 10000,\n          \"mean\" : 6503.500000,\n          \"stddev\" : 2021.736053,\n          \"N\" : 1000\n        },\n"
         ), "{out}");
         assert!(out.contains("          \"N\" : 1000,\n          \"percentile\" : {\n            \"1.000000\" : 10048,\n            \"5.000000\" : 49920,\n"), "{out}");
-        assert!(out.contains("            \"99.990000\" : 1003520\n          }\n        },\n        \"lat_ns\" : {\n"), "{out}");
+        assert!(
+            out.contains("            \"99.990000\" : 1003520\n          }\n        },\n        \"lat_ns\" : {\n"),
+            "{out}"
+        );
         assert!(!out.contains("bins"));
         assert!(out.contains("        \"bw_agg\" : 100.000000,\n        \"bw_mean\" : 4000.000000,\n        \"bw_dev\" : 100.000000,\n        \"bw_samples\" : 3,\n        \"iops_min\" : 975,\n"), "{out}");
         assert!(
-            out.contains(
-                "      \"latency_us\" : {\n        \"2\" : 0.099010,\n        \"4\" : 0.198020,\n"
-            ),
+            out.contains("      \"latency_us\" : {\n        \"2\" : 0.099010,\n        \"4\" : 0.198020,\n"),
             "{out}"
         );
-        assert!(
-            out.contains("      \"usr_cpu\" : 10.000000,\n      \"sys_cpu\" : 25.000000,\n"),
-            "{out}"
-        );
+        assert!(out.contains("      \"usr_cpu\" : 10.000000,\n      \"sys_cpu\" : 25.000000,\n"), "{out}");
         // The idle job: no options, an error, and its description escaped fio's way.
         assert!(out.contains("      \"jobname\" : \"idle\",\n      \"groupid\" : 0,\n      \"error\" : 21,\n      \"eta\" : 0,\n      \"elapsed\" : 0,\n      \"read\" : {\n"), "{out}");
         assert!(out.contains("      \"latency_window\" : 0,\n      \"desc\" : \"does \\\"nothing\\\" \\\\ at all\"\n    }\n  ],\n  \"disk_util\" : [\n    {\n      \"name\" : \"vda\",\n"), "{out}");
-        assert!(
-            out.ends_with("      \"util\" : 50.000000\n    }\n  ]\n}\n"),
-            "{out}"
-        );
+        assert!(out.ends_with("      \"util\" : 50.000000\n    }\n  ]\n}\n"), "{out}");
         assert!(!out.contains("global options"));
         serde_json::from_str::<Value>(&out).expect("valid JSON");
     }
@@ -421,16 +363,11 @@ mod tests {
         let out: Value = serde_json::from_str(&render(&r, true)).unwrap();
         let read = &out["jobs"][0]["read"];
         let bins = read["clat_ns"]["bins"].as_object().unwrap();
-        assert_eq!(
-            bins.values().map(|v| v.as_u64().unwrap()).sum::<u64>(),
-            1000
-        );
+        assert_eq!(bins.values().map(|v| v.as_u64().unwrap()).sum::<u64>(), 1000);
         assert_eq!(bins["10048"], 1);
         assert_eq!(out["jobs"][0]["write"]["clat_ns"]["bins"]["10048"], 10);
         assert!(read["slat_ns"].get("percentile").is_none());
-        assert!(out["jobs"][0]["trim"]["clat_ns"]
-            .get("percentile")
-            .is_none());
+        assert!(out["jobs"][0]["trim"]["clat_ns"].get("percentile").is_none());
         assert!(out["jobs"][1]["read"]["clat_ns"].get("bins").is_none());
 
         r.jobs[0].slat_percentiles = true;
@@ -441,35 +378,23 @@ mod tests {
         let out: Value = serde_json::from_str(&render(&r, true)).unwrap();
         assert_eq!(out["global options"]["ioengine"], "null");
         let read = &out["jobs"][0]["read"];
-        let p: Vec<&String> = read["slat_ns"]["percentile"]
-            .as_object()
-            .unwrap()
-            .keys()
-            .collect();
+        let p: Vec<&String> = read["slat_ns"]["percentile"].as_object().unwrap().keys().collect();
         assert_eq!(p, ["50.000000", "99.000000"]);
         assert_eq!(read["lat_ns"]["percentile"]["50.000000"], 505856);
         assert!(read["lat_ns"].get("bins").is_some());
-        assert!(
-            read["clat_ns"].get("percentile").is_none() && read["clat_ns"].get("bins").is_none()
-        );
+        assert!(read["clat_ns"].get("percentile").is_none() && read["clat_ns"].get("bins").is_none());
 
         r.jobs[0].has_slat = false;
         let out: Value = serde_json::from_str(&render(&r, true)).unwrap();
         let slat = &out["jobs"][0]["read"]["slat_ns"];
-        assert_eq!(
-            (slat["N"].as_u64(), slat["min"].as_u64()),
-            (Some(0), Some(0))
-        );
+        assert_eq!((slat["N"].as_u64(), slat["min"].as_u64()), (Some(0), Some(0)));
         assert!(slat.get("percentile").is_none());
     }
 
     #[test]
     fn printer_style() {
         let mut o = Obj::default();
-        o.s("a\"b\\c", "x\ty\"")
-            .put("n", V::I(-3))
-            .f("f", 1.5)
-            .put("e", V::A(vec![V::U(1), V::U(2)]));
+        o.s("a\"b\\c", "x\ty\"").put("n", V::I(-3)).f("f", 1.5).put("e", V::A(vec![V::U(1), V::U(2)]));
         let mut s = String::new();
         write_val(&mut s, &V::O(o), 0);
         assert_eq!(s, "{\n  \"a\\\"b\\\\c\" : \"x\ty\\\"\",\n  \"n\" : -3,\n  \"f\" : 1.500000,\n  \"e\" : [\n    1,\n    2\n  ]\n}");

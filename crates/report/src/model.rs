@@ -17,19 +17,13 @@ pub struct Units {
 
 impl Default for Units {
     fn default() -> Self {
-        Units {
-            kb_base: 1024,
-            unit_base: 0,
-            sig_figs: 4,
-        }
+        Units { kb_base: 1024, unit_base: 0, sig_figs: 4 }
     }
 }
 
 /// fio's default `percentile_list`.
-pub const DEFAULT_PERCENTILES: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
-    99.99,
-];
+pub const DEFAULT_PERCENTILES: [f64; 17] =
+    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
 
 /// One reported job: a job, or under `group_reporting` a whole group merged.
 #[derive(Debug, Clone, Default)]

@@ -59,11 +59,7 @@ pub fn job_header(h: &JobHeader<'_>, units: &Units) -> String {
 /// `Starting 2 processes`, `Starting 1 thread`, or with both kinds
 /// `Starting 1 thread and 2 processes` (threads first, singular for one). Ends with a newline.
 pub fn starting_line(processes: u32, threads: u32) -> String {
-    let procs = format!(
-        "{} process{}",
-        processes,
-        if processes == 1 { "" } else { "es" }
-    );
+    let procs = format!("{} process{}", processes, if processes == 1 { "" } else { "es" });
     let thr = format!("{} thread{}", threads, if threads == 1 { "" } else { "s" });
     match (processes, threads) {
         (_, 0) => format!("Starting {procs}\n"),
@@ -83,11 +79,7 @@ pub fn render(r: &RunReport) -> String {
     }
     for g in &r.groups {
         let _ = writeln!(s, "\nRun status group {} (all jobs):", g.groupid);
-        let units = r
-            .jobs
-            .iter()
-            .find(|j| j.groupid == g.groupid)
-            .map(|j| j.units.clone());
+        let units = r.jobs.iter().find(|j| j.groupid == g.groupid).map(|j| j.units.clone());
         let units = units.unwrap_or_default();
         for (d, label) in ["READ", "WRITE", "TRIM"].iter().enumerate() {
             if g.io_bytes[d] == 0 && g.max_run[d] == 0 {
@@ -180,22 +172,10 @@ fn job_report(r: &RunReport, job: &JobReport) -> String {
         ts.minf
     );
     let depth = calc::depth_pcts(ts);
-    let _ = writeln!(
-        s,
-        "  IO depths    : {}",
-        dist(&["1", "2", "4", "8", "16", "32", ">=64"], &depth)
-    );
+    let _ = writeln!(s, "  IO depths    : {}", dist(&["1", "2", "4", "8", "16", "32", ">=64"], &depth));
     const BATCH: [&str; 7] = ["0", "4", "8", "16", "32", "64", ">=64"];
-    let _ = writeln!(
-        s,
-        "     submit    : {}",
-        dist(&BATCH, &calc::batch_pcts(&ts.submit_map))
-    );
-    let _ = writeln!(
-        s,
-        "     complete  : {}",
-        dist(&BATCH, &calc::batch_pcts(&ts.complete_map))
-    );
+    let _ = writeln!(s, "     submit    : {}", dist(&BATCH, &calc::batch_pcts(&ts.submit_map)));
+    let _ = writeln!(s, "     complete  : {}", dist(&BATCH, &calc::batch_pcts(&ts.complete_map)));
     let _ = writeln!(
         s,
         "     issued rwts: total={},{},{},{} short={},{},{},{} dropped={},{},{},{}",
@@ -213,22 +193,13 @@ fn job_report(r: &RunReport, job: &JobReport) -> String {
         ts.dropped[3]
     );
     // fiox has no latency_target: fio prints these defaults when it is not set.
-    let _ = writeln!(
-        s,
-        "     latency   : target=0, window=0, percentile=100.00%, depth={}",
-        job.iodepth
-    );
+    let _ = writeln!(s, "     latency   : target=0, window=0, percentile=100.00%, depth={}", job.iodepth);
     s
 }
 
 /// `1=0.1%, 2=0.1%, ..., >=64=0.0%`.
 fn dist(labels: &[&str], pcts: &[f64]) -> String {
-    labels
-        .iter()
-        .zip(pcts)
-        .map(|(l, p)| format!("{l}={}%", cfmt(*p, 3, 1)))
-        .collect::<Vec<_>>()
-        .join(", ")
+    labels.iter().zip(pcts).map(|(l, p)| format!("{l}={}%", cfmt(*p, 3, 1))).collect::<Vec<_>>().join(", ")
 }
 
 /// One direction: the IOPS/BW line, latency lines, percentile blocks, bw and iops samples.
@@ -256,11 +227,7 @@ fn dir_block(s: &mut String, r: &RunReport, job: &JobReport, ddir: usize) {
     if d.lat.samples > 0 {
         s.push_str(&stat_line(" lat", &d.lat));
     }
-    for (kind, name) in [
-        (LatKind::Slat, "slat"),
-        (LatKind::Clat, "clat"),
-        (LatKind::Lat, "lat"),
-    ] {
+    for (kind, name) in [(LatKind::Slat, "slat"), (LatKind::Clat, "clat"), (LatKind::Lat, "lat")] {
         if let Some(h) = calc::enabled_hist(job, ddir, kind) {
             s.push_str(&percentile_block(name, h, &job.percentile_list));
         }
@@ -328,10 +295,8 @@ pub(crate) fn percentile_block(name: &str, hist: &LatHist, list: &[f64]) -> Stri
     let width = maxs.to_string().len().max(5);
     let prec = list.iter().map(|&p| decimals(p)).max().unwrap_or(0);
     let per_line = (73 / (prec + 10 + width)).max(1);
-    let entries: Vec<String> = scaled
-        .iter()
-        .map(|&(p, v)| format!(" {p:>pw$.prec$}th=[{v:>width$}]", pw = prec + 3))
-        .collect();
+    let entries: Vec<String> =
+        scaled.iter().map(|&(p, v)| format!(" {p:>pw$.prec$}th=[{v:>width$}]", pw = prec + 3)).collect();
     let mut s = format!("    {name} percentiles ({}):\n", unit.name());
     let rows: Vec<&[String]> = entries.chunks(per_line).collect();
     for (i, row) in rows.iter().enumerate() {
@@ -368,11 +333,8 @@ fn bw_line(b: &SampleStat, per: f64, u: &Units) -> String {
 /// The completion-latency distribution: `  lat (usec)   : 4=0.01%, 50=0.08%, ...`, five
 /// non-zero buckets per line, one run of lines per unit.
 fn lat_buckets(s: &mut String, ts: &ThreadStat) {
-    let ms_labels: Vec<String> = LAT_MS_BUCKETS
-        .iter()
-        .map(|b| b.to_string())
-        .chain(std::iter::once(">=2000".to_string()))
-        .collect();
+    let ms_labels: Vec<String> =
+        LAT_MS_BUCKETS.iter().map(|b| b.to_string()).chain(std::iter::once(">=2000".to_string())).collect();
     // The nanosecond and microsecond buckets share their bounds (2, 4, 10, ... 1000).
     let sub_ms_labels: Vec<String> = LAT_NS_BUCKETS.iter().map(|b| b.to_string()).collect();
     let groups: [(LatUnit, &[u64], &[String]); 3] = [
@@ -400,9 +362,7 @@ mod tests {
     use crate::testutil::{read_reference, reference_report, simple_report, REFERENCE_TXT};
 
     fn is_stat_line(l: &str) -> bool {
-        ["    slat (", "    clat (", "     lat (", "    sync ("]
-            .iter()
-            .any(|p| l.starts_with(p))
+        ["    slat (", "    clat (", "     lat (", "    sync ("].iter().any(|p| l.starts_with(p))
     }
 
     /// The reference run rebuilt from its json+ must print exactly fio's normal output, line
@@ -423,14 +383,8 @@ mod tests {
             iodepth: depth,
             numjobs: 1,
         };
-        assert_eq!(
-            job_header(&h(0, "randrw", "libaio", 8), &Units::default()),
-            format!("{}\n", want[0])
-        );
-        assert_eq!(
-            job_header(&h(1, "read", "psync", 1), &Units::default()),
-            format!("{}\n", want[1])
-        );
+        assert_eq!(job_header(&h(0, "randrw", "libaio", 8), &Units::default()), format!("{}\n", want[0]));
+        assert_eq!(job_header(&h(1, "read", "psync", 1), &Units::default()), format!("{}\n", want[1]));
         assert_eq!(starting_line(2, 0), format!("{}\n", want[3]));
 
         let got = render(&r);
@@ -442,10 +396,7 @@ mod tests {
         for (i, (g, w)) in got.iter().zip(want).enumerate() {
             if is_stat_line(w) {
                 stat_lines += 1;
-                assert!(
-                    is_stat_line(g),
-                    "line {i}: want a latency line like {w:?}, got {g:?}"
-                );
+                assert!(is_stat_line(g), "line {i}: want a latency line like {w:?}, got {g:?}");
                 assert_eq!(g[..9], w[..9], "line {i}");
             } else {
                 assert_eq!(g, w, "line {i}");
@@ -540,20 +491,10 @@ mod tests {
                 5_000_000_000.0,
                 "    clat (msec): min=2, max=146889, avg=9000.00, stdev=5000.00",
             ),
-            (
-                "clat",
-                9,
-                146_889_123,
-                39.63,
-                164.95,
-                "    clat (nsec): min=9, max=146889k, avg=39.63, stdev=164.95",
-            ),
+            ("clat", 9, 146_889_123, 39.63, 164.95, "    clat (nsec): min=9, max=146889k, avg=39.63, stdev=164.95"),
         ];
         for &(name, min, max, mean, dev, want) in cases {
-            assert_eq!(
-                stat_values_line(name, min, max, mean, dev),
-                format!("{want}\n")
-            );
+            assert_eq!(stat_values_line(name, min, max, mean, dev), format!("{want}\n"));
         }
     }
 
@@ -661,13 +602,7 @@ idle: (groupid=0, jobs=1): err=21 (file:filesetup.c:150, func=unlink, error=Is a
 
     #[test]
     fn bw_lines() {
-        let s = |min, max, mean: f64, dev: f64| SampleStat {
-            min,
-            max,
-            samples: 3,
-            mean,
-            m2: dev * dev * 2.0,
-        };
+        let s = |min, max, mean: f64, dev: f64| SampleStat { min, max, samples: 3, mean, m2: dev * dev * 2.0 };
         let def = Units::default();
         // The reference psync job: above 1 GiB/s the figures switch to MiB/s.
         assert_eq!(
@@ -680,10 +615,7 @@ idle: (groupid=0, jobs=1): err=21 (file:filesetup.c:150, func=unlink, error=Is a
             "   bw (  KiB/s): min=1024384, max=1024640, per=100.00%, avg=1024512.00, stdev=128.00, samples=3\n"
         );
         // kb_base=1000: the small unit is labelled kB, the large one MiB, divided by 1000.
-        let si = Units {
-            kb_base: 1000,
-            ..Units::default()
-        };
+        let si = Units { kb_base: 1000, ..Units::default() };
         assert_eq!(
             bw_line(&s(973184, 974661, 973889.67, 740.69), 100.0, &si),
             "   bw (   kB/s): min=973184, max=974661, per=100.00%, avg=973889.67, stdev=740.69, samples=3\n"
@@ -743,16 +675,9 @@ idle: (groupid=0, jobs=1): err=21 (file:filesetup.c:150, func=unlink, error=Is a
     #[test]
     fn unit_settings_on_summary_lines() {
         let mut r = simple_report();
-        r.jobs[0].units = Units {
-            kb_base: 1000,
-            unit_base: 1,
-            sig_figs: 4,
-        };
+        r.jobs[0].units = Units { kb_base: 1000, unit_base: 1, sig_figs: 4 };
         let out = render(&r);
-        assert!(
-            out.contains("  read: IOPS=1000, BW=32.8Mbit/s (31.2Mibit/s)(4096kB/1000msec)\n"),
-            "{out}"
-        );
+        assert!(out.contains("  read: IOPS=1000, BW=32.8Mbit/s (31.2Mibit/s)(4096kB/1000msec)\n"), "{out}");
         assert!(out.contains("   READ: bw=32.8Mbit/s (31.2Mibit/s), 32.8Mbit/s-32.8Mbit/s (31.2Mibit/s-31.2Mibit/s), io=4096kB (4000KiB), run=1000-1000msec\n"), "{out}");
         assert!(out.contains("   bw (   kB/s): min= 3900"), "{out}");
     }

@@ -56,35 +56,17 @@ fn job_line(r: &RunReport, j: &JobReport, version: u8) -> String {
     for ddir in 0..ndirs {
         dir_fields(&mut f, r, j, ddir, version);
     }
-    f.push(format!(
-        "{}%",
-        cf(calc::cpu_pct(ts.usr_us, ts.job_runtime_ms))
-    ));
-    f.push(format!(
-        "{}%",
-        cf(calc::cpu_pct(ts.sys_us, ts.job_runtime_ms))
-    ));
+    f.push(format!("{}%", cf(calc::cpu_pct(ts.usr_us, ts.job_runtime_ms))));
+    f.push(format!("{}%", cf(calc::cpu_pct(ts.sys_us, ts.job_runtime_ms))));
     f.push(ts.ctx.to_string());
     f.push(ts.majf.to_string());
     f.push(ts.minf.to_string());
-    f.extend(
-        calc::depth_pcts(ts)
-            .iter()
-            .map(|p| format!("{}%", cfmt(*p, 3, 1))),
-    );
+    f.extend(calc::depth_pcts(ts).iter().map(|p| format!("{}%", cfmt(*p, 3, 1))));
     f.extend(lat_fields(ts));
     if version >= 3 {
         for d in &r.disks {
             f.push(d.name.clone());
-            for v in [
-                d.read_ios,
-                d.write_ios,
-                d.read_merges,
-                d.write_merges,
-                d.read_ticks,
-                d.write_ticks,
-                d.in_queue,
-            ] {
+            for v in [d.read_ios, d.write_ios, d.read_merges, d.write_merges, d.read_ticks, d.write_ticks, d.in_queue] {
                 f.push(v.to_string());
             }
             f.push(format!("{}%", cfmt(d.util, 3, 2)));
@@ -163,10 +145,7 @@ fn percentile_fields(j: &JobReport, ddir: usize) -> Vec<String> {
         },
     };
     pairs.truncate(PCT_FIELDS);
-    let mut f: Vec<String> = pairs
-        .iter()
-        .map(|&(p, v)| format!("{}%={}", cf(p), v / 1000))
-        .collect();
+    let mut f: Vec<String> = pairs.iter().map(|&(p, v)| format!("{}%={}", cf(p), v / 1000)).collect();
     f.resize(PCT_FIELDS, "0%=0".to_string());
     f
 }
@@ -183,10 +162,7 @@ fn lat_fields(ts: &ThreadStat) -> Vec<String> {
     if total > 0 {
         us[0] += ns as f64 * 100.0 / total as f64;
     }
-    us.into_iter()
-        .chain(calc::lat_pcts(&ts.lat_ms, ts))
-        .map(|p| format!("{}%", cfmt(p, 3, 2)))
-        .collect()
+    us.into_iter().chain(calc::lat_pcts(&ts.lat_ms, ts)).map(|p| format!("{}%", cfmt(p, 3, 2))).collect()
 }
 
 /// A header line of field names for `version` (fio has none), with one disk's fields for
@@ -205,11 +181,7 @@ pub fn header_with_disks(version: u8, disks: usize) -> String {
         f.push("fio_version".into());
     }
     f.extend(["jobname", "groupid", "error"].map(String::from));
-    let dirs: &[&str] = if version == 3 {
-        &["read", "write"]
-    } else {
-        &["read", "write", "trim"]
-    };
+    let dirs: &[&str] = if version == 3 { &["read", "write"] } else { &["read", "write", "trim"] };
     for d in dirs {
         f.push(format!("{d}_kb"));
         f.push(format!("{d}_bandwidth_kb"));
@@ -226,52 +198,22 @@ pub fn header_with_disks(version: u8, disks: usize) -> String {
         for stat in ["min", "max", "mean", "dev"] {
             f.push(format!("{d}_lat_{stat}_us"));
         }
-        f.extend(
-            [
-                "bw_min_kb",
-                "bw_max_kb",
-                "bw_agg_pct",
-                "bw_mean_kb",
-                "bw_dev_kb",
-            ]
-            .map(|n| format!("{d}_{n}")),
-        );
+        f.extend(["bw_min_kb", "bw_max_kb", "bw_agg_pct", "bw_mean_kb", "bw_dev_kb"].map(|n| format!("{d}_{n}")));
         if version >= 5 {
             f.extend(
-                [
-                    "bw_samples",
-                    "iops_min",
-                    "iops_max",
-                    "iops_mean",
-                    "iops_dev",
-                    "iops_samples",
-                ]
-                .map(|n| format!("{d}_{n}")),
+                ["bw_samples", "iops_min", "iops_max", "iops_mean", "iops_dev", "iops_samples"]
+                    .map(|n| format!("{d}_{n}")),
             );
         }
     }
     f.extend(["cpu_user", "cpu_sys", "cpu_csw", "cpu_mjf", "cpu_minf"].map(String::from));
     f.extend(["1", "2", "4", "8", "16", "32", "64"].map(|n| format!("iodepth_{n}")));
-    f.extend(
-        [
-            "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
-        ]
-        .map(|n| format!("lat_{n}us")),
-    );
-    f.extend(
-        [
-            "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000",
-        ]
-        .map(|n| format!("lat_{n}ms")),
-    );
+    f.extend(["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"].map(|n| format!("lat_{n}us")));
+    f.extend(["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000"].map(|n| format!("lat_{n}ms")));
     f.push("lat_over_2000ms".into());
     if version >= 3 {
         for i in 1..=disks {
-            let p = if i == 1 {
-                "disk".to_string()
-            } else {
-                format!("disk{i}")
-            };
+            let p = if i == 1 { "disk".to_string() } else { format!("disk{i}") };
             f.extend(
                 [
                     "name",
@@ -309,20 +251,14 @@ mod tests {
         assert_eq!(lines.len(), 2);
         let pct = |vals: [u64; 17]| {
             let list = crate::model::DEFAULT_PERCENTILES;
-            let mut v: Vec<String> = list
-                .iter()
-                .zip(vals)
-                .map(|(p, v)| format!("{}%={v}", cf(*p)))
-                .collect();
+            let mut v: Vec<String> = list.iter().zip(vals).map(|(p, v)| format!("{}%={v}", cf(*p))).collect();
             v.extend(["0%=0"; 3].map(String::from));
             v.join(";")
         };
         let want = [
             "3;fio-3.33;known;0;0".to_string(),
             "4000;4000;1000;1000;3;10;6.503500;2.021736;1;1000;500.500000;288.819436".into(),
-            pct([
-                10, 49, 99, 199, 301, 399, 501, 602, 700, 798, 897, 946, 987, 995, 1003, 1003, 1003,
-            ]),
+            pct([10, 49, 99, 199, 301, 399, 501, 602, 700, 798, 897, 946, 987, 995, 1003, 1003, 1003]),
             "4;1010;507.003500;290.841172;3900;4100;100.000000%;4000.000000;100.000000".into(),
             "40;40;10;1000;5;5;5.000000;0.000000;10;10;10.000000;0.000000".into(),
             pct([10; 17]),
@@ -369,18 +305,7 @@ mod tests {
         // v5 adds the bandwidth sample count and the IOPS samples to each direction.
         let v5 = render(&r, 5);
         let f = fields(&v5);
-        assert_eq!(
-            &f[43..50],
-            [
-                "100.000000%",
-                "4000.000000",
-                "100.000000",
-                "3",
-                "975",
-                "1025",
-                "1000.000000"
-            ]
-        );
+        assert_eq!(&f[43..50], ["100.000000%", "4000.000000", "100.000000", "3", "975", "1025", "1000.000000"]);
     }
 
     #[test]
@@ -394,10 +319,7 @@ mod tests {
         r.jobs[0].lat_percentiles = true;
         r.jobs[0].percentile_list = vec![99.0, 50.0];
         let f = render(&r, 3);
-        assert_eq!(
-            &fields(&f)[17..20],
-            ["50.000000%=505", "99.000000%=1003", "0%=0"]
-        );
+        assert_eq!(&fields(&f)[17..20], ["50.000000%=505", "99.000000%=1003", "0%=0"]);
     }
 
     /// The reference run: integer fields straight from fio's json, percentiles from its bins.
@@ -409,57 +331,26 @@ mod tests {
         assert_eq!(f.len(), 130);
         assert_eq!(
             &f[..11],
-            [
-                "3",
-                "fio-3.33",
-                "randrw-libaio",
-                "0",
-                "0",
-                "177616",
-                "88763",
-                "22190",
-                "2001",
-                "4",
-                "4015"
-            ]
+            ["3", "fio-3.33", "randrw-libaio", "0", "0", "177616", "88763", "22190", "2001", "4", "4015"]
         );
         assert_eq!(&f[13..15], ["2", "6044"]);
-        assert_eq!(
-            &f[17..20],
-            ["1.000000%=110", "5.000000%=138", "10.000000%=152"]
-        );
+        assert_eq!(&f[17..20], ["1.000000%=110", "5.000000%=138", "10.000000%=152"]);
         assert_eq!(
             &f[30..36],
-            [
-                "99.500000%=1433",
-                "99.900000%=3653",
-                "99.950000%=4227",
-                "99.990000%=6062",
-                "0%=0",
-                "0%=0"
-            ]
+            ["99.500000%=1433", "99.900000%=3653", "99.950000%=4227", "99.990000%=6062", "0%=0", "0%=0"]
         );
         assert_eq!(&f[37..39], ["43", "6087"]);
         assert_eq!(&f[41..43], ["83952", "95214"]);
         assert_eq!(&f[44..46], ["88643.666667", "5861.331106"]);
         assert_eq!(&f[46..50], ["75508", "37735", "9433", "2001"]);
         assert_eq!(&f[87..92], ["6.100000%", "26.450000%", "9639", "0", "14"]);
-        assert_eq!(
-            &f[92..99],
-            ["0.1%", "0.1%", "0.1%", "100.0%", "0.0%", "0.0%", "0.0%"]
-        );
+        assert_eq!(&f[92..99], ["0.1%", "0.1%", "0.1%", "100.0%", "0.0%", "0.0%", "0.0%"]);
         assert_eq!(
             &f[99..109],
-            [
-                "0.00%", "0.01%", "0.00%", "0.00%", "0.08%", "0.50%", "72.12%", "25.45%", "0.72%",
-                "0.30%"
-            ]
+            ["0.00%", "0.01%", "0.00%", "0.00%", "0.08%", "0.50%", "72.12%", "25.45%", "0.72%", "0.30%"]
         );
         assert_eq!(&f[109..112], ["0.42%", "0.34%", "0.07%"]);
-        assert_eq!(
-            &f[121..],
-            ["vda", "61898", "19719", "6", "9", "11767", "3078", "14882", "74.17%"]
-        );
+        assert_eq!(&f[121..], ["vda", "61898", "19719", "6", "9", "11767", "3078", "14882", "74.17%"]);
         // psync: no submission latency, and the nanosecond buckets (0.68 % + 72.43 %) fold
         // into the "2 us" bucket (25.03 %).
         let f = fields(lines[1]);

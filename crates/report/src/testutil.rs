@@ -8,39 +8,28 @@ use serde_json::Value;
 use crate::model::{DiskUtil, JobReport, RunReport, Units, DEFAULT_PERCENTILES};
 
 /// The reference files; the comparison tests must fail, not pass, without them.
-pub(crate) const REFERENCE_JSON: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/reference/fio-3.33-example.json"
-);
-pub(crate) const REFERENCE_TXT: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/reference/fio-3.33-example.txt"
-);
+pub(crate) const REFERENCE_JSON: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/reference/fio-3.33-example.json");
+pub(crate) const REFERENCE_TXT: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/reference/fio-3.33-example.txt");
 
 pub(crate) fn read_reference(path: &str) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| {
-        panic!("reference file {path} cannot be read ({e}); these tests compare against it and must not pass without it")
+        panic!(
+            "reference file {path} cannot be read ({e}); these tests compare against it and must not pass without it"
+        )
     })
 }
 
 fn samples(min: u64, max: u64, n: u64, mean: f64, stddev: f64) -> SampleStat {
-    SampleStat {
-        min,
-        max,
-        samples: n,
-        mean,
-        m2: stddev * stddev * n.saturating_sub(1) as f64,
-    }
+    SampleStat { min, max, samples: n, mean, m2: stddev * stddev * n.saturating_sub(1) as f64 }
 }
 
 /// The hand-built run: job `known` reads 1000 x 4 KiB with completion latencies of 1, 2, ...,
 /// 1000 us, submission latencies of 3007 + 7k ns, and writes 10 x 4 KiB at 10 us each; job
 /// `idle` did nothing (and failed). One group, one disk.
 pub(crate) fn simple_report() -> RunReport {
-    let mut ts = ThreadStat {
-        jobs: 1,
-        ..ThreadStat::default()
-    };
+    let mut ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
     let r = &mut ts.dirs[0];
     *r = DirStat::active();
     for i in 1..=1000u64 {
@@ -112,10 +101,7 @@ pub(crate) fn simple_report() -> RunReport {
         error: 21,
         error_text: "file:filesetup.c:150, func=unlink, error=Is a directory".into(),
         description: Some("does \"nothing\" \\ at all".into()),
-        ts: ThreadStat {
-            jobs: 1,
-            ..ThreadStat::default()
-        },
+        ts: ThreadStat { jobs: 1, ..ThreadStat::default() },
         clat_percentiles: true,
         percentile_list: DEFAULT_PERCENTILES.to_vec(),
         iodepth: 1,
@@ -146,8 +132,7 @@ pub(crate) fn simple_report() -> RunReport {
 }
 
 fn u(v: &Value) -> u64 {
-    v.as_u64()
-        .unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
+    v.as_u64().unwrap_or_else(|| panic!("not an unsigned integer: {v}"))
 }
 
 fn f(v: &Value) -> f64 {
@@ -156,11 +141,7 @@ fn f(v: &Value) -> f64 {
 
 fn options(v: &Value) -> Vec<(String, String)> {
     v.as_object()
-        .map(|o| {
-            o.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect()
-        })
+        .map(|o| o.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string())).collect())
         .unwrap_or_default()
 }
 
@@ -197,24 +178,15 @@ fn batch_counts(obj: &Value, keys: &[&str], ios: u64) -> [u64; 7] {
         return [0; 7];
     }
     let fits = |t: u64| {
-        let c: Vec<u64> = pcts
+        let c: Vec<u64> =
+            pcts.iter().map(|&p| if p == 0.1 { 1 } else { (p * t as f64 / 100.0).round() as u64 }).collect();
+        let exact = c
             .iter()
-            .map(|&p| {
-                if p == 0.1 {
-                    1
-                } else {
-                    (p * t as f64 / 100.0).round() as u64
-                }
-            })
-            .collect();
-        let exact = c.iter().zip(&pcts).all(|(&c, &p)| {
-            p == 0.1 || format!("{:.6}", c as f64 * 100.0 / t as f64) == format!("{p:.6}")
-        });
+            .zip(&pcts)
+            .all(|(&c, &p)| p == 0.1 || format!("{:.6}", c as f64 * 100.0 / t as f64) == format!("{p:.6}"));
         (c.iter().sum::<u64>() == t && exact).then(|| c.try_into().unwrap())
     };
-    (1..=ios.max(1) * 2)
-        .find_map(fits)
-        .unwrap_or_else(|| counts(obj, keys, ios, 0.1))
+    (1..=ios.max(1) * 2).find_map(fits).unwrap_or_else(|| counts(obj, keys, ios, 0.1))
 }
 
 /// Counts that reproduce fio's percentages of `total`: a clamped 0.01 % or 0.1 % entry was
@@ -223,11 +195,7 @@ fn counts<const N: usize>(obj: &Value, keys: &[&str], total: u64, floor: f64) ->
     let mut out = [0u64; N];
     for (i, k) in keys.iter().enumerate() {
         let p = f(&obj[*k]);
-        out[i] = if p == floor {
-            1
-        } else {
-            (p * total as f64 / 100.0).round() as u64
-        };
+        out[i] = if p == floor { 1 } else { (p * total as f64 / 100.0).round() as u64 };
     }
     out
 }
@@ -245,13 +213,7 @@ fn dir(v: &Value) -> DirStat {
         slat_hist: None,
         clat_hist: hist_from_bins(&v["clat_ns"]),
         lat_hist: None,
-        bw: samples(
-            u(&v["bw_min"]),
-            u(&v["bw_max"]),
-            u(&v["bw_samples"]),
-            f(&v["bw_mean"]),
-            f(&v["bw_dev"]),
-        ),
+        bw: samples(u(&v["bw_min"]), u(&v["bw_max"]), u(&v["bw_samples"]), f(&v["bw_mean"]), f(&v["bw_dev"])),
         iops: samples(
             u(&v["iops_min"]),
             u(&v["iops_max"]),
@@ -271,9 +233,7 @@ pub(crate) fn reference_report() -> RunReport {
 
 /// An option's value from a job's own options or, failing that, the global ones.
 fn opt<'a>(doc: &'a Value, job: &'a Value, name: &str) -> Option<&'a str> {
-    job["job options"][name]
-        .as_str()
-        .or_else(|| doc["global options"][name].as_str())
+    job["job options"][name].as_str().or_else(|| doc["global options"][name].as_str())
 }
 
 /// A run rebuilt from fio's json+ output (one report per job, no group_reporting): exact
@@ -281,22 +241,14 @@ fn opt<'a>(doc: &'a Value, job: &'a Value, name: &str) -> Option<&'a str> {
 pub(crate) fn report_from_fio_json(doc: &Value, pids: &[u32], ctime: &str) -> RunReport {
     let mut jobs = Vec::new();
     for (n, j) in doc["jobs"].as_array().expect("jobs").iter().enumerate() {
-        let mut ts = ThreadStat {
-            jobs: 1,
-            ..ThreadStat::default()
-        };
+        let mut ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
         for (d, name) in ["read", "write", "trim"].iter().enumerate() {
             ts.dirs[d] = dir(&j[*name]);
             ts.dirs[d].slat_hist = hist_from_bins(&j[*name]["slat_ns"]);
             ts.dirs[d].lat_hist = hist_from_bins(&j[*name]["lat_ns"]);
         }
         let total: u64 = ts.dirs.iter().map(|d| d.total_ios).sum();
-        ts.issued = [
-            ts.dirs[0].total_ios,
-            ts.dirs[1].total_ios,
-            ts.dirs[2].total_ios,
-            0,
-        ];
+        ts.issued = [ts.dirs[0].total_ios, ts.dirs[1].total_ios, ts.dirs[2].total_ios, 0];
         ts.sync_ios = u(&j["sync"]["total_ios"]);
         ts.issued[3] = ts.sync_ios;
         ts.sync_lat = io_stat(&j["sync"]["lat_ns"]);
@@ -311,21 +263,15 @@ pub(crate) fn report_from_fio_json(doc: &Value, pids: &[u32], ctime: &str) -> Ru
         ts.depth_map = counts(&j["iodepth_level"], &depths, total, 0.1);
         ts.submit_map = batch_counts(&j["iodepth_submit"], &batch, total);
         ts.complete_map = batch_counts(&j["iodepth_complete"], &batch, total);
-        let us = [
-            "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
-        ];
-        let ms = [
-            "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
-        ];
+        let us = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"];
+        let ms = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"];
         ts.lat_ns = counts(&j["latency_ns"], &us, total, 0.01);
         ts.lat_us = counts(&j["latency_us"], &us, total, 0.01);
         ts.lat_ms = counts(&j["latency_ms"], &ms, total, 0.01);
         let flag = |name: &str, default: bool| opt(doc, j, name).map_or(default, |v| v != "0");
-        let num =
-            |name: &str, default: u64| opt(doc, j, name).map_or(default, |v| v.parse().unwrap());
-        let list = opt(doc, j, "percentile_list").map_or(DEFAULT_PERCENTILES.to_vec(), |l| {
-            l.split(':').map(|p| p.parse().unwrap()).collect()
-        });
+        let num = |name: &str, default: u64| opt(doc, j, name).map_or(default, |v| v.parse().unwrap());
+        let list = opt(doc, j, "percentile_list")
+            .map_or(DEFAULT_PERCENTILES.to_vec(), |l| l.split(':').map(|p| p.parse().unwrap()).collect());
         jobs.push(JobReport {
             name: j["jobname"].as_str().expect("jobname").to_string(),
             groupid: u(&j["groupid"]) as u32,
@@ -333,9 +279,7 @@ pub(crate) fn report_from_fio_json(doc: &Value, pids: &[u32], ctime: &str) -> Ru
             error: u(&j["error"]) as i32,
             description: j["desc"].as_str().map(String::from),
             job_options: options(&j["job options"]),
-            has_slat: ["read", "write", "trim"]
-                .iter()
-                .any(|d| u(&j[*d]["slat_ns"]["N"]) > 0),
+            has_slat: ["read", "write", "trim"].iter().any(|d| u(&j[*d]["slat_ns"]["N"]) > 0),
             clat_percentiles: flag("clat_percentiles", true),
             lat_percentiles: flag("lat_percentiles", false),
             slat_percentiles: flag("slat_percentiles", false),
@@ -356,10 +300,7 @@ pub(crate) fn report_from_fio_json(doc: &Value, pids: &[u32], ctime: &str) -> Ru
     let mut ids: Vec<u32> = jobs.iter().map(|j| j.groupid).collect();
     ids.dedup();
     for g in ids {
-        groups.push(GroupStat::from_jobs(
-            g,
-            jobs.iter().filter(|j| j.groupid == g).map(|j| &j.ts),
-        ));
+        groups.push(GroupStat::from_jobs(g, jobs.iter().filter(|j| j.groupid == g).map(|j| &j.ts)));
     }
     let disks = doc["disk_util"]
         .as_array()

@@ -57,11 +57,7 @@ const IEC_PREFIXES: [&str; 7] = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
 /// - without decimals the remainder rounds half up (`1023.5KiB` → `1024KiB`), but the
 ///   decimals round like C's `%.*f` (half to even on exact ties: `9.25MiB` → `9.2MiB`).
 pub fn num2str(num: u64, maxlen: u32, base: u64, unit: Unit) -> String {
-    let prefixes = if base == 1000 {
-        &SI_PREFIXES
-    } else {
-        &IEC_PREFIXES
-    };
+    let prefixes = if base == 1000 { &SI_PREFIXES } else { &IEC_PREFIXES };
     // u128 so that bits (x8) and 10^maxlen cannot overflow.
     let mut n = num as u128;
     if unit.is_bits() {
@@ -120,26 +116,16 @@ fn bases(units: &Units) -> (u64, u64) {
 /// A bandwidth in both bases, primary first: `("86.7MiB/s", "90.9MB/s")`. With
 /// `unit_base=1` the figures are in bits (`694Mibit/s`).
 pub fn bw_pair(bytes_per_sec: u64, units: &Units) -> (String, String) {
-    let unit = if units.unit_base == 1 {
-        Unit::BitPerSec
-    } else {
-        Unit::BytePerSec
-    };
+    let unit = if units.unit_base == 1 { Unit::BitPerSec } else { Unit::BytePerSec };
     let (a, b) = bases(units);
-    (
-        num2str(bytes_per_sec, units.sig_figs, a, unit),
-        num2str(bytes_per_sec, units.sig_figs, b, unit),
-    )
+    (num2str(bytes_per_sec, units.sig_figs, a, unit), num2str(bytes_per_sec, units.sig_figs, b, unit))
 }
 
 /// A size in both bases, primary first: `("73.7MiB", "77.3MB")`. Sizes stay in bytes even
 /// with `unit_base=1`, as in fio.
 pub fn size_pair(bytes: u64, units: &Units) -> (String, String) {
     let (a, b) = bases(units);
-    (
-        num2str(bytes, units.sig_figs, a, Unit::Byte),
-        num2str(bytes, units.sig_figs, b, Unit::Byte),
-    )
+    (num2str(bytes, units.sig_figs, a, Unit::Byte), num2str(bytes, units.sig_figs, b, Unit::Byte))
 }
 
 /// A size in the primary base only (`173MiB`, or `182MB` with `kb_base=1000`), as the
@@ -226,11 +212,7 @@ mod tests {
     use super::*;
 
     fn units(kb_base: u64, unit_base: u64, sig_figs: u32) -> Units {
-        Units {
-            kb_base,
-            unit_base,
-            sig_figs,
-        }
+        Units { kb_base, unit_base, sig_figs }
     }
 
     /// Byte sizes as fio 3.33 prints them in the job header (`bs=(R) ...`) with the default
@@ -351,11 +333,7 @@ mod tests {
             (4096, 1, 1024, Unit::Byte, "4KiB"),
         ];
         for &(n, figs, base, unit, want) in cases {
-            assert_eq!(
-                num2str(n, figs, base, unit),
-                want,
-                "num2str({n}, {figs}, {base})"
-            );
+            assert_eq!(num2str(n, figs, base, unit), want, "num2str({n}, {figs}, {base})");
         }
     }
 
@@ -381,11 +359,7 @@ mod tests {
             (138609, 6, "138609"),
         ];
         for &(n, figs, want) in cases {
-            assert_eq!(
-                num2str(n, figs, 1000, Unit::None),
-                want,
-                "num2str({n}, {figs})"
-            );
+            assert_eq!(num2str(n, figs, 1000, Unit::None), want, "num2str({n}, {figs})");
         }
     }
 
@@ -411,11 +385,7 @@ mod tests {
             (10475524, &si, "10.5MB/s", "9.99MiB/s"),
         ];
         for &(n, u, a, b) in cases {
-            assert_eq!(
-                bw_pair(n, u),
-                (a.to_string(), b.to_string()),
-                "bw_pair({n}, {u:?})"
-            );
+            assert_eq!(bw_pair(n, u), (a.to_string(), b.to_string()), "bw_pair({n}, {u:?})");
         }
     }
 
@@ -424,24 +394,12 @@ mod tests {
         let def = Units::default();
         let si = units(1000, 0, 4);
         let bits = units(1024, 1, 4);
-        assert_eq!(
-            size_pair(181878784, &def),
-            ("173MiB".into(), "182MB".into())
-        );
-        assert_eq!(
-            size_pair(77320192, &def),
-            ("73.7MiB".into(), "77.3MB".into())
-        );
-        assert_eq!(
-            size_pair(1048576, &def),
-            ("1024KiB".into(), "1049kB".into())
-        );
+        assert_eq!(size_pair(181878784, &def), ("173MiB".into(), "182MB".into()));
+        assert_eq!(size_pair(77320192, &def), ("73.7MiB".into(), "77.3MB".into()));
+        assert_eq!(size_pair(1048576, &def), ("1024KiB".into(), "1049kB".into()));
         assert_eq!(size_pair(4744192, &si), ("4744kB".into(), "4633KiB".into()));
         // Sizes stay in bytes with unit_base=1.
-        assert_eq!(
-            size_pair(4745224, &bits),
-            ("4634KiB".into(), "4745kB".into())
-        );
+        assert_eq!(size_pair(4745224, &bits), ("4634KiB".into(), "4745kB".into()));
         assert_eq!(size(10485760, &si), "10.5MB");
     }
 
@@ -455,14 +413,8 @@ mod tests {
         // A small maximum keeps nsec.
         assert_eq!(stat_lat_unit(3947, 69009, 8874.9), LatUnit::Nsec);
         assert_eq!(stat_lat_unit(264324, 712420, 103829.4), LatUnit::Usec);
-        assert_eq!(
-            stat_lat_unit(3_000_000, 150_000_000, 2_000_000.0),
-            LatUnit::Msec
-        );
-        assert_eq!(
-            stat_lat_unit(3_000_000, 150_000_000, 900_000.0),
-            LatUnit::Usec
-        );
+        assert_eq!(stat_lat_unit(3_000_000, 150_000_000, 2_000_000.0), LatUnit::Msec);
+        assert_eq!(stat_lat_unit(3_000_000, 150_000_000, 900_000.0), LatUnit::Usec);
         assert_eq!(percentile_unit(110080, 6062080), LatUnit::Usec);
         assert_eq!(percentile_unit(764, 3948544), LatUnit::Nsec);
         assert_eq!(percentile_unit(30720, 138240), LatUnit::Usec);

@@ -12,11 +12,7 @@ pub const PLAT_NR: usize = GROUPS * VAL as usize;
 /// The bucket a value (in ns) falls into.
 #[inline]
 pub fn plat_val_to_idx(val: u64) -> usize {
-    let msb = if val == 0 {
-        0
-    } else {
-        63 - val.leading_zeros()
-    };
+    let msb = if val == 0 { 0 } else { 63 - val.leading_zeros() };
     if msb <= BITS {
         return val as usize;
     }
@@ -54,10 +50,7 @@ impl std::fmt::Debug for LatHist {
 
 impl Default for LatHist {
     fn default() -> Self {
-        LatHist {
-            counts: vec![0; PLAT_NR].into_boxed_slice(),
-            total: 0,
-        }
+        LatHist { counts: vec![0; PLAT_NR].into_boxed_slice(), total: 0 }
     }
 }
 
@@ -81,11 +74,7 @@ impl LatHist {
 
     /// Non-empty buckets as `(midpoint ns, count)`, for json+ `bins`.
     pub fn bins(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (plat_idx_to_val(i), c))
+        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (plat_idx_to_val(i), c))
     }
 
     /// For each percentile in `list` (in the order given), the midpoint of the first bucket at

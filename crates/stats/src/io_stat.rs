@@ -17,13 +17,7 @@ pub struct IoStat {
 
 impl Default for IoStat {
     fn default() -> Self {
-        IoStat {
-            min: u64::MAX,
-            max: 0,
-            samples: 0,
-            sum: 0,
-            sumsq: 0,
-        }
+        IoStat { min: u64::MAX, max: 0, samples: 0, sum: 0, sumsq: 0 }
     }
 }
 
@@ -73,9 +67,7 @@ impl IoStat {
         }
         let n = self.samples as u128;
         // n*sumsq - sum^2 is exact in integers; only the final division is in floating point.
-        let num = n
-            .saturating_mul(self.sumsq)
-            .saturating_sub(self.sum.saturating_mul(self.sum));
+        let num = n.saturating_mul(self.sumsq).saturating_sub(self.sum.saturating_mul(self.sum));
         ((num as f64) / (n as f64 * (n - 1) as f64)).sqrt()
     }
 }

@@ -207,12 +207,7 @@ pub struct GroupStat {
 impl GroupStat {
     /// Totals over the jobs of one group (each job's own, unmerged stats).
     pub fn from_jobs<'a>(groupid: u32, jobs: impl Iterator<Item = &'a ThreadStat>) -> GroupStat {
-        let mut g = GroupStat {
-            groupid,
-            min_bw: [u64::MAX; 3],
-            min_run: [u64::MAX; 3],
-            ..GroupStat::default()
-        };
+        let mut g = GroupStat { groupid, min_bw: [u64::MAX; 3], min_run: [u64::MAX; 3], ..GroupStat::default() };
         for ts in jobs {
             for (d, ds) in ts.dirs.iter().enumerate() {
                 if ds.runtime_ms == 0 {

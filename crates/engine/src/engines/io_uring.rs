@@ -72,21 +72,15 @@ impl IoEngine for Uring {
             }
         };
         let mut probe = Probe::new();
-        ring.submitter().register_probe(&mut probe).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("io_uring: cannot probe the kernel's operations: {e}"),
-            )
-        })?;
+        ring.submitter()
+            .register_probe(&mut probe)
+            .map_err(|e| io::Error::new(e.kind(), format!("io_uring: cannot probe the kernel's operations: {e}")))?;
         let o = setup.opts;
         let need = |code: u8, name: &str| -> io::Result<()> {
             if probe.is_supported(code) {
                 Ok(())
             } else {
-                Err(io::Error::new(
-                    io::ErrorKind::Unsupported,
-                    format!("io_uring: kernel lacks IORING_OP_{name}"),
-                ))
+                Err(io::Error::new(io::ErrorKind::Unsupported, format!("io_uring: kernel lacks IORING_OP_{name}")))
             }
         };
         self.vectored = match o.nonvectored {
@@ -96,50 +90,32 @@ impl IoEngine for Uring {
                 need(opcode::Write::CODE, "WRITE")?;
                 false
             }
-            _ => {
-                !(probe.is_supported(opcode::Read::CODE) && probe.is_supported(opcode::Write::CODE))
-            }
+            _ => !(probe.is_supported(opcode::Read::CODE) && probe.is_supported(opcode::Write::CODE)),
         };
         if o.fixedbufs {
             need(opcode::ReadFixed::CODE, "READ_FIXED")?;
             need(opcode::WriteFixed::CODE, "WRITE_FIXED")?;
-            let iovecs: Vec<libc::iovec> = setup
-                .buffers
-                .regions()
-                .map(|(p, l)| libc::iovec {
-                    iov_base: p.cast(),
-                    iov_len: l,
-                })
-                .collect();
+            let iovecs: Vec<libc::iovec> =
+                setup.buffers.regions().map(|(p, l)| libc::iovec { iov_base: p.cast(), iov_len: l }).collect();
             // SAFETY: the buffers belong to the job's pool, which the runner keeps alive until
             // after this engine (and so the ring and its registration) is dropped.
             unsafe { ring.submitter().register_buffers(&iovecs) }.map_err(|e| {
                 io::Error::new(
                     e.kind(),
-                    format!(
-                        "io_uring: cannot register {} buffers (fixedbufs; check ulimit -l): {e}",
-                        iovecs.len()
-                    ),
+                    format!("io_uring: cannot register {} buffers (fixedbufs; check ulimit -l): {e}", iovecs.len()),
                 )
             })?;
             self.fixedbufs = true;
         }
         if o.registerfiles {
-            ring.submitter().register_files(setup.fds).map_err(|e| {
-                io::Error::new(e.kind(), format!("io_uring: cannot register files: {e}"))
-            })?;
+            ring.submitter()
+                .register_files(setup.fds)
+                .map_err(|e| io::Error::new(e.kind(), format!("io_uring: cannot register files: {e}")))?;
             self.registerfiles = true;
         }
-        self.rw_flags =
-            (if o.nowait { RWF_NOWAIT } else { 0 }) | (if o.uncached { RWF_DONTCACHE } else { 0 });
+        self.rw_flags = (if o.nowait { RWF_NOWAIT } else { 0 }) | (if o.uncached { RWF_DONTCACHE } else { 0 });
         self.force_async = o.force_async;
-        self.iovecs = vec![
-            libc::iovec {
-                iov_base: std::ptr::null_mut(),
-                iov_len: 0
-            };
-            setup.buffers.count()
-        ];
+        self.iovecs = vec![libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; setup.buffers.count()];
         self.ring = Some(ring);
         Ok(())
     }
@@ -196,10 +172,7 @@ impl IoEngine for Uring {
                 Ok(_) => break,
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
                 // The completion queue is full: the runner reaps and commits again.
-                Err(e)
-                    if e.raw_os_error() == Some(libc::EBUSY)
-                        || e.raw_os_error() == Some(libc::EAGAIN) =>
-                {
+                Err(e) if e.raw_os_error() == Some(libc::EBUSY) || e.raw_os_error() == Some(libc::EAGAIN) => {
                     return Ok(0)
                 }
                 Err(e) => return Err(e),
@@ -215,10 +188,7 @@ impl IoEngine for Uring {
             {
                 let mut cq = self.ring().completion();
                 for cqe in &mut cq {
-                    out.push(Completion {
-                        index: cqe.user_data() as u32,
-                        result: cqe.result() as i64,
-                    });
+                    out.push(Completion { index: cqe.user_data() as u32, result: cqe.result() as i64 });
                     got += 1;
                     if got >= max {
                         break;
@@ -257,32 +227,17 @@ impl Uring {
                     }
                 } else if self.vectored {
                     let iov = &mut self.iovecs[index as usize];
-                    *iov = libc::iovec {
-                        iov_base: io.buf.cast(),
-                        iov_len: io.len as usize,
-                    };
+                    *iov = libc::iovec { iov_base: io.buf.cast(), iov_len: io.len as usize };
                     let iov: *const libc::iovec = iov;
                     if write {
-                        opcode::Writev::new($fd, iov, 1)
-                            .offset(io.offset)
-                            .rw_flags(self.rw_flags)
-                            .build()
+                        opcode::Writev::new($fd, iov, 1).offset(io.offset).rw_flags(self.rw_flags).build()
                     } else {
-                        opcode::Readv::new($fd, iov, 1)
-                            .offset(io.offset)
-                            .rw_flags(self.rw_flags)
-                            .build()
+                        opcode::Readv::new($fd, iov, 1).offset(io.offset).rw_flags(self.rw_flags).build()
                     }
                 } else if write {
-                    opcode::Write::new($fd, io.buf, io.len)
-                        .offset(io.offset)
-                        .rw_flags(self.rw_flags)
-                        .build()
+                    opcode::Write::new($fd, io.buf, io.len).offset(io.offset).rw_flags(self.rw_flags).build()
                 } else {
-                    opcode::Read::new($fd, io.buf, io.len)
-                        .offset(io.offset)
-                        .rw_flags(self.rw_flags)
-                        .build()
+                    opcode::Read::new($fd, io.buf, io.len).offset(io.offset).rw_flags(self.rw_flags).build()
                 }
             };
         }
@@ -294,9 +249,5 @@ impl Uring {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "io_uring",
-    sync: false,
-    diskless: false,
-    make: || Box::new(Uring::default()),
-};
+pub const INFO: EngineInfo =
+    EngineInfo { name: "io_uring", sync: false, diskless: false, make: || Box::new(Uring::default()) };

@@ -86,10 +86,7 @@ impl Libaio {
             let mut n = 0;
             while head != tail && n < max {
                 let ev = std::ptr::read_volatile(events.add(head as usize));
-                out.push(Completion {
-                    index: ev.data as u32,
-                    result: ev.res,
-                });
+                out.push(Completion { index: ev.data as u32, result: ev.res });
                 head = (head + 1) % nr;
                 n += 1;
             }
@@ -105,13 +102,7 @@ impl IoEngine for Libaio {
         let depth = setup.depth as usize;
         let mut ctx: u64 = 0;
         // SAFETY: io_setup writes the new context id to the pointer.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_setup,
-                depth as libc::c_long,
-                &mut ctx as *mut u64,
-            )
-        };
+        let r = unsafe { libc::syscall(libc::SYS_io_setup, depth as libc::c_long, &mut ctx as *mut u64) };
         if r < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -126,7 +117,10 @@ impl IoEngine for Libaio {
             // SAFETY: reading the ring header the kernel mapped at the context address.
             let magic = unsafe { std::ptr::read_volatile(&(*(ctx as *const AioRing)).magic) };
             if magic != AIO_RING_MAGIC {
-                return Err(io::Error::new(io::ErrorKind::Unsupported, "libaio: the kernel's completion ring is not mapped; userspace_reap is unavailable"));
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    "libaio: the kernel's completion ring is not mapped; userspace_reap is unavailable",
+                ));
             }
             self.userspace_reap = true;
         }
@@ -170,12 +164,7 @@ impl IoEngine for Libaio {
             // until its completion is reaped; each iocb's buffer is the unit's, which the runner
             // keeps alive until then.
             let r = unsafe {
-                libc::syscall(
-                    libc::SYS_io_submit,
-                    self.ctx,
-                    self.ptrs.len() as libc::c_long,
-                    self.ptrs.as_mut_ptr(),
-                )
+                libc::syscall(libc::SYS_io_submit, self.ctx, self.ptrs.len() as libc::c_long, self.ptrs.as_mut_ptr())
             };
             if r > 0 {
                 self.pending.drain(..r as usize);
@@ -190,10 +179,7 @@ impl IoEngine for Libaio {
                 Some(e) => {
                     // The first iocb was refused: complete it with the error and go on.
                     let index = self.pending.remove(0);
-                    self.failed.push(Completion {
-                        index,
-                        result: -(e as i64),
-                    });
+                    self.failed.push(Completion { index, result: -(e as i64) });
                 }
                 None => return Err(err),
             }
@@ -236,10 +222,7 @@ impl IoEngine for Libaio {
                 return Err(err);
             }
             for ev in &self.events[..r as usize] {
-                out.push(Completion {
-                    index: ev.data as u32,
-                    result: ev.res,
-                });
+                out.push(Completion { index: ev.data as u32, result: ev.res });
             }
             got += r as u32;
         }
@@ -257,9 +240,5 @@ impl Drop for Libaio {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "libaio",
-    sync: false,
-    diskless: false,
-    make: || Box::new(Libaio::default()),
-};
+pub const INFO: EngineInfo =
+    EngineInfo { name: "libaio", sync: false, diskless: false, make: || Box::new(Libaio::default()) };

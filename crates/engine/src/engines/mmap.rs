@@ -20,29 +20,14 @@ impl IoEngine for Mmap {
         for (&fd, &size) in setup.fds.iter().zip(setup.sizes) {
             let prot = libc::PROT_READ | if setup.writes { libc::PROT_WRITE } else { 0 };
             // SAFETY: a new shared mapping of an open file; no existing memory is touched.
-            let p = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    size as usize,
-                    prot,
-                    libc::MAP_SHARED,
-                    fd,
-                    0,
-                )
-            };
+            let p = unsafe { libc::mmap(std::ptr::null_mut(), size as usize, prot, libc::MAP_SHARED, fd, 0) };
             if p == libc::MAP_FAILED {
                 return Err(io::Error::new(
                     io::Error::last_os_error().kind(),
-                    format!(
-                        "mmap: cannot map {size} bytes: {}",
-                        io::Error::last_os_error()
-                    ),
+                    format!("mmap: cannot map {size} bytes: {}", io::Error::last_os_error()),
                 ));
             }
-            self.maps.push(Map {
-                ptr: p.cast(),
-                len: size as usize,
-            });
+            self.maps.push(Map { ptr: p.cast(), len: size as usize });
         }
         Ok(())
     }
@@ -51,9 +36,7 @@ impl IoEngine for Mmap {
         let m = &self.maps[io.file_index as usize];
         let (off, len) = (io.offset as usize, io.len as usize);
         io.result = match io.ddir {
-            Ddir::Read | Ddir::Write if off.checked_add(len).is_none_or(|end| end > m.len) => {
-                -(libc::EINVAL as i64)
-            }
+            Ddir::Read | Ddir::Write if off.checked_add(len).is_none_or(|end| end > m.len) => -(libc::EINVAL as i64),
             Ddir::Read => {
                 // SAFETY: off..off+len is inside the mapping (checked above) and the buffer holds
                 // at least len bytes; the regions cannot overlap (heap vs file mapping).
@@ -71,9 +54,7 @@ impl IoEngine for Mmap {
                 if unsafe { libc::msync(m.ptr.cast(), m.len, libc::MS_SYNC) } == 0 {
                     0
                 } else {
-                    -(io::Error::last_os_error()
-                        .raw_os_error()
-                        .unwrap_or(libc::EIO) as i64)
+                    -(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
                 }
             }
             Ddir::Trim => -(libc::EOPNOTSUPP as i64),
@@ -91,9 +72,5 @@ impl Drop for Mmap {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "mmap",
-    sync: true,
-    diskless: false,
-    make: || Box::new(Mmap::default()),
-};
+pub const INFO: EngineInfo =
+    EngineInfo { name: "mmap", sync: true, diskless: false, make: || Box::new(Mmap::default()) };

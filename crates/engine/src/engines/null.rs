@@ -21,10 +21,7 @@ impl IoEngine for Null {
     }
 
     fn queue(&mut self, index: u32, io: &mut IoUnit) -> io::Result<Queued> {
-        self.queued.push(Completion {
-            index,
-            result: io.len as i64,
-        });
+        self.queued.push(Completion { index, result: io.len as i64 });
         Ok(Queued::Queued)
     }
 
@@ -41,9 +38,5 @@ impl IoEngine for Null {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "null",
-    sync: false,
-    diskless: true,
-    make: || Box::new(Null::default()),
-};
+pub const INFO: EngineInfo =
+    EngineInfo { name: "null", sync: false, diskless: true, make: || Box::new(Null::default()) };

@@ -18,9 +18,7 @@ pub struct PosixAio {
 impl IoEngine for PosixAio {
     fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
         // SAFETY: aiocb is plain data; zeroed is a valid, idle control block.
-        self.cbs = (0..setup.depth)
-            .map(|_| unsafe { std::mem::zeroed() })
-            .collect();
+        self.cbs = (0..setup.depth).map(|_| unsafe { std::mem::zeroed() }).collect();
         self.inflight = Vec::with_capacity(setup.depth as usize);
         self.list = Vec::with_capacity(setup.depth as usize);
         Ok(())
@@ -89,9 +87,7 @@ impl IoEngine for PosixAio {
                 self.list.push(&self.cbs[idx as usize]);
             }
             // SAFETY: every pointer is to an in-flight control block in `self.cbs`.
-            unsafe {
-                libc::aio_suspend(self.list.as_ptr(), self.list.len() as i32, std::ptr::null())
-            };
+            unsafe { libc::aio_suspend(self.list.as_ptr(), self.list.len() as i32, std::ptr::null()) };
         }
     }
 }
@@ -114,9 +110,5 @@ impl Drop for PosixAio {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "posixaio",
-    sync: false,
-    diskless: false,
-    make: || Box::new(PosixAio::default()),
-};
+pub const INFO: EngineInfo =
+    EngineInfo { name: "posixaio", sync: false, diskless: false, make: || Box::new(PosixAio::default()) };

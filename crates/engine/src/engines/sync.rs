@@ -69,36 +69,11 @@ const fn info(name: &'static str, call: Call) -> EngineInfo {
         sync: true,
         diskless: false,
         make: match call {
-            Call::Sync => || {
-                Box::new(SyncEngine {
-                    call: Call::Sync,
-                    flags: 0,
-                })
-            },
-            Call::Psync => || {
-                Box::new(SyncEngine {
-                    call: Call::Psync,
-                    flags: 0,
-                })
-            },
-            Call::Vsync => || {
-                Box::new(SyncEngine {
-                    call: Call::Vsync,
-                    flags: 0,
-                })
-            },
-            Call::Pvsync => || {
-                Box::new(SyncEngine {
-                    call: Call::Pvsync,
-                    flags: 0,
-                })
-            },
-            Call::Pvsync2 => || {
-                Box::new(SyncEngine {
-                    call: Call::Pvsync2,
-                    flags: 0,
-                })
-            },
+            Call::Sync => || Box::new(SyncEngine { call: Call::Sync, flags: 0 }),
+            Call::Psync => || Box::new(SyncEngine { call: Call::Psync, flags: 0 }),
+            Call::Vsync => || Box::new(SyncEngine { call: Call::Vsync, flags: 0 }),
+            Call::Pvsync => || Box::new(SyncEngine { call: Call::Pvsync, flags: 0 }),
+            Call::Pvsync2 => || Box::new(SyncEngine { call: Call::Pvsync2, flags: 0 }),
         },
     }
 }

@@ -23,136 +23,37 @@ pub(super) static DEFS: &[O] = &[
 /// Every engine name fio 3.33 knows. Which of them fiox implements is the engine registry's
 /// business; an engine it does not have is refused before any I/O.
 static ENGINES: &[Choice] = &[
-    Choice {
-        word: "sync",
-        help: "read(2)/write(2) with lseek(2)",
-    },
-    Choice {
-        word: "psync",
-        help: "pread(2)/pwrite(2) (the default)",
-    },
-    Choice {
-        word: "vsync",
-        help: "readv(2)/writev(2), merging adjacent I/Os",
-    },
-    Choice {
-        word: "pvsync",
-        help: "preadv(2)/pwritev(2)",
-    },
-    Choice {
-        word: "pvsync2",
-        help: "preadv2(2)/pwritev2(2) with flags",
-    },
-    Choice {
-        word: "libaio",
-        help: "Linux native asynchronous I/O",
-    },
-    Choice {
-        word: "io_uring",
-        help: "Linux io_uring",
-    },
-    Choice {
-        word: "io_uring_cmd",
-        help: "io_uring pass-through commands to NVMe",
-    },
-    Choice {
-        word: "posixaio",
-        help: "POSIX asynchronous I/O (aio_read/aio_write)",
-    },
-    Choice {
-        word: "mmap",
-        help: "Copy to and from a memory mapping of the file",
-    },
-    Choice {
-        word: "null",
-        help: "Do no I/O at all (measures the tool itself)",
-    },
-    Choice {
-        word: "splice",
-        help: "splice(2) and vmsplice(2)",
-    },
-    Choice {
-        word: "net",
-        help: "Network I/O over TCP or UDP",
-    },
-    Choice {
-        word: "netsplice",
-        help: "Network I/O with splice",
-    },
-    Choice {
-        word: "sg",
-        help: "SCSI generic",
-    },
-    Choice {
-        word: "nbd",
-        help: "Network block device client",
-    },
-    Choice {
-        word: "rados",
-        help: "Ceph RADOS objects",
-    },
-    Choice {
-        word: "rbd",
-        help: "Ceph RBD images through librbd",
-    },
-    Choice {
-        word: "rdma",
-        help: "RDMA",
-    },
-    Choice {
-        word: "gfapi",
-        help: "GlusterFS",
-    },
-    Choice {
-        word: "mtd",
-        help: "Memory technology devices",
-    },
-    Choice {
-        word: "pmemblk",
-        help: "Persistent memory blocks",
-    },
-    Choice {
-        word: "dev-dax",
-        help: "Device DAX",
-    },
-    Choice {
-        word: "libpmem",
-        help: "Persistent memory",
-    },
-    Choice {
-        word: "cpuio",
-        help: "Burn CPU instead of doing I/O",
-    },
-    Choice {
-        word: "falloc",
-        help: "fallocate(2) calls",
-    },
-    Choice {
-        word: "ftruncate",
-        help: "ftruncate(2) calls",
-    },
-    Choice {
-        word: "filecreate",
-        help: "Create files and time it",
-    },
-    Choice {
-        word: "filestat",
-        help: "stat files and time it",
-    },
-    Choice {
-        word: "filedelete",
-        help: "Delete files and time it",
-    },
-    Choice {
-        word: "exec",
-        help: "Run a program alongside",
-    },
-    Choice {
-        word: "e4defrag",
-        help: "ext4 online defragmentation",
-    },
-    Choice {
-        word: "http",
-        help: "HTTP, WebDAV and S3",
-    },
+    Choice { word: "sync", help: "read(2)/write(2) with lseek(2)" },
+    Choice { word: "psync", help: "pread(2)/pwrite(2) (the default)" },
+    Choice { word: "vsync", help: "readv(2)/writev(2), merging adjacent I/Os" },
+    Choice { word: "pvsync", help: "preadv(2)/pwritev(2)" },
+    Choice { word: "pvsync2", help: "preadv2(2)/pwritev2(2) with flags" },
+    Choice { word: "libaio", help: "Linux native asynchronous I/O" },
+    Choice { word: "io_uring", help: "Linux io_uring" },
+    Choice { word: "io_uring_cmd", help: "io_uring pass-through commands to NVMe" },
+    Choice { word: "posixaio", help: "POSIX asynchronous I/O (aio_read/aio_write)" },
+    Choice { word: "mmap", help: "Copy to and from a memory mapping of the file" },
+    Choice { word: "null", help: "Do no I/O at all (measures the tool itself)" },
+    Choice { word: "splice", help: "splice(2) and vmsplice(2)" },
+    Choice { word: "net", help: "Network I/O over TCP or UDP" },
+    Choice { word: "netsplice", help: "Network I/O with splice" },
+    Choice { word: "sg", help: "SCSI generic" },
+    Choice { word: "nbd", help: "Network block device client" },
+    Choice { word: "rados", help: "Ceph RADOS objects" },
+    Choice { word: "rbd", help: "Ceph RBD images through librbd" },
+    Choice { word: "rdma", help: "RDMA" },
+    Choice { word: "gfapi", help: "GlusterFS" },
+    Choice { word: "mtd", help: "Memory technology devices" },
+    Choice { word: "pmemblk", help: "Persistent memory blocks" },
+    Choice { word: "dev-dax", help: "Device DAX" },
+    Choice { word: "libpmem", help: "Persistent memory" },
+    Choice { word: "cpuio", help: "Burn CPU instead of doing I/O" },
+    Choice { word: "falloc", help: "fallocate(2) calls" },
+    Choice { word: "ftruncate", help: "ftruncate(2) calls" },
+    Choice { word: "filecreate", help: "Create files and time it" },
+    Choice { word: "filestat", help: "stat files and time it" },
+    Choice { word: "filedelete", help: "Delete files and time it" },
+    Choice { word: "exec", help: "Run a program alongside" },
+    Choice { word: "e4defrag", help: "ext4 online defragmentation" },
+    Choice { word: "http", help: "HTTP, WebDAV and S3" },
 ];

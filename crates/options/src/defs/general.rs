@@ -2,14 +2,8 @@
 
 use crate::table::{Category as C, Choice, Kind as K, OptDef as O, TimeUnit};
 
-const INT0: K = K::Int {
-    min: 0,
-    max: i64::MAX,
-};
-const INT1: K = K::Int {
-    min: 1,
-    max: i64::MAX,
-};
+const INT0: K = K::Int { min: 0, max: i64::MAX };
+const INT1: K = K::Int { min: 1, max: i64::MAX };
 
 #[rustfmt::skip]
 pub(super) static DEFS: &[O] = &[
@@ -61,69 +55,27 @@ pub(super) static DEFS: &[O] = &[
 ];
 
 static CPU_POLICY: &[Choice] = &[
-    Choice {
-        word: "shared",
-        help: "All clones share the whole set",
-    },
-    Choice {
-        word: "split",
-        help: "Each clone gets one CPU of the set",
-    },
+    Choice { word: "shared", help: "All clones share the whole set" },
+    Choice { word: "split", help: "Each clone gets one CPU of the set" },
 ];
 
 static FALLOCATE: &[Choice] = &[
-    Choice {
-        word: "none",
-        help: "Do not preallocate",
-    },
-    Choice {
-        word: "native",
-        help: "Preallocate with fallocate, falling back to none",
-    },
-    Choice {
-        word: "posix",
-        help: "Preallocate with posix_fallocate",
-    },
-    Choice {
-        word: "keep",
-        help: "fallocate with FALLOC_FL_KEEP_SIZE",
-    },
-    Choice {
-        word: "truncate",
-        help: "Extend with ftruncate",
-    },
-    Choice {
-        word: "0",
-        help: "Same as none",
-    },
-    Choice {
-        word: "1",
-        help: "Same as posix",
-    },
+    Choice { word: "none", help: "Do not preallocate" },
+    Choice { word: "native", help: "Preallocate with fallocate, falling back to none" },
+    Choice { word: "posix", help: "Preallocate with posix_fallocate" },
+    Choice { word: "keep", help: "fallocate with FALLOC_FL_KEEP_SIZE" },
+    Choice { word: "truncate", help: "Extend with ftruncate" },
+    Choice { word: "0", help: "Same as none" },
+    Choice { word: "1", help: "Same as posix" },
 ];
 
 static KB_BASE: &[Choice] = &[
-    Choice {
-        word: "1024",
-        help: "k means 1024 (KiB means 1000)",
-    },
-    Choice {
-        word: "1000",
-        help: "k means 1000 (KiB means 1024)",
-    },
+    Choice { word: "1024", help: "k means 1024 (KiB means 1000)" },
+    Choice { word: "1000", help: "k means 1000 (KiB means 1024)" },
 ];
 
 static UNIT_BASE: &[Choice] = &[
-    Choice {
-        word: "0",
-        help: "Automatic (bytes)",
-    },
-    Choice {
-        word: "8",
-        help: "Report in bits",
-    },
-    Choice {
-        word: "1",
-        help: "Report in bytes",
-    },
+    Choice { word: "0", help: "Automatic (bytes)" },
+    Choice { word: "8", help: "Report in bits" },
+    Choice { word: "1", help: "Report in bytes" },
 ];

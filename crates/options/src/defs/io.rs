@@ -3,14 +3,8 @@
 
 use crate::table::{Category as C, Choice, Kind as K, OptDef as O, TimeUnit};
 
-const INT0: K = K::Int {
-    min: 0,
-    max: i64::MAX,
-};
-const INT1: K = K::Int {
-    min: 1,
-    max: i64::MAX,
-};
+const INT0: K = K::Int { min: 0, max: i64::MAX };
+const INT1: K = K::Int { min: 1, max: i64::MAX };
 const PCT: K = K::Int { min: 0, max: 100 };
 
 #[rustfmt::skip]
@@ -86,224 +80,71 @@ pub(super) static DEFS: &[O] = &[
 ];
 
 static RW_SEQ: &[Choice] = &[
-    Choice {
-        word: "sequential",
-        help: "N: skip N bytes (sequential) or repeat the offset every N I/Os (random)",
-    },
-    Choice {
-        word: "identical",
-        help: "Repeat the same offset N times",
-    },
+    Choice { word: "sequential", help: "N: skip N bytes (sequential) or repeat the offset every N I/Os (random)" },
+    Choice { word: "identical", help: "Repeat the same offset N times" },
 ];
 static SYNC: &[Choice] = &[
-    Choice {
-        word: "none",
-        help: "Neither O_SYNC nor O_DSYNC",
-    },
-    Choice {
-        word: "0",
-        help: "Same as none",
-    },
-    Choice {
-        word: "sync",
-        help: "O_SYNC",
-    },
-    Choice {
-        word: "1",
-        help: "Same as sync",
-    },
-    Choice {
-        word: "dsync",
-        help: "O_DSYNC",
-    },
+    Choice { word: "none", help: "Neither O_SYNC nor O_DSYNC" },
+    Choice { word: "0", help: "Same as none" },
+    Choice { word: "sync", help: "O_SYNC" },
+    Choice { word: "1", help: "Same as sync" },
+    Choice { word: "dsync", help: "O_DSYNC" },
 ];
 static RANDGEN: &[Choice] = &[
-    Choice {
-        word: "tausworthe",
-        help: "Fast 32-bit generator (the default)",
-    },
-    Choice {
-        word: "lfsr",
-        help: "Linear feedback shift register: every block once, no random map needed",
-    },
-    Choice {
-        word: "tausworthe64",
-        help: "64-bit generator for very large regions",
-    },
+    Choice { word: "tausworthe", help: "Fast 32-bit generator (the default)" },
+    Choice { word: "lfsr", help: "Linear feedback shift register: every block once, no random map needed" },
+    Choice { word: "tausworthe64", help: "64-bit generator for very large regions" },
 ];
 static MEM: &[Choice] = &[
-    Choice {
-        word: "malloc",
-        help: "Heap memory",
-    },
-    Choice {
-        word: "shm",
-        help: "System V shared memory",
-    },
-    Choice {
-        word: "shmhuge",
-        help: "System V shared memory in huge pages",
-    },
-    Choice {
-        word: "mmap",
-        help: "Anonymous mmap",
-    },
-    Choice {
-        word: "mmaphuge",
-        help: "mmap in huge pages",
-    },
-    Choice {
-        word: "mmapshared",
-        help: "Shared anonymous mmap",
-    },
+    Choice { word: "malloc", help: "Heap memory" },
+    Choice { word: "shm", help: "System V shared memory" },
+    Choice { word: "shmhuge", help: "System V shared memory in huge pages" },
+    Choice { word: "mmap", help: "Anonymous mmap" },
+    Choice { word: "mmaphuge", help: "mmap in huge pages" },
+    Choice { word: "mmapshared", help: "Shared anonymous mmap" },
 ];
 static SUBMIT_MODE: &[Choice] = &[
-    Choice {
-        word: "inline",
-        help: "The job submits its own I/O",
-    },
-    Choice {
-        word: "offload",
-        help: "Helper threads submit the I/O",
-    },
+    Choice { word: "inline", help: "The job submits its own I/O" },
+    Choice { word: "offload", help: "Helper threads submit the I/O" },
 ];
 static RATE_PROCESS: &[Choice] = &[
-    Choice {
-        word: "linear",
-        help: "Evenly spaced I/O",
-    },
-    Choice {
-        word: "poisson",
-        help: "Exponentially distributed gaps (Poisson arrivals)",
-    },
+    Choice { word: "linear", help: "Evenly spaced I/O" },
+    Choice { word: "poisson", help: "Exponentially distributed gaps (Poisson arrivals)" },
 ];
 static THINK_TYPE: &[Choice] = &[
-    Choice {
-        word: "complete",
-        help: "Count completed I/Os",
-    },
-    Choice {
-        word: "issue",
-        help: "Count submitted I/Os",
-    },
+    Choice { word: "complete", help: "Count completed I/Os" },
+    Choice { word: "issue", help: "Count submitted I/Os" },
 ];
 static VERIFY: &[Choice] = &[
-    Choice {
-        word: "0",
-        help: "No verification",
-    },
-    Choice {
-        word: "none",
-        help: "No verification",
-    },
-    Choice {
-        word: "md5",
-        help: "MD5 checksum",
-    },
-    Choice {
-        word: "crc64",
-        help: "CRC-64 checksum",
-    },
-    Choice {
-        word: "crc32c",
-        help: "CRC-32C checksum",
-    },
-    Choice {
-        word: "crc32c-intel",
-        help: "CRC-32C with hardware help",
-    },
-    Choice {
-        word: "crc32",
-        help: "CRC-32 checksum",
-    },
-    Choice {
-        word: "crc16",
-        help: "CRC-16 checksum",
-    },
-    Choice {
-        word: "crc7",
-        help: "CRC-7 checksum",
-    },
-    Choice {
-        word: "xxhash",
-        help: "xxHash checksum",
-    },
-    Choice {
-        word: "sha512",
-        help: "SHA-512 checksum",
-    },
-    Choice {
-        word: "sha256",
-        help: "SHA-256 checksum",
-    },
-    Choice {
-        word: "sha1",
-        help: "SHA-1 checksum",
-    },
-    Choice {
-        word: "sha3-224",
-        help: "SHA3-224 checksum",
-    },
-    Choice {
-        word: "sha3-256",
-        help: "SHA3-256 checksum",
-    },
-    Choice {
-        word: "sha3-384",
-        help: "SHA3-384 checksum",
-    },
-    Choice {
-        word: "sha3-512",
-        help: "SHA3-512 checksum",
-    },
-    Choice {
-        word: "meta",
-        help: "Header only",
-    },
-    Choice {
-        word: "pattern",
-        help: "Check verify_pattern",
-    },
-    Choice {
-        word: "pattern_hdr",
-        help: "Check verify_pattern and a header",
-    },
-    Choice {
-        word: "null",
-        help: "Pretend to verify (for testing)",
-    },
+    Choice { word: "0", help: "No verification" },
+    Choice { word: "none", help: "No verification" },
+    Choice { word: "md5", help: "MD5 checksum" },
+    Choice { word: "crc64", help: "CRC-64 checksum" },
+    Choice { word: "crc32c", help: "CRC-32C checksum" },
+    Choice { word: "crc32c-intel", help: "CRC-32C with hardware help" },
+    Choice { word: "crc32", help: "CRC-32 checksum" },
+    Choice { word: "crc16", help: "CRC-16 checksum" },
+    Choice { word: "crc7", help: "CRC-7 checksum" },
+    Choice { word: "xxhash", help: "xxHash checksum" },
+    Choice { word: "sha512", help: "SHA-512 checksum" },
+    Choice { word: "sha256", help: "SHA-256 checksum" },
+    Choice { word: "sha1", help: "SHA-1 checksum" },
+    Choice { word: "sha3-224", help: "SHA3-224 checksum" },
+    Choice { word: "sha3-256", help: "SHA3-256 checksum" },
+    Choice { word: "sha3-384", help: "SHA3-384 checksum" },
+    Choice { word: "sha3-512", help: "SHA3-512 checksum" },
+    Choice { word: "meta", help: "Header only" },
+    Choice { word: "pattern", help: "Check verify_pattern" },
+    Choice { word: "pattern_hdr", help: "Check verify_pattern and a header" },
+    Choice { word: "null", help: "Pretend to verify (for testing)" },
 ];
 static CONT_ERR: &[Choice] = &[
-    Choice {
-        word: "none",
-        help: "Stop on any error",
-    },
-    Choice {
-        word: "0",
-        help: "Same as none",
-    },
-    Choice {
-        word: "read",
-        help: "Continue on read errors",
-    },
-    Choice {
-        word: "write",
-        help: "Continue on write errors",
-    },
-    Choice {
-        word: "io",
-        help: "Continue on read and write errors",
-    },
-    Choice {
-        word: "verify",
-        help: "Continue on verify errors",
-    },
-    Choice {
-        word: "all",
-        help: "Continue on all errors",
-    },
-    Choice {
-        word: "1",
-        help: "Same as all",
-    },
+    Choice { word: "none", help: "Stop on any error" },
+    Choice { word: "0", help: "Same as none" },
+    Choice { word: "read", help: "Continue on read errors" },
+    Choice { word: "write", help: "Continue on write errors" },
+    Choice { word: "io", help: "Continue on read and write errors" },
+    Choice { word: "verify", help: "Continue on verify errors" },
+    Choice { word: "all", help: "Continue on all errors" },
+    Choice { word: "1", help: "Same as all" },
 ];

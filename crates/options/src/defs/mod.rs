@@ -13,10 +13,4 @@ mod other;
 mod report;
 
 /// All tables, in `--cmdhelp` order.
-pub(crate) static TABLES: &[&[OptDef]] = &[
-    general::DEFS,
-    io::DEFS,
-    report::DEFS,
-    engine::DEFS,
-    other::DEFS,
-];
+pub(crate) static TABLES: &[&[OptDef]] = &[general::DEFS, io::DEFS, report::DEFS, engine::DEFS, other::DEFS];

@@ -65,15 +65,9 @@ pub(super) static DEFS: &[O] = &[
     O::new("replay_skip", K::Str, C::Other, HELP).not_yet(),
     O::new("replay_time_scale", K::Str, C::Other, HELP).not_yet(),
     O::new("serialize_overlap", K::Bool, C::Other, HELP).not_yet(),
-    O::new("steadystate", K::Str, C::Other, HELP)
-        .alias(&["ss"])
-        .not_yet(),
-    O::new("steadystate_duration", K::Str, C::Other, HELP)
-        .alias(&["ss_dur"])
-        .not_yet(),
-    O::new("steadystate_ramp_time", K::Str, C::Other, HELP)
-        .alias(&["ss_ramp"])
-        .not_yet(),
+    O::new("steadystate", K::Str, C::Other, HELP).alias(&["ss"]).not_yet(),
+    O::new("steadystate_duration", K::Str, C::Other, HELP).alias(&["ss_dur"]).not_yet(),
+    O::new("steadystate_ramp_time", K::Str, C::Other, HELP).alias(&["ss_ramp"]).not_yet(),
     O::new("sync_file_range", K::Str, C::Other, HELP).not_yet(),
     O::new("trim_backlog", K::Str, C::Other, HELP).not_yet(),
     O::new("trim_backlog_batch", K::Str, C::Other, HELP).not_yet(),

@@ -2,10 +2,7 @@
 
 use crate::table::{Category as C, Choice, Kind as K, OptDef as O};
 
-const INT0: K = K::Int {
-    min: 0,
-    max: i64::MAX,
-};
+const INT0: K = K::Int { min: 0, max: i64::MAX };
 
 #[rustfmt::skip]
 pub(super) static DEFS: &[O] = &[
@@ -38,42 +35,15 @@ pub(super) static DEFS: &[O] = &[
 ];
 
 static UNIFIED: &[Choice] = &[
-    Choice {
-        word: "none",
-        help: "Report each direction",
-    },
-    Choice {
-        word: "0",
-        help: "Same as none",
-    },
-    Choice {
-        word: "mixed",
-        help: "Report one merged direction",
-    },
-    Choice {
-        word: "1",
-        help: "Same as mixed",
-    },
-    Choice {
-        word: "both",
-        help: "Report each direction and the merged one",
-    },
-    Choice {
-        word: "2",
-        help: "Same as both",
-    },
+    Choice { word: "none", help: "Report each direction" },
+    Choice { word: "0", help: "Same as none" },
+    Choice { word: "mixed", help: "Report one merged direction" },
+    Choice { word: "1", help: "Same as mixed" },
+    Choice { word: "both", help: "Report each direction and the merged one" },
+    Choice { word: "2", help: "Same as both" },
 ];
 static CLOCKS: &[Choice] = &[
-    Choice {
-        word: "gettimeofday",
-        help: "gettimeofday(2)",
-    },
-    Choice {
-        word: "clock_gettime",
-        help: "clock_gettime(2) with CLOCK_MONOTONIC",
-    },
-    Choice {
-        word: "cpu",
-        help: "The CPU's time stamp counter",
-    },
+    Choice { word: "gettimeofday", help: "gettimeofday(2)" },
+    Choice { word: "clock_gettime", help: "clock_gettime(2) with CLOCK_MONOTONIC" },
+    Choice { word: "cpu", help: "The CPU's time stamp counter" },
 ];

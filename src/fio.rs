@@ -101,7 +101,16 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     let diag = |s: &str| {
         let _ = stderr.lock().map(|mut e| e.write_all(s.as_bytes()));
     };
-    let results = runner::run(plan, &diag)?;
+    let show = match g.eta {
+        argv::Eta::Always => true,
+        argv::Eta::Never => false,
+        argv::Eta::Auto => normal && fiox_engine::sys::stdout_is_tty(),
+    };
+    let status = show.then(|| runner::StatusLine {
+        interval: std::time::Duration::from_millis(g.eta_interval.or(g.eta_newline).unwrap_or(1000).max(100)),
+        newline: g.eta_newline.is_some(),
+    });
+    let results = runner::run(plan, &diag, status)?;
     let now_ms =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
     let report = summary::build(plan, &results, now_ms);

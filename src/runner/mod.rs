@@ -4,6 +4,7 @@
 //! Architecture Invariant: workers share nothing mutable but the stop flag and their own
 //! progress counters; statistics are per worker and merged after the run.
 
+pub mod eta;
 pub mod iogen;
 pub mod offsets;
 pub mod pacer;
@@ -12,6 +13,7 @@ pub mod worker;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
@@ -32,9 +34,17 @@ fn seed_for(plan: &crate::plan::WorkerPlan) -> u64 {
     offsets::mix64(base ^ offsets::mix64(plan.job_index as u64) ^ (plan.clone as u64) << 40)
 }
 
+/// How the live status line is shown, if at all.
+#[derive(Debug, Clone, Copy)]
+pub struct StatusLine {
+    pub interval: Duration,
+    /// Print each line on its own (`--eta-newline`) instead of rewriting one line.
+    pub newline: bool,
+}
+
 /// Runs every worker; results are in the plan's worker order. Diagnostics (layout messages,
-/// I/O errors) go to `diag`.
-pub fn run(plan: &Plan, diag: &(dyn Fn(&str) + Sync)) -> Result<Vec<WorkerResult>> {
+/// I/O errors) go to `diag`; the status line, if any, to standard output.
+pub fn run(plan: &Plan, diag: &(dyn Fn(&str) + Sync), status: Option<StatusLine>) -> Result<Vec<WorkerResult>> {
     let mut results: Vec<Option<Result<WorkerResult>>> = (0..plan.workers.len()).map(|_| None).collect();
     let mut phase_start = 0;
     while phase_start < plan.workers.len() {
@@ -49,12 +59,18 @@ pub fn run(plan: &Plan, diag: &(dyn Fn(&str) + Sync)) -> Result<Vec<WorkerResult
         }
         let progress: Vec<Progress> = (phase_start..end).map(|_| Progress::default()).collect();
         let out = Mutex::new(Vec::new());
+        let phase_done = AtomicBool::new(false);
         std::thread::scope(|s| {
+            if let Some(st) = status {
+                let (progress, phase_done) = (&progress, &phase_done);
+                s.spawn(move || status_loop(plan, phase_start, progress, phase_done, st));
+            }
+            let mut handles = Vec::new();
             for (k, i) in (phase_start..end).enumerate() {
                 let w = &plan.workers[i];
                 let p = &progress[k];
                 let out = &out;
-                s.spawn(move || {
+                handles.push(s.spawn(move || {
                     let mut buf = DiagBuf(diag);
                     let r = worker::run(w, seed_for(w), &STOP, p, &mut buf);
                     if w.spec.exitall {
@@ -62,8 +78,12 @@ pub fn run(plan: &Plan, diag: &(dyn Fn(&str) + Sync)) -> Result<Vec<WorkerResult
                         STOP.store(true, Ordering::Relaxed);
                     }
                     out.lock().expect("no worker panics while holding it").push((i, r));
-                });
+                }));
             }
+            for h in handles {
+                let _ = h.join();
+            }
+            phase_done.store(true, Ordering::Relaxed);
         });
         for (i, r) in out.into_inner().expect("all workers joined") {
             results[i] = Some(r);
@@ -91,5 +111,98 @@ impl Write for DiagBuf<'_> {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// The state letter fio shows for a running job.
+fn state_char(spec: &fiox_options::JobSpec) -> char {
+    let c = match (spec.rw.reads(), spec.rw.writes(), spec.rw.trims()) {
+        (true, true, _) => 'm',
+        (true, false, _) => 'r',
+        (false, true, false) => 'w',
+        _ => 'd',
+    };
+    if spec.rw.is_random() {
+        c
+    } else {
+        c.to_ascii_uppercase()
+    }
+}
+
+/// Prints the status line every interval until the phase is over.
+fn status_loop(plan: &Plan, first: usize, progress: &[Progress], done: &AtomicBool, st: StatusLine) {
+    let start = Instant::now();
+    let mut last = (Instant::now(), [0u64; 3], [0u64; 3]);
+    let mut next = start + st.interval;
+    let mut width = 0usize;
+    let kb_base = plan.workers.first().map_or(1024, |w| w.spec.kb_base);
+    loop {
+        let finished = done.load(Ordering::Relaxed);
+        if !finished && Instant::now() < next {
+            std::thread::sleep(Duration::from_millis(20));
+            continue;
+        }
+        next += st.interval;
+        let now = Instant::now();
+        let mut e = eta::JobsEta::default();
+        let (mut bytes, mut ios) = ([0u64; 3], [0u64; 3]);
+        let mut eta_s = 0f64;
+        let mut frac_min = 1f64;
+        for (k, w) in plan.workers.iter().enumerate() {
+            let p = k.checked_sub(first).and_then(|i| progress.get(i));
+            let running = p.is_some_and(|p| !p.done.load(Ordering::Relaxed));
+            e.states.push(match (k < first, p, running) {
+                (true, _, _) => '_',
+                (_, Some(_), true) => state_char(&w.spec),
+                (_, Some(_), false) => '_',
+                _ => 'P',
+            });
+            let Some(p) = p else { continue };
+            for d in 0..3 {
+                bytes[d] += p.bytes[d].load(Ordering::Relaxed);
+                ios[d] += p.ios[d].load(Ordering::Relaxed);
+            }
+            if running {
+                e.running += 1;
+                e.files += w.files.len() as u32;
+                let elapsed = now.duration_since(start).as_secs_f64();
+                let total_s = (w.spec.ramp_time_us + w.spec.runtime_us) as f64 / 1e6;
+                let done_b: u64 = (0..3).map(|d| p.bytes[d].load(Ordering::Relaxed)).sum();
+                let frac_t = if total_s > 0.0 { (elapsed / total_s).min(1.0) } else { 0.0 };
+                let frac_b = if w.spec.time_based {
+                    0.0
+                } else {
+                    done_b as f64 / (w.io_bytes.max(1) * w.spec.loops as u64) as f64
+                };
+                let frac = frac_t.max(frac_b).clamp(0.0001, 1.0);
+                frac_min = frac_min.min(frac);
+                eta_s = eta_s.max(elapsed * (1.0 - frac) / frac);
+            }
+        }
+        let dt = now.duration_since(last.0).as_secs_f64().max(1e-3);
+        for d in 0..3 {
+            e.bw[d] = ((bytes[d].saturating_sub(last.1[d])) as f64 / dt) as u64;
+            e.iops[d] = ((ios[d].saturating_sub(last.2[d])) as f64 / dt) as u64;
+        }
+        last = (now, bytes, ios);
+        e.percent = if finished { 100.0 } else { frac_min * 100.0 };
+        e.eta_secs = if finished { 0 } else { eta_s.ceil() as u64 };
+        let line = eta::render_line(&e, kb_base);
+        let mut out = std::io::stdout().lock();
+        if st.newline {
+            let _ = writeln!(out, "{line}");
+        } else {
+            // Pad over the previous, possibly longer, line.
+            let pad = width.saturating_sub(line.len());
+            let _ = write!(out, "\r{line}{}", " ".repeat(pad));
+            width = line.len();
+            if finished {
+                let _ = writeln!(out);
+            }
+        }
+        let _ = out.flush();
+        if finished {
+            return;
+        }
     }
 }

@@ -102,6 +102,9 @@ pub struct NextIo {
 }
 
 pub struct IoGen {
+    time_based: bool,
+    /// Passes left for a size-bounded sequential job that ends a pass early.
+    loops_left: u32,
     /// How each direction picks its block size.
     sizes: [BlockSizes; 3],
     percentage_random: [u32; 3],
@@ -154,6 +157,8 @@ impl IoGen {
         let (fsync_every, fsync_ddir) =
             if spec.fdatasync > 0 { (spec.fdatasync, Ddir::DataSync) } else { (spec.fsync, Ddir::Sync) };
         IoGen {
+            time_based: spec.time_based,
+            loops_left: spec.loops.max(1),
             sizes,
             percentage_random: spec.percentage_random,
             fsync_every,
@@ -189,16 +194,18 @@ impl IoGen {
         }
     }
 
+    /// The next I/O, or `None` when a sequential pass ended early and no loop is left (see
+    /// [`IoGen::next`]'s rule for partial blocks).
     #[inline]
-    pub fn next(&mut self) -> NextIo {
+    pub fn next(&mut self) -> Option<NextIo> {
         if let Some(w) = self.pending_write.take() {
             self.count_write(w.ddir);
-            return w;
+            return Some(w);
         }
         if self.fsync_every > 0 && self.writes_since_sync >= self.fsync_every {
             self.writes_since_sync = 0;
             let file = self.last.map_or(0, |l| l.file);
-            return NextIo { ddir: self.fsync_ddir, file, offset: 0, len: 0 };
+            return Some(NextIo { ddir: self.fsync_ddir, file, offset: 0, len: 0 });
         }
         let ddir = self.pick_ddir();
         let d = ddir as usize;
@@ -234,10 +241,22 @@ impl IoGen {
             let rel = if prev + len > r.len { 0 } else { prev };
             NextIo { ddir, file, offset: r.start + rel, len: len as u32 }
         } else {
-            let r = &mut self.regions[file];
-            if r.seq[d] + len > r.len {
-                r.seq[d] = 0;
+            // A pass wraps when the position lands exactly on the region's end. When a block
+            // would only partly fit (or the position jumped past the end through a `:N` hole),
+            // fio ends the pass instead, and the job with it unless it loops or is time based.
+            let pos = self.regions[file].seq[d];
+            if pos + len > self.regions[file].len {
+                if pos != self.regions[file].len && !self.time_based {
+                    if self.loops_left <= 1 {
+                        return None;
+                    }
+                    self.loops_left -= 1;
+                }
+                for r in &mut self.regions {
+                    r.seq = [0; 3];
+                }
             }
+            let r = &mut self.regions[file];
             let rel = r.seq[d];
             r.seq[d] += len + self.modifier;
             NextIo { ddir, file, offset: r.start + rel, len: len as u32 }
@@ -248,7 +267,7 @@ impl IoGen {
         }
         self.last = Some(io);
         self.count_write(io.ddir);
-        io
+        Some(io)
     }
 
     /// Fits an I/O into the bytes left of a size-bounded job, as fio does: a variable block size
@@ -290,7 +309,7 @@ mod tests {
     fn sequential_offsets_in_order_and_wrap() {
         let s = spec(&["--rw=read", "--bs=4k", "--size=16k"]);
         let mut g = IoGen::new(&s, &[(0, 16384)], 1);
-        let offs: Vec<u64> = (0..6).map(|_| g.next().offset).collect();
+        let offs: Vec<u64> = (0..6).map(|_| g.next().unwrap().offset).collect();
         assert_eq!(offs, [0, 4096, 8192, 12288, 0, 4096]);
     }
 
@@ -298,7 +317,7 @@ mod tests {
     fn skip_modifier() {
         let s = spec(&["--rw=write:4k", "--bs=4k", "--size=64k"]);
         let mut g = IoGen::new(&s, &[(0, 65536)], 1);
-        let offs: Vec<u64> = (0..3).map(|_| g.next().offset).collect();
+        let offs: Vec<u64> = (0..3).map(|_| g.next().unwrap().offset).collect();
         assert_eq!(offs, [0, 8192, 16384]);
     }
 
@@ -307,7 +326,7 @@ mod tests {
         let s = spec(&["--rw=randread", "--bs=4k", "--size=1m"]);
         let mut g = IoGen::new(&s, &[(8192, 1 << 20)], 9);
         for _pass in 0..2 {
-            let mut offs: Vec<u64> = (0..256).map(|_| g.next().offset).collect();
+            let mut offs: Vec<u64> = (0..256).map(|_| g.next().unwrap().offset).collect();
             offs.sort();
             assert_eq!(offs, (0..256).map(|i| 8192 + i * 4096).collect::<Vec<_>>());
         }
@@ -317,7 +336,7 @@ mod tests {
     fn mix_ratio() {
         let s = spec(&["--rw=randrw", "--rwmixread=70", "--size=1m"]);
         let mut g = IoGen::new(&s, &[(0, 1 << 20)], 3);
-        let reads = (0..10000).filter(|_| g.next().ddir == Ddir::Read).count();
+        let reads = (0..10000).filter(|_| g.next().unwrap().ddir == Ddir::Read).count();
         assert!((6700..7300).contains(&reads), "{reads}");
     }
 
@@ -325,12 +344,12 @@ mod tests {
     fn bssplit_and_bsrange() {
         let s = spec(&["--rw=randread", "--bssplit=4k/25:64k/75", "--size=16m"]);
         let mut g = IoGen::new(&s, &[(0, 16 << 20)], 5);
-        let big = (0..4000).filter(|_| g.next().len == 65536).count();
+        let big = (0..4000).filter(|_| g.next().unwrap().len == 65536).count();
         assert!((2800..3200).contains(&big), "{big}");
         let s = spec(&["--rw=read", "--bsrange=4k-16k", "--size=1m"]);
         let mut g = IoGen::new(&s, &[(0, 1 << 20)], 5);
         for _ in 0..100 {
-            let n = g.next();
+            let n = g.next().unwrap();
             assert!(n.len % 4096 == 0 && (4096..=16384).contains(&n.len), "{n:?}");
         }
     }
@@ -339,7 +358,7 @@ mod tests {
     fn fsync_every_n_writes() {
         let s = spec(&["--rw=write", "--fsync=2", "--size=64k"]);
         let mut g = IoGen::new(&s, &[(0, 65536)], 5);
-        let d: Vec<Ddir> = (0..6).map(|_| g.next().ddir).collect();
+        let d: Vec<Ddir> = (0..6).map(|_| g.next().unwrap().ddir).collect();
         assert_eq!(d, [Ddir::Write, Ddir::Write, Ddir::Sync, Ddir::Write, Ddir::Write, Ddir::Sync]);
     }
 
@@ -347,9 +366,9 @@ mod tests {
     fn trimwrite_pairs() {
         let s = spec(&["--rw=trimwrite", "--size=16k"]);
         let mut g = IoGen::new(&s, &[(0, 16384)], 3);
-        let a = g.next();
-        let b = g.next();
+        let a = g.next().unwrap();
+        let b = g.next().unwrap();
         assert_eq!((a.ddir, b.ddir, a.offset, b.offset), (Ddir::Trim, Ddir::Write, 0, 0));
-        assert_eq!(g.next().offset, 4096);
+        assert_eq!(g.next().unwrap().offset, 4096);
     }
 }

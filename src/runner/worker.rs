@@ -288,6 +288,7 @@ fn io_loop(
     let mut pacer = Pacer::new(spec, seed);
     let pacing = pacer.active();
     let mut pending: Option<NextIo> = None;
+    let mut iolog = spec.write_iolog.as_ref().map(|_| IoLog::new(plan));
     let ios_limit = if spec.number_ios > 0 { spec.number_ios } else { u64::MAX };
     let mut issued_ios = 0u64;
     // In trimwrite modes every block is trimmed and then written; fio counts only the writes
@@ -331,7 +332,11 @@ fn io_loop(
                 if issued_bytes >= limit || issued_ios >= ios_limit {
                     break;
                 }
-                let mut next = pending.take().unwrap_or_else(|| gen.next());
+                let Some(mut next) = pending.take().or_else(|| gen.next()) else {
+                    // The pattern is used up (a sequential pass ended on a partial block).
+                    issued_bytes = limit;
+                    break;
+                };
                 if limit != u64::MAX {
                     match gen.fit(next, limit - issued_bytes) {
                         Some(n) => next = n,
@@ -355,6 +360,9 @@ fn io_loop(
                         break;
                     }
                     pacer.issued(next.ddir as usize, next.len as u64, t);
+                }
+                if let Some(log) = &mut iolog {
+                    log.issue(now_ns(clock), &next);
                 }
                 let u = &mut units[idx as usize];
                 u.ddir = next.ddir;
@@ -463,6 +471,9 @@ fn io_loop(
             now = now_ns(clock);
         }
     }
+    if let (Some(log), Some(path)) = (iolog, &spec.write_iolog) {
+        log.finish(now_ns(clock), path)?;
+    }
     let elapsed_ms = now.saturating_sub(meas_start) / 1_000_000;
     let usage = sys::thread_usage().since(&usage0);
     ts.usr_us = usage.usr_us;
@@ -479,6 +490,57 @@ fn io_loop(
     }
     progress.done.store(true, Ordering::Relaxed);
     Ok(WorkerResult { ts, pid: 0, start_epoch_ms, elapsed_ms, error })
+}
+
+/// `write_iolog`: every issued I/O, in fio's iolog version 3 text (`<ms> <file> <action>
+/// <offset> <length>`), kept in memory and written when the job ends.
+struct IoLog {
+    text: String,
+    names: Vec<String>,
+    opened: Vec<bool>,
+}
+
+impl IoLog {
+    fn new(plan: &WorkerPlan) -> IoLog {
+        let names: Vec<String> = plan.files.iter().map(|f| f.path.display().to_string()).collect();
+        let mut text = String::from("fio version 3 iolog\n");
+        for n in &names {
+            text.push_str(&format!("0 {n} add\n"));
+        }
+        IoLog { opened: vec![false; names.len()], names, text }
+    }
+
+    fn issue(&mut self, now_ns: u64, io: &NextIo) {
+        use std::fmt::Write as _;
+        let ms = now_ns / 1_000_000;
+        let name = &self.names[io.file];
+        // fio opens files on first use and logs it.
+        if !self.opened[io.file] {
+            self.opened[io.file] = true;
+            let _ = writeln!(self.text, "{ms} {name} open");
+        }
+        let action = match io.ddir {
+            Ddir::Read => "read",
+            Ddir::Write => "write",
+            Ddir::Trim => "trim",
+            Ddir::Sync => "sync",
+            Ddir::DataSync => "datasync",
+        };
+        if matches!(io.ddir, Ddir::Sync | Ddir::DataSync) {
+            let _ = writeln!(self.text, "{ms} {name} {action}");
+        } else {
+            let _ = writeln!(self.text, "{ms} {name} {action} {} {}", io.offset, io.len);
+        }
+    }
+
+    fn finish(mut self, now_ns: u64, path: &str) -> Result<()> {
+        for (n, open) in self.names.iter().zip(&self.opened) {
+            if *open {
+                self.text.push_str(&format!("{} {n} close\n", now_ns / 1_000_000));
+            }
+        }
+        std::fs::write(path, self.text).with_context(|| format!("cannot write write_iolog file '{path}'"))
+    }
 }
 
 /// Commits a batch: one clock read stamps the issue time of all of it.

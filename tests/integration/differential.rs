@@ -252,3 +252,92 @@ fn same_bytes_and_ios_as_fio_on_a_raw_block_device() {
         );
     }
 }
+
+/// The I/O records of a fio version 3 iolog: `(file, action, offset, length)`, in order.
+fn iolog_ios(path: &Path) -> Vec<(String, String, u64, u64)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    assert!(text.starts_with("fio version 3 iolog\n"), "{}", path.display());
+    text.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 5).then(|| (f[1].to_string(), f[2].to_string(), f[3].parse().unwrap(), f[4].parse().unwrap()))
+        })
+        .collect()
+}
+
+#[test]
+fn same_offsets_as_fio() {
+    // (rw, extra options, whether the order must match exactly)
+    let cases: &[(&str, &[&str], bool)] = &[
+        ("read", &[], true),
+        ("write", &["--bs=16k"], true),
+        ("read", &["--nrfiles=2", "--filename_format=ignored"], true),
+        // Holes: a pass ends on a partial block, but wraps when it ends exactly on the region's end.
+        ("write", &["--rw=write:8k"], true),
+        ("write", &["--rw=write:1k"], true),
+        ("write", &["--rw=write:4k"], true),
+        ("write", &["--rw=write:12k", "--loops=2"], true),
+        ("read", &["--bs=64k", "--size=100k"], true),
+        ("read", &["--offset=128k", "--io_size=256k", "--bs=8k"], true),
+        ("read", &["--ioengine=libaio", "--iodepth=8"], true),
+        ("write", &["--ioengine=io_uring", "--iodepth=16", "--bs=64k"], true),
+        ("read", &["--loops=2"], true),
+        ("randread", &[], false),
+        ("randwrite", &["--bs=8k"], false),
+        ("randread", &["--ioengine=io_uring", "--iodepth=8", "--loops=2"], false),
+        ("randrw", &["--bs=8k"], false),
+    ];
+    for (rw, extra, ordered) in cases {
+        let dir = crate::util::scratch();
+        let rw_opt = format!("--rw={rw}");
+        let mut base = vec!["--name=t", "--size=1m", "--output-format=json", rw_opt.as_str()];
+        if !extra.iter().any(|e| e.starts_with("--nrfiles")) {
+            base.push("--filename=t.dat");
+        }
+        base.extend(extra.iter().filter(|e| !e.starts_with("--filename_format")));
+        let mut a = base.clone();
+        a.push("--write_iolog=fio.log");
+        json_of(&fio(dir.path(), &a), "fio");
+        let mut b = base.clone();
+        b.push("--write_iolog=fiox.log");
+        json_of(&fiox(dir.path(), &b), "fiox");
+        let f = iolog_ios(&dir.path().join("fio.log"));
+        let x = iolog_ios(&dir.path().join("fiox.log"));
+        assert!(!f.is_empty(), "fio logged no I/O for {rw} {extra:?}");
+        if *ordered {
+            let first = x.iter().zip(&f).position(|(a, b)| a != b);
+            assert!(
+                first.is_none() && x.len() == f.len(),
+                "offset sequence differs for {rw} {extra:?}: {} vs {} I/Os, first difference at {first:?}: {:?} vs {:?}",
+                x.len(),
+                f.len(),
+                first.map(|i| &x[i]),
+                first.map(|i| &f[i])
+            );
+        } else {
+            let sorted = |mut v: Vec<(String, String, u64, u64)>| {
+                if rw.contains("rw") {
+                    // Mixed: the direction of each block is a random draw; compare blocks only.
+                    for e in v.iter_mut() {
+                        e.1.clear();
+                    }
+                }
+                v.sort();
+                v
+            };
+            let (xs, fs) = (sorted(x), sorted(f));
+            assert_eq!(xs, fs, "random offsets are not the same set of blocks for {rw} {extra:?}");
+            // With the random map, each block once per pass: no block more often than `loops`.
+            let loops = if extra.contains(&"--loops=2") { 2 } else { 1 };
+            let mut counts = std::collections::HashMap::new();
+            for e in &xs {
+                *counts.entry((e.0.clone(), e.2)).or_insert(0) += 1;
+            }
+            assert!(
+                counts.values().all(|&c| c == loops),
+                "a block was not touched exactly {loops} times for {rw} {extra:?}"
+            );
+        }
+    }
+}

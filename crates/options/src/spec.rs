@@ -116,6 +116,8 @@ pub struct JobSpec {
     pub nice: i32,
     /// `(class, level)` for ioprio_set, when set.
     pub ioprio: Option<(u32, u32)>,
+    /// File to record every issued I/O in (fio's iolog version 3).
+    pub write_iolog: Option<String>,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -455,6 +457,7 @@ impl JobSpec {
                 (None, None) => None,
                 (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(4) as u32)),
             },
+            write_iolog: m.string("write_iolog").map(|s| s.trim().to_string()),
         };
         spec.check(&m)?;
         Ok(spec)

@@ -30,7 +30,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("log_max_value", K::Bool, C::Logging, "Log the window's maximum instead of its average").def("0").not_yet(),
     O::new("log_offset", K::Bool, C::Logging, "Add each I/O's offset to log entries").def("0").not_yet(),
     O::new("per_job_logs", K::Bool, C::Logging, "Put each job's index in its log file names").def("1").not_yet(),
-    O::new("write_iolog", K::Str, C::Logging, "Write the I/O pattern to this file").not_yet(),
+    O::new("write_iolog", K::Str, C::Logging, "Write the I/O pattern to this file"),
     O::new("read_iolog", K::Str, C::Logging, "Replay the I/O pattern from this file").not_yet(),
 ];
 

@@ -91,7 +91,6 @@ mod tests {
             bw: [1 << 20, 2 << 20, 0],
             iops: [256, 512, 0],
             eta_secs: 3725,
-            ..e
         };
         assert_eq!(
             render_line(&e, 1024),

@@ -87,3 +87,49 @@ fn help_switches() {
     assert_eq!(o.code, 0);
     assert!(o.stdout.contains("fixedbufs"));
 }
+
+#[test]
+fn writes_to_a_formatted_block_device_need_consent() {
+    let dev = match crate::util::LoopDev::new(16 << 20) {
+        Ok(d) => d,
+        Err(why) => {
+            println!("skipped: no loop device: {why}");
+            return;
+        }
+    };
+    let mkfs = std::process::Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&dev.path).status();
+    if !mkfs.is_ok_and(|s| s.success()) {
+        println!("skipped: mkfs.ext4 is not available");
+        return;
+    }
+    let dir = scratch();
+    let target = format!("--filename={}", dev.path.display());
+    let write = ["--name=w", target.as_str(), "--rw=randwrite", "--size=1m", "--output-format=terse"];
+    let o = fiox(dir.path(), &write);
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("refusing to write") && o.stderr.contains("ext2/3/4 file system"), "{}", o.stderr);
+    // Reading is always allowed, and consent allows writing.
+    let o = fiox(dir.path(), &["--name=r", target.as_str(), "--rw=randread", "--size=1m", "--output-format=terse"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let mut consent = write.to_vec();
+    consent.push("--allow_mounted_write=1");
+    let o = fiox(dir.path(), &consent);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+}
+
+#[test]
+fn quick_runs_four_checks_and_removes_its_file() {
+    let dir = scratch();
+    let o = fiox(dir.path(), &["quick", ".", "--runtime=1", "--size=16m"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    for check in ["write bandwidth", "read IOPS", "read bandwidth", "write IOPS"] {
+        assert!(o.stdout.contains(check), "{}", o.stdout);
+    }
+    assert!(o.stdout.contains("IOPS") && o.stdout.contains("B/s"), "{}", o.stdout);
+    assert!(listing(dir.path()).is_empty(), "quick left files: {:?}", listing(dir.path()));
+    // It never touches a file it did not create.
+    std::fs::write(dir.path().join("fiox-quick.tmp"), b"precious").unwrap();
+    let o = fiox(dir.path(), &["quick", ".", "--runtime=1", "--size=16m"]);
+    assert_ne!(o.code, 0);
+    assert_eq!(std::fs::read(dir.path().join("fiox-quick.tmp")).unwrap(), b"precious");
+}

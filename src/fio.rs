@@ -130,6 +130,12 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
             out.flush()?;
         }
     }
+    let signal = fiox_engine::sys::caught_signal();
+    if signal != 0 {
+        // fio prints this on standard output, in the middle of JSON; fiox keeps stdout clean.
+        eprintln!("fiox: terminating on signal {signal}");
+        return Ok(ExitCode::from(128));
+    }
     let failed = results.iter().any(|r| r.error.is_some());
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

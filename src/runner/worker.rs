@@ -319,9 +319,8 @@ fn io_loop(
             }
             bw_last = (now, [0; 3]);
             iops_last = (now, [0; 3]);
-            if !spec.time_based {
-                issued_bytes = 0;
-            }
+            // The I/O done while ramping still counts toward the job's size, as in fio: only
+            // the statistics start over.
         }
 
         // Fill the queue, committing every `iodepth_batch_submit` I/Os.

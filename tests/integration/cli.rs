@@ -133,3 +133,35 @@ fn quick_runs_four_checks_and_removes_its_file() {
     assert_ne!(o.code, 0);
     assert_eq!(std::fs::read(dir.path().join("fiox-quick.tmp")).unwrap(), b"precious");
 }
+
+#[test]
+fn sigint_stops_and_still_reports() {
+    let dir = scratch();
+    let child = std::process::Command::new(crate::util::fiox_bin())
+        .args([
+            "--name=t",
+            "--filename=t.dat",
+            "--size=1m",
+            "--rw=read",
+            "--runtime=60",
+            "--time_based",
+            "--output-format=json",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let pid = child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let t0 = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert!(t0.elapsed() < std::time::Duration::from_secs(5), "fiox took too long to stop");
+    assert_eq!(out.status.code(), Some(128), "fio exits 128 when stopped by a signal");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("terminating on signal 2"), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout holds only the JSON");
+    assert!(json["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
+    assert!(json["jobs"][0]["job_runtime"].as_u64().unwrap() < 5000);
+}

@@ -282,8 +282,16 @@ pub fn machine() -> (u64, u64, u64) {
 
 static INTERRUPT: std::sync::OnceLock<&'static std::sync::atomic::AtomicBool> = std::sync::OnceLock::new();
 
-extern "C" fn on_signal(_sig: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
+static CAUGHT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// The signal that stopped the run, 0 if none.
+pub fn caught_signal() -> i32 {
+    CAUGHT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    // Only atomic stores: async-signal-safe.
+    CAUGHT.store(sig, std::sync::atomic::Ordering::Relaxed);
     if let Some(flag) = INTERRUPT.get() {
         flag.store(true, std::sync::atomic::Ordering::Relaxed);
     }

@@ -78,7 +78,7 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     if g.parse_only {
         return Ok(ExitCode::SUCCESS);
     }
-    let plan = plan::build(set, g.readonly)?;
+    let plan = plan::build(set, g.readonly, g.max_jobs)?;
     drop(out);
     run_plan(&plan, g)
 }
@@ -110,26 +110,18 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         interval: std::time::Duration::from_millis(g.eta_interval.or(g.eta_newline).unwrap_or(1000).max(100)),
         newline: g.eta_newline.is_some(),
     });
-    let results = runner::run(plan, &diag, status)?;
-    let now_ms =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
-    let report = summary::build(plan, &results, now_ms);
-    // fio prints JSON before the normal output when both are asked for.
-    let mut text = head;
-    for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
-        if !g.formats.contains(&f) {
-            continue;
-        }
-        text.push_str(&crate::render::render(f, &report, g.terse_version));
-    }
-    match &g.output {
-        Some(path) => write_file(path, &text)?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
-        }
-    }
+    // --status-interval: the full report so far, in every requested format, each interval.
+    let sink = Output::new(g.output.as_deref(), head)?;
+    let interval_report = |partial: &[runner::worker::WorkerResult]| {
+        let report = summary::build(plan, partial, epoch_ms());
+        let _ = sink.write(&formats(g, &report));
+    };
+    let interval = g
+        .status_interval
+        .map(|ms| runner::Interval { every: std::time::Duration::from_millis(ms), report: &interval_report });
+    let results = runner::run(plan, &diag, status, interval)?;
+    let report = summary::build(plan, &results, epoch_ms());
+    sink.write(&formats(g, &report))?;
     let signal = fiox_engine::sys::caught_signal();
     if signal != 0 {
         // fio prints this on standard output, in the middle of JSON; fiox keeps stdout clean.
@@ -140,6 +132,52 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
-fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("cannot write --output file '{}'", path.display()))
+fn epoch_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+}
+
+/// The report in every requested format, JSON first as fio prints it.
+fn formats(g: &argv::Globals, report: &fiox_report::RunReport) -> String {
+    let mut text = String::new();
+    for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
+        if g.formats.contains(&f) {
+            text.push_str(&crate::render::render(f, report, g.terse_version));
+        }
+    }
+    text
+}
+
+/// Where results go: standard output, or the `--output` file (created before the run, so a bad
+/// path fails before any I/O). Interval reports and the final one are appended in order.
+struct Output {
+    file: Option<Mutex<std::fs::File>>,
+}
+
+impl Output {
+    fn new(path: Option<&Path>, head: String) -> Result<Output> {
+        let file = match path {
+            Some(p) => {
+                let mut f = std::fs::File::create(p)
+                    .with_context(|| format!("cannot create --output file '{}'", p.display()))?;
+                f.write_all(head.as_bytes())?;
+                Some(Mutex::new(f))
+            }
+            None => None,
+        };
+        Ok(Output { file })
+    }
+
+    fn write(&self, text: &str) -> Result<()> {
+        match &self.file {
+            Some(f) => {
+                let mut f = f.lock().map_err(|_| anyhow::anyhow!("output lock poisoned"))?;
+                f.write_all(text.as_bytes()).context("cannot write the --output file")
+            }
+            None => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(text.as_bytes())?;
+                out.flush().context("cannot write to standard output")
+            }
+        }
+    }
 }

@@ -46,7 +46,22 @@ pub struct Plan {
     pub had_global_section: bool,
 }
 
-pub fn build(set: JobSet, readonly: bool) -> Result<Plan> {
+pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan> {
+    for (i, job) in set.jobs.iter().enumerate() {
+        if let Some(target) = &job.spec.wait_for {
+            // The job waited for must come earlier, or the two would wait for each other.
+            if !set.jobs[..i].iter().any(|j| &j.spec.name == target) {
+                bail!(
+                    "job '{}': wait_for={target} names no earlier job (jobs can only wait for jobs defined before them)",
+                    job.spec.name
+                );
+            }
+        }
+    }
+    let total: u64 = set.jobs.iter().map(|j| j.spec.numjobs as u64).sum();
+    if let Some(max) = max_jobs.filter(|&m| total > m) {
+        bail!("{total} jobs (counting numjobs clones) exceed --max-jobs={max}");
+    }
     let mut workers = Vec::new();
     for (job_index, job) in set.jobs.iter().enumerate() {
         let spec = Arc::new(job.spec.clone());

@@ -42,9 +42,22 @@ pub struct StatusLine {
     pub newline: bool,
 }
 
+/// `--status-interval`: every `interval`, the workers' figures so far (in plan order, up to the
+/// last worker running) are handed to `report`.
+#[derive(Clone, Copy)]
+pub struct Interval<'a> {
+    pub every: Duration,
+    pub report: &'a (dyn Fn(&[WorkerResult]) + Sync),
+}
+
 /// Runs every worker; results are in the plan's worker order. Diagnostics (layout messages,
 /// I/O errors) go to `diag`; the status line, if any, to standard output.
-pub fn run(plan: &Plan, diag: &(dyn Fn(&str) + Sync), status: Option<StatusLine>) -> Result<Vec<WorkerResult>> {
+pub fn run(
+    plan: &Plan,
+    diag: &(dyn Fn(&str) + Sync),
+    status: Option<StatusLine>,
+    interval: Option<Interval<'_>>,
+) -> Result<Vec<WorkerResult>> {
     let mut results: Vec<Option<Result<WorkerResult>>> = (0..plan.workers.len()).map(|_| None).collect();
     let mut phase_start = 0;
     while phase_start < plan.workers.len() {
@@ -65,12 +78,31 @@ pub fn run(plan: &Plan, diag: &(dyn Fn(&str) + Sync), status: Option<StatusLine>
                 let (progress, phase_done) = (&progress, &phase_done);
                 s.spawn(move || status_loop(plan, phase_start, progress, phase_done, st));
             }
+            if let Some(iv) = interval {
+                let earlier: Vec<WorkerResult> = results[..phase_start]
+                    .iter()
+                    .map(|r| r.as_ref().and_then(|r| r.as_ref().ok()).cloned().unwrap_or_default())
+                    .collect();
+                let (progress, phase_done) = (&progress, &phase_done);
+                s.spawn(move || interval_loop(earlier, progress, phase_done, iv));
+            }
             let mut handles = Vec::new();
             for (k, i) in (phase_start..end).enumerate() {
                 let w = &plan.workers[i];
                 let p = &progress[k];
                 let out = &out;
+                let waits: Vec<&Progress> = match &w.spec.wait_for {
+                    // Clones of the job waited for that run in this phase; earlier phases are over.
+                    Some(target) => (phase_start..end)
+                        .filter(|&j| &plan.workers[j].spec.name == target && j < i)
+                        .map(|j| &progress[j - phase_start])
+                        .collect(),
+                    None => Vec::new(),
+                };
                 handles.push(s.spawn(move || {
+                    while !waits.iter().all(|p| p.done.load(Ordering::Relaxed)) && !STOP.load(Ordering::Relaxed) {
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
                     let mut buf = DiagBuf(diag);
                     let r = worker::run(w, seed_for(w), &STOP, p, &mut buf);
                     if w.spec.exitall {
@@ -204,5 +236,36 @@ fn status_loop(plan: &Plan, first: usize, progress: &[Progress], done: &AtomicBo
         if finished {
             return;
         }
+    }
+}
+
+/// Asks the running workers for their figures every interval and hands them on.
+fn interval_loop(earlier: Vec<WorkerResult>, progress: &[Progress], done: &AtomicBool, iv: Interval<'_>) {
+    let mut generation = 0u64;
+    let mut next = Instant::now() + iv.every;
+    loop {
+        while Instant::now() < next {
+            if done.load(Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        next += iv.every;
+        generation += 1;
+        for p in progress {
+            p.want.store(generation, Ordering::Relaxed);
+        }
+        // Workers answer between I/O batches; one stuck in a long I/O is reported as it was.
+        let deadline = Instant::now() + Duration::from_millis(200);
+        let answered =
+            |p: &Progress| p.snapshot.lock().map(|s| s.as_ref().is_some_and(|s| s.0 >= generation)).unwrap_or(true);
+        while !progress.iter().all(answered) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut all = earlier.clone();
+        for p in progress {
+            all.push(p.snapshot.lock().ok().and_then(|s| s.as_ref().map(|s| s.1.clone())).unwrap_or_default());
+        }
+        (iv.report)(&all);
     }
 }

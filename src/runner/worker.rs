@@ -31,9 +31,14 @@ pub struct Progress {
     pub bytes: [AtomicU64; 3],
     pub ios: [AtomicU64; 3],
     pub done: AtomicBool,
+    /// Raised by the status reporter to ask for a snapshot (`--status-interval`); the worker
+    /// answers by storing its statistics so far in `snapshot` with the same number.
+    pub want: AtomicU64,
+    pub snapshot: std::sync::Mutex<Option<(u64, WorkerResult)>>,
 }
 
 /// What a worker hands back.
+#[derive(Clone, Default)]
 pub struct WorkerResult {
     pub ts: ThreadStat,
     pub pid: u32,
@@ -291,6 +296,7 @@ fn io_loop(
     let mut iolog = spec.write_iolog.as_ref().map(|_| IoLog::new(plan));
     let ios_limit = if spec.number_ios > 0 { spec.number_ios } else { u64::MAX };
     let mut issued_ios = 0u64;
+    let mut served = 0u64;
     // In trimwrite modes every block is trimmed and then written; fio counts only the writes
     // toward the job's size.
     let count_trims = !matches!(spec.rw, fiox_options::RwMode::TrimWrite | fiox_options::RwMode::RandTrimWrite);
@@ -419,6 +425,7 @@ fn io_loop(
         }
         if sync_engine {
             progress_update(progress, &ts);
+            maybe_snapshot(progress, &mut served, &ts, now, meas_start, &usage0, start_epoch_ms);
             sample(&mut ts, spec.rw, now, measuring, bw_win, iops_win, &mut bw_last, &mut iops_last);
             continue;
         }
@@ -462,6 +469,7 @@ fn io_loop(
                 }
                 inflight -= completions.len() as u32;
                 progress_update(progress, &ts);
+                maybe_snapshot(progress, &mut served, &ts, now, meas_start, &usage0, start_epoch_ms);
                 sample(&mut ts, spec.rw, now, measuring, bw_win, iops_win, &mut bw_last, &mut iops_last);
             } else {
                 now = now_ns(clock);
@@ -474,7 +482,19 @@ fn io_loop(
         log.finish(now_ns(clock), path)?;
     }
     let elapsed_ms = now.saturating_sub(meas_start) / 1_000_000;
-    let usage = sys::thread_usage().since(&usage0);
+    finish_stats(&mut ts, elapsed_ms, &usage0);
+    let result = WorkerResult { ts, pid: sys::gettid(), start_epoch_ms, elapsed_ms, error };
+    // The final figures answer every later status request.
+    if let Ok(mut slot) = progress.snapshot.lock() {
+        *slot = Some((u64::MAX, result.clone()));
+    }
+    progress.done.store(true, Ordering::Relaxed);
+    Ok(result)
+}
+
+/// Fills in what is only known at the end (or at a snapshot): CPU use, runtimes, issued counts.
+fn finish_stats(ts: &mut ThreadStat, elapsed_ms: u64, usage0: &sys::Usage) {
+    let usage = sys::thread_usage().since(usage0);
     ts.usr_us = usage.usr_us;
     ts.sys_us = usage.sys_us;
     ts.ctx = usage.ctx;
@@ -487,8 +507,32 @@ fn io_loop(
         }
         ts.issued[d] = ds.total_ios;
     }
-    progress.done.store(true, Ordering::Relaxed);
-    Ok(WorkerResult { ts, pid: 0, start_epoch_ms, elapsed_ms, error })
+}
+
+/// Answers a snapshot request from the status reporter, if there is one. Costs one relaxed
+/// load when there is none.
+#[inline]
+fn maybe_snapshot(
+    p: &Progress,
+    served: &mut u64,
+    ts: &ThreadStat,
+    now: u64,
+    meas_start: u64,
+    usage0: &sys::Usage,
+    start_epoch_ms: u64,
+) {
+    let want = p.want.load(Ordering::Relaxed);
+    if want == *served {
+        return;
+    }
+    *served = want;
+    let mut copy = ts.clone();
+    let elapsed_ms = now.saturating_sub(meas_start) / 1_000_000;
+    finish_stats(&mut copy, elapsed_ms, usage0);
+    let r = WorkerResult { ts: copy, pid: sys::gettid(), start_epoch_ms, elapsed_ms, error: None };
+    if let Ok(mut slot) = p.snapshot.lock() {
+        *slot = Some((want, r));
+    }
 }
 
 /// `write_iolog`: every issued I/O, in fio's iolog version 3 text (`<ms> <file> <action>

@@ -3,5 +3,6 @@
 
 mod cli;
 mod differential;
+mod runner;
 mod seeds;
 mod util;

@@ -118,6 +118,8 @@ pub struct JobSpec {
     pub ioprio: Option<(u32, u32)>,
     /// File to record every issued I/O in (fio's iolog version 3).
     pub write_iolog: Option<String>,
+    /// Name of a job this one starts after.
+    pub wait_for: Option<String>,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -458,6 +460,7 @@ impl JobSpec {
                 (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(4) as u32)),
             },
             write_iolog: m.string("write_iolog").map(|s| s.trim().to_string()),
+            wait_for: m.string("wait_for").map(|s| s.trim().to_string()),
         };
         spec.check(&m)?;
         Ok(spec)

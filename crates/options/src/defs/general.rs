@@ -9,7 +9,7 @@ const INT1: K = K::Int { min: 1, max: i64::MAX };
 pub(super) static DEFS: &[O] = &[
     O::new("name", K::Str, C::Description, "Name of the job; on the command line it starts a new job ('global' starts a global section)"),
     O::new("description", K::Str, C::Description, "Free text describing the job, printed in the report"),
-    O::new("wait_for", K::Str, C::Process, "Start only after the named job has finished").not_yet(),
+    O::new("wait_for", K::Str, C::Process, "Start only after the named job has finished"),
     O::new("stonewall", K::Flag, C::Process, "Wait for all earlier jobs to finish before starting; also starts a new reporting group").alias(&["wait_for_previous"]),
     O::new("new_group", K::Flag, C::Process, "Start a new reporting group without waiting for earlier jobs"),
     O::new("numjobs", INT1, C::Process, "Number of clones of this job, each a separate worker doing the same workload").def("1"),

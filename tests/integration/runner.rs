@@ -1,0 +1,70 @@
+//! Runner behaviour that fio users rely on: interval reports, job ordering, limits.
+
+use crate::util::{fiox, scratch};
+
+/// Splits concatenated JSON documents.
+fn json_docs(text: &str) -> Vec<serde_json::Value> {
+    serde_json::Deserializer::from_str(text).into_iter::<serde_json::Value>().map(|v| v.expect("valid JSON")).collect()
+}
+
+#[test]
+fn status_interval_prints_a_cumulative_report_each_interval() {
+    let dir = scratch();
+    let o = fiox(
+        dir.path(),
+        &[
+            "--name=t",
+            "--ioengine=null",
+            "--size=1m",
+            "--rw=randread",
+            "--runtime=2500ms",
+            "--time_based",
+            "--status-interval=1",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let docs = json_docs(&o.stdout);
+    // Two interval reports and the final one, as fio 3.33 prints for this job.
+    assert_eq!(docs.len(), 3, "{}", o.stdout);
+    let ios: Vec<u64> = docs.iter().map(|d| d["jobs"][0]["read"]["total_ios"].as_u64().unwrap()).collect();
+    assert!(ios.windows(2).all(|w| w[0] < w[1]), "reports are cumulative: {ios:?}");
+}
+
+#[test]
+fn wait_for_starts_a_job_after_another() {
+    let dir = scratch();
+    // Each job takes about 0.5 s (500 I/Os at 1000 IOPS); waiting makes the run about 1 s.
+    let args = [
+        "--ioengine=null",
+        "--size=2000k",
+        "--bs=4k",
+        "--rate_iops=1000",
+        "--output-format=terse",
+        "--name=a",
+        "--rw=read",
+        "--name=b",
+        "--rw=write",
+    ];
+    let t0 = std::time::Instant::now();
+    assert_eq!(fiox(dir.path(), &args).code, 0);
+    let together = t0.elapsed();
+    let mut waiting = args.to_vec();
+    waiting.push("--wait_for=a");
+    let t0 = std::time::Instant::now();
+    let o = fiox(dir.path(), &waiting);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let ordered = t0.elapsed();
+    assert!(together.as_secs_f64() < 0.8, "jobs without wait_for run together: {together:?}");
+    assert!(ordered.as_secs_f64() > 0.9, "wait_for runs them one after the other: {ordered:?}");
+    let o = fiox(dir.path(), &["--ioengine=null", "--size=1m", "--name=a", "--wait_for=nope"]);
+    assert!(o.stderr.contains("wait_for=nope names no earlier job"), "{}", o.stderr);
+}
+
+#[test]
+fn max_jobs_limits_clones() {
+    let dir = scratch();
+    let o = fiox(dir.path(), &["--max-jobs=2", "--ioengine=null", "--size=1m", "--numjobs=3", "--name=a"]);
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("3 jobs (counting numjobs clones) exceed --max-jobs=2"), "{}", o.stderr);
+}

@@ -31,7 +31,7 @@
 //! - **Odd content.** A stat file that is missing or has fewer than 11 numbers reads as nothing:
 //!   the device is still listed, with zeros, and still counts as a slave. fio subtracts the
 //!   counters as plain 64-bit numbers, so a 32-bit millisecond counter that wraps during the run
-//!   prints as about 1.8e19; fiox reads a decrease as a wrap (see [`counter_delta`]).
+//!   prints as about 1.8e19; fiox reads a decrease as a wrap (see `counter_delta`).
 //! - **Timing.** fio reads every device once after laying out the files, just before the jobs
 //!   start, then every 250 ms while they run, and reports up to the last of those readings (slaves
 //!   are read once more when the report is made), so the last fraction of a run is missed. fiox
@@ -51,7 +51,7 @@ use std::path::{Path, PathBuf};
 /// A device number, `(major, minor)`.
 type DevNum = (u32, u32);
 
-/// The stat fields fio uses, reads at index 0 and writes at index 1 (see the kernel's
+/// The stat fields fio reads, reads at index 0 and writes at index 1 (see the kernel's
 /// Documentation/block/stat.rst). The times are milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DiskCounters {

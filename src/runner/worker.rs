@@ -207,7 +207,7 @@ pub fn run(
             std::thread::sleep((until - Instant::now()).min(std::time::Duration::from_millis(100)));
         }
     }
-    let result = io_loop(plan, engine.as_mut(), &fds, &buffers, depth, seed, stop, progress, diag);
+    let result = io_loop(plan, engine.as_mut(), &fds, &mut buffers, depth, seed, stop, progress, diag);
     // The engine goes first: a ring may still reference the buffers until it is torn down.
     drop(engine);
     drop(buffers);
@@ -234,7 +234,7 @@ fn io_loop(
     plan: &WorkerPlan,
     engine: &mut dyn IoEngine,
     fds: &[RawFd],
-    buffers: &IoBuffers,
+    buffers: &mut IoBuffers,
     depth: u32,
     seed: u64,
     stop: &AtomicBool,
@@ -297,6 +297,16 @@ fn io_loop(
     let ios_limit = if spec.number_ios > 0 { spec.number_ios } else { u64::MAX };
     let mut issued_ios = 0u64;
     let mut served = 0u64;
+    let fill = if spec.zero_buffers {
+        Fill::Fixed
+    } else if spec.refill_buffers {
+        Fill::Refill
+    } else if spec.scramble_buffers {
+        Fill::Scramble
+    } else {
+        Fill::Fixed
+    };
+    let mut fill_rng = Rng::new(seed ^ 0xb0ff);
     // In trimwrite modes every block is trimmed and then written; fio counts only the writes
     // toward the job's size.
     let count_trims = !matches!(spec.rw, fiox_options::RwMode::TrimWrite | fiox_options::RwMode::RandTrimWrite);
@@ -376,6 +386,10 @@ fn io_loop(
                 u.block_device = block_dev.get(next.file).copied().unwrap_or(false);
                 u.offset = next.offset;
                 u.len = next.len;
+                if next.ddir == Ddir::Write && fill != Fill::Fixed {
+                    // Only idle units are touched: this one is not in flight.
+                    fill_buffer(buffers.slice_mut(idx as usize), next.len as usize, fill, &mut fill_rng, next.offset);
+                }
                 if sync_engine {
                     let t0 = now_ns(clock);
                     engine.queue(idx, u).context("engine failed")?;
@@ -583,6 +597,39 @@ impl IoLog {
             }
         }
         std::fs::write(path, self.text).with_context(|| format!("cannot write write_iolog file '{path}'"))
+    }
+}
+
+/// How write buffers change between writes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fill {
+    /// The random (or zero) data written at start stays (`zero_buffers`, or both options off).
+    Fixed,
+    /// New random data before every write (`refill_buffers`).
+    Refill,
+    /// A few bytes per 512-byte sector change before every write, so that deduplicating storage
+    /// cannot collapse the writes (`scramble_buffers`, fio's default), at a fraction of the cost.
+    Scramble,
+}
+
+#[inline]
+fn fill_buffer(buf: &mut [u8], len: usize, fill: Fill, rng: &mut Rng, offset: u64) {
+    let n = len.min(buf.len());
+    let buf = &mut buf[..n];
+    match fill {
+        Fill::Fixed => {}
+        Fill::Refill => {
+            for w in buf.chunks_mut(8) {
+                w.copy_from_slice(&rng.next_u64().to_le_bytes()[..w.len()]);
+            }
+        }
+        Fill::Scramble => {
+            let stamp = rng.next_u64() ^ offset;
+            for sector in buf.chunks_mut(512) {
+                let n = sector.len().min(8);
+                sector[..n].copy_from_slice(&stamp.to_le_bytes()[..n]);
+            }
+        }
     }
 }
 

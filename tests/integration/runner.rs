@@ -68,3 +68,25 @@ fn max_jobs_limits_clones() {
     assert_ne!(o.code, 0);
     assert!(o.stderr.contains("3 jobs (counting numjobs clones) exceed --max-jobs=2"), "{}", o.stderr);
 }
+
+#[test]
+fn buffer_contents_follow_the_options() {
+    // (options, distinct 64 KiB blocks expected among 64, all zero)
+    let cases: &[(&[&str], usize, bool)] = &[
+        (&[], 64, false),
+        (&["--refill_buffers"], 64, false),
+        (&["--scramble_buffers=0"], 1, false),
+        (&["--zero_buffers"], 1, true),
+    ];
+    for (opts, distinct, zero) in cases {
+        let dir = scratch();
+        let mut args =
+            vec!["--name=t", "--filename=d.dat", "--size=4m", "--bs=64k", "--rw=write", "--output-format=terse"];
+        args.extend_from_slice(opts);
+        assert_eq!(fiox(dir.path(), &args).code, 0);
+        let data = std::fs::read(dir.path().join("d.dat")).unwrap();
+        let blocks: std::collections::HashSet<&[u8]> = data.chunks(65536).collect();
+        assert_eq!(blocks.len(), *distinct, "{opts:?}");
+        assert_eq!(data.iter().all(|&b| b == 0), *zero, "{opts:?}");
+    }
+}

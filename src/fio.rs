@@ -113,14 +113,15 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // --status-interval: the full report so far, in every requested format, each interval.
     let sink = Output::new(g.output.as_deref(), head)?;
     let interval_report = |partial: &[runner::worker::WorkerResult]| {
-        let report = summary::build(plan, partial, epoch_ms());
+        let report = summary::build(plan, partial, Vec::new(), epoch_ms());
         let _ = sink.write(&formats(g, &report));
     };
     let interval = g
         .status_interval
         .map(|ms| runner::Interval { every: std::time::Duration::from_millis(ms), report: &interval_report });
-    let results = runner::run(plan, &diag, status, interval)?;
-    let report = summary::build(plan, &results, epoch_ms());
+    let outcome = runner::run(plan, &diag, status, interval)?;
+    let results = outcome.workers;
+    let report = summary::build(plan, &results, outcome.disks, epoch_ms());
     sink.write(&formats(g, &report))?;
     let signal = fiox_engine::sys::caught_signal();
     if signal != 0 {

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 mod device;
+mod diskstats;
 mod fio;
 mod plan;
 mod quick;

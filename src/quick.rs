@@ -83,9 +83,10 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         let set = fiox_options::assemble(&cl, &[], &crate::fio::machine_ctx())?;
         let plan = plan::build(set, false, None)?;
         let quiet = |_: &str| {};
-        let results =
-            runner::run(&plan, &quiet, None, None).with_context(|| format!("quick: the {} check failed", c.title))?;
-        let report = summary::build(&plan, &results, 0);
+        let results = runner::run(&plan, &quiet, None, None)
+            .with_context(|| format!("quick: the {} check failed", c.title))?
+            .workers;
+        let report = summary::build(&plan, &results, Vec::new(), 0);
         let ts = &report.jobs[0].ts;
         let d = if c.rw.contains("read") { 0 } else { 1 };
         let ds = &ts.dirs[d];

@@ -13,7 +13,7 @@ fn echo(opts: &[RawOpt]) -> Vec<(String, String)> {
     opts.iter().filter_map(|o| o.value.as_ref().map(|v| (o.def.name.to_string(), v.trim().to_string()))).collect()
 }
 
-pub fn build(plan: &Plan, results: &[WorkerResult], now_epoch_ms: u64) -> RunReport {
+pub fn build(plan: &Plan, results: &[WorkerResult], disks: Vec<fiox_report::DiskUtil>, now_epoch_ms: u64) -> RunReport {
     let ctime = fiox_engine::sys::ctime((now_epoch_ms / 1000) as i64);
     let mut jobs: Vec<JobReport> = Vec::new();
     let groups_n = plan.workers.iter().map(|w| w.groupid).max().map_or(0, |g| g + 1);
@@ -48,7 +48,7 @@ pub fn build(plan: &Plan, results: &[WorkerResult], now_epoch_ms: u64) -> RunRep
         global_options: plan.had_global_section.then(|| echo(&plan.global_options)),
         jobs,
         groups,
-        disks: Vec::new(),
+        disks,
     }
 }
 
@@ -63,6 +63,8 @@ fn job_report(
     let w = &plan.workers[first];
     let spec = &w.spec;
     let job = &plan.jobs[plan.workers[options_from].job_index];
+    // fio prints slat only for I/O that had a submission phase.
+    let has_slat = !w.engine.sync && ts.dirs.iter().any(|d| d.slat.samples > 0);
     JobReport {
         name: spec.name.clone(),
         groupid: w.groupid,
@@ -76,7 +78,7 @@ fn job_report(
         description: spec.description.clone(),
         job_options: echo(&job.own),
         ts,
-        has_slat: !w.engine.sync,
+        has_slat,
         clat_percentiles: spec.clat_percentiles,
         lat_percentiles: spec.lat_percentiles,
         slat_percentiles: spec.slat_percentiles,

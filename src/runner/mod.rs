@@ -57,8 +57,17 @@ pub fn run(
     diag: &(dyn Fn(&str) + Sync),
     status: Option<StatusLine>,
     interval: Option<Interval<'_>>,
-) -> Result<Vec<WorkerResult>> {
+) -> Result<Outcome> {
     let mut results: Vec<Option<Result<WorkerResult>>> = (0..plan.workers.len()).map(|_| None).collect();
+    // The block devices under the jobs' files, in job and file order, as fio lists them.
+    let sys = std::path::Path::new("/sys");
+    let paths: Vec<std::path::PathBuf> = plan
+        .workers
+        .iter()
+        .filter(|w| !w.engine.diskless)
+        .flat_map(|w| w.files.iter().map(|f| f.path.clone()))
+        .collect();
+    let mut disks = DiskTotals::default();
     let mut phase_start = 0;
     while phase_start < plan.workers.len() {
         // A phase runs until the next worker of a stonewalled job (other than the first).
@@ -70,6 +79,18 @@ pub fn run(
             }
             end += 1;
         }
+        // Files are laid out before the phase starts, so that neither the layout's time nor its
+        // I/O is counted (in the jobs' statistics or the disk statistics).
+        for w in plan.workers[phase_start..end].iter().filter(|w| !w.engine.diskless) {
+            worker::layout(w, &mut DiagBuf(diag))?;
+        }
+        let devices = if phase_start == 0 || disks.devices.is_empty() {
+            crate::diskstats::devices_for(&paths, sys)
+        } else {
+            disks.devices.clone()
+        };
+        let before = crate::diskstats::snapshot(&devices, sys);
+        let phase_clock = Instant::now();
         let progress: Vec<Progress> = (phase_start..end).map(|_| Progress::default()).collect();
         let out = Mutex::new(Vec::new());
         let phase_done = AtomicBool::new(false);
@@ -117,6 +138,9 @@ pub fn run(
             }
             phase_done.store(true, Ordering::Relaxed);
         });
+        let after = crate::diskstats::snapshot(&devices, sys);
+        let ms = phase_clock.elapsed().as_millis() as u64;
+        disks.add(&devices, crate::diskstats::deltas(&before, &after, ms), ms);
         for (i, r) in out.into_inner().expect("all workers joined") {
             results[i] = Some(r);
         }
@@ -130,7 +154,73 @@ pub fn run(
     for r in results.into_iter().flatten() {
         out.push(r?);
     }
-    Ok(out)
+    Ok(Outcome { workers: out, disks: disks.finish() })
+}
+
+/// What a run measured.
+pub struct Outcome {
+    pub workers: Vec<WorkerResult>,
+    /// Utilisation of the block devices under the jobs' files, over all phases.
+    pub disks: Vec<fiox_report::DiskUtil>,
+}
+
+/// Disk figures summed over phases; utilisation weighted by each phase's length.
+#[derive(Default)]
+struct DiskTotals {
+    devices: Vec<String>,
+    sum: Vec<fiox_report::DiskUtil>,
+    elapsed_ms: u64,
+}
+
+impl DiskTotals {
+    fn add(&mut self, devices: &[String], deltas: Vec<crate::diskstats::DiskDelta>, elapsed_ms: u64) {
+        if self.devices.is_empty() {
+            self.devices = devices.to_vec();
+        }
+        self.elapsed_ms += elapsed_ms;
+        let busy = |util: f64| util * elapsed_ms as f64;
+        for d in deltas {
+            let i = match self.sum.iter().position(|s| s.name == d.name) {
+                Some(i) => i,
+                None => {
+                    self.sum.push(fiox_report::DiskUtil { name: d.name.clone(), ..Default::default() });
+                    self.sum.len() - 1
+                }
+            };
+            let s = &mut self.sum[i];
+            s.read_ios += d.read_ios;
+            s.write_ios += d.write_ios;
+            s.read_merges += d.read_merges;
+            s.write_merges += d.write_merges;
+            s.read_ticks += d.read_ticks;
+            s.write_ticks += d.write_ticks;
+            s.in_queue += d.in_queue;
+            // Utilisation is a share of time: summed as busy time here, divided in `finish`.
+            s.util += busy(d.util);
+            if let Some(a) = d.aggr {
+                let t = s.aggr.get_or_insert_with(Default::default);
+                t.read_ios += a.read_ios;
+                t.write_ios += a.write_ios;
+                t.read_merges += a.read_merges;
+                t.write_merges += a.write_merges;
+                t.read_ticks += a.read_ticks;
+                t.write_ticks += a.write_ticks;
+                t.in_queue += a.in_queue;
+                t.util += busy(a.util);
+            }
+        }
+    }
+
+    fn finish(mut self) -> Vec<fiox_report::DiskUtil> {
+        let total = self.elapsed_ms.max(1) as f64;
+        for s in &mut self.sum {
+            s.util = (s.util / total).min(100.0);
+            if let Some(a) = &mut s.aggr {
+                a.util = (a.util / total).min(100.0);
+            }
+        }
+        self.sum
+    }
 }
 
 /// Line-buffers a worker's diagnostics into the shared sink.

@@ -60,7 +60,8 @@ fn now_ns(base: Instant) -> u64 {
     base.elapsed().as_nanos() as u64
 }
 
-fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
+/// Creates or extends a worker's files to their planned size (fio's "Laying out IO file").
+pub fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
     let need: Vec<&crate::plan::FilePlan> = plan
         .files
         .iter()
@@ -145,9 +146,6 @@ pub fn run(
     } else {
         None
     };
-    if !plan.engine.diskless {
-        layout(plan, diag)?;
-    }
     // Files stay open (and so valid descriptors) until the engine is gone.
     let mut files: Vec<File> = Vec::new();
     if !plan.engine.diskless {
@@ -162,10 +160,12 @@ pub fn run(
                 o.open(&f.path).with_context(|| format!("job '{}': cannot open '{}'", spec.name, f.path.display()))?;
             if spec.invalidate {
                 // Start from a cold cache, as fio does by default (invalidate=1).
+                // Dirty pages cannot be dropped, so the file is flushed first (another program, or
+                // an earlier job, may just have written it).
                 let r = if f.block_device {
                     sys::flush_block_device(file.as_raw_fd())
                 } else {
-                    sys::fadvise_dontneed(file.as_raw_fd())
+                    file.sync_data().and_then(|()| sys::fadvise_dontneed(file.as_raw_fd()))
                 };
                 r.with_context(|| format!("job '{}': cannot drop the cache of '{}'", spec.name, f.path.display()))?;
             }
@@ -408,14 +408,20 @@ fn io_loop(
                 timing.start[idx as usize] = t_fill;
                 match engine.queue(idx, u).context("engine failed")? {
                     Queued::Completed => {
-                        // An in-line completion (a trim on a ring engine).
+                        // An in-line completion (a trim on a ring engine, the null engine at
+                        // depth 1): no submission phase, so no slat, as in fio.
                         issued_ios += 1;
                         if count_trims || next.ddir != Ddir::Trim {
                             issued_bytes += next.len as u64;
                         }
                         now = now_ns(clock);
                         let u = units[idx as usize];
-                        account(&mut ts, &u, Some(t_fill), t_fill, now, measuring, &mut error, plan, diag);
+                        account(&mut ts, &u, None, t_fill, now, measuring, &mut error, plan, diag);
+                        ts.mark_depth(inflight + 1, 1);
+                        ts.submit_map[1] += 1;
+                        ts.complete_map[1] += 1;
+                        // Back to the loop head, which checks the time and the stop flag.
+                        break;
                     }
                     Queued::Queued => {
                         free.pop();
@@ -482,15 +488,15 @@ fn io_loop(
                     free.push(c.index);
                 }
                 inflight -= completions.len() as u32;
-                progress_update(progress, &ts);
-                maybe_snapshot(progress, &mut served, &ts, now, meas_start, &usage0, start_epoch_ms);
-                sample(&mut ts, spec.rw, now, measuring, bw_win, iops_win, &mut bw_last, &mut iops_last);
             } else {
                 now = now_ns(clock);
             }
         } else {
             now = now_ns(clock);
         }
+        progress_update(progress, &ts);
+        maybe_snapshot(progress, &mut served, &ts, now, meas_start, &usage0, start_epoch_ms);
+        sample(&mut ts, spec.rw, now, measuring, bw_win, iops_win, &mut bw_last, &mut iops_last);
     }
     if let (Some(log), Some(path)) = (iolog, &spec.write_iolog) {
         log.finish(now_ns(clock), path)?;
@@ -700,6 +706,8 @@ fn account(
         Ddir::Sync | Ddir::DataSync => {
             ts.sync_ios += 1;
             ts.sync_lat.add(done - issue);
+            ts.sync_hist.get_or_insert_with(Default::default).add(done - issue);
+            ts.issued[3] += 1;
             return;
         }
     };

@@ -341,3 +341,109 @@ fn same_offsets_as_fio() {
         }
     }
 }
+
+/// The key structure of a JSON value: objects as sorted key lists (recursively), arrays by their
+/// first element; values themselves are ignored. json+ `bins` keys are numbers that differ run
+/// to run, so they are collapsed.
+fn shape(v: &Value, key: &str) -> Value {
+    match v {
+        Value::Object(m) if key == "bins" || key == "percentile" => {
+            Value::String(format!("<{} keys>", if key == "bins" { "bin" } else { "pct" }))
+        }
+        Value::Object(m) => Value::Object(m.iter().map(|(k, v)| (k.clone(), shape(v, k))).collect()),
+        Value::Array(a) => Value::Array(a.first().map(|x| shape(x, key)).into_iter().collect()),
+        Value::Number(_) => Value::String("number".into()),
+        Value::String(_) => Value::String("string".into()),
+        other => other.clone(),
+    }
+}
+
+/// The labels of the normal output, line by line: what stays when numbers, names and dates are
+/// taken out (`  read: IOPS=#, BW=#`). fio and fiox must print the same lines in the same order.
+fn labels(text: &str) -> Vec<String> {
+    text.lines()
+        // Left out: the version line, the status line, layout messages (fiox prints them on
+        // stderr), percentile rows and latency-bucket lines (how many depends on the spread).
+        .filter(|l| !l.starts_with("fio") && !l.starts_with("Jobs:") && !l.contains("Laying out"))
+        .filter(|l| !l.trim_start().starts_with('|') && !l.trim_start().starts_with("lat (") || l.contains("min="))
+        .map(|l| {
+            let mut out = String::new();
+            let mut in_num = false;
+            for c in l.chars() {
+                if c.is_ascii_digit() || (in_num && (c == '.' || c.is_ascii_alphabetic())) {
+                    if !in_num {
+                        out.push('#');
+                    }
+                    in_num = true;
+                } else {
+                    in_num = false;
+                    out.push(c);
+                }
+            }
+            // Dates in job headers and unit choices (usec/nsec, KiB/MiB) vary with timing.
+            let out = out.split(": (groupid=").next().unwrap_or("").to_string()
+                + if l.contains("(groupid=") { ": (groupid=" } else { "" };
+            out.replace("nsec", "U").replace("usec", "U").replace("msec", "U").replace(" ", "")
+        })
+        .collect()
+}
+
+#[test]
+fn output_formats_have_fios_structure() {
+    let common = ["--filename=t.dat", "--size=2m", "--bs=4k", "--runtime=1"];
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--ioengine=psync", "--rw=randread"],
+        vec!["--ioengine=libaio", "--rw=randrw", "--iodepth=8", "--direct=1"],
+        vec!["--ioengine=io_uring", "--rw=write", "--iodepth=4", "--fsync=8"],
+        vec!["--ioengine=psync", "--rw=read", "--numjobs=2", "--group_reporting"],
+        vec!["--ioengine=psync", "--rw=read", "--numjobs=2"],
+        vec!["--ioengine=null", "--rw=randrw", "--iodepth=16"],
+    ];
+    let groups = std::fs::read_to_string(data("jobs/groups.fio")).unwrap();
+    for extra in cases.iter().map(|c| [&common[..], &c[..], &["--name=t"]].concat()).chain([vec!["groups.fio"]]) {
+        let dir = crate::util::scratch();
+        std::fs::write(dir.path().join("groups.fio"), &groups).unwrap();
+        let base = extra.clone();
+        for (fmt, check) in [("json", 0), ("json+", 0), ("normal", 1), ("terse", 2)] {
+            let mut a = base.clone();
+            let f_opt = format!("--output-format={fmt}");
+            a.push(&f_opt);
+            let f = fio(dir.path(), &a);
+            let x = fiox(dir.path(), &a);
+            assert_eq!((f.code, x.code), (0, 0), "{extra:?} {fmt}: fio: {} fiox: {}", f.stderr, x.stderr);
+            match check {
+                0 => {
+                    let (fv, xv): (Value, Value) =
+                        (serde_json::from_str(&f.stdout).unwrap(), serde_json::from_str(&x.stdout).unwrap());
+                    let (mut fs, xs) = (shape(&fv, ""), shape(&xv, ""));
+                    // Block devices under the file: fiox reports disk_util only where fio does.
+                    if xs.get("disk_util").is_none() {
+                        fs.as_object_mut().unwrap().remove("disk_util");
+                    }
+                    assert_eq!(xs, fs, "JSON key structure differs for {extra:?} ({fmt})");
+                }
+                1 => {
+                    let (fl, xl) = (labels(&f.stdout), labels(&x.stdout));
+                    let strip =
+                        |v: Vec<String>| v.into_iter().take_while(|l| !l.starts_with("Diskstats")).collect::<Vec<_>>();
+                    assert_eq!(
+                        strip(xl),
+                        strip(fl),
+                        "normal output lines differ for {extra:?}\nfio:\n{}\nfiox:\n{}",
+                        f.stdout,
+                        x.stdout
+                    );
+                }
+                _ => {
+                    let count = |s: &str| s.lines().map(|l| l.split(';').count()).collect::<Vec<_>>();
+                    let (fc, xc) = (count(&f.stdout), count(&x.stdout));
+                    // One disk adds 9 fields (v3); compare with the disk fields taken out.
+                    let disks = |v: Vec<usize>| {
+                        v.into_iter().map(|n| if n > 121 { 121 + (n - 121) % 9 } else { n }).collect::<Vec<_>>()
+                    };
+                    assert_eq!(disks(xc), disks(fc), "terse field counts differ for {extra:?}");
+                }
+            }
+        }
+    }
+}

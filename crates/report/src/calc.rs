@@ -133,6 +133,11 @@ pub(crate) fn enabled_hist(job: &JobReport, ddir: usize, kind: LatKind) -> Optio
     hist.filter(|h| on && h.total() > 0 && !job.percentile_list.is_empty())
 }
 
+/// The fsync latency histogram, when fio would print its percentiles (with the clat ones).
+pub(crate) fn sync_hist(job: &JobReport) -> Option<&LatHist> {
+    job.ts.sync_hist.as_ref().filter(|h| job.clat_percentiles && h.total() > 0 && !job.percentile_list.is_empty())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -146,7 +146,8 @@ fn job(r: &RunReport, j: &JobReport, plus: bool) -> Obj {
         o.o(name, dir(r, j, ddir, plus));
     }
     let mut sync = Obj::default();
-    sync.u("total_ios", ts.sync_ios).o("lat_ns", lat_obj(&ts.sync_lat, None, false));
+    let sync_pct = calc::sync_hist(j).map(|h| (h, &j.percentile_list[..]));
+    sync.u("total_ios", ts.sync_ios).o("lat_ns", lat_obj(&ts.sync_lat, sync_pct, plus));
     o.o("sync", sync);
     o.u("job_runtime", ts.job_runtime_ms)
         .f("usr_cpu", calc::cpu_pct(ts.usr_us, ts.job_runtime_ms))
@@ -251,6 +252,17 @@ fn disk(d: &DiskUtil) -> Obj {
         .u("write_ticks", d.write_ticks)
         .u("in_queue", d.in_queue)
         .f("util", d.util);
+    if let Some(a) = &d.aggr {
+        // fio 3.33 spells one key in the singular: `aggr_write_merge`.
+        o.u("aggr_read_ios", a.read_ios)
+            .u("aggr_write_ios", a.write_ios)
+            .u("aggr_read_merges", a.read_merges)
+            .u("aggr_write_merge", a.write_merges)
+            .u("aggr_read_ticks", a.read_ticks)
+            .u("aggr_write_ticks", a.write_ticks)
+            .u("aggr_in_queue", a.in_queue)
+            .f("aggr_util", a.util);
+    }
     o
 }
 

@@ -17,4 +17,4 @@ pub mod units;
 #[cfg(test)]
 mod testutil;
 
-pub use model::{DiskUtil, JobReport, RunReport, Units, DEFAULT_PERCENTILES};
+pub use model::{DiskAggr, DiskUtil, JobReport, RunReport, Units, DEFAULT_PERCENTILES};

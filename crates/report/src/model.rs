@@ -74,6 +74,22 @@ pub struct DiskUtil {
     pub in_queue: u64,
     /// Percent of the run the device was busy.
     pub util: f64,
+    /// For a stacked device (device-mapper, md): its slaves' figures, averaged (utilisation:
+    /// the busiest slave's).
+    pub aggr: Option<DiskAggr>,
+}
+
+/// The `aggr*` figures fio prints for a stacked device.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiskAggr {
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_ticks: u64,
+    pub write_ticks: u64,
+    pub in_queue: u64,
+    pub util: f64,
 }
 
 /// A finished run.

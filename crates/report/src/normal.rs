@@ -106,8 +106,10 @@ pub fn render(r: &RunReport) -> String {
 }
 
 fn disk_line(d: &DiskUtil) -> String {
-    format!(
-        "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={}%\n",
+    // A stacked device is indented further and carries its slaves' figures.
+    let indent = if d.aggr.is_some() { "    " } else { "  " };
+    let mut line = format!(
+        "{indent}{}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={}%",
         d.name,
         d.read_ios,
         d.write_ios,
@@ -117,7 +119,22 @@ fn disk_line(d: &DiskUtil) -> String {
         d.write_ticks,
         d.in_queue,
         cfmt(d.util, 3, 2)
-    )
+    );
+    if let Some(a) = &d.aggr {
+        line.push_str(&format!(
+            ", aggrios={}/{}, aggrmerge={}/{}, aggrticks={}/{}, aggrin_queue={}, aggrutil={}%",
+            a.read_ios,
+            a.write_ios,
+            a.read_merges,
+            a.write_merges,
+            a.read_ticks,
+            a.write_ticks,
+            a.in_queue,
+            cfmt(a.util, 3, 2)
+        ));
+    }
+    line.push('\n');
+    line
 }
 
 /// Whether fio prints a report for this job: not when it issued no I/O at all (for example a
@@ -161,6 +178,9 @@ fn job_report(r: &RunReport, job: &JobReport) -> String {
     if ts.sync_lat.samples > 0 {
         s.push_str("  fsync/fdatasync/sync_file_range:\n");
         s.push_str(&stat_line("sync", &ts.sync_lat));
+        if let Some(h) = calc::sync_hist(job) {
+            s.push_str(&percentile_block("sync", h, &job.percentile_list));
+        }
     }
     let _ = writeln!(
         s,
@@ -359,6 +379,24 @@ fn lat_buckets(s: &mut String, ts: &ThreadStat) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stacked_disk_line() {
+        let d = DiskUtil {
+            name: "dm-0".into(),
+            read_ios: 10,
+            write_ios: 2,
+            in_queue: 7,
+            util: 12.5,
+            aggr: Some(crate::model::DiskAggr { read_ios: 5, write_ios: 1, util: 80.0, ..Default::default() }),
+            ..Default::default()
+        };
+        assert_eq!(
+            disk_line(&d),
+            "    dm-0: ios=10/2, merge=0/0, ticks=0/0, in_queue=7, util=12.50%, aggrios=5/1, aggrmerge=0/0, \
+             aggrticks=0/0, aggrin_queue=0, aggrutil=80.00%\n"
+        );
+    }
     use crate::testutil::{read_reference, reference_report, simple_report, REFERENCE_TXT};
 
     fn is_stat_line(l: &str) -> bool {

@@ -70,6 +70,15 @@ fn job_line(r: &RunReport, j: &JobReport, version: u8) -> String {
                 f.push(v.to_string());
             }
             f.push(format!("{}%", cfmt(d.util, 3, 2)));
+            if let Some(a) = &d.aggr {
+                f.push("slaves".into());
+                for v in
+                    [a.read_ios, a.write_ios, a.read_merges, a.write_merges, a.read_ticks, a.write_ticks, a.in_queue]
+                {
+                    f.push(v.to_string());
+                }
+                f.push(format!("{}%", cfmt(a.util, 3, 2)));
+            }
         }
     }
     let desc = j.description.as_deref().filter(|d| !d.is_empty());

@@ -127,6 +127,7 @@ pub(crate) fn simple_report() -> RunReport {
             write_ticks: 40,
             in_queue: 340,
             util: 50.0,
+            aggr: None,
         }],
     }
 }
@@ -317,6 +318,7 @@ pub(crate) fn report_from_fio_json(doc: &Value, pids: &[u32], ctime: &str) -> Ru
             write_ticks: u(&d["write_ticks"]),
             in_queue: u(&d["in_queue"]),
             util: f(&d["util"]),
+            aggr: None,
         })
         .collect();
     RunReport {

@@ -72,6 +72,8 @@ pub struct ThreadStat {
     pub dirs: [DirStat; 3],
     pub sync_ios: u64,
     pub sync_lat: IoStat,
+    /// Created at the first fsync, so jobs that never sync carry none.
+    pub sync_hist: Option<LatHist>,
     /// Number of jobs merged into this one.
     pub jobs: u32,
     pub usr_us: u64,
@@ -152,6 +154,7 @@ impl ThreadStat {
         }
         self.sync_ios += o.sync_ios;
         self.sync_lat.merge(&o.sync_lat);
+        merge_hist(&mut self.sync_hist, &o.sync_hist);
         self.jobs += o.jobs;
         self.usr_us += o.usr_us;
         self.sys_us += o.sys_us;

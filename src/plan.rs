@@ -35,6 +35,8 @@ pub struct WorkerPlan {
     pub files: Vec<FilePlan>,
     /// Bytes to transfer per loop, all directions together.
     pub io_bytes: u64,
+    /// 1-based position among all job clones of the run (fio's log file numbering).
+    pub number: usize,
 }
 
 /// The whole run.
@@ -102,7 +104,9 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                     );
                 }
             }
+            let number = workers.len() + 1;
             workers.push(WorkerPlan {
+                number,
                 spec: spec.clone(),
                 engine,
                 job_index,

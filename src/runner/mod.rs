@@ -6,6 +6,7 @@
 
 pub mod eta;
 pub mod iogen;
+pub mod logs;
 pub mod offsets;
 pub mod pacer;
 pub mod worker;

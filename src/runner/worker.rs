@@ -21,6 +21,7 @@ use fiox_engine::{sys, Completion, Ddir, IoBuffers, IoEngine, IoUnit, MemKind, Q
 use fiox_stats::{DirStat, ThreadStat};
 
 use super::iogen::{IoGen, NextIo};
+use super::logs::JobLogs;
 use super::offsets::{mix64, Rng};
 use super::pacer::Pacer;
 use crate::plan::WorkerPlan;
@@ -294,6 +295,7 @@ fn io_loop(
     let pacing = pacer.active();
     let mut pending: Option<NextIo> = None;
     let mut iolog = spec.write_iolog.as_ref().map(|_| IoLog::new(plan));
+    let mut logs = JobLogs::new(spec, plan.number);
     let ios_limit = if spec.number_ios > 0 { spec.number_ios } else { u64::MAX };
     let mut issued_ios = 0u64;
     let mut served = 0u64;
@@ -400,7 +402,7 @@ fn io_loop(
                     }
                     ts.mark_depth(1, 1);
                     let u = units[idx as usize];
-                    account(&mut ts, &u, None, t0, now, measuring, &mut error, plan, diag);
+                    account(&mut ts, &u, None, t0, now, measuring, &mut error, plan, diag, &mut logs, meas_start);
                     ts.submit_map[1] += 1;
                     ts.complete_map[1] += 1;
                     break;
@@ -416,7 +418,9 @@ fn io_loop(
                         }
                         now = now_ns(clock);
                         let u = units[idx as usize];
-                        account(&mut ts, &u, None, t_fill, now, measuring, &mut error, plan, diag);
+                        account(
+                            &mut ts, &u, None, t_fill, now, measuring, &mut error, plan, diag, &mut logs, meas_start,
+                        );
                         ts.mark_depth(inflight + 1, 1);
                         ts.submit_map[1] += 1;
                         ts.complete_map[1] += 1;
@@ -484,6 +488,8 @@ fn io_loop(
                         &mut error,
                         plan,
                         diag,
+                        &mut logs,
+                        meas_start,
                     );
                     free.push(c.index);
                 }
@@ -502,6 +508,10 @@ fn io_loop(
         log.finish(now_ns(clock), path)?;
     }
     let elapsed_ms = now.saturating_sub(meas_start) / 1_000_000;
+    if let Some(l) = &mut logs {
+        l.roll(elapsed_ms);
+        l.write()?;
+    }
     finish_stats(&mut ts, elapsed_ms, &usage0);
     let result = WorkerResult { ts, pid: sys::gettid(), start_epoch_ms, elapsed_ms, error };
     // The final figures answer every later status request.
@@ -677,6 +687,8 @@ fn account(
     error: &mut Option<String>,
     plan: &WorkerPlan,
     diag: &mut dyn Write,
+    logs: &mut Option<JobLogs>,
+    meas_start: u64,
 ) {
     if u.result < 0 {
         if error.is_none() {
@@ -737,6 +749,10 @@ fn account(
     ds.lat.add(lat);
     if let Some(h) = &mut ds.lat_hist {
         h.add(lat);
+    }
+    if let Some(l) = logs {
+        let slat = start.map(|s| issue.saturating_sub(s));
+        l.io(done.saturating_sub(meas_start) / 1_000_000, d, u.len, u.offset, slat, clat, lat);
     }
     ts.mark_clat_bucket(clat);
 }

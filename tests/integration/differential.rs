@@ -447,3 +447,53 @@ fn output_formats_have_fios_structure() {
         }
     }
 }
+
+/// Parsed log lines: the comma-separated fields of each line.
+fn log_lines(path: &Path) -> Vec<Vec<u64>> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    text.lines().map(|l| l.split(',').map(|f| f.trim().parse().expect("numeric log field")).collect()).collect()
+}
+
+#[test]
+fn logs_have_fios_files_and_columns() {
+    for (name, extra, per_io) in [
+        ("perio", vec!["--log_offset=1"], true),
+        ("plain", vec![], true),
+        ("avg", vec!["--log_avg_msec=100", "--runtime=1", "--time_based"], false),
+    ] {
+        let dir = crate::util::scratch();
+        let mut files = std::collections::BTreeMap::new();
+        for (tool, who) in [("fio", "f"), ("fiox", "x")] {
+            let mut args =
+                vec!["--name=t", "--filename=t.dat", "--size=512k", "--rw=read", "--numjobs=2", "--output-format=json"];
+            let (bw, lat, iops) =
+                (format!("--write_bw_log={who}"), format!("--write_lat_log={who}"), format!("--write_iops_log={who}"));
+            args.extend([bw.as_str(), lat.as_str(), iops.as_str()]);
+            args.extend(extra.iter().copied());
+            let out = if tool == "fio" { fio(dir.path(), &args) } else { fiox(dir.path(), &args) };
+            json_of(&out, tool);
+            let mut names: Vec<String> =
+                crate::util::listing(dir.path()).into_iter().filter(|n| n.starts_with(&format!("{who}_"))).collect();
+            names.sort();
+            files.insert(tool, names);
+        }
+        let strip = |v: &Vec<String>| v.iter().map(|n| n[1..].to_string()).collect::<Vec<_>>();
+        assert_eq!(strip(&files["fiox"]), strip(&files["fio"]), "log file names differ ({name})");
+        for n in &files["fio"] {
+            let f = log_lines(&dir.path().join(n));
+            let x = log_lines(&dir.path().join(format!("x{}", &n[1..])));
+            let cols = |v: &Vec<Vec<u64>>| v.iter().map(|l| l.len()).collect::<std::collections::BTreeSet<_>>();
+            if !f.is_empty() {
+                assert_eq!(cols(&x), cols(&f), "columns differ in {n} ({name})");
+            }
+            if per_io {
+                assert_eq!(x.len(), f.len(), "line count differs in {n} ({name})");
+                // ddir, bs (and offset) columns are the same I/O by I/O for a sequential job.
+                let tail = |v: &Vec<Vec<u64>>| v.iter().map(|l| l[2..].to_vec()).collect::<Vec<_>>();
+                assert_eq!(tail(&x), tail(&f), "ddir/bs/offset columns differ in {n} ({name})");
+            } else {
+                assert!(x.iter().all(|l| l[0] % 100 == 0 && l[3] == 0), "averaged entries sit on window ends ({n})");
+            }
+        }
+    }
+}

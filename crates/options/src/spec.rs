@@ -120,6 +120,13 @@ pub struct JobSpec {
     pub write_iolog: Option<String>,
     /// Name of a job this one starts after.
     pub wait_for: Option<String>,
+    pub write_bw_log: Option<String>,
+    pub write_lat_log: Option<String>,
+    pub write_iops_log: Option<String>,
+    pub log_avg_msec: u64,
+    pub log_max_value: bool,
+    pub log_offset: bool,
+    pub per_job_logs: bool,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -461,6 +468,13 @@ impl JobSpec {
             },
             write_iolog: m.string("write_iolog").map(|s| s.trim().to_string()),
             wait_for: m.string("wait_for").map(|s| s.trim().to_string()),
+            write_bw_log: m.string("write_bw_log").map(|s| s.trim().to_string()),
+            write_lat_log: m.string("write_lat_log").map(|s| s.trim().to_string()),
+            write_iops_log: m.string("write_iops_log").map(|s| s.trim().to_string()),
+            log_avg_msec: m.int("log_avg_msec")?.unwrap_or(0) as u64,
+            log_max_value: m.flag("log_max_value")?,
+            log_offset: m.flag("log_offset")?,
+            per_job_logs: m.flag("per_job_logs")?,
         };
         spec.check(&m)?;
         Ok(spec)

@@ -21,6 +21,7 @@ fio-compatible options (see --cmdhelp for job options):
   --output-format=LIST    normal, terse, json, json+ (comma-separated)
   --minimal               terse output
   --terse-version=N       terse version 2, 3 (default), 4 or 5
+  --terse-header          print a line of field names before terse output (fiox addition)
   --parse-only            check the jobs and exit without doing I/O
   --showcmd               print each job file as a command line
   --section=NAME          run only the named job sections
@@ -142,7 +143,7 @@ fn formats(g: &argv::Globals, report: &fiox_report::RunReport) -> String {
     let mut text = String::new();
     for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
         if g.formats.contains(&f) {
-            text.push_str(&crate::render::render(f, report, g.terse_version));
+            text.push_str(&crate::render::render(f, report, g.terse_version, g.terse_header));
         }
     }
     text

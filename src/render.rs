@@ -47,10 +47,14 @@ pub fn header(plan: &Plan) -> String {
     s
 }
 
-pub fn render(format: Format, report: &RunReport, terse_version: u8) -> String {
+pub fn render(format: Format, report: &RunReport, terse_version: u8, terse_header: bool) -> String {
     match format {
         Format::Json => fiox_report::json::render(report, false),
         Format::JsonPlus => fiox_report::json::render(report, true),
+        Format::Terse if terse_header => {
+            fiox_report::terse::header_with_disks(terse_version, report.disks.len())
+                + &fiox_report::terse::render(report, terse_version)
+        }
         Format::Terse => fiox_report::terse::render(report, terse_version),
         Format::Normal => normal::render(report),
     }

@@ -154,9 +154,13 @@ pub fn run(
         for f in &plan.files {
             let mut o = OpenOptions::new();
             o.read(true).write(write);
-            if spec.direct {
-                o.custom_flags(libc::O_DIRECT);
+            let mut flags = if spec.direct { libc::O_DIRECT } else { 0 };
+            match spec.open_sync {
+                Some(true) => flags |= libc::O_SYNC,
+                Some(false) => flags |= libc::O_DSYNC,
+                None => {}
             }
+            o.custom_flags(flags);
             let file =
                 o.open(&f.path).with_context(|| format!("job '{}': cannot open '{}'", spec.name, f.path.display()))?;
             if spec.invalidate {

@@ -90,3 +90,21 @@ fn buffer_contents_follow_the_options() {
         assert_eq!(data.iter().all(|&b| b == 0), *zero, "{opts:?}");
     }
 }
+
+#[test]
+fn terse_header_names_every_field() {
+    let dir = scratch();
+    for version in ["2", "3", "4", "5"] {
+        let v = format!("--terse-version={version}");
+        let o = fiox(
+            dir.path(),
+            &["--name=t", "--filename=t.dat", "--size=1m", "--rw=read", "--minimal", &v, "--terse-header"],
+        );
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        let lines: Vec<&str> = o.stdout.lines().collect();
+        let names = lines[0].split(';').count();
+        let fields = lines[1].split(';').count();
+        assert_eq!(names, fields, "terse v{version}: {} names for {} fields", names, fields);
+        assert!(lines[0].starts_with("terse_version;") || version == "2", "{}", lines[0]);
+    }
+}

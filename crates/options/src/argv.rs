@@ -52,6 +52,8 @@ pub struct Globals {
     /// `Some("")` for a bare `--cmdhelp`.
     pub cmdhelp: Option<String>,
     pub enghelp: Option<String>,
+    /// fiox addition: print a header line of field names before terse output.
+    pub terse_header: bool,
 }
 
 impl Default for Globals {
@@ -74,6 +76,7 @@ impl Default for Globals {
             help: false,
             cmdhelp: None,
             enghelp: None,
+            terse_header: false,
         }
     }
 }
@@ -116,6 +119,7 @@ const SWITCHES: &[(&str, Arg, bool)] = &[
     ("help", Arg::None, true),
     ("cmdhelp", Arg::Optional, true),
     ("enghelp", Arg::Optional, true),
+    ("terse-header", Arg::None, true),
     ("debug", Arg::Required, false),
     ("bandwidth-log", Arg::None, false),
     ("append-terse", Arg::None, false),
@@ -286,6 +290,7 @@ fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, 
         "help" => g.help = true,
         "cmdhelp" => g.cmdhelp = Some(v),
         "enghelp" => g.enghelp = Some(v),
+        "terse-header" => g.terse_header = true,
         _ => unreachable!("every supported switch is handled"),
     }
     Ok(())

@@ -133,6 +133,13 @@ mod tests {
     }
 
     #[test]
+    fn sync_open_flags() {
+        let s = set("[a]\nsize=1m\nsync=dsync\n[b]\nsize=1m\nsync=1\n[c]\nsize=1m\n", &[]).unwrap();
+        let got: Vec<Option<bool>> = s.jobs.iter().map(|j| j.spec.open_sync).collect();
+        assert_eq!(got, [Some(false), Some(true), None]);
+    }
+
+    #[test]
     fn kb_base_changes_sizes() {
         let s = set("[a]\nkb_base=1000\nsize=1m\nbs=4k\n", &[]).unwrap();
         assert_eq!(s.jobs[0].spec.bs, [4000; 3]);

@@ -127,6 +127,8 @@ pub struct JobSpec {
     pub log_max_value: bool,
     pub log_offset: bool,
     pub per_job_logs: bool,
+    /// `sync=`: open files with O_SYNC (`sync`, `1`) or O_DSYNC (`dsync`).
+    pub open_sync: Option<bool>,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -475,6 +477,11 @@ impl JobSpec {
             log_max_value: m.flag("log_max_value")?,
             log_offset: m.flag("log_offset")?,
             per_job_logs: m.flag("per_job_logs")?,
+            open_sync: match m.choice("sync")? {
+                "sync" | "1" => Some(true),
+                "dsync" => Some(false),
+                _ => None,
+            },
         };
         spec.check(&m)?;
         Ok(spec)

@@ -16,7 +16,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("percentage_random", PCT, C::IoType, "Percentage of random I/O in a random workload (the rest is sequential)").def("100").per_dir(),
     O::new("direct", K::Bool, C::IoType, "Use O_DIRECT (bypass the page cache)").def("0"),
     O::new("buffered", K::Bool, C::IoType, "Use buffered I/O (the opposite of direct)").def("1"),
-    O::new("sync", K::Choice(SYNC), C::IoType, "Open files with O_SYNC or O_DSYNC").def("none").not_yet(),
+    O::new("sync", K::Choice(SYNC), C::IoType, "Open files with O_SYNC or O_DSYNC").def("none"),
     O::new("fsync", INT0, C::IoType, "fsync after this many writes (0: never)").def("0"),
     O::new("fdatasync", INT0, C::IoType, "fdatasync after this many writes (0: never)").def("0"),
     O::new("end_fsync", K::Bool, C::IoType, "fsync the files when the job's writes are done").def("0"),

@@ -122,7 +122,8 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         .map(|ms| runner::Interval { every: std::time::Duration::from_millis(ms), report: &interval_report });
     let outcome = runner::run(plan, &diag, status, interval)?;
     let results = outcome.workers;
-    let report = summary::build(plan, &results, outcome.disks, epoch_ms());
+    let mut report = summary::build(plan, &results, outcome.disks, epoch_ms());
+    report.fiox = Some(crate::manifest::build(plan, &results, &report));
     sink.write(&formats(g, &report))?;
     let signal = fiox_engine::sys::caught_signal();
     if signal != 0 {

@@ -14,6 +14,7 @@ use anyhow::Result;
 mod device;
 mod diskstats;
 mod fio;
+mod manifest;
 mod plan;
 mod quick;
 mod render;

@@ -49,6 +49,7 @@ pub fn build(plan: &Plan, results: &[WorkerResult], disks: Vec<fiox_report::Disk
         jobs,
         groups,
         disks,
+        fiox: None,
     }
 }
 

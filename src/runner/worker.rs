@@ -46,6 +46,8 @@ pub struct WorkerResult {
     /// Milliseconds since the epoch when measurement started.
     pub start_epoch_ms: u64,
     pub elapsed_ms: u64,
+    /// The seed of the worker's random streams (for the run manifest).
+    pub seed: u64,
     /// The I/O error that stopped the job, already described.
     pub error: Option<String>,
 }
@@ -517,7 +519,7 @@ fn io_loop(
         l.write()?;
     }
     finish_stats(&mut ts, elapsed_ms, &usage0);
-    let result = WorkerResult { ts, pid: sys::gettid(), start_epoch_ms, elapsed_ms, error };
+    let result = WorkerResult { ts, pid: sys::gettid(), start_epoch_ms, elapsed_ms, seed, error };
     // The final figures answer every later status request.
     if let Ok(mut slot) = progress.snapshot.lock() {
         *slot = Some((u64::MAX, result.clone()));
@@ -563,7 +565,7 @@ fn maybe_snapshot(
     let mut copy = ts.clone();
     let elapsed_ms = now.saturating_sub(meas_start) / 1_000_000;
     finish_stats(&mut copy, elapsed_ms, usage0);
-    let r = WorkerResult { ts: copy, pid: sys::gettid(), start_epoch_ms, elapsed_ms, error: None };
+    let r = WorkerResult { ts: copy, pid: sys::gettid(), start_epoch_ms, elapsed_ms, seed: 0, error: None };
     if let Ok(mut slot) = p.snapshot.lock() {
         *slot = Some((want, r));
     }

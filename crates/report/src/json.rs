@@ -118,6 +118,9 @@ pub fn render(r: &RunReport, plus: bool) -> String {
     if !r.disks.is_empty() {
         top.put("disk_util", V::A(r.disks.iter().map(|d| V::O(disk(d))).collect()));
     }
+    if let Some(m) = &r.fiox {
+        top.o("fiox", manifest(m));
+    }
     let mut out = String::new();
     write_val(&mut out, &V::O(top), 0);
     out.push('\n');
@@ -239,6 +242,66 @@ fn samples(o: &mut Obj, prefix: &str, s: &SampleStat, agg: Option<f64>, dev_key:
         o.f(&format!("{prefix}_agg"), a);
     }
     o.f(&format!("{prefix}_mean"), s.mean).f(dev_key, s.stddev()).u(&format!("{prefix}_samples"), s.samples);
+}
+
+/// fiox's addition, last in the document so fio parsers that ignore unknown keys are unaffected.
+fn manifest(m: &crate::model::Manifest) -> Obj {
+    let mut o = Obj::default();
+    o.s("version", &m.version).s("kernel", &m.kernel).s("cpu", &m.cpu).u("cpus", m.cpus).s("clock", &m.clock);
+    let devices = m
+        .devices
+        .iter()
+        .map(|d| {
+            let mut x = Obj::default();
+            x.s("name", &d.name)
+                .s("model", &d.model)
+                .s("scheduler", &d.scheduler)
+                .u("rotational", d.rotational as u64)
+                .u("logical_block_size", d.logical_block_size)
+                .u("physical_block_size", d.physical_block_size)
+                .u("nr_requests", d.nr_requests)
+                .u("read_ahead_kb", d.read_ahead_kb)
+                .s("write_cache", &d.write_cache);
+            let mounts = d
+                .mounts
+                .iter()
+                .map(|(mp, fs, opts)| {
+                    let mut y = Obj::default();
+                    y.s("mountpoint", mp).s("fstype", fs).s("options", opts);
+                    V::O(y)
+                })
+                .collect();
+            x.put("mounts", V::A(mounts));
+            V::O(x)
+        })
+        .collect();
+    o.put("devices", V::A(devices));
+    let seeds = m
+        .seeds
+        .iter()
+        .map(|(job, clone, seed)| {
+            let mut x = Obj::default();
+            x.s("job", job).u("clone", *clone as u64).u("seed", *seed);
+            V::O(x)
+        })
+        .collect();
+    o.put("seeds", V::A(seeds));
+    let overhead = m
+        .overhead
+        .iter()
+        .map(|w| {
+            let mut x = Obj::default();
+            x.s("job", &w.job)
+                .f("usr_ns_per_io", w.usr_ns_per_io)
+                .f("sys_ns_per_io", w.sys_ns_per_io)
+                .f("busy_pct", w.busy_pct)
+                .u("saturated", w.saturated() as u64);
+            V::O(x)
+        })
+        .collect();
+    o.put("self_overhead", V::A(overhead));
+    o.put("warnings", V::A(m.warnings.iter().map(|w| V::S(w.clone())).collect()));
+    o
 }
 
 fn disk(d: &DiskUtil) -> Obj {

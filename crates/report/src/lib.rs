@@ -17,4 +17,4 @@ pub mod units;
 #[cfg(test)]
 mod testutil;
 
-pub use model::{DiskAggr, DiskUtil, JobReport, RunReport, Units, DEFAULT_PERCENTILES};
+pub use model::{DeviceInfo, DiskAggr, DiskUtil, JobReport, Manifest, Overhead, RunReport, Units, DEFAULT_PERCENTILES};

@@ -108,4 +108,57 @@ pub struct RunReport {
     pub jobs: Vec<JobReport>,
     pub groups: Vec<GroupStat>,
     pub disks: Vec<DiskUtil>,
+    /// fiox's additions (run manifest, self-overhead, warnings), printed after everything fio
+    /// prints so that fio parsers are unaffected; `None` leaves the output exactly fio's.
+    pub fiox: Option<Manifest>,
+}
+
+/// What makes a result reproducible and trustworthy, beyond fio's report.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Manifest {
+    pub version: String,
+    pub kernel: String,
+    pub cpu: String,
+    pub cpus: u64,
+    /// The clock latencies were measured with.
+    pub clock: String,
+    pub devices: Vec<DeviceInfo>,
+    /// `(job, clone, seed)` of every worker's random streams.
+    pub seeds: Vec<(String, u32, u64)>,
+    pub overhead: Vec<Overhead>,
+    /// Results that look wrong (page-cache reads, a device that saw far less I/O, ...).
+    pub warnings: Vec<String>,
+}
+
+/// A block device under test, as the kernel describes it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub model: String,
+    pub scheduler: String,
+    pub rotational: bool,
+    pub logical_block_size: u64,
+    pub physical_block_size: u64,
+    pub nr_requests: u64,
+    pub read_ahead_kb: u64,
+    pub write_cache: String,
+    /// `(mount point, file system type, options)` of its mounted file systems.
+    pub mounts: Vec<(String, String, String)>,
+}
+
+/// fiox's own CPU cost for one reported job.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Overhead {
+    pub job: String,
+    pub usr_ns_per_io: f64,
+    pub sys_ns_per_io: f64,
+    /// CPU time of the job's threads over its runtime, percent of one core.
+    pub busy_pct: f64,
+}
+
+impl Overhead {
+    /// A worker that kept its core this busy was probably limited by fiox, not the device.
+    pub fn saturated(&self) -> bool {
+        self.busy_pct >= 95.0
+    }
 }

@@ -102,6 +102,34 @@ pub fn render(r: &RunReport) -> String {
             s.push_str(&disk_line(disk));
         }
     }
+    if let Some(m) = &r.fiox {
+        s.push_str(&fiox_section(m));
+    }
+    s
+}
+
+/// fiox's additions, after everything fio prints: its own CPU cost per I/O (and whether a worker
+/// was the bottleneck) and any result that looks wrong.
+fn fiox_section(m: &crate::model::Manifest) -> String {
+    let mut s = String::from("\nfiox (tool overhead, per I/O):\n");
+    let ns = |v: f64| if v >= 10_000.0 { format!("{:.1}us", v / 1000.0) } else { format!("{v:.0}ns") };
+    for o in &m.overhead {
+        let _ = write!(
+            s,
+            "  {}: usr={}, sys={}, busy={}% of a core",
+            o.job,
+            ns(o.usr_ns_per_io),
+            ns(o.sys_ns_per_io),
+            cfmt(o.busy_pct, 1, 1)
+        );
+        if o.saturated() {
+            s.push_str(" - saturated: this result may be limited by fiox, not the device");
+        }
+        s.push('\n');
+    }
+    for w in &m.warnings {
+        let _ = writeln!(s, "fiox warning: {w}");
+    }
     s
 }
 

@@ -117,6 +117,7 @@ pub(crate) fn simple_report() -> RunReport {
         global_options: None,
         jobs: vec![known, idle],
         groups: vec![group],
+        fiox: None,
         disks: vec![DiskUtil {
             name: "vda".into(),
             read_ios: 1000,
@@ -330,5 +331,6 @@ pub(crate) fn report_from_fio_json(doc: &Value, pids: &[u32], ctime: &str) -> Ru
         jobs,
         groups,
         disks,
+        fiox: None,
     }
 }

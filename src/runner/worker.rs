@@ -57,10 +57,10 @@ struct Timing {
     issue: Vec<u64>,
 }
 
-/// Nanoseconds on the worker's monotonic clock.
+/// Nanoseconds since the worker's start, on CLOCK_MONOTONIC.
 #[inline]
-fn now_ns(base: Instant) -> u64 {
-    base.elapsed().as_nanos() as u64
+fn now_ns(base: u64) -> u64 {
+    sys::monotonic_ns().wrapping_sub(base)
 }
 
 /// Creates or extends a worker's files to their planned size (fio's "Laying out IO file").
@@ -277,7 +277,7 @@ fn io_loop(
             ts.dirs[d] = DirStat::active();
         }
     }
-    let clock = Instant::now();
+    let clock = sys::monotonic_ns();
     let ramp_ns = spec.ramp_time_us * 1000;
     let runtime_ns = spec.runtime_us * 1000;
     let end_ns = if runtime_ns > 0 { ramp_ns + runtime_ns } else { u64::MAX };
@@ -305,6 +305,7 @@ fn io_loop(
     let ios_limit = if spec.number_ios > 0 { spec.number_ios } else { u64::MAX };
     let mut issued_ios = 0u64;
     let mut served = 0u64;
+    let mut next_publish = 0u64;
     let fill = if spec.zero_buffers {
         Fill::Fixed
     } else if spec.refill_buffers {
@@ -320,6 +321,8 @@ fn io_loop(
     let count_trims = !matches!(spec.rw, fiox_options::RwMode::TrimWrite | fiox_options::RwMode::RandTrimWrite);
 
     loop {
+        // Whether `now` was read during this pass; the pass ends with one read otherwise.
+        let mut fresh = false;
         let stopping = stop.load(Ordering::Relaxed)
             || error.is_some()
             || now >= end_ns
@@ -402,6 +405,7 @@ fn io_loop(
                     let t0 = now_ns(clock);
                     engine.queue(idx, u).context("engine failed")?;
                     now = now_ns(clock);
+                    fresh = true;
                     issued_ios += 1;
                     if count_trims || next.ddir != Ddir::Trim {
                         issued_bytes += next.len as u64;
@@ -423,6 +427,7 @@ fn io_loop(
                             issued_bytes += next.len as u64;
                         }
                         now = now_ns(clock);
+                        fresh = true;
                         let u = units[idx as usize];
                         account(
                             &mut ts, &u, None, t_fill, now, measuring, &mut error, plan, diag, &mut logs, meas_start,
@@ -453,15 +458,9 @@ fn io_loop(
                 }
             }
         }
-        if sync_engine {
-            progress_update(progress, &ts);
-            maybe_snapshot(progress, &mut served, &ts, now, meas_start, &usage0, start_epoch_ms);
-            sample(&mut ts, spec.rw, now, measuring, bw_win, iops_win, &mut bw_last, &mut iops_last);
-            continue;
-        }
-        if !batch.is_empty() {
+        if !sync_engine && !batch.is_empty() {
             submit(engine, &mut batch, &mut timing, &mut inflight, &mut ts, clock)?;
-        } else if inflight > 0 {
+        } else if !sync_engine && inflight > 0 {
             // Engines that could not submit everything last time (libaio on EAGAIN) retry now.
             engine.commit().context("submitting I/O failed")?;
         }
@@ -503,11 +502,17 @@ fn io_loop(
             } else {
                 now = now_ns(clock);
             }
-        } else {
+            fresh = true;
+        }
+        if !fresh {
             now = now_ns(clock);
         }
-        progress_update(progress, &ts);
-        maybe_snapshot(progress, &mut served, &ts, now, meas_start, &usage0, start_epoch_ms);
+        // Observers (status line, interval reports) get fresh figures at most every millisecond.
+        if now >= next_publish {
+            next_publish = now + 1_000_000;
+            progress_update(progress, &ts);
+            maybe_snapshot(progress, &mut served, &ts, now, meas_start, &usage0, start_epoch_ms);
+        }
         sample(&mut ts, spec.rw, now, measuring, bw_win, iops_win, &mut bw_last, &mut iops_last);
     }
     if let (Some(log), Some(path)) = (iolog, &spec.write_iolog) {
@@ -662,7 +667,7 @@ fn submit(
     timing: &mut Timing,
     inflight: &mut u32,
     ts: &mut ThreadStat,
-    clock: Instant,
+    clock: u64,
 ) -> Result<()> {
     engine.commit().context("submitting I/O failed")?;
     let t_issue = now_ns(clock);

@@ -359,3 +359,13 @@ pub fn flush_block_device(fd: RawFd) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// CLOCK_MONOTONIC in nanoseconds: the clock every latency is measured with. Cheaper than
+/// `Instant::elapsed` (no Duration arithmetic), which matters at millions of reads a second.
+#[inline]
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec to the pointer; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}

@@ -102,6 +102,9 @@ pub struct NextIo {
 }
 
 pub struct IoGen {
+    /// A file whose region just started another pass (for `invalidate`, which fio applies on
+    /// every pass).
+    new_pass: Option<usize>,
     time_based: bool,
     /// Passes left for a size-bounded sequential job that ends a pass early.
     loops_left: u32,
@@ -157,6 +160,7 @@ impl IoGen {
         let (fsync_every, fsync_ddir) =
             if spec.fdatasync > 0 { (spec.fdatasync, Ddir::DataSync) } else { (spec.fsync, Ddir::Sync) };
         IoGen {
+            new_pass: None,
             time_based: spec.time_based,
             loops_left: spec.loops.max(1),
             sizes,
@@ -225,6 +229,7 @@ impl IoGen {
                 if r.next == r.nblocks {
                     r.next = 0;
                     r.pass += 1;
+                    self.new_pass = Some(file);
                     r.perm =
                         Permutation::new(r.nblocks, self.seed ^ (file as u64) << 32 ^ r.pass.wrapping_mul(0x9e37_79b9));
                 }
@@ -255,6 +260,7 @@ impl IoGen {
                 for r in &mut self.regions {
                     r.seq = [0; 3];
                 }
+                self.new_pass = Some(file);
             }
             let r = &mut self.regions[file];
             let rel = r.seq[d];
@@ -268,6 +274,12 @@ impl IoGen {
         self.last = Some(io);
         self.count_write(io.ddir);
         Some(io)
+    }
+
+    /// The file that started a new pass with the last I/O, if one did.
+    #[inline]
+    pub fn take_new_pass(&mut self) -> Option<usize> {
+        self.new_pass.take()
     }
 
     /// Fits an I/O into the bytes left of a size-bounded job, as fio does: a variable block size

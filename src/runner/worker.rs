@@ -363,6 +363,13 @@ fn io_loop(
                     issued_bytes = limit;
                     break;
                 };
+                if let Some(f) = gen.take_new_pass().filter(|_| spec.invalidate) {
+                    // fio drops the cache again on every pass over a file (invalidate=1), so a
+                    // file smaller than memory is still read from the device.
+                    if let Some(&fd) = fds.get(f) {
+                        let _ = if block_dev[f] { sys::flush_block_device(fd) } else { sys::fadvise_dontneed(fd) };
+                    }
+                }
                 if limit != u64::MAX {
                     match gen.fit(next, limit - issued_bytes) {
                         Some(n) => next = n,

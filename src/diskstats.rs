@@ -76,36 +76,8 @@ pub struct DiskSnapshot {
     pub slaves: Vec<String>,
 }
 
-/// One device's figures over a run, in the shape of fio's report.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiskDelta {
-    pub name: String,
-    pub read_ios: u64,
-    pub write_ios: u64,
-    pub read_merges: u64,
-    pub write_merges: u64,
-    pub read_ticks: u64,
-    pub write_ticks: u64,
-    pub in_queue: u64,
-    /// Percent of the elapsed time the device was busy, at most 100.
-    pub util: f64,
-    /// fio's `aggr*` figures, for a device with slaves.
-    pub aggr: Option<DiskAggr>,
-}
-
-/// The averages of a stacked device's slaves (fio's `aggrios=`, ... / `aggr_read_ios`, ...).
-#[derive(Debug, Clone, PartialEq)]
-pub struct DiskAggr {
-    pub read_ios: u64,
-    pub write_ios: u64,
-    pub read_merges: u64,
-    pub write_merges: u64,
-    pub read_ticks: u64,
-    pub write_ticks: u64,
-    pub in_queue: u64,
-    /// The largest util among the slaves.
-    pub util: f64,
-}
+/// One device's figures over a run: the report's own type, so nothing is converted.
+pub use fiox_report::{DiskAggr, DiskFigures, DiskUtil as DiskDelta};
 
 /// Finds the block devices under the given paths (files or block devices), resolving
 /// partitions/dm/md the way fio does. `sys_root` is "/sys" in production (a temp dir in tests).
@@ -157,14 +129,16 @@ pub fn deltas(before: &[DiskSnapshot], after: &[DiskSnapshot], elapsed_ms: u64) 
             };
             DiskDelta {
                 name: b.name.clone(),
-                read_ios: d.ios[0],
-                write_ios: d.ios[1],
-                read_merges: d.merges[0],
-                write_merges: d.merges[1],
-                read_ticks: d.ticks[0],
-                write_ticks: d.ticks[1],
-                in_queue: d.time_in_queue,
-                util: util_percent(d.io_ticks, elapsed_ms),
+                figures: DiskFigures {
+                    read_ios: d.ios[0],
+                    write_ios: d.ios[1],
+                    read_merges: d.merges[0],
+                    write_merges: d.merges[1],
+                    read_ticks: d.ticks[0],
+                    write_ticks: d.ticks[1],
+                    in_queue: d.time_in_queue,
+                    util: util_percent(d.io_ticks, elapsed_ms),
+                },
                 aggr: None,
             }
         })

@@ -179,7 +179,6 @@ impl DiskTotals {
             self.devices = devices.to_vec();
         }
         self.elapsed_ms += elapsed_ms;
-        let busy = |util: f64| util * elapsed_ms as f64;
         for d in deltas {
             let i = match self.sum.iter().position(|s| s.name == d.name) {
                 Some(i) => i,
@@ -189,25 +188,10 @@ impl DiskTotals {
                 }
             };
             let s = &mut self.sum[i];
-            s.read_ios += d.read_ios;
-            s.write_ios += d.write_ios;
-            s.read_merges += d.read_merges;
-            s.write_merges += d.write_merges;
-            s.read_ticks += d.read_ticks;
-            s.write_ticks += d.write_ticks;
-            s.in_queue += d.in_queue;
             // Utilisation is a share of time: summed as busy time here, divided in `finish`.
-            s.util += busy(d.util);
-            if let Some(a) = d.aggr {
-                let t = s.aggr.get_or_insert_with(Default::default);
-                t.read_ios += a.read_ios;
-                t.write_ios += a.write_ios;
-                t.read_merges += a.read_merges;
-                t.write_merges += a.write_merges;
-                t.read_ticks += a.read_ticks;
-                t.write_ticks += a.write_ticks;
-                t.in_queue += a.in_queue;
-                t.util += busy(a.util);
+            s.figures.add_weighted(&d.figures, elapsed_ms);
+            if let Some(a) = &d.aggr {
+                s.aggr.get_or_insert_with(Default::default).add_weighted(a, elapsed_ms);
             }
         }
     }

@@ -169,11 +169,7 @@ pub fn run(
                 // Start from a cold cache, as fio does by default (invalidate=1).
                 // Dirty pages cannot be dropped, so the file is flushed first (another program, or
                 // an earlier job, may just have written it).
-                let r = if f.block_device {
-                    sys::flush_block_device(file.as_raw_fd())
-                } else {
-                    file.sync_data().and_then(|()| sys::fadvise_dontneed(file.as_raw_fd()))
-                };
+                let r = file.sync_data().and_then(|()| sys::drop_cache(file.as_raw_fd(), f.block_device));
                 r.with_context(|| format!("job '{}': cannot drop the cache of '{}'", spec.name, f.path.display()))?;
             }
             files.push(file);
@@ -367,7 +363,7 @@ fn io_loop(
                     // fio drops the cache again on every pass over a file (invalidate=1), so a
                     // file smaller than memory is still read from the device.
                     if let Some(&fd) = fds.get(f) {
-                        let _ = if block_dev[f] { sys::flush_block_device(fd) } else { sys::fadvise_dontneed(fd) };
+                        let _ = sys::drop_cache(fd, block_dev[f]);
                     }
                 }
                 if limit != u64::MAX {

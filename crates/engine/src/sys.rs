@@ -369,3 +369,12 @@ pub fn monotonic_ns() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
+
+/// Drops what the page cache holds of a file or block device (fio's `invalidate`).
+pub fn drop_cache(fd: RawFd, block_device: bool) -> io::Result<()> {
+    if block_device {
+        flush_block_device(fd)
+    } else {
+        fadvise_dontneed(fd)
+    }
+}

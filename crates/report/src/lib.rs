@@ -17,4 +17,6 @@ pub mod units;
 #[cfg(test)]
 mod testutil;
 
-pub use model::{DeviceInfo, DiskAggr, DiskUtil, JobReport, Manifest, Overhead, RunReport, Units, DEFAULT_PERCENTILES};
+pub use model::{
+    DeviceInfo, DiskAggr, DiskFigures, DiskUtil, JobReport, Manifest, Overhead, RunReport, Units, DEFAULT_PERCENTILES,
+};

@@ -61,10 +61,10 @@ pub struct JobReport {
     pub ctime: String,
 }
 
-/// Utilisation of one block device over the run, from `/sys/block/*/stat` deltas.
+/// A block device's figures over a run, from `/sys/block/*/stat` deltas: fio's `ios=`,
+/// `merge=`, `ticks=`, `in_queue=` and `util=`.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct DiskUtil {
-    pub name: String,
+pub struct DiskFigures {
     pub read_ios: u64,
     pub write_ios: u64,
     pub read_merges: u64,
@@ -74,22 +74,48 @@ pub struct DiskUtil {
     pub in_queue: u64,
     /// Percent of the run the device was busy.
     pub util: f64,
-    /// For a stacked device (device-mapper, md): its slaves' figures, averaged (utilisation:
-    /// the busiest slave's).
+}
+
+impl DiskFigures {
+    /// Adds another period's figures; `util` is weighted by `ms`, the period's length, so that
+    /// dividing by the total time afterwards gives the busy share over all periods.
+    pub fn add_weighted(&mut self, o: &DiskFigures, ms: u64) {
+        self.read_ios += o.read_ios;
+        self.write_ios += o.write_ios;
+        self.read_merges += o.read_merges;
+        self.write_merges += o.write_merges;
+        self.read_ticks += o.read_ticks;
+        self.write_ticks += o.write_ticks;
+        self.in_queue += o.in_queue;
+        self.util += o.util * ms as f64;
+    }
+}
+
+/// The `aggr*` figures fio prints for a stacked device: its slaves' averages, and the busiest
+/// slave's utilisation.
+pub type DiskAggr = DiskFigures;
+
+/// Utilisation of one block device over the run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DiskUtil {
+    pub name: String,
+    pub figures: DiskFigures,
+    /// For a stacked device (device-mapper, md): its slaves' figures.
     pub aggr: Option<DiskAggr>,
 }
 
-/// The `aggr*` figures fio prints for a stacked device.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct DiskAggr {
-    pub read_ios: u64,
-    pub write_ios: u64,
-    pub read_merges: u64,
-    pub write_merges: u64,
-    pub read_ticks: u64,
-    pub write_ticks: u64,
-    pub in_queue: u64,
-    pub util: f64,
+// The figures read as fields of the device (`d.read_ios`), as the formatters use them.
+impl std::ops::Deref for DiskUtil {
+    type Target = DiskFigures;
+    fn deref(&self) -> &DiskFigures {
+        &self.figures
+    }
+}
+
+impl std::ops::DerefMut for DiskUtil {
+    fn deref_mut(&mut self) -> &mut DiskFigures {
+        &mut self.figures
+    }
 }
 
 /// A finished run.

@@ -412,12 +412,14 @@ mod tests {
     fn stacked_disk_line() {
         let d = DiskUtil {
             name: "dm-0".into(),
-            read_ios: 10,
-            write_ios: 2,
-            in_queue: 7,
-            util: 12.5,
+            figures: crate::model::DiskFigures {
+                read_ios: 10,
+                write_ios: 2,
+                in_queue: 7,
+                util: 12.5,
+                ..Default::default()
+            },
             aggr: Some(crate::model::DiskAggr { read_ios: 5, write_ios: 1, util: 80.0, ..Default::default() }),
-            ..Default::default()
         };
         assert_eq!(
             disk_line(&d),

@@ -120,14 +120,16 @@ pub(crate) fn simple_report() -> RunReport {
         fiox: None,
         disks: vec![DiskUtil {
             name: "vda".into(),
-            read_ios: 1000,
-            write_ios: 10,
-            read_merges: 1,
-            write_merges: 2,
-            read_ticks: 300,
-            write_ticks: 40,
-            in_queue: 340,
-            util: 50.0,
+            figures: crate::model::DiskFigures {
+                read_ios: 1000,
+                write_ios: 10,
+                read_merges: 1,
+                write_merges: 2,
+                read_ticks: 300,
+                write_ticks: 40,
+                in_queue: 340,
+                util: 50.0,
+            },
             aggr: None,
         }],
     }
@@ -311,14 +313,16 @@ pub(crate) fn report_from_fio_json(doc: &Value, pids: &[u32], ctime: &str) -> Ru
         .iter()
         .map(|d| DiskUtil {
             name: d["name"].as_str().expect("name").to_string(),
-            read_ios: u(&d["read_ios"]),
-            write_ios: u(&d["write_ios"]),
-            read_merges: u(&d["read_merges"]),
-            write_merges: u(&d["write_merges"]),
-            read_ticks: u(&d["read_ticks"]),
-            write_ticks: u(&d["write_ticks"]),
-            in_queue: u(&d["in_queue"]),
-            util: f(&d["util"]),
+            figures: crate::model::DiskFigures {
+                read_ios: u(&d["read_ios"]),
+                write_ios: u(&d["write_ios"]),
+                read_merges: u(&d["read_merges"]),
+                write_merges: u(&d["write_merges"]),
+                read_ticks: u(&d["read_ticks"]),
+                write_ticks: u(&d["write_ticks"]),
+                in_queue: u(&d["in_queue"]),
+                util: f(&d["util"]),
+            },
             aggr: None,
         })
         .collect();

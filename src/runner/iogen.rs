@@ -102,6 +102,8 @@ pub struct NextIo {
 }
 
 pub struct IoGen {
+    /// A non-uniform offset distribution (which, as in fio, bypasses the random map).
+    dist: Option<super::offsets::Dist>,
     /// A file whose region just started another pass (for `invalidate`, which fio applies on
     /// every pass).
     new_pass: Option<usize>,
@@ -141,7 +143,7 @@ impl IoGen {
         // Random offsets are multiples of blockalign (default: the smallest block size).
         let align = used().map(|d| spec.blockalign[d]).filter(|&a| a > 0).min().unwrap_or(min_bs);
         let min_bs = align;
-        let regions = regions
+        let regions: Vec<Region> = regions
             .iter()
             .enumerate()
             .map(|(i, &(start, len))| {
@@ -159,7 +161,9 @@ impl IoGen {
             .collect();
         let (fsync_every, fsync_ddir) =
             if spec.fdatasync > 0 { (spec.fdatasync, Ddir::DataSync) } else { (spec.fsync, Ddir::Sync) };
+        let nblocks = regions.first().map_or(1, |r: &Region| r.nblocks);
         IoGen {
+            dist: super::offsets::Dist::new(&spec.random_distribution, nblocks, min_bs),
             new_pass: None,
             time_based: spec.time_based,
             loops_left: spec.loops.max(1),
@@ -223,7 +227,9 @@ impl IoGen {
                 self.run_left = self.modifier - 1;
             }
             let r = &mut self.regions[file];
-            let block = if self.norandommap {
+            let block = if let Some(d) = &self.dist {
+                d.sample(&mut self.rng, r.nblocks)
+            } else if self.norandommap {
                 self.rng.below(r.nblocks)
             } else {
                 if r.next == r.nblocks {

@@ -108,3 +108,30 @@ fn terse_header_names_every_field() {
         assert!(lines[0].starts_with("terse_version;") || version == "2", "{}", lines[0]);
     }
 }
+
+#[test]
+fn the_same_seed_gives_the_same_offsets() {
+    let dir = scratch();
+    let run = |extra: &[&str], log: &str| -> String {
+        let l = format!("--write_iolog={log}");
+        let mut args =
+            vec!["--name=t", "--ioengine=null", "--size=16m", "--rw=randread", "--output-format=terse", l.as_str()];
+        args.extend_from_slice(extra);
+        assert_eq!(fiox(dir.path(), &args).code, 0);
+        // Offsets only: the timestamps differ from run to run.
+        std::fs::read_to_string(dir.path().join(log))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once(' ').map(|x| x.1.to_string()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(run(&[], "a.log"), run(&[], "b.log"), "randrepeat=1 (the default) repeats the sequence");
+    assert_eq!(run(&["--randseed=42"], "c.log"), run(&["--randseed=42"], "d.log"));
+    assert_ne!(run(&["--randseed=42"], "e.log"), run(&["--randseed=43"], "f.log"), "another seed, another sequence");
+    assert_ne!(
+        run(&["--randrepeat=0"], "g.log"),
+        run(&["--randrepeat=0"], "h.log"),
+        "randrepeat=0 seeds from the clock"
+    );
+}

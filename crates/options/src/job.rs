@@ -133,6 +133,31 @@ mod tests {
     }
 
     #[test]
+    fn random_distributions() {
+        use crate::spec::RandomDist;
+        let d = |v: &str| {
+            set(&format!("[a]\nsize=1m\nrandom_distribution={v}\n"), &[])
+                .map(|s| s.jobs[0].spec.random_distribution.clone())
+        };
+        assert_eq!(d("zipf:1.2").unwrap(), RandomDist::Zipf(1.2));
+        assert_eq!(d("zipf").unwrap(), RandomDist::Zipf(1.1));
+        assert_eq!(d("pareto:0.3").unwrap(), RandomDist::Pareto(0.3));
+        assert_eq!(d("normal:10").unwrap(), RandomDist::Normal(10.0));
+        assert_eq!(
+            d("zoned:60/10:30/20:8/30:2/40").unwrap(),
+            RandomDist::Zoned(vec![(60.0, 10.0), (30.0, 20.0), (8.0, 30.0), (2.0, 40.0)])
+        );
+        assert_eq!(
+            d("zoned_abs:60/20m:40/100m").unwrap(),
+            RandomDist::ZonedAbs(vec![(60.0, 20 << 20), (40.0, 100 << 20)])
+        );
+        assert!(d("zipf:1").unwrap_err().to_string().contains("must be above 0 and not 1"));
+        assert!(d("zoned:60/10:30/20").unwrap_err().to_string().contains("add up to 90%"));
+        assert!(d("zipf:1.2:0.5").unwrap_err().to_string().contains("center value"));
+        assert!(d("bogus").unwrap_err().to_string().contains("'bogus' is not a distribution"));
+    }
+
+    #[test]
     fn sync_open_flags() {
         let s = set("[a]\nsize=1m\nsync=dsync\n[b]\nsize=1m\nsync=1\n[c]\nsize=1m\n", &[]).unwrap();
         let got: Vec<Option<bool>> = s.jobs.iter().map(|j| j.spec.open_sync).collect();

@@ -16,6 +16,90 @@ pub enum SizeSpec {
     Percent(f64),
 }
 
+/// How random offsets are spread over the blocks (`random_distribution`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RandomDist {
+    /// Uniform, each block once per pass unless `norandommap`.
+    Random,
+    /// Zipf with exponent θ over the blocks' popularity ranks.
+    Zipf(f64),
+    /// Pareto with power h: the first fraction f of the ranks gets f^h of the accesses.
+    Pareto(f64),
+    /// Gaussian around the middle, σ as a percentage of the range.
+    Normal(f64),
+    /// `(share of accesses %, share of the range %)` zones, in order.
+    Zoned(Vec<(f64, f64)>),
+    /// `(share of accesses %, bytes)` zones, in order.
+    ZonedAbs(Vec<(f64, u64)>),
+}
+
+impl RandomDist {
+    fn parse(text: &str, ctx: &Ctx) -> std::result::Result<RandomDist, String> {
+        let (kind, args) = text.split_once(':').unwrap_or((text, ""));
+        let number = |default: f64| -> std::result::Result<f64, String> {
+            let mut parts = args.split(':').filter(|s| !s.is_empty());
+            let v = match parts.next() {
+                Some(v) => v.trim().parse::<f64>().map_err(|_| format!("'{v}' is not a number"))?,
+                None => default,
+            };
+            if parts.next().is_some() {
+                return Err("a center value (the second number) is not supported yet by fiox".into());
+            }
+            Ok(v)
+        };
+        let zones = |abs: bool| -> std::result::Result<Vec<(f64, String)>, String> {
+            let mut out = Vec::new();
+            for z in args.split(':').filter(|s| !s.is_empty()) {
+                let (pct, range) = z.split_once('/').ok_or_else(|| format!("zone '{z}' is not access%/range"))?;
+                let pct: f64 = pct.trim().parse().map_err(|_| format!("'{pct}' is not a percentage"))?;
+                out.push((pct, range.trim().trim_end_matches(if abs { "" } else { "%" }).to_string()));
+            }
+            let total: f64 = out.iter().map(|z| z.0).sum();
+            if out.is_empty() || (total - 100.0).abs() > 1e-6 {
+                return Err(format!("zone access percentages add up to {total}%, not 100%"));
+            }
+            Ok(out)
+        };
+        match kind {
+            "random" => Ok(RandomDist::Random),
+            "zipf" => match number(1.1)? {
+                t if t > 0.0 && (t - 1.0).abs() > 1e-9 => Ok(RandomDist::Zipf(t)),
+                t => Err(format!("zipf theta {t} must be above 0 and not 1")),
+            },
+            "pareto" => match number(0.2)? {
+                h if h > 0.0 && h < 1.0 => Ok(RandomDist::Pareto(h)),
+                h => Err(format!("pareto power {h} must be between 0 and 1")),
+            },
+            "normal" | "gauss" => match number(0.0)? {
+                s if s > 0.0 && s <= 100.0 => Ok(RandomDist::Normal(s)),
+                s => Err(format!("normal deviation {s}% must be above 0% and at most 100%")),
+            },
+            "zoned" => {
+                let z = zones(false)?;
+                let mut out = Vec::new();
+                for (p, r) in z {
+                    let r: f64 = r.parse().map_err(|_| format!("'{r}' is not a range percentage"))?;
+                    out.push((p, r));
+                }
+                let total: f64 = out.iter().map(|z| z.1).sum();
+                if (total - 100.0).abs() > 1e-6 {
+                    return Err(format!("zone range percentages add up to {total}%, not 100%"));
+                }
+                Ok(RandomDist::Zoned(out))
+            }
+            "zoned_abs" => {
+                let z = zones(true)?;
+                let mut out = Vec::new();
+                for (p, r) in z {
+                    out.push((p, crate::value::parse_size(&r, ctx)?));
+                }
+                Ok(RandomDist::ZonedAbs(out))
+            }
+            other => Err(format!("'{other}' is not a distribution (random, zipf, pareto, normal, zoned, zoned_abs)")),
+        }
+    }
+}
+
 /// Options that only some engines read.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EngineOpts {
@@ -129,6 +213,7 @@ pub struct JobSpec {
     pub per_job_logs: bool,
     /// `sync=`: open files with O_SYNC (`sync`, `1`) or O_DSYNC (`dsync`).
     pub open_sync: Option<bool>,
+    pub random_distribution: RandomDist,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -477,6 +562,18 @@ impl JobSpec {
             log_max_value: m.flag("log_max_value")?,
             log_offset: m.flag("log_offset")?,
             per_job_logs: m.flag("per_job_logs")?,
+            random_distribution: match m.raw("random_distribution") {
+                Some(r) => RandomDist::parse(r.value.as_deref().unwrap_or("").trim(), &m.ctx).map_err(|reason| {
+                    Error::BadValue {
+                        option: r.typed.clone(),
+                        value: r.value.clone().unwrap_or_default(),
+                        origin: r.origin.clone(),
+                        reason,
+                        forms: "random, zipf:θ, pareto:h, normal:σ%, zoned:P/R%:..., zoned_abs:P/SIZE:...".into(),
+                    }
+                })?,
+                None => RandomDist::Random,
+            },
             open_sync: match m.choice("sync")? {
                 "sync" | "1" => Some(true),
                 "dsync" => Some(false),

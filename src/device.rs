@@ -18,6 +18,14 @@ pub fn size(path: &Path) -> Result<u64> {
         .with_context(|| format!("cannot read the size of '{}'", path.display()))
 }
 
+/// The device's logical block size: the unit of O_DIRECT sizes and offsets.
+pub fn logical_block_size(path: &Path) -> Result<u64> {
+    let f = File::open(path).with_context(|| format!("cannot open block device '{}'", path.display()))?;
+    fiox_engine::sys::logical_block_size(f.as_raw_fd())
+        .map(u64::from)
+        .with_context(|| format!("cannot read the logical block size of '{}'", path.display()))
+}
+
 /// `major:minor` of the device and of its partitions.
 fn dev_numbers(path: &Path) -> Result<Vec<String>> {
     let rdev = std::fs::metadata(path)?.rdev();

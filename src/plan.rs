@@ -245,6 +245,20 @@ fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
             );
         }
         let layout_size = if block_device { 0 } else { region_start + region_len };
+        if block_device && spec.direct {
+            // O_DIRECT needs sizes and offsets in whole logical blocks; say so now rather than
+            // fail every I/O with EINVAL.
+            let lbs = crate::device::logical_block_size(&path)?;
+            let mut values = crate::runner::iogen::block_sizes(spec);
+            values.push(region_start);
+            if let Some(bad) = values.iter().find(|&&v| v % lbs != 0) {
+                bail!(
+                    "job '{}': {bad} is not a multiple of the logical block size of '{}' ({lbs} bytes), which direct=1 needs",
+                    spec.name,
+                    path.display()
+                );
+            }
+        }
         if block_device && (spec.rw.writes() || spec.rw.trims()) && !spec.allow_mounted_write {
             crate::device::check_writable(&path, &spec.name)?;
         }

@@ -87,6 +87,19 @@ impl BlockSizes {
     }
 }
 
+/// Every block size a job can issue (for alignment checks).
+pub fn block_sizes(spec: &JobSpec) -> Vec<u64> {
+    let mut out = Vec::new();
+    for d in 0..3 {
+        match BlockSizes::of(spec, d) {
+            BlockSizes::Fixed(b) => out.push(b),
+            BlockSizes::Range { lo, hi, align } => out.extend([lo, hi].into_iter().filter(|_| align > 1)),
+            BlockSizes::Split(v) => out.extend(v.iter().map(|e| e.0)),
+        }
+    }
+    out
+}
+
 /// The largest block a job can issue, for buffer sizing and region checks.
 pub fn max_block(spec: &JobSpec) -> u64 {
     (0..3).map(|d| BlockSizes::of(spec, d).max()).max().unwrap_or(spec.bs[0])

@@ -165,3 +165,28 @@ fn sigint_stops_and_still_reports() {
     assert!(json["jobs"][0]["read"]["total_ios"].as_u64().unwrap() > 0);
     assert!(json["jobs"][0]["job_runtime"].as_u64().unwrap() < 5000);
 }
+
+#[test]
+fn direct_io_sizes_must_fit_the_logical_block_size() {
+    let dev = match crate::util::LoopDev::with_sector_size(16 << 20, 4096) {
+        Ok(d) => d,
+        Err(why) => {
+            println!("skipped: no loop device: {why}");
+            return;
+        }
+    };
+    let dir = scratch();
+    let target = format!("--filename={}", dev.path.display());
+    let o = fiox(dir.path(), &["--name=t", target.as_str(), "--rw=randread", "--bs=512", "--direct=1", "--size=1m"]);
+    assert_ne!(o.code, 0);
+    assert!(
+        o.stderr.contains("512 is not a multiple of the logical block size") && o.stderr.contains("(4096 bytes)"),
+        "{}",
+        o.stderr
+    );
+    let o = fiox(
+        dir.path(),
+        &["--name=t", target.as_str(), "--rw=randread", "--bs=4k", "--direct=1", "--size=1m", "--output-format=terse"],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+}

@@ -64,11 +64,16 @@ pub struct LoopDev {
 impl LoopDev {
     /// A zero-filled device of `size` bytes; `Err` says why one cannot be made here.
     pub fn new(size: u64) -> Result<LoopDev, String> {
+        Self::with_sector_size(size, 512)
+    }
+
+    /// The same with another logical block size.
+    pub fn with_sector_size(size: u64, sector: u32) -> Result<LoopDev, String> {
         let dir = scratch();
         let img = dir.path().join("loop.img");
         std::fs::File::create(&img).and_then(|f| f.set_len(size)).map_err(|e| e.to_string())?;
         let out = Command::new("losetup")
-            .args(["--find", "--show", img.to_str().unwrap()])
+            .args(["--find", "--show", "--sector-size", &sector.to_string(), img.to_str().unwrap()])
             .output()
             .map_err(|e| format!("losetup: {e}"))?;
         if !out.status.success() {

@@ -82,7 +82,8 @@ pub fn run(
         }
         // Files are laid out before the phase starts, so that neither the layout's time nor its
         // I/O is counted (in the jobs' statistics or the disk statistics).
-        for w in plan.workers[phase_start..end].iter().filter(|w| !w.engine.diskless) {
+        // filecreate makes its own files; filestat and filedelete need them laid out, as in fio.
+        for w in plan.workers[phase_start..end].iter().filter(|w| !w.engine.diskless && w.engine.name != "filecreate") {
             worker::layout(w, &mut DiagBuf(diag))?;
         }
         let devices = if phase_start == 0 || disks.devices.is_empty() {

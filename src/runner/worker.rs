@@ -151,7 +151,9 @@ pub fn run(
     };
     // Files stay open (and so valid descriptors) until the engine is gone.
     let mut files: Vec<File> = Vec::new();
-    if !plan.engine.diskless {
+    let paths: Vec<std::path::PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
+    // The metadata engines work on file names; nothing is opened for them.
+    if !plan.engine.diskless && !plan.engine.metadata {
         let write = spec.rw.writes() || spec.rw.trims();
         for f in &plan.files {
             let mut o = OpenOptions::new();
@@ -198,6 +200,7 @@ pub fn run(
             fds: &fds,
             sizes: &sizes,
             writes: spec.rw.writes() || spec.rw.trims(),
+            paths: &paths,
             buffers: &buffers,
             depth,
             waits_for_completions: waits,
@@ -210,7 +213,11 @@ pub fn run(
             std::thread::sleep((until - Instant::now()).min(std::time::Duration::from_millis(100)));
         }
     }
-    let result = io_loop(plan, engine.as_mut(), &fds, &mut buffers, depth, seed, stop, progress, diag);
+    let result = if plan.engine.metadata {
+        meta_loop(plan, engine.as_mut(), stop, progress, diag)
+    } else {
+        io_loop(plan, engine.as_mut(), &fds, &mut buffers, depth, seed, stop, progress, diag)
+    };
     // The engine goes first: a ring may still reference the buffers until it is torn down.
     drop(engine);
     drop(buffers);
@@ -661,6 +668,73 @@ fn fill_buffer(buf: &mut [u8], len: usize, fill: Fill, rng: &mut Rng, offset: u6
             }
         }
     }
+}
+
+/// The loop of the metadata engines (filecreate, filestat, filedelete): one operation per file,
+/// in file order, counted as `filesize` bytes in the job's direction and timed as completion
+/// latency only, as fio reports them (no slat, no lat).
+fn meta_loop(
+    plan: &WorkerPlan,
+    engine: &mut dyn IoEngine,
+    stop: &AtomicBool,
+    progress: &Progress,
+    diag: &mut dyn Write,
+) -> Result<WorkerResult> {
+    let spec = &*plan.spec;
+    let d = if spec.rw.writes() { 1 } else { 0 };
+    let mut ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
+    ts.dirs[d] = DirStat::active();
+    let clock = sys::monotonic_ns();
+    let usage0 = sys::thread_usage();
+    let start_epoch_ms = epoch_ms();
+    let end_ns = if spec.runtime_us > 0 { spec.runtime_us * 1000 } else { u64::MAX };
+    let passes = if spec.time_based { u64::MAX } else { spec.loops.max(1) as u64 };
+    let mut error = None;
+    let mut now = 0;
+    'passes: for _ in 0..passes {
+        for (i, f) in plan.files.iter().enumerate() {
+            if stop.load(Ordering::Relaxed) || now >= end_ns || error.is_some() {
+                break 'passes;
+            }
+            let mut u = IoUnit {
+                ddir: if d == 1 { Ddir::Write } else { Ddir::Read },
+                fd: -1,
+                file_index: i as u32,
+                block_device: f.block_device,
+                offset: 0,
+                len: f.region_len.min(u32::MAX as u64) as u32,
+                buf: std::ptr::null_mut(),
+                result: 0,
+            };
+            let t0 = now_ns(clock);
+            engine.queue(0, &mut u).context("engine failed")?;
+            now = now_ns(clock);
+            if u.result < 0 {
+                let e = std::io::Error::from_raw_os_error((-u.result) as i32);
+                let msg = format!("{} failed on {}: {e}", spec.ioengine, f.path.display());
+                let _ = writeln!(diag, "fiox: {msg}");
+                ts.error = (-u.result) as i32;
+                error = Some(msg);
+                break 'passes;
+            }
+            let ds = &mut ts.dirs[d];
+            let clat = now - t0;
+            ds.io_bytes += u.len as u64;
+            ds.total_ios += 1;
+            ds.clat.add(clat);
+            if let Some(h) = &mut ds.clat_hist {
+                h.add(clat);
+            }
+            ts.mark_clat_bucket(clat);
+            ts.mark_depth(1, 1);
+            ts.submit_map[1] += 1;
+            ts.complete_map[1] += 1;
+        }
+    }
+    finish_stats(&mut ts, now / 1_000_000, &usage0);
+    progress_update(progress, &ts);
+    progress.done.store(true, Ordering::Relaxed);
+    Ok(WorkerResult { ts, pid: sys::gettid(), start_epoch_ms, elapsed_ms: now / 1_000_000, seed: 0, error })
 }
 
 /// Commits a batch: one clock read stamps the issue time of all of it.

@@ -544,3 +544,43 @@ fn random_distributions_are_as_skewed_as_fios() {
         assert!(rel <= tolerance, "{dist}: fio touched {f} distinct blocks, fiox {x} ({:.0}% apart)", rel * 100.0);
     }
 }
+
+#[test]
+fn metadata_engines_match_fio() {
+    // (engine, rw, files left afterwards)
+    for (engine, rw, left) in [("filecreate", "write", 100), ("filestat", "read", 100), ("filedelete", "read", 0)] {
+        let mut seen = Vec::new();
+        for tool in ["fio", "fiox"] {
+            let dir = crate::util::scratch();
+            let (e, r) = (format!("--ioengine={engine}"), format!("--rw={rw}"));
+            let args = [
+                "--name=m",
+                "--nrfiles=100",
+                "--filesize=4k",
+                "--bs=4k",
+                "--output-format=json",
+                e.as_str(),
+                r.as_str(),
+            ];
+            let out = if tool == "fio" { fio(dir.path(), &args) } else { fiox(dir.path(), &args) };
+            let v = json_of(&out, tool);
+            let j = &v["jobs"][0];
+            let figures: Vec<(u64, u64, u64, u64)> = ["read", "write"]
+                .iter()
+                .map(|d| {
+                    let x = &j[*d];
+                    (
+                        x["io_bytes"].as_u64().unwrap(),
+                        x["total_ios"].as_u64().unwrap(),
+                        x["clat_ns"]["N"].as_u64().unwrap(),
+                        x["lat_ns"]["N"].as_u64().unwrap(),
+                    )
+                })
+                .collect();
+            let files = crate::util::listing(dir.path()).len();
+            assert_eq!(files, left, "{tool} {engine}: files left");
+            seen.push(figures);
+        }
+        assert_eq!(seen[1], seen[0], "{engine}: (bytes, I/Os, clat N, lat N) per direction differ");
+    }
+}

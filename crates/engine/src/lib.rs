@@ -72,6 +72,8 @@ pub struct Setup<'a> {
     pub sizes: &'a [u64],
     /// Whether the job writes (files are open read-write).
     pub writes: bool,
+    /// The files' paths, in file-index order (the metadata engines work on names).
+    pub paths: &'a [std::path::PathBuf],
     pub buffers: &'a IoBuffers,
     pub depth: u32,
     /// Whether the runner always waits for at least one completion (lets io_uring defer task
@@ -106,6 +108,9 @@ pub struct EngineInfo {
     pub sync: bool,
     /// The engine touches no files (null).
     pub diskless: bool,
+    /// Each I/O is an operation on a whole file (filecreate, filestat, filedelete); the runner
+    /// neither opens the files nor moves data.
+    pub metadata: bool,
     pub make: fn() -> Box<dyn IoEngine>,
 }
 
@@ -121,6 +126,9 @@ pub static ENGINES: &[EngineInfo] = &[
     engines::posixaio::INFO,
     engines::mmap::INFO,
     engines::null::INFO,
+    engines::filemeta::FILECREATE,
+    engines::filemeta::FILESTAT,
+    engines::filemeta::FILEDELETE,
 ];
 
 pub fn find(name: &str) -> Option<&'static EngineInfo> {

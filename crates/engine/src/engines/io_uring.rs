@@ -250,4 +250,4 @@ impl Uring {
 }
 
 pub const INFO: EngineInfo =
-    EngineInfo { name: "io_uring", sync: false, diskless: false, make: || Box::new(Uring::default()) };
+    EngineInfo { name: "io_uring", sync: false, diskless: false, metadata: false, make: || Box::new(Uring::default()) };

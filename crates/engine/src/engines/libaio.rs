@@ -241,4 +241,4 @@ impl Drop for Libaio {
 }
 
 pub const INFO: EngineInfo =
-    EngineInfo { name: "libaio", sync: false, diskless: false, make: || Box::new(Libaio::default()) };
+    EngineInfo { name: "libaio", sync: false, diskless: false, metadata: false, make: || Box::new(Libaio::default()) };

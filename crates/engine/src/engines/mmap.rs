@@ -73,4 +73,4 @@ impl Drop for Mmap {
 }
 
 pub const INFO: EngineInfo =
-    EngineInfo { name: "mmap", sync: true, diskless: false, make: || Box::new(Mmap::default()) };
+    EngineInfo { name: "mmap", sync: true, diskless: false, metadata: false, make: || Box::new(Mmap::default()) };

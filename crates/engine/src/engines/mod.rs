@@ -1,5 +1,6 @@
 //! One file per engine, named as in fio.
 
+pub mod filemeta;
 pub mod io_uring;
 pub mod libaio;
 pub mod mmap;

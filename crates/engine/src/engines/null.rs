@@ -46,4 +46,4 @@ impl IoEngine for Null {
 }
 
 pub const INFO: EngineInfo =
-    EngineInfo { name: "null", sync: false, diskless: true, make: || Box::new(Null::default()) };
+    EngineInfo { name: "null", sync: false, diskless: true, metadata: false, make: || Box::new(Null::default()) };

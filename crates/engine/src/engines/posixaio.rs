@@ -110,5 +110,10 @@ impl Drop for PosixAio {
     }
 }
 
-pub const INFO: EngineInfo =
-    EngineInfo { name: "posixaio", sync: false, diskless: false, make: || Box::new(PosixAio::default()) };
+pub const INFO: EngineInfo = EngineInfo {
+    name: "posixaio",
+    sync: false,
+    diskless: false,
+    metadata: false,
+    make: || Box::new(PosixAio::default()),
+};

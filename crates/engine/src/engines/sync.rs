@@ -68,6 +68,7 @@ const fn info(name: &'static str, call: Call) -> EngineInfo {
         name,
         sync: true,
         diskless: false,
+        metadata: false,
         make: match call {
             Call::Sync => || Box::new(SyncEngine { call: Call::Sync, flags: 0 }),
             Call::Psync => || Box::new(SyncEngine { call: Call::Psync, flags: 0 }),

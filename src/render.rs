@@ -30,7 +30,7 @@ pub fn header(plan: &Plan) -> String {
             iodepth: spec.iodepth,
             numjobs: spec.numjobs,
         };
-        let units = Units { kb_base: spec.kb_base, unit_base: 0, sig_figs: spec.significant_figures };
+        let units = Units { kb_base: spec.kb_base, unit_base: spec.unit_base, sig_figs: spec.significant_figures };
         s.push_str(&normal::job_header(&h, &units));
     }
     s.push_str(crate::VERSION_STRING);

@@ -84,7 +84,7 @@ fn job_report(
         lat_percentiles: spec.lat_percentiles,
         slat_percentiles: spec.slat_percentiles,
         percentile_list: spec.percentile_list.clone(),
-        units: Units { kb_base: spec.kb_base, unit_base: 0, sig_figs: spec.significant_figures },
+        units: Units { kb_base: spec.kb_base, unit_base: spec.unit_base, sig_figs: spec.significant_figures },
         iodepth: spec.iodepth,
         job_start_ms: r.start_epoch_ms,
         elapsed_s: r.elapsed_ms.div_ceil(1000),

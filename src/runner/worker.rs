@@ -309,6 +309,7 @@ fn io_loop(
     let mut issued_ios = 0u64;
     let mut served = 0u64;
     let mut next_publish = 0u64;
+    let mut min_rate = MinRate::new(spec);
     let fill = if spec.zero_buffers {
         Fill::Fixed
     } else if spec.refill_buffers {
@@ -524,6 +525,15 @@ fn io_loop(
             maybe_snapshot(progress, &mut served, &ts, now, meas_start, &usage0, start_epoch_ms);
         }
         sample(&mut ts, spec.rw, now, measuring, bw_win, iops_win, &mut bw_last, &mut iops_last);
+        if let Some(check) = &mut min_rate {
+            if measuring && error.is_none() {
+                if let Some(msg) = check.check(now, &ts) {
+                    let _ = writeln!(diag, "fiox: job '{}': {msg}", spec.name);
+                    ts.error = libc::EIO;
+                    error = Some(msg);
+                }
+            }
+        }
     }
     if let (Some(log), Some(path)) = (iolog, &spec.write_iolog) {
         log.finish(now_ns(clock), path)?;
@@ -735,6 +745,59 @@ fn meta_loop(
     progress_update(progress, &ts);
     progress.done.store(true, Ordering::Relaxed);
     Ok(WorkerResult { ts, pid: sys::gettid(), start_epoch_ms, elapsed_ms: now / 1_000_000, seed: 0, error })
+}
+
+/// `rate_min` / `rate_iops_min`: every `rate_cycle`, each direction must have moved at least
+/// that much, or the job stops with an error (as fio does).
+struct MinRate {
+    bytes: [u64; 3],
+    ios: [u64; 3],
+    cycle_ns: u64,
+    next: u64,
+    last: ([u64; 3], [u64; 3]),
+}
+
+impl MinRate {
+    fn new(spec: &fiox_options::JobSpec) -> Option<MinRate> {
+        // Only the directions the job does are held to a minimum (`rate_min=1m` means every one).
+        let on = [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()];
+        let only = |v: [u64; 3]| [0, 1, 2].map(|d| if on[d] { v[d] } else { 0 });
+        let (bytes, ios) = (only(spec.rate_min), only(spec.rate_iops_min));
+        (bytes.iter().chain(&ios).any(|&v| v > 0)).then(|| MinRate {
+            bytes,
+            ios,
+            cycle_ns: spec.rate_cycle_ms * 1_000_000,
+            next: 0,
+            last: ([0; 3], [0; 3]),
+        })
+    }
+
+    fn check(&mut self, now: u64, ts: &ThreadStat) -> Option<String> {
+        if self.next == 0 {
+            self.next = now + self.cycle_ns;
+            self.last = (ts.dirs.clone().map(|d| d.io_bytes), ts.dirs.clone().map(|d| d.total_ios));
+            return None;
+        }
+        if now < self.next {
+            return None;
+        }
+        let secs = (now - self.next + self.cycle_ns) as f64 / 1e9;
+        self.next = now + self.cycle_ns;
+        let mut verdict = None;
+        for d in 0..3 {
+            let (b, i) = (ts.dirs[d].io_bytes - self.last.0[d], ts.dirs[d].total_ios - self.last.1[d]);
+            let (bw, iops) = ((b as f64 / secs) as u64, (i as f64 / secs) as u64);
+            if self.bytes[d] > 0 && bw < self.bytes[d] && verdict.is_none() {
+                verdict = Some(format!("min rate {} not met, got {} KiB/s", self.bytes[d] / 1024, bw / 1024));
+            }
+            if self.ios[d] > 0 && iops < self.ios[d] && verdict.is_none() {
+                verdict = Some(format!("min iops rate {} not met, got {iops}", self.ios[d]));
+            }
+            self.last.0[d] = ts.dirs[d].io_bytes;
+            self.last.1[d] = ts.dirs[d].total_ios;
+        }
+        verdict
+    }
 }
 
 /// Commits a batch: one clock read stamps the issue time of all of it.

@@ -58,7 +58,11 @@ fn missing_file_empty_job_and_no_target() {
 
 #[test]
 fn unsupported_options_are_refused_not_ignored() {
-    refused(&["--name=j", "--size=1m", "--rate_min=1m"], &[], "option 'rate_min' (command line) is not supported yet");
+    refused(
+        &["--name=j", "--size=1m", "--latency_target=10ms"],
+        &[],
+        "option 'latency_target' (command line) is not supported yet",
+    );
     refused(&["--name=j", "--size=1m", "--verify=md5"], &[], "accepted now: 0, none");
     refused(&["--name=j", "--size=1m", "--ioengine=rbd"], &[], "ioengine 'rbd' is not supported yet");
 }

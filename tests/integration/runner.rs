@@ -135,3 +135,42 @@ fn the_same_seed_gives_the_same_offsets() {
         "randrepeat=0 seeds from the clock"
     );
 }
+
+#[test]
+fn rate_min_stops_a_job_that_is_too_slow() {
+    let dir = scratch();
+    let t0 = std::time::Instant::now();
+    let o = fiox(
+        dir.path(),
+        &[
+            "--name=t",
+            "--ioengine=null",
+            "--size=64m",
+            "--rw=read",
+            "--rate_iops=1000",
+            "--rate_iops_min=2000",
+            "--runtime=10",
+            "--time_based",
+            "--output-format=terse",
+        ],
+    );
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("min iops rate 2000 not met"), "{}", o.stderr);
+    assert!(t0.elapsed().as_secs() < 5, "the job should stop after one rate_cycle, not run for 10 s");
+    // A job that keeps its minimum runs to the end.
+    let o = fiox(
+        dir.path(),
+        &[
+            "--name=t",
+            "--ioengine=null",
+            "--size=64m",
+            "--rw=read",
+            "--rate_iops=1000",
+            "--rate_iops_min=500",
+            "--runtime=2",
+            "--time_based",
+            "--output-format=terse",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+}

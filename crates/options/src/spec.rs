@@ -214,6 +214,12 @@ pub struct JobSpec {
     /// `sync=`: open files with O_SYNC (`sync`, `1`) or O_DSYNC (`dsync`).
     pub open_sync: Option<bool>,
     pub random_distribution: RandomDist,
+    /// 1: report bandwidth in bits; 0 (automatic) or 8: bytes.
+    pub unit_base: u64,
+    /// Minimum bytes and I/Os per second per direction (0: none), checked every `rate_cycle_ms`.
+    pub rate_min: [u64; 3],
+    pub rate_iops_min: [u64; 3],
+    pub rate_cycle_ms: u64,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -562,6 +568,10 @@ impl JobSpec {
             log_max_value: m.flag("log_max_value")?,
             log_offset: m.flag("log_offset")?,
             per_job_logs: m.flag("per_job_logs")?,
+            rate_min: m.per_dir_int("rate_min", 0)?,
+            rate_iops_min: m.per_dir_int("rate_iops_min", 0)?,
+            rate_cycle_ms: m.int("rate_cycle")?.unwrap_or(1000).max(1) as u64,
+            unit_base: m.choice("unit_base")?.parse().expect("unit_base choices are numbers"),
             random_distribution: match m.raw("random_distribution") {
                 Some(r) => RandomDist::parse(r.value.as_deref().unwrap_or("").trim(), &m.ctx).map_err(|reason| {
                     Error::BadValue {

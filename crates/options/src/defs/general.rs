@@ -51,7 +51,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("allow_mounted_write", K::Bool, C::Target, "Allow writes to a block device that holds a mounted or recognisable file system").def("0"),
     O::new("readonly", K::Flag, C::Target, "Refuse to write (safety check)"),
     O::new("kb_base", K::Choice(KB_BASE), C::Units, "Base of size suffixes: 1024 (k=1024, KiB=1000) or 1000 (k=1000, KiB=1024)").def("1024"),
-    O::new("unit_base", K::Choice(UNIT_BASE), C::Units, "Report bandwidth in bytes (8, or 0 for automatic) or bits (1)").def("0").not_yet(),
+    O::new("unit_base", K::Choice(UNIT_BASE), C::Units, "Report bandwidth in bytes (8, or 0 for automatic) or bits (1)").def("0"),
 ];
 
 static CPU_POLICY: &[Choice] = &[

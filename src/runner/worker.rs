@@ -183,7 +183,10 @@ pub fn run(
     let mem = MemKind::from_name(spec.mem)
         .with_context(|| format!("job '{}': mem={} is not supported yet", spec.name, spec.mem))?;
     let align = (spec.iomem_align as usize).max(4096);
-    let mut buffers = IoBuffers::new(depth as usize, max_bs, align, mem).context("cannot allocate I/O buffers")?;
+    let mut buffers = IoBuffers::new(depth as usize, max_bs, align, mem).with_context(|| {
+        let hint = if spec.mem.ends_with("huge") { " (huge pages: see /proc/sys/vm/nr_hugepages)" } else { "" };
+        format!("job '{}': cannot allocate I/O buffers with mem={}{hint}", spec.name, spec.mem)
+    })?;
     if !spec.zero_buffers {
         let mut rng = Rng::new(seed ^ 0x5eed);
         for i in 0..depth as usize {

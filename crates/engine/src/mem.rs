@@ -12,6 +12,9 @@ pub enum MemKind {
     Mmap,
     MmapHuge,
     MmapShared,
+    /// System V shared memory (`shm`), optionally in huge pages (`shmhuge`).
+    Shm,
+    ShmHuge,
 }
 
 impl MemKind {
@@ -21,6 +24,8 @@ impl MemKind {
             "mmap" => MemKind::Mmap,
             "mmaphuge" => MemKind::MmapHuge,
             "mmapshared" => MemKind::MmapShared,
+            "shm" => MemKind::Shm,
+            "shmhuge" => MemKind::ShmHuge,
             _ => return None,
         })
     }
@@ -54,6 +59,22 @@ impl IoBuffers {
                     return Err(io::Error::new(io::ErrorKind::OutOfMemory, "cannot allocate I/O buffers"));
                 }
                 p
+            }
+            MemKind::Shm | MemKind::ShmHuge => {
+                let flags = libc::IPC_CREAT | 0o600 | if kind == MemKind::ShmHuge { libc::SHM_HUGETLB } else { 0 };
+                // SAFETY: creates a new private segment; no pointers.
+                let id = unsafe { libc::shmget(libc::IPC_PRIVATE, total, flags) };
+                if id < 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                // SAFETY: attaches the segment just made at an address the kernel picks.
+                let p = unsafe { libc::shmat(id, std::ptr::null(), 0) };
+                // SAFETY: marks the segment for removal once detached, so it never outlives us.
+                unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) };
+                if p as isize == -1 {
+                    return Err(io::Error::last_os_error());
+                }
+                p.cast()
             }
             MemKind::Mmap | MemKind::MmapHuge | MemKind::MmapShared => {
                 let mut flags = libc::MAP_ANONYMOUS;
@@ -118,6 +139,11 @@ impl Drop for IoBuffers {
         match self.kind {
             // SAFETY: allocated in `new` with this layout, freed once.
             MemKind::Malloc => unsafe { std::alloc::dealloc(self.base, self.layout) },
+            // SAFETY: the segment attached in `new`, detached once (it was already marked for
+            // removal, so this frees it).
+            MemKind::Shm | MemKind::ShmHuge => unsafe {
+                libc::shmdt(self.base.cast());
+            },
             // SAFETY: the mapping made in `new`, unmapped once.
             _ => unsafe {
                 libc::munmap(self.base.cast(), self.total);
@@ -132,7 +158,7 @@ mod tests {
 
     #[test]
     fn aligned_and_separate() {
-        for kind in [MemKind::Malloc, MemKind::Mmap, MemKind::MmapShared] {
+        for kind in [MemKind::Malloc, MemKind::Mmap, MemKind::MmapShared, MemKind::Shm] {
             let mut b = IoBuffers::new(4, 4096, 4096, kind).unwrap();
             for i in 0..4 {
                 assert_eq!(b.ptr(i) as usize % 4096, 0);

@@ -22,6 +22,8 @@ fio-compatible options (see --cmdhelp for job options):
   --minimal               terse output
   --terse-version=N       terse version 2, 3 (default), 4 or 5
   --terse-header          print a line of field names before terse output (fiox addition)
+  --status-interval-delta interval reports cover each interval, not the run so far (fiox addition)
+  --json-lines            each JSON report on one line (fiox addition)
   --parse-only            check the jobs and exit without doing I/O
   --showcmd               print each job file as a command line
   --section=NAME          run only the named job sections
@@ -113,8 +115,26 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     });
     // --status-interval: the full report so far, in every requested format, each interval.
     let sink = Output::new(g.output.as_deref(), head)?;
+    let previous: Mutex<Vec<runner::worker::WorkerResult>> = Mutex::new(Vec::new());
     let interval_report = |partial: &[runner::worker::WorkerResult]| {
-        let report = summary::build(plan, partial, Vec::new(), epoch_ms());
+        let shown: Vec<runner::worker::WorkerResult> = if g.interval_delta {
+            // Each report covers only the interval since the last one (fio's are cumulative).
+            let mut prev = previous.lock().expect("interval reports are sequential");
+            let delta = partial
+                .iter()
+                .enumerate()
+                .map(|(i, now)| {
+                    let then = prev.get(i).cloned().unwrap_or_default();
+                    let ms = now.elapsed_ms.saturating_sub(then.elapsed_ms);
+                    runner::worker::WorkerResult { ts: now.ts.since(&then.ts, ms), elapsed_ms: ms, ..now.clone() }
+                })
+                .collect();
+            *prev = partial.to_vec();
+            delta
+        } else {
+            partial.to_vec()
+        };
+        let report = summary::build(plan, &shown, Vec::new(), epoch_ms());
         let _ = sink.write(&formats(g, &report));
     };
     let interval = g
@@ -144,7 +164,19 @@ fn formats(g: &argv::Globals, report: &fiox_report::RunReport) -> String {
     let mut text = String::new();
     for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
         if g.formats.contains(&f) {
-            text.push_str(&crate::render::render(f, report, g.terse_version, g.terse_header));
+            let out = crate::render::render(f, report, g.terse_version, g.terse_header);
+            if g.json_lines && matches!(f, Format::Json | Format::JsonPlus) {
+                // One compact line per report; key order is kept.
+                match serde_json::from_str::<serde_json::Value>(&out) {
+                    Ok(v) => {
+                        text.push_str(&v.to_string());
+                        text.push('\n');
+                    }
+                    Err(_) => text.push_str(&out),
+                }
+            } else {
+                text.push_str(&out);
+            }
         }
     }
     text

@@ -174,3 +174,34 @@ fn rate_min_stops_a_job_that_is_too_slow() {
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
 }
+
+#[test]
+fn interval_deltas_as_json_lines() {
+    let dir = scratch();
+    let o = fiox(
+        dir.path(),
+        &[
+            "--name=t",
+            "--ioengine=null",
+            "--size=64m",
+            "--rw=read",
+            "--rate_iops=2000",
+            "--runtime=3500ms",
+            "--time_based",
+            "--status-interval=1",
+            "--status-interval-delta",
+            "--json-lines",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let lines: Vec<serde_json::Value> =
+        o.stdout.lines().map(|l| serde_json::from_str(l).expect("one JSON document per line")).collect();
+    assert_eq!(lines.len(), 4, "three interval reports and the final one: {}", o.stdout);
+    let ios: Vec<u64> = lines.iter().map(|d| d["jobs"][0]["read"]["total_ios"].as_u64().unwrap()).collect();
+    // Each interval holds about one second at 2000 IOPS; the final report is the whole run.
+    for n in &ios[..3] {
+        assert!((1700..2300).contains(n), "interval I/Os {ios:?}");
+    }
+    assert!(ios[3] > 6000, "final report is cumulative: {ios:?}");
+}

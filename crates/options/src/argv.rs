@@ -54,6 +54,10 @@ pub struct Globals {
     pub enghelp: Option<String>,
     /// fiox addition: print a header line of field names before terse output.
     pub terse_header: bool,
+    /// fiox addition: `--status-interval` reports cover each interval, not the run so far.
+    pub interval_delta: bool,
+    /// fiox addition: each JSON report on one line (JSON Lines), for streaming consumers.
+    pub json_lines: bool,
 }
 
 impl Default for Globals {
@@ -77,6 +81,8 @@ impl Default for Globals {
             cmdhelp: None,
             enghelp: None,
             terse_header: false,
+            interval_delta: false,
+            json_lines: false,
         }
     }
 }
@@ -120,6 +126,8 @@ const SWITCHES: &[(&str, Arg, bool)] = &[
     ("cmdhelp", Arg::Optional, true),
     ("enghelp", Arg::Optional, true),
     ("terse-header", Arg::None, true),
+    ("status-interval-delta", Arg::None, true),
+    ("json-lines", Arg::None, true),
     ("debug", Arg::Required, false),
     ("bandwidth-log", Arg::None, false),
     ("append-terse", Arg::None, false),
@@ -291,6 +299,8 @@ fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, 
         "cmdhelp" => g.cmdhelp = Some(v),
         "enghelp" => g.enghelp = Some(v),
         "terse-header" => g.terse_header = true,
+        "status-interval-delta" => g.interval_delta = true,
+        "json-lines" => g.json_lines = true,
         _ => unreachable!("every supported switch is handled"),
     }
     Ok(())

@@ -72,6 +72,20 @@ impl LatHist {
         self.total += other.total;
     }
 
+    /// The samples added since `earlier` (a snapshot of this same histogram).
+    pub fn since(&self, earlier: &LatHist) -> LatHist {
+        let counts: Box<[u64]> =
+            self.counts.iter().zip(earlier.counts.iter()).map(|(a, b)| a.saturating_sub(*b)).collect();
+        LatHist { total: counts.iter().sum(), counts }
+    }
+
+    /// The midpoints of the lowest and highest non-empty buckets.
+    pub fn range(&self) -> Option<(u64, u64)> {
+        let lo = self.counts.iter().position(|&c| c > 0)?;
+        let hi = self.counts.iter().rposition(|&c| c > 0)?;
+        Some((plat_idx_to_val(lo), plat_idx_to_val(hi)))
+    }
+
     /// Non-empty buckets as `(midpoint ns, count)`, for json+ `bins`.
     pub fn bins(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
         self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (plat_idx_to_val(i), c))

@@ -48,6 +48,24 @@ impl IoStat {
         }
     }
 
+    /// The samples added since `earlier`. Sums subtract exactly; min and max cannot, so they
+    /// are taken from the interval's histogram (within its 1/128 resolution), if given.
+    pub fn since(&self, earlier: &IoStat, hist: Option<&crate::LatHist>) -> IoStat {
+        let samples = self.samples.saturating_sub(earlier.samples);
+        let (min, max) = match hist.and_then(|h| h.range()) {
+            Some(r) if samples > 0 => r,
+            _ if samples > 0 => (self.min, self.max),
+            _ => (u64::MAX, 0),
+        };
+        IoStat {
+            min,
+            max,
+            samples,
+            sum: self.sum.saturating_sub(earlier.sum),
+            sumsq: self.sumsq.saturating_sub(earlier.sumsq),
+        }
+    }
+
     pub fn sum(&self) -> u128 {
         self.sum
     }

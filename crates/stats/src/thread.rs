@@ -177,6 +177,68 @@ impl ThreadStat {
         }
     }
 
+    /// What happened since `earlier` (a snapshot of the same job): counts, sums and histograms
+    /// subtract; latency min/max come from the interval's histogram; bandwidth and IOPS samples
+    /// are not kept (an interval is usually about one sample long).
+    pub fn since(&self, earlier: &ThreadStat, interval_ms: u64) -> ThreadStat {
+        let sub = |a: &[u64], b: &[u64], out: &mut [u64]| {
+            for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+                *o = x.saturating_sub(*y);
+            }
+        };
+        let mut out =
+            ThreadStat { jobs: self.jobs, error: self.error, job_runtime_ms: interval_ms, ..ThreadStat::default() };
+        for (d, (now, then)) in self.dirs.iter().zip(earlier.dirs.iter()).enumerate() {
+            let hist = |a: &Option<LatHist>, b: &Option<LatHist>| match (a, b) {
+                (Some(a), Some(b)) => Some(a.since(b)),
+                (Some(a), None) => Some(a.clone()),
+                _ => None,
+            };
+            let (slat_h, clat_h, lat_h) = (
+                hist(&now.slat_hist, &then.slat_hist),
+                hist(&now.clat_hist, &then.clat_hist),
+                hist(&now.lat_hist, &then.lat_hist),
+            );
+            let total_ios = now.total_ios.saturating_sub(then.total_ios);
+            out.dirs[d] = DirStat {
+                io_bytes: now.io_bytes.saturating_sub(then.io_bytes),
+                total_ios,
+                short_ios: now.short_ios.saturating_sub(then.short_ios),
+                drop_ios: now.drop_ios.saturating_sub(then.drop_ios),
+                runtime_ms: if total_ios > 0 { interval_ms.max(1) } else { 0 },
+                slat: now.slat.since(&then.slat, slat_h.as_ref()),
+                clat: now.clat.since(&then.clat, clat_h.as_ref()),
+                lat: now.lat.since(&then.lat, lat_h.as_ref()),
+                slat_hist: slat_h,
+                clat_hist: clat_h,
+                lat_hist: lat_h,
+                ..DirStat::default()
+            };
+        }
+        out.sync_ios = self.sync_ios.saturating_sub(earlier.sync_ios);
+        let sync_h = match (&self.sync_hist, &earlier.sync_hist) {
+            (Some(a), Some(b)) => Some(a.since(b)),
+            (a, _) => a.clone(),
+        };
+        out.sync_lat = self.sync_lat.since(&earlier.sync_lat, sync_h.as_ref());
+        out.sync_hist = sync_h;
+        out.usr_us = self.usr_us.saturating_sub(earlier.usr_us);
+        out.sys_us = self.sys_us.saturating_sub(earlier.sys_us);
+        out.ctx = self.ctx.saturating_sub(earlier.ctx);
+        out.majf = self.majf.saturating_sub(earlier.majf);
+        out.minf = self.minf.saturating_sub(earlier.minf);
+        sub(&self.depth_map, &earlier.depth_map, &mut out.depth_map);
+        sub(&self.submit_map, &earlier.submit_map, &mut out.submit_map);
+        sub(&self.complete_map, &earlier.complete_map, &mut out.complete_map);
+        sub(&self.lat_ns, &earlier.lat_ns, &mut out.lat_ns);
+        sub(&self.lat_us, &earlier.lat_us, &mut out.lat_us);
+        sub(&self.lat_ms, &earlier.lat_ms, &mut out.lat_ms);
+        sub(&self.issued, &earlier.issued, &mut out.issued);
+        sub(&self.short, &earlier.short, &mut out.short);
+        sub(&self.dropped, &earlier.dropped, &mut out.dropped);
+        out
+    }
+
     pub fn total_ios(&self) -> u64 {
         self.dirs.iter().map(|d| d.total_ios).sum()
     }
@@ -260,6 +322,35 @@ mod tests {
             ts.mark_depth(d, 1);
         }
         assert_eq!(ts.depth_map, [1, 1, 1, 2, 1, 0, 1]);
+    }
+
+    #[test]
+    fn since_gives_the_interval() {
+        let mut a = ThreadStat { jobs: 1, ..ThreadStat::default() };
+        a.dirs[0] = DirStat::active();
+        for v in [100, 200, 300] {
+            a.dirs[0].clat.add(v);
+            a.dirs[0].clat_hist.as_mut().unwrap().add(v);
+        }
+        a.dirs[0].total_ios = 3;
+        a.dirs[0].io_bytes = 3 * 4096;
+        let earlier = a.clone();
+        for v in [1000, 3000] {
+            a.dirs[0].clat.add(v);
+            a.dirs[0].clat_hist.as_mut().unwrap().add(v);
+        }
+        a.dirs[0].total_ios = 5;
+        a.dirs[0].io_bytes = 5 * 4096;
+        let d = a.since(&earlier, 1000);
+        assert_eq!((d.dirs[0].total_ios, d.dirs[0].io_bytes, d.dirs[0].runtime_ms), (2, 8192, 1000));
+        assert_eq!(d.dirs[0].clat.samples, 2);
+        assert_eq!(d.dirs[0].clat.mean(), 2000.0);
+        // Min and max come from the interval's buckets (1/128 resolution).
+        let (lo, hi) = (d.dirs[0].clat.min(), d.dirs[0].clat.max);
+        assert!(
+            (lo as f64 - 1000.0).abs() <= 1000.0 / 128.0 && (hi as f64 - 3000.0).abs() <= 3000.0 / 128.0,
+            "{lo} {hi}"
+        );
     }
 
     #[test]

@@ -48,6 +48,9 @@ pub struct WorkerResult {
     pub elapsed_ms: u64,
     /// The seed of the worker's random streams (for the run manifest).
     pub seed: u64,
+    /// I/Os were still in flight when the job gave up waiting for them (a device that stopped
+    /// answering); their buffers must never be freed or reused.
+    pub abandoned: bool,
     /// The I/O error that stopped the job, already described.
     pub error: Option<String>,
 }
@@ -221,9 +224,17 @@ pub fn run(
     } else {
         io_loop(plan, engine.as_mut(), &fds, &mut buffers, depth, seed, stop, progress, diag)
     };
-    // The engine goes first: a ring may still reference the buffers until it is torn down.
-    drop(engine);
-    drop(buffers);
+    if result.as_ref().is_ok_and(|r| r.abandoned) {
+        // The kernel still owns I/O into these buffers; tearing the engine down could wait for
+        // the dead device forever, and freeing the buffers would let it write into reused
+        // memory. Both are left alone until the process exits.
+        std::mem::forget(engine);
+        std::mem::forget(buffers);
+    } else {
+        // The engine goes first: a ring may still reference the buffers until it is torn down.
+        drop(engine);
+        drop(buffers);
+    }
     let mut res = result?;
     if spec.end_fsync || spec.fsync_on_close {
         for f in &files {
@@ -313,6 +324,10 @@ fn io_loop(
     let mut served = 0u64;
     let mut next_publish = 0u64;
     let mut min_rate = MinRate::new(spec);
+    // When the run should have ended (runtime over, or a stop request) and I/O is still in
+    // flight, waits become short; one second later the rest is given up as dropped.
+    let mut give_up_at: Option<u64> = None;
+    let mut abandoned = false;
     let fill = if spec.zero_buffers {
         Fill::Fixed
     } else if spec.refill_buffers {
@@ -478,6 +493,34 @@ fn io_loop(
             // Engines that could not submit everything last time (libaio on EAGAIN) retry now.
             engine.commit().context("submitting I/O failed")?;
         }
+        if inflight > 0 && (now >= end_ns || stop.load(Ordering::Relaxed)) {
+            let at = *give_up_at.get_or_insert_with(|| {
+                engine.set_wait_limit(Some(std::time::Duration::from_millis(100)));
+                now + 1_000_000_000
+            });
+            if now >= at {
+                let mut idle = vec![false; depth as usize];
+                for &i in &free {
+                    idle[i as usize] = true;
+                }
+                let in_flight = units.iter().enumerate().filter(|(i, _)| !idle[*i] && !batch.contains(&(*i as u32)));
+                for (_, u) in in_flight {
+                    let d = (u.ddir as usize).min(3);
+                    ts.dropped[d] += 1;
+                    if d < 3 {
+                        ts.dirs[d].drop_ios += 1;
+                    }
+                }
+                let _ = writeln!(
+                    diag,
+                    "fiox: job '{}': {inflight} I/Os still in flight 1 s after the job should have ended; \
+                     the device stopped answering, so they are reported as dropped",
+                    spec.name
+                );
+                abandoned = true;
+                break;
+            }
+        }
         // Reap.
         if inflight > 0 {
             // Block for completions only when nothing more can be queued now; otherwise just
@@ -547,7 +590,7 @@ fn io_loop(
         l.write()?;
     }
     finish_stats(&mut ts, elapsed_ms, &usage0);
-    let result = WorkerResult { ts, pid: sys::gettid(), start_epoch_ms, elapsed_ms, seed, error };
+    let result = WorkerResult { ts, pid: sys::gettid(), start_epoch_ms, elapsed_ms, seed, error, abandoned };
     // The final figures answer every later status request.
     if let Ok(mut slot) = progress.snapshot.lock() {
         *slot = Some((u64::MAX, result.clone()));
@@ -593,7 +636,15 @@ fn maybe_snapshot(
     let mut copy = ts.clone();
     let elapsed_ms = now.saturating_sub(meas_start) / 1_000_000;
     finish_stats(&mut copy, elapsed_ms, usage0);
-    let r = WorkerResult { ts: copy, pid: sys::gettid(), start_epoch_ms, elapsed_ms, seed: 0, error: None };
+    let r = WorkerResult {
+        ts: copy,
+        pid: sys::gettid(),
+        start_epoch_ms,
+        elapsed_ms,
+        seed: 0,
+        error: None,
+        abandoned: false,
+    };
     if let Ok(mut slot) = p.snapshot.lock() {
         *slot = Some((want, r));
     }
@@ -747,7 +798,15 @@ fn meta_loop(
     finish_stats(&mut ts, now / 1_000_000, &usage0);
     progress_update(progress, &ts);
     progress.done.store(true, Ordering::Relaxed);
-    Ok(WorkerResult { ts, pid: sys::gettid(), start_epoch_ms, elapsed_ms: now / 1_000_000, seed: 0, error })
+    Ok(WorkerResult {
+        ts,
+        pid: sys::gettid(),
+        start_epoch_ms,
+        elapsed_ms: now / 1_000_000,
+        seed: 0,
+        error,
+        abandoned: false,
+    })
 }
 
 /// `rate_min` / `rate_iops_min`: every `rate_cycle`, each direction must have moved at least

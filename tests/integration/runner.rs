@@ -205,3 +205,78 @@ fn interval_deltas_as_json_lines() {
     }
     assert!(ios[3] > 6000, "final report is cumulative: {ios:?}");
 }
+
+/// A blkio cgroup that throttles a device's reads, removed when dropped.
+struct Throttle {
+    dir: std::path::PathBuf,
+}
+
+impl Throttle {
+    fn new(dev: &std::path::Path, iops: u32) -> Result<Throttle, String> {
+        use std::os::unix::fs::MetadataExt;
+        let rdev = std::fs::metadata(dev).map_err(|e| e.to_string())?.rdev();
+        let (major, minor) = (((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff), (rdev & 0xff) | ((rdev >> 12) & !0xff));
+        let dir = std::path::PathBuf::from(format!(
+            "/sys/fs/cgroup/blkio/fiox-test-{}-{}",
+            std::process::id(),
+            dev.display().to_string().replace('/', "_")
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("no blkio cgroup: {e}"))?;
+        let t = Throttle { dir };
+        std::fs::write(t.dir.join("blkio.throttle.read_iops_device"), format!("{major}:{minor} {iops}"))
+            .map_err(|e| e.to_string())?;
+        Ok(t)
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+#[test]
+fn runtime_is_honoured_when_the_device_stops_answering() {
+    for engine in ["io_uring", "libaio"] {
+        // A fresh device per engine: abandoned reads of an earlier run stay queued behind the
+        // throttle and would delay the next run's start.
+        let dev = match crate::util::LoopDev::new(64 << 20) {
+            Ok(d) => d,
+            Err(why) => return println!("skipped: no loop device: {why}"),
+        };
+        // Two reads a second: a queue of 16 takes 8 s to drain, far past the 2 s runtime.
+        let throttle = match Throttle::new(&dev.path, 2) {
+            Ok(t) => t,
+            Err(why) => return println!("skipped: {why}"),
+        };
+        let cmd = format!(
+            "echo $$ > {}/cgroup.procs && exec {} --name=t --filename={} --rw=randread --ioengine={engine} --iodepth=16 \
+             --direct=1 --runtime=2 --time_based --output-format=json",
+            throttle.dir.display(),
+            crate::util::fiox_bin().display(),
+            dev.path.display()
+        );
+        let t0 = std::time::Instant::now();
+        let mut child = std::process::Command::new("bash")
+            .args(["-c", &cmd])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = [0u8; 1];
+        let mut stdout = child.stdout.take().unwrap();
+        std::io::Read::read_exact(&mut stdout, &mut first).expect("a report");
+        let report_after = t0.elapsed();
+        let mut rest = String::new();
+        std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            report_after.as_secs_f64() < 5.0,
+            "{engine}: the report came after {report_after:?}; runtime=2 must hold"
+        );
+        assert!(stderr.contains("the device stopped answering"), "{engine}: {stderr}");
+        let json: serde_json::Value = serde_json::from_str(&format!("{}{rest}", first[0] as char)).unwrap();
+        assert!(json["jobs"][0]["read"]["drop_ios"].as_u64().unwrap() > 0, "{engine}: in-flight I/Os count as dropped");
+    }
+}

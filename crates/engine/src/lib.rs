@@ -94,10 +94,15 @@ pub trait IoEngine {
     fn commit(&mut self) -> io::Result<u32> {
         Ok(0)
     }
-    /// Waits for at least `min` completions and appends at most `max` to `out`.
+    /// Waits for at least `min` completions and appends at most `max` to `out`. With a wait
+    /// limit set, it may return with fewer once the limit has passed.
     fn getevents(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> io::Result<()> {
         Ok(())
     }
+    /// Bounds how long one `getevents` call may wait (`None`: as long as it takes). The runner
+    /// sets it when the runtime is over, so that a device that stopped answering cannot hold
+    /// the job past it.
+    fn set_wait_limit(&mut self, _limit: Option<std::time::Duration>) {}
 }
 
 /// A registry entry.

@@ -26,6 +26,7 @@ pub struct Uring {
     /// One iovec per unit for the vectored commands; stable while the ring lives.
     iovecs: Vec<libc::iovec>,
     unqueued: u32,
+    wait_limit: Option<std::time::Duration>,
 }
 
 fn build(depth: u32, setup: &Setup<'_>, modern: bool) -> io::Result<IoUring> {
@@ -59,6 +60,10 @@ impl Uring {
 }
 
 impl IoEngine for Uring {
+    fn set_wait_limit(&mut self, limit: Option<std::time::Duration>) {
+        self.wait_limit = limit;
+    }
+
     fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
         let depth = setup.depth.max(1).next_power_of_two();
         let ring = match build(depth, setup, true) {
@@ -198,9 +203,27 @@ impl IoEngine for Uring {
             if got >= min || got >= max {
                 return Ok(());
             }
-            match self.ring().submit_and_wait((min - got) as usize) {
+            let want = (min - got) as usize;
+            let r = match self.wait_limit {
+                Some(limit) => {
+                    let ts = types::Timespec::new().sec(limit.as_secs()).nsec(limit.subsec_nanos());
+                    let args = types::SubmitArgs::new().timespec(&ts);
+                    self.ring().submitter().submit_with_args(want, &args)
+                }
+                None => self.ring().submit_and_wait(want),
+            };
+            match r {
                 Ok(_) => {}
                 Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                // The wait limit passed: hand back what there is.
+                Err(e) if e.raw_os_error() == Some(libc::ETIME) => {
+                    self.unqueued = 0;
+                    let mut cq = self.ring().completion();
+                    for cqe in &mut cq {
+                        out.push(Completion { index: cqe.user_data() as u32, result: cqe.result() as i64 });
+                    }
+                    return Ok(());
+                }
                 Err(e) => return Err(e),
             }
             self.unqueued = 0;

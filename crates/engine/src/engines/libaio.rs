@@ -68,6 +68,7 @@ pub struct Libaio {
     failed: Vec<Completion>,
     userspace_reap: bool,
     rw_flags: i32,
+    wait_limit: Option<libc::timespec>,
 }
 
 impl Libaio {
@@ -98,6 +99,11 @@ impl Libaio {
 }
 
 impl IoEngine for Libaio {
+    fn set_wait_limit(&mut self, limit: Option<std::time::Duration>) {
+        self.wait_limit = limit
+            .map(|d| libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long });
+    }
+
     fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
         let depth = setup.depth as usize;
         let mut ctx: u64 = 0;
@@ -200,6 +206,10 @@ impl IoEngine for Libaio {
         // min_nr=0 polls without waiting.
         let mut looked = self.userspace_reap;
         while got < max && (got < min || !looked) {
+            if looked && self.wait_limit.is_some() {
+                // One bounded wait has been made; the caller decides what to do next.
+                break;
+            }
             looked = true;
             let want = (max - got).min(self.events.len() as u32);
             // SAFETY: the kernel writes at most `want` events into `self.events`, which holds
@@ -211,7 +221,10 @@ impl IoEngine for Libaio {
                     min.saturating_sub(got).min(want) as libc::c_long,
                     want as libc::c_long,
                     self.events.as_mut_ptr(),
-                    std::ptr::null_mut::<libc::timespec>(),
+                    match &mut self.wait_limit {
+                        Some(t) => t as *mut libc::timespec,
+                        None => std::ptr::null_mut::<libc::timespec>(),
+                    },
                 )
             };
             if r < 0 {

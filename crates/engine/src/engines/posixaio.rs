@@ -13,9 +13,15 @@ pub struct PosixAio {
     inflight: Vec<u32>,
     /// Pointers for aio_suspend, rebuilt before each wait.
     list: Vec<*const libc::aiocb>,
+    wait_limit: Option<libc::timespec>,
 }
 
 impl IoEngine for PosixAio {
+    fn set_wait_limit(&mut self, limit: Option<std::time::Duration>) {
+        self.wait_limit = limit
+            .map(|d| libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long });
+    }
+
     fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
         // SAFETY: aiocb is plain data; zeroed is a valid, idle control block.
         self.cbs = (0..setup.depth).map(|_| unsafe { std::mem::zeroed() }).collect();
@@ -86,8 +92,13 @@ impl IoEngine for PosixAio {
             for &idx in &self.inflight {
                 self.list.push(&self.cbs[idx as usize]);
             }
-            // SAFETY: every pointer is to an in-flight control block in `self.cbs`.
-            unsafe { libc::aio_suspend(self.list.as_ptr(), self.list.len() as i32, std::ptr::null()) };
+            let limit = self.wait_limit.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+            // SAFETY: every pointer is to an in-flight control block in `self.cbs`; the limit,
+            // if any, lives in `self` for the call.
+            let r = unsafe { libc::aio_suspend(self.list.as_ptr(), self.list.len() as i32, limit) };
+            if r != 0 && self.wait_limit.is_some() && io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN) {
+                return Ok(());
+            }
         }
     }
 }

@@ -68,6 +68,10 @@ fn now_ns(base: u64) -> u64 {
 
 /// Creates or extends a worker's files to their planned size (fio's "Laying out IO file").
 pub fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
+    // create_on_open: the job's open() creates the files; nothing is laid out beforehand.
+    if plan.spec.create_on_open && !plan.spec.rw.reads() {
+        return Ok(());
+    }
     let need: Vec<&crate::plan::FilePlan> = plan
         .files
         .iter()
@@ -98,6 +102,22 @@ pub fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
             .open(&f.path)
             .with_context(|| format!("job '{}': cannot create '{}'", plan.spec.name, f.path.display()))?;
         let have = file.metadata()?.len();
+        // Jobs that only write get the space reserved and no data, as in fio; jobs that read
+        // (or overwrite=1) get real data so that reads hit the device.
+        if !plan.spec.rw.reads() && !plan.spec.overwrite {
+            let how = match plan.spec.fallocate {
+                "none" | "truncate" => sys::Prealloc::None,
+                "keep" => sys::Prealloc::KeepSize,
+                _ => sys::Prealloc::Allocate,
+            };
+            sys::preallocate(file.as_raw_fd(), how, f.layout_size)
+                .with_context(|| format!("job '{}': cannot preallocate '{}'", plan.spec.name, f.path.display()))?;
+            // `none` leaves the size to the writes, `keep` reserves without growing the file.
+            if how == sys::Prealloc::Allocate || plan.spec.fallocate == "truncate" {
+                file.set_len(f.layout_size.max(have))?;
+            }
+            continue;
+        }
         // Written with real data (not just allocated) so that reads hit the device, as in fio.
         let chunk = 1usize << 20;
         let mut buf = vec![0u8; chunk];
@@ -160,7 +180,7 @@ pub fn run(
         let write = spec.rw.writes() || spec.rw.trims();
         for f in &plan.files {
             let mut o = OpenOptions::new();
-            o.read(true).write(write);
+            o.read(true).write(write).create(write && spec.create_on_open);
             let mut flags = if spec.direct { libc::O_DIRECT } else { 0 };
             match spec.open_sync {
                 Some(true) => flags |= libc::O_SYNC,

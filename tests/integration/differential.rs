@@ -584,3 +584,34 @@ fn metadata_engines_match_fio() {
         assert_eq!(seen[1], seen[0], "{engine}: (bytes, I/Os, clat N, lat N) per direction differ");
     }
 }
+
+#[test]
+fn file_layout_options_match_fio() {
+    // (options, what to compare): for a write-only job fio reserves space without writing data,
+    // unless overwrite=1; fallocate=none leaves the file as large as the writes made it;
+    // create_on_open skips the layout.
+    let cases: &[&[&str]] =
+        &[&[], &["--overwrite=1"], &["--fallocate=none"], &["--fallocate=truncate"], &["--create_on_open=1"]];
+    for extra in cases {
+        let mut seen = Vec::new();
+        for tool in ["fio", "fiox"] {
+            let dir = crate::util::scratch();
+            let mut args = vec![
+                "--name=t",
+                "--filename=f.dat",
+                "--size=8m",
+                "--rw=write",
+                "--number_ios=1",
+                "--output-format=json",
+            ];
+            args.extend_from_slice(extra);
+            let out = if tool == "fio" { fio(dir.path(), &args) } else { fiox(dir.path(), &args) };
+            json_of(&out, tool);
+            let data = std::fs::read(dir.path().join("f.dat")).unwrap();
+            // The single 4 KiB write lands at offset 0; what matters is what lies after it.
+            let data_after_first_block = data.iter().skip(4096).any(|&b| b != 0);
+            seen.push((data.len(), data_after_first_block));
+        }
+        assert_eq!(seen[1], seen[0], "(file size, data beyond the write) differ for {extra:?}");
+    }
+}

@@ -378,3 +378,32 @@ pub fn drop_cache(fd: RawFd, block_device: bool) -> io::Result<()> {
         fadvise_dontneed(fd)
     }
 }
+
+/// How `fallocate=` reserves a file's space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prealloc {
+    None,
+    /// fallocate(2) mode 0 (fio's `native`; also `posix`, which glibc implements with it).
+    Allocate,
+    /// fallocate(2) with FALLOC_FL_KEEP_SIZE.
+    KeepSize,
+}
+
+/// Reserves `len` bytes of a file; file systems without fallocate are not an error (fio's
+/// `native` falls back to nothing, too).
+pub fn preallocate(fd: RawFd, how: Prealloc, len: u64) -> io::Result<()> {
+    let mode = match how {
+        Prealloc::None => return Ok(()),
+        Prealloc::Allocate => 0,
+        Prealloc::KeepSize => libc::FALLOC_FL_KEEP_SIZE,
+    };
+    // SAFETY: no pointers.
+    if unsafe { libc::fallocate(fd, mode, 0, len as libc::off_t) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
+            return Ok(());
+        }
+        return Err(e);
+    }
+    Ok(())
+}

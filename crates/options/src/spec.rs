@@ -220,6 +220,10 @@ pub struct JobSpec {
     pub rate_min: [u64; 3],
     pub rate_iops_min: [u64; 3],
     pub rate_cycle_ms: u64,
+    pub create_on_open: bool,
+    pub overwrite: bool,
+    /// `fallocate=`: none, native, posix, keep, truncate (0 and 1 are none and posix).
+    pub fallocate: &'static str,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -570,6 +574,13 @@ impl JobSpec {
             per_job_logs: m.flag("per_job_logs")?,
             rate_min: m.per_dir_int("rate_min", 0)?,
             rate_iops_min: m.per_dir_int("rate_iops_min", 0)?,
+            create_on_open: m.flag("create_on_open")?,
+            overwrite: m.flag("overwrite")?,
+            fallocate: match m.choice("fallocate")? {
+                "0" => "none",
+                "1" => "posix",
+                other => other,
+            },
             rate_cycle_ms: m.int("rate_cycle")?.unwrap_or(1000).max(1) as u64,
             unit_base: m.choice("unit_base")?.parse().expect("unit_base choices are numbers"),
             random_distribution: match m.raw("random_distribution") {

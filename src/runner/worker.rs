@@ -20,6 +20,7 @@ use anyhow::{bail, Context, Result};
 use fiox_engine::{sys, Completion, Ddir, IoBuffers, IoEngine, IoUnit, MemKind, Queued, Setup};
 use fiox_stats::{DirStat, ThreadStat};
 
+use super::content::Content;
 use super::iogen::{IoGen, NextIo};
 use super::logs::JobLogs;
 use super::offsets::{mix64, Rng};
@@ -210,13 +211,9 @@ pub fn run(
         let hint = if spec.mem.ends_with("huge") { " (huge pages: see /proc/sys/vm/nr_hugepages)" } else { "" };
         format!("job '{}': cannot allocate I/O buffers with mem={}{hint}", spec.name, spec.mem)
     })?;
-    if !spec.zero_buffers {
-        let mut rng = Rng::new(seed ^ 0x5eed);
-        for i in 0..depth as usize {
-            for w in buffers.slice_mut(i).chunks_mut(8) {
-                w.copy_from_slice(&rng.next_u64().to_le_bytes()[..w.len()]);
-            }
-        }
+    let mut content = Content::new(spec, seed).with_context(|| format!("job '{}'", spec.name))?;
+    for i in 0..depth as usize {
+        content.initial(buffers.slice_mut(i));
     }
     let mut engine: Box<dyn IoEngine> = (plan.engine.make)();
     let waits = spec.iodepth_batch_complete_min >= 1;
@@ -242,7 +239,7 @@ pub fn run(
     let result = if plan.engine.metadata {
         meta_loop(plan, engine.as_mut(), stop, progress, diag)
     } else {
-        io_loop(plan, engine.as_mut(), &fds, &mut buffers, depth, seed, stop, progress, diag)
+        io_loop(plan, engine.as_mut(), &fds, &mut buffers, &mut content, depth, seed, stop, progress, diag)
     };
     if result.as_ref().is_ok_and(|r| r.abandoned) {
         // The kernel still owns I/O into these buffers; tearing the engine down could wait for
@@ -279,6 +276,7 @@ fn io_loop(
     engine: &mut dyn IoEngine,
     fds: &[RawFd],
     buffers: &mut IoBuffers,
+    content: &mut Content,
     depth: u32,
     seed: u64,
     stop: &AtomicBool,
@@ -348,16 +346,6 @@ fn io_loop(
     // flight, waits become short; one second later the rest is given up as dropped.
     let mut give_up_at: Option<u64> = None;
     let mut abandoned = false;
-    let fill = if spec.zero_buffers {
-        Fill::Fixed
-    } else if spec.refill_buffers {
-        Fill::Refill
-    } else if spec.scramble_buffers {
-        Fill::Scramble
-    } else {
-        Fill::Fixed
-    };
-    let mut fill_rng = Rng::new(seed ^ 0xb0ff);
     // In trimwrite modes every block is trimmed and then written; fio counts only the writes
     // toward the job's size.
     let count_trims = !matches!(spec.rw, fiox_options::RwMode::TrimWrite | fiox_options::RwMode::RandTrimWrite);
@@ -446,9 +434,9 @@ fn io_loop(
                 u.block_device = block_dev.get(next.file).copied().unwrap_or(false);
                 u.offset = next.offset;
                 u.len = next.len;
-                if next.ddir == Ddir::Write && fill != Fill::Fixed {
+                if next.ddir == Ddir::Write && content.changes() {
                     // Only idle units are touched: this one is not in flight.
-                    fill_buffer(buffers.slice_mut(idx as usize), next.len as usize, fill, &mut fill_rng, next.offset);
+                    content.before_write(buffers.slice_mut(idx as usize), next.len as usize, next.offset);
                 }
                 if sync_engine {
                     let t0 = now_ns(clock);
@@ -718,39 +706,6 @@ impl IoLog {
             }
         }
         std::fs::write(path, self.text).with_context(|| format!("cannot write write_iolog file '{path}'"))
-    }
-}
-
-/// How write buffers change between writes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Fill {
-    /// The random (or zero) data written at start stays (`zero_buffers`, or both options off).
-    Fixed,
-    /// New random data before every write (`refill_buffers`).
-    Refill,
-    /// A few bytes per 512-byte sector change before every write, so that deduplicating storage
-    /// cannot collapse the writes (`scramble_buffers`, fio's default), at a fraction of the cost.
-    Scramble,
-}
-
-#[inline]
-fn fill_buffer(buf: &mut [u8], len: usize, fill: Fill, rng: &mut Rng, offset: u64) {
-    let n = len.min(buf.len());
-    let buf = &mut buf[..n];
-    match fill {
-        Fill::Fixed => {}
-        Fill::Refill => {
-            for w in buf.chunks_mut(8) {
-                w.copy_from_slice(&rng.next_u64().to_le_bytes()[..w.len()]);
-            }
-        }
-        Fill::Scramble => {
-            let stamp = rng.next_u64() ^ offset;
-            for sector in buf.chunks_mut(512) {
-                let n = sector.len().min(8);
-                sector[..n].copy_from_slice(&stamp.to_le_bytes()[..n]);
-            }
-        }
     }
 }
 

@@ -89,6 +89,32 @@ fn buffer_contents_follow_the_options() {
         assert_eq!(blocks.len(), *distinct, "{opts:?}");
         assert_eq!(data.iter().all(|&b| b == 0), *zero, "{opts:?}");
     }
+    // A pattern, compressibility and dedupe share.
+    let run = |opts: &[&str]| -> Vec<u8> {
+        let dir = scratch();
+        let mut args =
+            vec!["--name=t", "--filename=d.dat", "--size=4m", "--bs=64k", "--rw=write", "--output-format=terse"];
+        args.extend_from_slice(opts);
+        assert_eq!(fiox(dir.path(), &args).code, 0);
+        std::fs::read(dir.path().join("d.dat")).unwrap()
+    };
+    let d = run(&["--buffer_pattern=0xdeadbeef"]);
+    assert!(d.chunks(4).all(|c| c == [0xde, 0xad, 0xbe, 0xef]), "pattern repeated through every block");
+    let d = run(&["--buffer_compress_percentage=50", "--buffer_compress_chunk=4k"]);
+    let zeros = d.iter().filter(|&&b| b == 0).count() as f64 / d.len() as f64;
+    assert!((0.48..0.53).contains(&zeros), "half of each chunk is zeros: {zeros}");
+    let d = run(&["--dedupe_percentage=50"]);
+    let distinct = d.chunks(65536).collect::<std::collections::HashSet<_>>().len();
+    assert!((20..50).contains(&distinct), "about half the blocks repeat an earlier one: {distinct} distinct of 64");
+    // A bad pattern is refused before anything is created.
+    let dir = scratch();
+    let o = fiox(dir.path(), &["--name=t", "--filename=d.dat", "--size=1m", "--rw=write", "--buffer_pattern='open"]);
+    assert!(
+        o.stderr.contains("bad value ''open' for option 'buffer_pattern'") && o.stderr.contains("unterminated string"),
+        "{}",
+        o.stderr
+    );
+    assert!(crate::util::listing(dir.path()).is_empty());
 }
 
 #[test]

@@ -224,6 +224,11 @@ pub struct JobSpec {
     pub overwrite: bool,
     /// `fallocate=`: none, native, posix, keep, truncate (0 and 1 are none and posix).
     pub fallocate: &'static str,
+    /// The bytes of `buffer_pattern`, repeated through write buffers.
+    pub buffer_pattern: Option<Vec<u8>>,
+    pub buffer_compress_percentage: u32,
+    pub buffer_compress_chunk: u64,
+    pub dedupe_percentage: u32,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -575,6 +580,21 @@ impl JobSpec {
             rate_min: m.per_dir_int("rate_min", 0)?,
             rate_iops_min: m.per_dir_int("rate_iops_min", 0)?,
             create_on_open: m.flag("create_on_open")?,
+            buffer_pattern: match m.raw("buffer_pattern") {
+                Some(r) => {
+                    Some(value::parse_pattern(r.value.as_deref().unwrap_or("")).map_err(|reason| Error::BadValue {
+                        option: r.typed.clone(),
+                        value: r.value.clone().unwrap_or_default(),
+                        origin: r.origin.clone(),
+                        reason,
+                        forms: "0x hex bytes, a quoted string or a number, or several of those in a row".into(),
+                    })?)
+                }
+                None => None,
+            },
+            buffer_compress_percentage: m.u32("buffer_compress_percentage", 0)?,
+            buffer_compress_chunk: m.size("buffer_compress_chunk")?.unwrap_or(512),
+            dedupe_percentage: m.u32("dedupe_percentage", 0)?,
             overwrite: m.flag("overwrite")?,
             fallocate: match m.choice("fallocate")? {
                 "0" => "none",

@@ -481,6 +481,42 @@ fn parse_bssplit(raw: &str, ctx: &Ctx) -> Result<Value, String> {
     Ok(Value::Split(entries))
 }
 
+/// `buffer_pattern`: `0x` hex bytes, a "quoted" or 'quoted' string, or a decimal number (its 32
+/// bits, little-endian), and any concatenation of those.
+pub fn parse_pattern(text: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        if let Some(hex) = rest.strip_prefix("0x").or_else(|| rest.strip_prefix("0X")) {
+            let end = hex.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(hex.len());
+            let digits = &hex[..end];
+            if digits.is_empty() {
+                return Err("'0x' without hex digits".into());
+            }
+            let padded = if digits.len() % 2 == 1 { format!("0{digits}") } else { digits.to_string() };
+            for i in (0..padded.len()).step_by(2) {
+                out.push(u8::from_str_radix(&padded[i..i + 2], 16).expect("hex digits"));
+            }
+            rest = &hex[end..];
+        } else if let Some(q) = rest.chars().next().filter(|c| *c == '"' || *c == '\'') {
+            let body = &rest[1..];
+            let end = body.find(q).ok_or_else(|| "unterminated string".to_string())?;
+            out.extend_from_slice(&body.as_bytes()[..end]);
+            rest = &body[end + 1..];
+        } else {
+            let end = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+            let n: u32 = rest[..end].parse().map_err(|_| format!("cannot read '{rest}'"))?;
+            out.extend_from_slice(&n.to_le_bytes());
+            rest = &rest[end..];
+        }
+        rest = rest.trim_start();
+    }
+    if out.is_empty() {
+        return Err("the pattern is empty".into());
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -538,6 +574,17 @@ mod tests {
         let nj = lookup("numjobs").unwrap();
         assert_eq!(parse(nj, "$ncpus", &ctx).unwrap(), Parsed::One(Value::Int(2)));
         assert_eq!(parse(nj, "($ncpus*2)", &ctx).unwrap(), Parsed::One(Value::Int(4)));
+    }
+
+    #[test]
+    fn buffer_patterns() {
+        assert_eq!(parse_pattern("0xdeadbeef").unwrap(), [0xde, 0xad, 0xbe, 0xef]);
+        assert_eq!(parse_pattern("'abc'0x01").unwrap(), b"abc\x01");
+        assert_eq!(parse_pattern("\"xy\"").unwrap(), b"xy");
+        assert_eq!(parse_pattern("1").unwrap(), [1, 0, 0, 0]);
+        assert!(parse_pattern("0x").is_err());
+        assert!(parse_pattern("'open").is_err());
+        assert!(parse_pattern("zz").is_err());
     }
 
     #[test]

@@ -115,6 +115,8 @@ pub struct NextIo {
 }
 
 pub struct IoGen {
+    /// `rw_sequencer=identical`: the `:N` of a random pattern repeats one offset N times.
+    identical: bool,
     /// A non-uniform offset distribution (which, as in fio, bypasses the random map).
     dist: Option<super::offsets::Dist>,
     /// A file whose region just started another pass (for `invalidate`, which fio applies on
@@ -176,6 +178,7 @@ impl IoGen {
             if spec.fdatasync > 0 { (spec.fdatasync, Ddir::DataSync) } else { (spec.fsync, Ddir::Sync) };
         let nblocks = regions.first().map_or(1, |r: &Region| r.nblocks);
         IoGen {
+            identical: spec.rw_sequencer_identical,
             dist: super::offsets::Dist::new(&spec.random_distribution, nblocks, min_bs),
             new_pass: None,
             time_based: spec.time_based,
@@ -258,10 +261,15 @@ impl IoGen {
             };
             NextIo { ddir, file, offset: r.start + block * self.min_bs, len: len as u32 }
         } else if self.rw.is_random() && self.run_left > 0 {
-            // Within a `randread:N` run: continue sequentially from the last offset.
+            // Within a `randread:N` run: continue sequentially from the last offset, or repeat it
+            // (rw_sequencer=identical).
             self.run_left -= 1;
             let r = &self.regions[file];
-            let prev = self.last.map(|l| l.offset + l.len as u64 - r.start).unwrap_or(0);
+            let prev = match (self.last, self.identical) {
+                (Some(l), true) => l.offset - r.start,
+                (Some(l), false) => l.offset + l.len as u64 - r.start,
+                (None, _) => 0,
+            };
             let rel = if prev + len > r.len { 0 } else { prev };
             NextIo { ddir, file, offset: r.start + rel, len: len as u32 }
         } else {
@@ -369,6 +377,22 @@ mod tests {
         let mut g = IoGen::new(&s, &[(0, 1 << 20)], 3);
         let reads = (0..10000).filter(|_| g.next().unwrap().ddir == Ddir::Read).count();
         assert!((6700..7300).contains(&reads), "{reads}");
+    }
+
+    #[test]
+    fn rw_sequencer_identical_repeats_offsets() {
+        let s = spec(&["--rw=randread:3", "--rw_sequencer=identical", "--size=1m"]);
+        let mut g = IoGen::new(&s, &[(0, 1 << 20)], 4);
+        let o: Vec<u64> = (0..9).map(|_| g.next().unwrap().offset).collect();
+        for t in o.chunks(3) {
+            assert!(t.iter().all(|&x| x == t[0]), "{o:?}");
+        }
+        assert!(o[0] != o[3] || o[3] != o[6], "{o:?}");
+        // The default sequencer continues sequentially instead.
+        let s = spec(&["--rw=randread:3", "--size=1m"]);
+        let mut g = IoGen::new(&s, &[(0, 1 << 20)], 4);
+        let o: Vec<u64> = (0..3).map(|_| g.next().unwrap().offset).collect();
+        assert_eq!((o[1], o[2]), (o[0] + 4096, o[0] + 8192));
     }
 
     #[test]

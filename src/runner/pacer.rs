@@ -15,6 +15,11 @@ pub struct Pacer {
     think_spin_ns: u64,
     think_blocks: u32,
     since_think: u32,
+    /// Count completions (thinktime_blocks_type=complete) rather than submissions.
+    think_on_complete: bool,
+    /// thinktime_iotime: think after this long of I/O, whatever the block count.
+    iotime_ns: u64,
+    period_start: Option<u64>,
     /// No I/O before this (thinking).
     hold_until: u64,
     rng: Rng,
@@ -31,6 +36,9 @@ impl Pacer {
             think_spin_ns: spec.thinktime_spin_us * 1000,
             think_blocks: spec.thinktime_blocks.max(1),
             since_think: 0,
+            think_on_complete: spec.think_on_complete,
+            iotime_ns: spec.thinktime_iotime_us * 1000,
+            period_start: None,
             hold_until: 0,
             rng: Rng::new(seed ^ 0xface),
         }
@@ -59,12 +67,30 @@ impl Pacer {
             // Start from the scheduled time, not `now`, so short delays do not accumulate.
             self.next[d] = self.next[d].max(now.saturating_sub(1_000_000)) + gap as u64;
         }
-        if self.think_ns > 0 {
-            self.since_think += 1;
-            if self.since_think >= self.think_blocks {
-                self.since_think = 0;
+        if self.think_ns > 0 && self.iotime_ns > 0 {
+            let start = *self.period_start.get_or_insert(now);
+            if now.saturating_sub(start) >= self.iotime_ns {
                 self.hold_until = now + self.think_ns;
+                self.period_start = Some(self.hold_until);
             }
+        } else if self.think_ns > 0 && !self.think_on_complete {
+            self.count_blocks(1, now);
+        }
+    }
+
+    /// Records `n` completions at `now` (thinktime_blocks_type=complete counts these).
+    #[inline]
+    pub fn completed(&mut self, n: u32, now: u64) {
+        if self.think_ns > 0 && self.iotime_ns == 0 && self.think_on_complete {
+            self.count_blocks(n, now);
+        }
+    }
+
+    fn count_blocks(&mut self, n: u32, now: u64) {
+        self.since_think += n;
+        if self.since_think >= self.think_blocks {
+            self.since_think = 0;
+            self.hold_until = now + self.think_ns;
         }
     }
 
@@ -111,11 +137,26 @@ mod tests {
 
     #[test]
     fn rate_iops_and_thinktime() {
-        let mut p = pacer(&["--rate_iops=1000", "--thinktime=50", "--thinktime_blocks=2"]);
+        let mut p =
+            pacer(&["--rate_iops=1000", "--thinktime=50", "--thinktime_blocks=2", "--thinktime_blocks_type=issue"]);
         p.issued(0, 4096, 0);
         assert_eq!(p.ready_at(0), 1_000_000);
         p.issued(0, 4096, 1_000_000);
         assert_eq!(p.ready_at(1), 1_050_000);
+        // The default counts completions.
+        let mut p = pacer(&["--thinktime=50", "--thinktime_blocks=2"]);
+        p.issued(0, 4096, 0);
+        p.issued(0, 4096, 0);
+        assert_eq!(p.ready_at(0), 0);
+        p.completed(2, 10_000);
+        assert_eq!(p.ready_at(0), 60_000);
+        // thinktime_iotime: think after 1 ms of I/O.
+        let mut p = pacer(&["--thinktime=50", "--thinktime_iotime=1ms"]);
+        p.issued(0, 4096, 0);
+        p.issued(0, 4096, 500_000);
+        assert_eq!(p.ready_at(0), 0);
+        p.issued(0, 4096, 1_000_000);
+        assert_eq!(p.ready_at(0), 1_050_000);
         assert!(!pacer(&[]).active());
     }
 }

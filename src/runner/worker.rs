@@ -452,6 +452,9 @@ fn io_loop(
                     account(&mut ts, &u, None, t0, now, measuring, &mut error, plan, diag, &mut logs, meas_start);
                     ts.submit_map[1] += 1;
                     ts.complete_map[1] += 1;
+                    if pacing {
+                        pacer.completed(1, now);
+                    }
                     break;
                 }
                 timing.start[idx as usize] = t_fill;
@@ -472,6 +475,9 @@ fn io_loop(
                         ts.mark_depth(inflight + 1, 1);
                         ts.submit_map[1] += 1;
                         ts.complete_map[1] += 1;
+                        if pacing {
+                            pacer.completed(1, now);
+                        }
                         // Back to the loop head, which checks the time and the stop flag.
                         break;
                     }
@@ -564,6 +570,9 @@ fn io_loop(
                     free.push(c.index);
                 }
                 inflight -= completions.len() as u32;
+                if pacing {
+                    pacer.completed(completions.len() as u32, now);
+                }
             } else {
                 now = now_ns(clock);
             }

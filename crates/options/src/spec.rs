@@ -229,6 +229,12 @@ pub struct JobSpec {
     pub buffer_compress_percentage: u32,
     pub buffer_compress_chunk: u64,
     pub dedupe_percentage: u32,
+    /// thinktime_blocks counts completions (fio's default) rather than submissions.
+    pub think_on_complete: bool,
+    /// Think after this much I/O time instead of after a number of blocks (microseconds).
+    pub thinktime_iotime_us: u64,
+    /// `rw_sequencer=identical`: `randread:N` repeats one offset N times.
+    pub rw_sequencer_identical: bool,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -595,6 +601,9 @@ impl JobSpec {
             buffer_compress_percentage: m.u32("buffer_compress_percentage", 0)?,
             buffer_compress_chunk: m.size("buffer_compress_chunk")?.unwrap_or(512),
             dedupe_percentage: m.u32("dedupe_percentage", 0)?,
+            think_on_complete: m.choice("thinktime_blocks_type")? == "complete",
+            thinktime_iotime_us: m.time("thinktime_iotime")?,
+            rw_sequencer_identical: m.choice("rw_sequencer")? == "identical",
             overwrite: m.flag("overwrite")?,
             fallocate: match m.choice("fallocate")? {
                 "0" => "none",

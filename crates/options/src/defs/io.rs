@@ -10,7 +10,7 @@ const PCT: K = K::Int { min: 0, max: 100 };
 #[rustfmt::skip]
 pub(super) static DEFS: &[O] = &[
     O::new("rw", K::Rw, C::IoType, "I/O direction and pattern, with an optional :N offset modifier").alias(&["readwrite"]).def("read"),
-    O::new("rw_sequencer", K::Choice(RW_SEQ), C::IoType, "What the :N of rw means").def("sequential").not_yet(),
+    O::new("rw_sequencer", K::Choice(RW_SEQ), C::IoType, "What the :N of rw means").def("sequential"),
     O::new("rwmixread", PCT, C::IoType, "Percentage of reads in a mixed workload").def("50"),
     O::new("rwmixwrite", PCT, C::IoType, "Percentage of writes in a mixed workload").def("50"),
     O::new("percentage_random", PCT, C::IoType, "Percentage of random I/O in a random workload (the rest is sequential)").def("100").per_dir(),
@@ -57,8 +57,8 @@ pub(super) static DEFS: &[O] = &[
     O::new("thinktime", K::Time { unit: TimeUnit::Usec, }, C::Rate, "Pause this long after an I/O (microseconds unless a unit is given)").def("0"),
     O::new("thinktime_spin", K::Time { unit: TimeUnit::Usec, }, C::Rate, "Busy-spin this long of each think time").def("0"),
     O::new("thinktime_blocks", INT1, C::Rate, "Think only after this many blocks").def("1"),
-    O::new("thinktime_blocks_type", K::Choice(THINK_TYPE), C::Rate, "Whether thinktime_blocks counts completions or submissions").def("complete").not_yet(),
-    O::new("thinktime_iotime", K::Time { unit: TimeUnit::Sec, }, C::Rate, "Think only after this much I/O time").def("0").not_yet(),
+    O::new("thinktime_blocks_type", K::Choice(THINK_TYPE), C::Rate, "Whether thinktime_blocks counts completions or submissions").def("complete"),
+    O::new("thinktime_iotime", K::Time { unit: TimeUnit::Sec, }, C::Rate, "Think only after this much I/O time").def("0"),
     O::new("latency_target", K::Time { unit: TimeUnit::Usec, }, C::Latency, "Find the highest queue depth that meets this latency").not_yet(),
     O::new("latency_window", K::Time { unit: TimeUnit::Usec, }, C::Latency, "Window over which latency_target is checked").not_yet(),
     O::new("latency_percentile", K::Float { min: 0.0, max: 100.0, }, C::Latency, "Share of I/Os that must meet latency_target").def("100").not_yet(),

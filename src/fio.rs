@@ -100,10 +100,9 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     }
     runner::STOP.store(false, std::sync::atomic::Ordering::Relaxed);
     fiox_engine::sys::stop_on_signals(&runner::STOP);
-    let stderr = Mutex::new(std::io::stderr());
-    let diag = |s: &str| {
-        let _ = stderr.lock().map(|mut e| e.write_all(s.as_bytes()));
-    };
+    let diag: runner::Diag = std::sync::Arc::new(|s: &str| {
+        let _ = std::io::stderr().lock().write_all(s.as_bytes());
+    });
     let show = match g.eta {
         argv::Eta::Always => true,
         argv::Eta::Never => false,
@@ -140,7 +139,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     let interval = g
         .status_interval
         .map(|ms| runner::Interval { every: std::time::Duration::from_millis(ms), report: &interval_report });
-    let outcome = runner::run(plan, &diag, status, interval)?;
+    let outcome = runner::run(plan, diag, status, interval)?;
     let results = outcome.workers;
     let mut report = summary::build(plan, &results, outcome.disks, epoch_ms());
     report.fiox = Some(crate::manifest::build(plan, &results, &report));

@@ -14,7 +14,7 @@ pub mod worker;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -54,12 +54,10 @@ pub struct Interval<'a> {
 
 /// Runs every worker; results are in the plan's worker order. Diagnostics (layout messages,
 /// I/O errors) go to `diag`; the status line, if any, to standard output.
-pub fn run(
-    plan: &Plan,
-    diag: &(dyn Fn(&str) + Sync),
-    status: Option<StatusLine>,
-    interval: Option<Interval<'_>>,
-) -> Result<Outcome> {
+/// Where diagnostics go; shared with worker threads that may outlive a phase.
+pub type Diag = Arc<dyn Fn(&str) + Send + Sync>;
+
+pub fn run(plan: &Plan, diag: Diag, status: Option<StatusLine>, interval: Option<Interval<'_>>) -> Result<Outcome> {
     let mut results: Vec<Option<Result<WorkerResult>>> = (0..plan.workers.len()).map(|_| None).collect();
     // The block devices under the jobs' files, in job and file order, as fio lists them.
     let sys = std::path::Path::new("/sys");
@@ -85,7 +83,7 @@ pub fn run(
         // I/O is counted (in the jobs' statistics or the disk statistics).
         // filecreate makes its own files; filestat and filedelete need them laid out, as in fio.
         for w in plan.workers[phase_start..end].iter().filter(|w| !w.engine.diskless && w.engine.name != "filecreate") {
-            worker::layout(w, &mut DiagBuf(diag))?;
+            worker::layout(w, &mut DiagBuf(&*diag))?;
         }
         let devices = if phase_start == 0 || disks.devices.is_empty() {
             crate::diskstats::devices_for(&paths, sys)
@@ -94,59 +92,55 @@ pub fn run(
         };
         let before = crate::diskstats::snapshot(&devices, sys);
         let phase_clock = Instant::now();
-        let progress: Vec<Progress> = (phase_start..end).map(|_| Progress::default()).collect();
-        let out = Mutex::new(Vec::new());
+        let progress: Vec<Arc<Progress>> = (phase_start..end).map(|_| Arc::new(Progress::default())).collect();
         let phase_done = AtomicBool::new(false);
+        // Worker threads are not scoped: one stuck in a system call on a device that stopped
+        // answering must not keep the run from reporting. Status threads only read counters.
+        let (tx, rx) = std::sync::mpsc::channel();
+        for (k, i) in (phase_start..end).enumerate() {
+            let w = plan.workers[i].clone();
+            let p = progress[k].clone();
+            let waits: Vec<Arc<Progress>> = match &w.spec.wait_for {
+                // Clones of the job waited for that run in this phase; earlier phases are over.
+                Some(target) => (phase_start..i)
+                    .filter(|&j| &plan.workers[j].spec.name == target)
+                    .map(|j| progress[j - phase_start].clone())
+                    .collect(),
+                None => Vec::new(),
+            };
+            let (tx, diag) = (tx.clone(), diag.clone());
+            std::thread::spawn(move || {
+                while !waits.iter().all(|p| p.done.load(Ordering::Relaxed)) && !STOP.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                let r = worker::run(&w, seed_for(&w), &STOP, &p, &mut DiagBuf(&*diag));
+                if w.spec.exitall {
+                    // exitall: the first job to finish stops all the others.
+                    STOP.store(true, Ordering::Relaxed);
+                }
+                let _ = tx.send((i, r));
+            });
+        }
+        drop(tx);
+        let earlier: Vec<WorkerResult> = results[..phase_start]
+            .iter()
+            .map(|r| r.as_ref().and_then(|r| r.as_ref().ok()).cloned().unwrap_or_default())
+            .collect();
         std::thread::scope(|s| {
             if let Some(st) = status {
                 let (progress, phase_done) = (&progress, &phase_done);
                 s.spawn(move || status_loop(plan, phase_start, progress, phase_done, st));
             }
             if let Some(iv) = interval {
-                let earlier: Vec<WorkerResult> = results[..phase_start]
-                    .iter()
-                    .map(|r| r.as_ref().and_then(|r| r.as_ref().ok()).cloned().unwrap_or_default())
-                    .collect();
                 let (progress, phase_done) = (&progress, &phase_done);
                 s.spawn(move || interval_loop(earlier, progress, phase_done, iv));
             }
-            let mut handles = Vec::new();
-            for (k, i) in (phase_start..end).enumerate() {
-                let w = &plan.workers[i];
-                let p = &progress[k];
-                let out = &out;
-                let waits: Vec<&Progress> = match &w.spec.wait_for {
-                    // Clones of the job waited for that run in this phase; earlier phases are over.
-                    Some(target) => (phase_start..end)
-                        .filter(|&j| &plan.workers[j].spec.name == target && j < i)
-                        .map(|j| &progress[j - phase_start])
-                        .collect(),
-                    None => Vec::new(),
-                };
-                handles.push(s.spawn(move || {
-                    while !waits.iter().all(|p| p.done.load(Ordering::Relaxed)) && !STOP.load(Ordering::Relaxed) {
-                        std::thread::sleep(Duration::from_millis(5));
-                    }
-                    let mut buf = DiagBuf(diag);
-                    let r = worker::run(w, seed_for(w), &STOP, p, &mut buf);
-                    if w.spec.exitall {
-                        // exitall: the first job to finish stops all the others.
-                        STOP.store(true, Ordering::Relaxed);
-                    }
-                    out.lock().expect("no worker panics while holding it").push((i, r));
-                }));
-            }
-            for h in handles {
-                let _ = h.join();
-            }
+            wait_for_workers(plan, phase_start, end, &rx, &progress, &mut results, phase_clock, &*diag);
             phase_done.store(true, Ordering::Relaxed);
         });
         let after = crate::diskstats::snapshot(&devices, sys);
         let ms = phase_clock.elapsed().as_millis() as u64;
         disks.add(&devices, crate::diskstats::deltas(&before, &after, ms), ms);
-        for (i, r) in out.into_inner().expect("all workers joined") {
-            results[i] = Some(r);
-        }
         if STOP.load(Ordering::Relaxed) {
             break;
         }
@@ -239,7 +233,7 @@ fn state_char(spec: &fiox_options::JobSpec) -> char {
 }
 
 /// Prints the status line every interval until the phase is over.
-fn status_loop(plan: &Plan, first: usize, progress: &[Progress], done: &AtomicBool, st: StatusLine) {
+fn status_loop(plan: &Plan, first: usize, progress: &[Arc<Progress>], done: &AtomicBool, st: StatusLine) {
     let start = Instant::now();
     let mut last = (Instant::now(), [0u64; 3], [0u64; 3]);
     let mut next = start + st.interval;
@@ -317,7 +311,7 @@ fn status_loop(plan: &Plan, first: usize, progress: &[Progress], done: &AtomicBo
 }
 
 /// Asks the running workers for their figures every interval and hands them on.
-fn interval_loop(earlier: Vec<WorkerResult>, progress: &[Progress], done: &AtomicBool, iv: Interval<'_>) {
+fn interval_loop(earlier: Vec<WorkerResult>, progress: &[Arc<Progress>], done: &AtomicBool, iv: Interval<'_>) {
     let mut generation = 0u64;
     let mut next = Instant::now() + iv.every;
     loop {
@@ -334,8 +328,9 @@ fn interval_loop(earlier: Vec<WorkerResult>, progress: &[Progress], done: &Atomi
         }
         // Workers answer between I/O batches; one stuck in a long I/O is reported as it was.
         let deadline = Instant::now() + Duration::from_millis(200);
-        let answered =
-            |p: &Progress| p.snapshot.lock().map(|s| s.as_ref().is_some_and(|s| s.0 >= generation)).unwrap_or(true);
+        let answered = |p: &Arc<Progress>| {
+            p.snapshot.lock().map(|s| s.as_ref().is_some_and(|s| s.0 >= generation)).unwrap_or(true)
+        };
         while !progress.iter().all(answered) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -344,5 +339,78 @@ fn interval_loop(earlier: Vec<WorkerResult>, progress: &[Progress], done: &Atomi
             all.push(p.snapshot.lock().ok().and_then(|s| s.as_ref().map(|s| s.1.clone())).unwrap_or_default());
         }
         (iv.report)(&all);
+    }
+}
+
+/// Collects the phase's results. A worker that has not returned 2 s after the phase's runtime
+/// (or 3 s after a stop request) is stuck in a system call on a device that stopped answering:
+/// it is reported from the counters it published, with ETIMEDOUT, and left behind.
+#[allow(clippy::too_many_arguments)]
+fn wait_for_workers(
+    plan: &Plan,
+    first: usize,
+    end: usize,
+    rx: &std::sync::mpsc::Receiver<(usize, Result<WorkerResult>)>,
+    progress: &[Arc<Progress>],
+    results: &mut [Option<Result<WorkerResult>>],
+    phase_clock: Instant,
+    diag: &(dyn Fn(&str) + Send + Sync),
+) {
+    let workers = &plan.workers[first..end];
+    let deadline = workers.iter().all(|w| w.spec.runtime_us > 0).then(|| {
+        let longest =
+            workers.iter().map(|w| w.spec.startdelay_us + w.spec.ramp_time_us + w.spec.runtime_us).max().unwrap_or(0);
+        phase_clock + Duration::from_micros(longest) + Duration::from_secs(2)
+    });
+    let mut pending = end - first;
+    let mut stop_seen: Option<Instant> = None;
+    while pending > 0 {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok((i, r)) => {
+                results[i] = Some(r);
+                pending -= 1;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                let now = Instant::now();
+                if STOP.load(Ordering::Relaxed) && stop_seen.is_none() {
+                    stop_seen = Some(now);
+                }
+                let late =
+                    deadline.is_some_and(|d| now > d) || stop_seen.is_some_and(|t| now > t + Duration::from_secs(3));
+                if late {
+                    break;
+                }
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    for (k, i) in (first..end).enumerate() {
+        if results[i].is_some() {
+            continue;
+        }
+        let w = &plan.workers[i];
+        let p = &progress[k];
+        let elapsed_ms = phase_clock.elapsed().as_millis() as u64;
+        let mut ts = fiox_stats::ThreadStat {
+            jobs: 1,
+            error: libc::ETIMEDOUT,
+            job_runtime_ms: elapsed_ms,
+            ..Default::default()
+        };
+        for d in 0..3 {
+            ts.dirs[d].io_bytes = p.bytes[d].load(Ordering::Relaxed);
+            ts.dirs[d].total_ios = p.ios[d].load(Ordering::Relaxed);
+            if ts.dirs[d].total_ios > 0 {
+                ts.dirs[d].runtime_ms = elapsed_ms.max(1);
+            }
+            ts.issued[d] = ts.dirs[d].total_ios;
+        }
+        let msg = format!(
+            "job '{}' did not return after its runtime: it is stuck in a system call on a device that stopped answering; \
+             reporting the I/O it had done (latencies unknown)",
+            w.spec.name
+        );
+        diag(&format!("fiox: {msg}\n"));
+        results[i] = Some(Ok(WorkerResult { ts, elapsed_ms, error: Some(msg), abandoned: true, ..Default::default() }));
     }
 }

@@ -59,8 +59,19 @@ struct Log {
     windows: [Window; 3],
 }
 
+/// `write_hist_log`: the completion-latency histogram's new counts every `log_hist_msec`, one
+/// line per direction: `time_ms, ddir, bs, count0, ..., count1855`.
+struct HistLog {
+    prefix: String,
+    every_ms: u64,
+    next_ms: u64,
+    last: [Option<fiox_stats::LatHist>; 3],
+    text: String,
+}
+
 pub struct JobLogs {
     logs: Vec<Log>,
+    hist: Option<HistLog>,
     avg_ms: u64,
     max_value: bool,
     offset: bool,
@@ -86,11 +97,19 @@ impl JobLogs {
         add(&spec.write_bw_log, &[Kind::Bw]);
         add(&spec.write_lat_log, &[Kind::Lat, Kind::Clat, Kind::Slat]);
         add(&spec.write_iops_log, &[Kind::Iops]);
-        if logs.is_empty() {
+        let hist = spec.write_hist_log.as_ref().map(|prefix| HistLog {
+            prefix: prefix.clone(),
+            every_ms: spec.log_hist_msec,
+            next_ms: spec.log_hist_msec,
+            last: [None, None, None],
+            text: String::new(),
+        });
+        if logs.is_empty() && hist.is_none() {
             return None;
         }
         Some(JobLogs {
             logs,
+            hist,
             avg_ms: spec.log_avg_msec,
             max_value: spec.log_max_value,
             offset: spec.log_offset,
@@ -166,8 +185,41 @@ impl JobLogs {
         }
     }
 
+    /// Appends histogram lines for the windows that ended by `time_ms` (called between I/O
+    /// batches with the job's statistics so far; `bs` is each direction's block size).
+    pub fn hist_tick(&mut self, time_ms: u64, ts: &fiox_stats::ThreadStat, bs: [u64; 3]) {
+        let Some(h) = &mut self.hist else { return };
+        if h.every_ms == 0 || time_ms < h.next_ms {
+            return;
+        }
+        h.next_ms = time_ms + h.every_ms;
+        for (d, ds) in ts.dirs.iter().enumerate() {
+            let Some(now) = &ds.clat_hist else { continue };
+            let delta = match &h.last[d] {
+                Some(prev) => now.since(prev),
+                None => now.clone(),
+            };
+            if delta.total() == 0 {
+                continue;
+            }
+            let _ = write!(h.text, "{time_ms}, {d}, {}", bs[d]);
+            for c in delta.counts() {
+                let _ = write!(h.text, ", {c}");
+            }
+            h.text.push('\n');
+            h.last[d] = Some(now.clone());
+        }
+    }
+
     /// Writes the log files (in the current directory, as fio does).
     pub fn write(&self) -> Result<()> {
+        if let Some(h) = &self.hist {
+            let name = match self.number {
+                Some(n) => format!("{}_clat_hist.{n}.log", h.prefix),
+                None => format!("{}_clat_hist.log", h.prefix),
+            };
+            std::fs::write(&name, &h.text).with_context(|| format!("cannot write log file '{name}'"))?;
+        }
         for log in &self.logs {
             let name = match self.number {
                 Some(n) => format!("{}_{}.{n}.log", log.prefix, log.kind.suffix()),

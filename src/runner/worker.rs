@@ -588,6 +588,9 @@ fn io_loop(
             maybe_snapshot(progress, &mut served, &ts, now, meas_start, &usage0, start_epoch_ms);
         }
         sample(&mut ts, spec.rw, now, measuring, bw_win, iops_win, &mut bw_last, &mut iops_last);
+        if let Some(l) = logs.as_mut().filter(|_| measuring) {
+            l.hist_tick(now.saturating_sub(meas_start) / 1_000_000, &ts, spec.bs);
+        }
         if let Some(check) = &mut min_rate {
             if measuring && error.is_none() {
                 if let Some(msg) = check.check(now, &ts) {

@@ -685,3 +685,37 @@ fn seed_job_files_do_the_same_io_as_fio() {
         assert_eq!(seen[1], seen[0], "{}: bytes or I/O counts per job differ", p.display());
     }
 }
+
+#[test]
+fn histogram_logs_have_fios_layout() {
+    let mut shapes = Vec::new();
+    for (tool, who) in [("fio", "f"), ("fiox", "x")] {
+        let dir = crate::util::scratch();
+        let h = format!("--write_hist_log={who}");
+        let args = [
+            "--name=t",
+            "--ioengine=null",
+            "--size=1g",
+            "--rw=randrw",
+            "--runtime=1",
+            "--time_based",
+            "--log_hist_msec=200",
+            "--output-format=json",
+            h.as_str(),
+        ];
+        json_of(&if tool == "fio" { fio(dir.path(), &args) } else { fiox(dir.path(), &args) }, tool);
+        let rows = log_lines(&dir.path().join(format!("{who}_clat_hist.1.log")));
+        // time, ddir, bs, then fio's 1856 buckets; one line per direction per window.
+        assert!(rows.iter().all(|r| r.len() == 3 + 1856 && r[2] == 4096 && r[1] < 2), "{tool}: bad rows");
+        let per_dir = [0, 1].map(|d| rows.iter().filter(|r| r[1] == d).count());
+        shapes.push(per_dir);
+    }
+    for d in 0..2 {
+        assert!(
+            (shapes[1][d] as i64 - shapes[0][d] as i64).abs() <= 1,
+            "windows per direction: fio {:?}, fiox {:?}",
+            shapes[0],
+            shapes[1]
+        );
+    }
+}

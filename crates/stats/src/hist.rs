@@ -79,6 +79,11 @@ impl LatHist {
         LatHist { total: counts.iter().sum(), counts }
     }
 
+    /// Every bucket's count, in bucket order.
+    pub fn counts(&self) -> &[u64] {
+        &self.counts
+    }
+
     /// The midpoints of the lowest and highest non-empty buckets.
     pub fn range(&self) -> Option<(u64, u64)> {
         let lo = self.counts.iter().position(|&c| c > 0)?;

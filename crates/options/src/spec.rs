@@ -16,6 +16,9 @@ pub enum SizeSpec {
     Percent(f64),
 }
 
+const DIST_FORMS: &str = "random, zipf:θ, pareto:h, normal:σ%, zoned:P/R%:..., zoned_abs:P/SIZE:...";
+const PATTERN_FORMS: &str = "0x hex bytes, a quoted string or a number, or several of those in a row";
+
 /// How random offsets are spread over the blocks (`random_distribution`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum RandomDist {
@@ -356,6 +359,25 @@ impl<'a> Merged<'a> {
         }))
     }
 
+    /// An option whose value has a syntax of its own (`random_distribution`, `buffer_pattern`):
+    /// parsed by `parse`, with errors reported like every other bad value.
+    fn custom<T>(
+        &self,
+        name: &str,
+        parse: impl Fn(&str) -> std::result::Result<T, String>,
+        forms: &str,
+    ) -> Result<Option<T>> {
+        let Some(r) = self.raw(name) else { return Ok(None) };
+        let raw = r.value.as_deref().unwrap_or("");
+        parse(raw).map(Some).map_err(|reason| Error::BadValue {
+            option: r.typed.clone(),
+            value: raw.to_string(),
+            origin: r.origin.clone(),
+            reason,
+            forms: forms.to_string(),
+        })
+    }
+
     fn job_err(&self, message: String) -> Error {
         Error::Job { job: self.job.to_string(), message }
     }
@@ -590,18 +612,7 @@ impl JobSpec {
             rate_min: m.per_dir_int("rate_min", 0)?,
             rate_iops_min: m.per_dir_int("rate_iops_min", 0)?,
             create_on_open: m.flag("create_on_open")?,
-            buffer_pattern: match m.raw("buffer_pattern") {
-                Some(r) => {
-                    Some(value::parse_pattern(r.value.as_deref().unwrap_or("")).map_err(|reason| Error::BadValue {
-                        option: r.typed.clone(),
-                        value: r.value.clone().unwrap_or_default(),
-                        origin: r.origin.clone(),
-                        reason,
-                        forms: "0x hex bytes, a quoted string or a number, or several of those in a row".into(),
-                    })?)
-                }
-                None => None,
-            },
+            buffer_pattern: m.custom("buffer_pattern", value::parse_pattern, PATTERN_FORMS)?,
             buffer_compress_percentage: m.u32("buffer_compress_percentage", 0)?,
             buffer_compress_chunk: m.size("buffer_compress_chunk")?.unwrap_or(512),
             dedupe_percentage: m.u32("dedupe_percentage", 0)?,
@@ -616,18 +627,9 @@ impl JobSpec {
             },
             rate_cycle_ms: m.int("rate_cycle")?.unwrap_or(1000).max(1) as u64,
             unit_base: m.choice("unit_base")?.parse().expect("unit_base choices are numbers"),
-            random_distribution: match m.raw("random_distribution") {
-                Some(r) => RandomDist::parse(r.value.as_deref().unwrap_or("").trim(), &m.ctx).map_err(|reason| {
-                    Error::BadValue {
-                        option: r.typed.clone(),
-                        value: r.value.clone().unwrap_or_default(),
-                        origin: r.origin.clone(),
-                        reason,
-                        forms: "random, zipf:θ, pareto:h, normal:σ%, zoned:P/R%:..., zoned_abs:P/SIZE:...".into(),
-                    }
-                })?,
-                None => RandomDist::Random,
-            },
+            random_distribution: m
+                .custom("random_distribution", |v| RandomDist::parse(v.trim(), &m.ctx), DIST_FORMS)?
+                .unwrap_or(RandomDist::Random),
             open_sync: match m.choice("sync")? {
                 "sync" | "1" => Some(true),
                 "dsync" => Some(false),

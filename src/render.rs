@@ -52,7 +52,8 @@ pub fn render(format: Format, report: &RunReport, terse_version: u8, terse_heade
         Format::Json => fiox_report::json::render(report, false),
         Format::JsonPlus => fiox_report::json::render(report, true),
         Format::Terse if terse_header => {
-            fiox_report::terse::header_with_disks(terse_version, report.disks.len())
+            let unified = report.jobs.first().map(|j| j.unified).unwrap_or_default();
+            fiox_report::terse::header_with_disks(terse_version, report.disks.len(), unified)
                 + &fiox_report::terse::render(report, terse_version)
         }
         Format::Terse => fiox_report::terse::render(report, terse_version),

@@ -3,7 +3,7 @@
 
 use fiox_options::jobfile::RawOpt;
 use fiox_report::{JobReport, RunReport, Units};
-use fiox_stats::{GroupStat, ThreadStat};
+use fiox_stats::{GroupStat, ThreadStat, Unified};
 
 use crate::plan::Plan;
 use crate::runner::worker::WorkerResult;
@@ -23,20 +23,32 @@ pub fn build(plan: &Plan, results: &[WorkerResult], disks: Vec<fiox_report::Disk
         if members.is_empty() {
             continue;
         }
-        groups.push(GroupStat::from_jobs(g, members.iter().map(|&i| &results[i].ts)));
+        // The group reports as its first job asks (fio keeps one setting per group).
+        let unified = unified(plan.workers[members[0]].spec.unified_rw_reporting);
+        let stats: Vec<ThreadStat> = members
+            .iter()
+            .map(|&i| {
+                let mut ts = results[i].ts.clone();
+                ts.unify(unified);
+                ts
+            })
+            .collect();
+        let mut group = GroupStat::from_jobs(g, stats.iter());
+        group.unified = unified;
+        groups.push(group);
         let merged = members.iter().any(|&i| plan.workers[i].spec.group_reporting);
         if merged {
             let mut ts = ThreadStat::default();
-            for &i in &members {
-                ts.merge(&results[i].ts);
+            for one in &stats {
+                ts.merge(one);
             }
             // fio names a merged report after the group's first job, with the last job's options.
             let first = members[0];
             let last = *members.last().expect("not empty");
-            jobs.push(job_report(plan, first, last, &results[first], ts, &ctime));
+            jobs.push(job_report(plan, first, last, &results[first], ts, unified, &ctime));
         } else {
-            for &i in &members {
-                jobs.push(job_report(plan, i, i, &results[i], results[i].ts.clone(), &ctime));
+            for (&i, ts) in members.iter().zip(stats) {
+                jobs.push(job_report(plan, i, i, &results[i], ts, unified, &ctime));
             }
         }
     }
@@ -59,6 +71,7 @@ fn job_report(
     options_from: usize,
     r: &WorkerResult,
     ts: ThreadStat,
+    unified: Unified,
     ctime: &str,
 ) -> JobReport {
     let w = &plan.workers[first];
@@ -79,6 +92,7 @@ fn job_report(
         description: spec.description.clone(),
         job_options: echo(&job.own),
         ts,
+        unified,
         has_slat,
         clat_percentiles: spec.clat_percentiles,
         lat_percentiles: spec.lat_percentiles,
@@ -89,6 +103,14 @@ fn job_report(
         job_start_ms: r.start_epoch_ms,
         elapsed_s: r.elapsed_ms.div_ceil(1000),
         ctime: ctime.to_string(),
+    }
+}
+
+fn unified(word: &str) -> Unified {
+    match word {
+        "mixed" => Unified::Mixed,
+        "both" => Unified::Both,
+        _ => Unified::None,
     }
 }
 

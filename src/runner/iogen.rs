@@ -135,6 +135,8 @@ pub struct IoGen {
     rw: RwMode,
     modifier: u64,
     rwmixread: u32,
+    /// Set by the worker under a per-direction rate limit: the direction whose turn it is.
+    steer: Option<Ddir>,
     min_bs: u64,
     norandommap: bool,
     seed: u64,
@@ -191,6 +193,7 @@ impl IoGen {
             rw: spec.rw,
             modifier: spec.rw_modifier,
             rwmixread: spec.rwmixread,
+            steer: None,
             min_bs,
             norandommap: spec.norandommap,
             seed,
@@ -209,6 +212,9 @@ impl IoGen {
             RwMode::Write | RwMode::RandWrite => Ddir::Write,
             RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite => Ddir::Trim,
             RwMode::ReadWrite | RwMode::RandRw => {
+                if let Some(d) = self.steer {
+                    return d;
+                }
                 if self.rng.below(100) < self.rwmixread as u64 {
                     Ddir::Read
                 } else {
@@ -216,6 +222,18 @@ impl IoGen {
                 }
             }
         }
+    }
+
+    /// Whether the job mixes reads and writes (so a rate limit can steer the direction).
+    pub fn mixes(&self) -> bool {
+        matches!(self.rw, RwMode::ReadWrite | RwMode::RandRw)
+    }
+
+    /// Makes a mixed job's next I/Os go in `d` (or back to `rwmixread` with `None`). fio does
+    /// this under per-direction rate limits: when the drawn direction is ahead of its rate and
+    /// the other is not, the other goes, so each direction reaches its own rate.
+    pub fn steer(&mut self, d: Option<Ddir>) {
+        self.steer = d;
     }
 
     /// The next I/O, or `None` when a sequential pass ended early and no loop is left (see

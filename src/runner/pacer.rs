@@ -48,6 +48,11 @@ impl Pacer {
         self.think_ns > 0 || self.ns_per_byte.iter().chain(self.ns_per_io.iter()).any(|&v| v > 0.0)
     }
 
+    /// Whether a rate limit applies to reads or writes (thinktime alone does not steer).
+    pub fn limits_directions(&self) -> bool {
+        self.ns_per_byte.iter().chain(self.ns_per_io.iter()).any(|&v| v > 0.0)
+    }
+
     /// When an I/O of direction `d` may start (`<= now` means now).
     #[inline]
     pub fn ready_at(&self, d: usize) -> u64 {

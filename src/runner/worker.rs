@@ -334,6 +334,7 @@ fn io_loop(
     let mut now = 0u64;
     let mut pacer = Pacer::new(spec, seed);
     let pacing = pacer.active();
+    let steer = pacing && gen.mixes() && pacer.limits_directions();
     let mut pending: Option<NextIo> = None;
     let mut iolog = spec.write_iolog.as_ref().map(|_| IoLog::new(plan));
     let mut logs = JobLogs::new(spec, plan.number);
@@ -387,6 +388,16 @@ fn io_loop(
             while let Some(&idx) = free.last() {
                 if issued_bytes >= limit || issued_ios >= ios_limit {
                     break;
+                }
+                if steer && pending.is_none() {
+                    // The direction due first goes; both due: rwmixread decides.
+                    let t = now_ns(clock);
+                    let (r, w) = (pacer.ready_at(Ddir::Read as usize), pacer.ready_at(Ddir::Write as usize));
+                    gen.steer(match (r <= t, w <= t) {
+                        (true, true) => None,
+                        _ if r <= w => Some(Ddir::Read),
+                        _ => Some(Ddir::Write),
+                    });
                 }
                 let Some(mut next) = pending.take().or_else(|| gen.next()) else {
                     // The pattern is used up (a sequential pass ended on a partial block).

@@ -400,6 +400,9 @@ fn output_formats_have_fios_structure() {
         vec!["--ioengine=psync", "--rw=read", "--numjobs=2", "--group_reporting"],
         vec!["--ioengine=psync", "--rw=read", "--numjobs=2"],
         vec!["--ioengine=null", "--rw=randrw", "--iodepth=16"],
+        vec!["--ioengine=psync", "--rw=randrw", "--unified_rw_reporting=mixed"],
+        vec!["--ioengine=libaio", "--rw=randrw", "--iodepth=4", "--unified_rw_reporting=both"],
+        vec!["--ioengine=psync", "--rw=rw", "--numjobs=2", "--group_reporting", "--unified_rw_reporting=1"],
     ];
     let groups = std::fs::read_to_string(data("jobs/groups.fio")).unwrap();
     for extra in cases.iter().map(|c| [&common[..], &c[..], &["--name=t"]].concat()).chain([vec!["groups.fio"]]) {
@@ -428,7 +431,10 @@ fn output_formats_have_fios_structure() {
                     assert_eq!(xs, fs, "JSON key structure differs for {extra:?} ({fmt})");
                 }
                 1 => {
-                    let (fl, xl) = (labels(&f.stdout), labels(&x.stdout));
+                    // fio 3.33 prints `mixed: IOPS=0, BW=0 (0)(0B/...)` under
+                    // unified_rw_reporting=both; fiox prints the real figures (documented).
+                    let fixed = f.stdout.replace("BW=0 (0)(0B/", "BW=1B/s (1B/s)(1B/");
+                    let (fl, xl) = (labels(&fixed), labels(&x.stdout));
                     // Up to the disk stats (timing-dependent) and fiox's own section after them.
                     let strip = |v: Vec<String>| {
                         let mut v: Vec<String> = v
@@ -717,5 +723,35 @@ fn histogram_logs_have_fios_layout() {
             shapes[0],
             shapes[1]
         );
+    }
+}
+
+/// Group and mixed bandwidth samples add up the way fio adds them: under `group_reporting` the
+/// group's bw min, max and mean are sums over the jobs, and `unified_rw_reporting=mixed` sums
+/// the directions. A rate limit makes both tools move the same bytes per sample.
+#[test]
+fn summed_bandwidth_samples_match_fio() {
+    let cases: [(&[&str], &str); 2] = [
+        (&["--rw=read", "--numjobs=2", "--group_reporting", "--rate_iops=2000"], "read"),
+        (&["--rw=randrw", "--unified_rw_reporting=mixed", "--rate_iops=1000,1000"], "mixed"),
+    ];
+    for (extra, key) in cases {
+        let mut figures = Vec::new();
+        for tool in ["fio", "fiox"] {
+            let dir = crate::util::scratch();
+            let base =
+                ["--name=t", "--ioengine=null", "--size=1g", "--time_based", "--runtime=2", "--output-format=json"];
+            let args = [&base[..], extra].concat();
+            let v = json_of(&if tool == "fio" { fio(dir.path(), &args) } else { fiox(dir.path(), &args) }, tool);
+            let d = &v["jobs"][0][key];
+            assert!(v["jobs"][0].get("write").is_none() || key == "read", "{tool}: {extra:?} has a write object");
+            let f = |k: &str| d[k].as_f64().unwrap_or_else(|| panic!("{tool}: {key}.{k} missing"));
+            figures.push([f("bw_min"), f("bw_max"), f("bw_mean"), f("iops_mean"), f("bw_samples")]);
+        }
+        let (a, b) = (figures[0], figures[1]);
+        for (i, name) in ["bw_min", "bw_max", "bw_mean", "iops_mean"].iter().enumerate() {
+            assert!((a[i] - b[i]).abs() <= a[i] * 0.05, "{extra:?} {name}: fio {} fiox {}", a[i], b[i]);
+        }
+        assert!((a[4] - b[4]).abs() <= 2.0, "{extra:?} bw_samples: fio {} fiox {}", a[4], b[4]);
     }
 }

@@ -215,6 +215,8 @@ pub struct JobSpec {
     pub log_avg_msec: u64,
     pub log_max_value: bool,
     pub log_offset: bool,
+    /// `unified_rw_reporting`: `none`, `mixed` or `both` (the numeric spellings mapped).
+    pub unified_rw_reporting: &'static str,
     pub per_job_logs: bool,
     /// `sync=`: open files with O_SYNC (`sync`, `1`) or O_DSYNC (`dsync`).
     pub open_sync: Option<bool>,
@@ -608,6 +610,12 @@ impl JobSpec {
             log_avg_msec: m.int("log_avg_msec")?.unwrap_or(0) as u64,
             log_max_value: m.flag("log_max_value")?,
             log_offset: m.flag("log_offset")?,
+            unified_rw_reporting: match m.choice("unified_rw_reporting")? {
+                "0" => "none",
+                "1" => "mixed",
+                "2" => "both",
+                w => w,
+            },
             per_job_logs: m.flag("per_job_logs")?,
             rate_min: m.per_dir_int("rate_min", 0)?,
             rate_iops_min: m.per_dir_int("rate_iops_min", 0)?,

@@ -3,7 +3,7 @@
 //! clamped percentage tables (latency buckets, I/O depths). Keeping them in one place keeps
 //! the normal, JSON and terse outputs consistent with each other, as they are in fio.
 
-use fiox_stats::{DirStat, IoStat, LatHist, ThreadStat};
+use fiox_stats::{DirStat, IoStat, LatHist, ThreadStat, Unified, DDIR_MIXED};
 
 use crate::model::{JobReport, RunReport};
 
@@ -48,7 +48,7 @@ pub(crate) fn bw_agg_pct(r: &RunReport, job: &JobReport, ddir: usize) -> f64 {
     if agg_kib <= 0.0 {
         return 0.0;
     }
-    (job.ts.dirs[ddir].bw.mean * 100.0 / agg_kib).min(100.0)
+    (job.ts.dir(ddir).bw.mean * 100.0 / agg_kib).min(100.0)
 }
 
 /// CPU time as a percentage of the job's runtime (fio's `usr_cpu`/`sys_cpu`).
@@ -106,7 +106,7 @@ pub(crate) fn batch_pcts(map: &[u64; 7]) -> Vec<f64> {
 /// recorded, since fio neither prints nor reports it for synchronous engines.
 pub(crate) fn slat(job: &JobReport, ddir: usize) -> IoStat {
     if job.has_slat {
-        job.ts.dirs[ddir].slat
+        job.ts.dir(ddir).slat
     } else {
         IoStat::default()
     }
@@ -124,7 +124,7 @@ pub(crate) enum LatKind {
 /// condition under which fio prints a percentile block (normal) or a `percentile` object and
 /// `bins` (JSON).
 pub(crate) fn enabled_hist(job: &JobReport, ddir: usize, kind: LatKind) -> Option<&LatHist> {
-    let d = &job.ts.dirs[ddir];
+    let d = job.ts.dir(ddir);
     let (on, hist) = match kind {
         LatKind::Slat => (job.slat_percentiles && job.has_slat, d.slat_hist.as_ref()),
         LatKind::Clat => (job.clat_percentiles, d.clat_hist.as_ref()),
@@ -136,6 +136,17 @@ pub(crate) fn enabled_hist(job: &JobReport, ddir: usize, kind: LatKind) -> Optio
 /// The fsync latency histogram, when fio would print its percentiles (with the clat ones).
 pub(crate) fn sync_hist(job: &JobReport) -> Option<&LatHist> {
     job.ts.sync_hist.as_ref().filter(|h| job.clat_percentiles && h.total() > 0 && !job.percentile_list.is_empty())
+}
+
+/// The directions a job's report shows, in order, with their names: read, write and trim;
+/// under `unified_rw_reporting=mixed` only the merged one (kept in slot 0, named `mixed`);
+/// under `both` the three and then the merged one.
+pub(crate) fn report_dirs(unified: Unified) -> &'static [(usize, &'static str)] {
+    match unified {
+        Unified::None => &[(0, "read"), (1, "write"), (2, "trim")],
+        Unified::Mixed => &[(0, "mixed")],
+        Unified::Both => &[(0, "read"), (1, "write"), (2, "trim"), (DDIR_MIXED, "mixed")],
+    }
 }
 
 #[cfg(test)]

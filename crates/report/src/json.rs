@@ -6,7 +6,7 @@
 //! JSON+ is JSON plus a `bins` object (bucket midpoint in ns → count, non-empty buckets only)
 //! next to every `percentile` object.
 
-use fiox_stats::{IoStat, SampleStat, DDIR_NAMES, LAT_MS_BUCKETS, LAT_NS_BUCKETS};
+use fiox_stats::{IoStat, SampleStat, Unified, DDIR_MIXED, LAT_MS_BUCKETS, LAT_NS_BUCKETS};
 
 use crate::calc::{self, LatKind};
 use crate::model::{DiskUtil, JobReport, RunReport};
@@ -145,13 +145,17 @@ fn job(r: &RunReport, j: &JobReport, plus: bool) -> Obj {
     if !j.job_options.is_empty() {
         o.o("job options", options(&j.job_options));
     }
-    for (ddir, name) in DDIR_NAMES.iter().enumerate() {
+    // Under `unified_rw_reporting=both` fio puts `sync` between `trim` and `mixed`; under
+    // `mixed` it leaves `sync` out.
+    for &(ddir, name) in calc::report_dirs(j.unified) {
+        if ddir == DDIR_MIXED {
+            o.o("sync", sync_obj(j, plus));
+        }
         o.o(name, dir(r, j, ddir, plus));
     }
-    let mut sync = Obj::default();
-    let sync_pct = calc::sync_hist(j).map(|h| (h, &j.percentile_list[..]));
-    sync.u("total_ios", ts.sync_ios).o("lat_ns", lat_obj(&ts.sync_lat, sync_pct, plus));
-    o.o("sync", sync);
+    if j.unified == Unified::None {
+        o.o("sync", sync_obj(j, plus));
+    }
     o.u("job_runtime", ts.job_runtime_ms)
         .f("usr_cpu", calc::cpu_pct(ts.usr_us, ts.job_runtime_ms))
         .f("sys_cpu", calc::cpu_pct(ts.sys_us, ts.job_runtime_ms))
@@ -179,6 +183,13 @@ fn job(r: &RunReport, j: &JobReport, plus: bool) -> Obj {
     o
 }
 
+fn sync_obj(j: &JobReport, plus: bool) -> Obj {
+    let mut sync = Obj::default();
+    let sync_pct = calc::sync_hist(j).map(|h| (h, &j.percentile_list[..]));
+    sync.u("total_ios", j.ts.sync_ios).o("lat_ns", lat_obj(&j.ts.sync_lat, sync_pct, plus));
+    sync
+}
+
 fn table(labels: &[&str], values: &[f64]) -> Obj {
     let mut o = Obj::default();
     for (l, v) in labels.iter().zip(values) {
@@ -188,7 +199,7 @@ fn table(labels: &[&str], values: &[f64]) -> Obj {
 }
 
 fn dir(r: &RunReport, j: &JobReport, ddir: usize, plus: bool) -> Obj {
-    let d = &j.ts.dirs[ddir];
+    let d = j.ts.dir(ddir);
     let bw_bytes = calc::bw_bytes(d);
     let mut o = Obj::default();
     o.u("io_bytes", d.io_bytes)

@@ -1,7 +1,7 @@
 //! What a report is made from: a finished run's figures plus the few job settings the formats
 //! print. Built by the runner; read by the formatters.
 
-use fiox_stats::{GroupStat, ThreadStat};
+use fiox_stats::{GroupStat, ThreadStat, Unified};
 
 /// Settings that change how numbers are printed.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,6 +41,8 @@ pub struct JobReport {
     /// The job's own options as typed, in order (value-less flags omitted, as fio 3.33 does).
     pub job_options: Vec<(String, String)>,
     pub ts: ThreadStat,
+    /// `unified_rw_reporting`; `ts` has been through [`ThreadStat::unify`] with it.
+    pub unified: Unified,
     /// Whether the engine is asynchronous: synchronous engines have no submission latency and
     /// print no `slat` line.
     pub has_slat: bool,

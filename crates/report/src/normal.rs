@@ -81,7 +81,8 @@ pub fn render(r: &RunReport) -> String {
         let _ = writeln!(s, "\nRun status group {} (all jobs):", g.groupid);
         let units = r.jobs.iter().find(|j| j.groupid == g.groupid).map(|j| j.units.clone());
         let units = units.unwrap_or_default();
-        for (d, label) in ["READ", "WRITE", "TRIM"].iter().enumerate() {
+        for &(d, name) in calc::report_dirs(g.unified) {
+            let label = name.to_uppercase();
             if g.io_bytes[d] == 0 && g.max_run[d] == 0 {
                 continue;
             }
@@ -196,10 +197,10 @@ fn job_report(r: &RunReport, job: &JobReport) -> String {
     if let Some(desc) = job.description.as_deref().filter(|d| !d.is_empty()) {
         let _ = writeln!(s, "  Description  : [{desc}]");
     }
-    for ddir in 0..3 {
-        let d = &ts.dirs[ddir];
+    for &(ddir, name) in calc::report_dirs(job.unified) {
+        let d = ts.dir(ddir);
         if d.io_bytes > 0 || d.total_ios > 0 {
-            dir_block(&mut s, r, job, ddir);
+            dir_block(&mut s, r, job, ddir, name);
         }
     }
     lat_buckets(&mut s, ts);
@@ -251,17 +252,19 @@ fn dist(labels: &[&str], pcts: &[f64]) -> String {
 }
 
 /// One direction: the IOPS/BW line, latency lines, percentile blocks, bw and iops samples.
-fn dir_block(s: &mut String, r: &RunReport, job: &JobReport, ddir: usize) {
-    let d = &job.ts.dirs[ddir];
+///
+/// Under `unified_rw_reporting=both` fio 3.33 prints the `mixed:` line as
+/// `IOPS=0, BW=0 (0)(0B/...)` although its JSON has the right figures; fiox prints the figures.
+fn dir_block(s: &mut String, r: &RunReport, job: &JobReport, ddir: usize, name: &str) {
+    let d = job.ts.dir(ddir);
     let u = &job.units;
     let iops = num2str(calc::iops_u(d), u.sig_figs, 1000, Unit::None);
     let (bw1, bw2) = units::bw_pair(calc::bw_bytes(d), u);
     // fio 3.33 appends the zone reset count to every write line, even without zones.
-    let extra = if ddir == 1 { "; 0 zone resets" } else { "" };
+    let extra = if name == "write" { "; 0 zone resets" } else { "" };
     let _ = writeln!(
         s,
-        "  {}: IOPS={iops}, BW={bw1} ({bw2})({}/{}msec){extra}",
-        fiox_stats::DDIR_NAMES[ddir],
+        "  {name}: IOPS={iops}, BW={bw1} ({bw2})({}/{}msec){extra}",
         units::size(d.io_bytes, u),
         d.runtime_ms
     );

@@ -11,11 +11,14 @@
 //! | 4 | + fio version | read, write, trim | 41 | yes | `;desc` | 162 |
 //! | 5 | + fio version | read, write, trim | 47 (bw samples, iops) | yes | `;desc` | 180 |
 //!
+//! `unified_rw_reporting=mixed` leaves one direction block (the merged one); `both` appends the
+//! merged block after the usual ones.
+//!
 //! Latencies are in microseconds (minimum and maximum truncated, mean and deviation as
 //! `%f`); percentiles are `%f%%=usec` with 20 fields, unused ones `0%=0`; each disk adds 9
 //! fields.
 
-use fiox_stats::{IoStat, ThreadStat};
+use fiox_stats::{IoStat, ThreadStat, Unified, DDIR_MIXED, DDIR_NAMES};
 
 use crate::calc::{self, LatKind};
 use crate::model::{JobReport, RunReport};
@@ -52,8 +55,7 @@ fn job_line(r: &RunReport, j: &JobReport, version: u8) -> String {
     f.push(j.name.clone());
     f.push(j.groupid.to_string());
     f.push(j.error.to_string());
-    let ndirs = if version == 3 { 2 } else { 3 };
-    for ddir in 0..ndirs {
+    for ddir in terse_dirs(j.unified, version) {
         dir_fields(&mut f, r, j, ddir, version);
     }
     f.push(format!("{}%", cf(calc::cpu_pct(ts.usr_us, ts.job_runtime_ms))));
@@ -106,8 +108,20 @@ fn stat_fields(f: &mut Vec<String>, st: &IoStat) {
     f.push(cf(st.stddev() / 1000.0));
 }
 
+/// The direction blocks of a terse line: read and write (version 2 and 3) or read, write and
+/// trim (4 and 5); under `unified_rw_reporting=mixed` only the merged one, under `both` the
+/// usual ones and then the merged one (observed with fio 3.33: 80, 162 and 203 fields).
+fn terse_dirs(unified: Unified, version: u8) -> Vec<usize> {
+    let usual = if version == 3 { 2 } else { 3 };
+    match unified {
+        Unified::None => (0..usual).collect(),
+        Unified::Mixed => vec![0],
+        Unified::Both => (0..usual).chain([DDIR_MIXED]).collect(),
+    }
+}
+
 fn dir_fields(f: &mut Vec<String>, r: &RunReport, j: &JobReport, ddir: usize, version: u8) {
-    let d = &j.ts.dirs[ddir];
+    let d = j.ts.dir(ddir);
     f.push((d.io_bytes >> 10).to_string());
     f.push((calc::bw_bytes(d) / 1024).to_string());
     f.push(calc::iops_u(d).to_string());
@@ -177,21 +191,20 @@ fn lat_fields(ts: &ThreadStat) -> Vec<String> {
 /// A header line of field names for `version` (fio has none), with one disk's fields for
 /// versions 3 to 5 as the HOWTO lists them. Ends with a newline.
 pub fn header(version: u8) -> String {
-    header_with_disks(version, 1)
+    header_with_disks(version, 1, Unified::None)
 }
 
 /// [`header`] for a run with `disks` disks: the first disk's fields are `disk_name`,
 /// `disk_read_iops`, ...; further disks are numbered (`disk2_name`, ...). Version 2 has no
 /// disk fields. The optional description and error fields are not named.
-pub fn header_with_disks(version: u8, disks: usize) -> String {
+pub fn header_with_disks(version: u8, disks: usize, unified: Unified) -> String {
     let version = version_or_default(version);
     let mut f: Vec<String> = vec!["terse_version".into()];
     if version >= 3 {
         f.push("fio_version".into());
     }
     f.extend(["jobname", "groupid", "error"].map(String::from));
-    let dirs: &[&str] = if version == 3 { &["read", "write"] } else { &["read", "write", "trim"] };
-    for d in dirs {
+    for d in terse_dirs(unified, version).into_iter().map(|d| DDIR_NAMES[d]) {
         f.push(format!("{d}_kb"));
         f.push(format!("{d}_bandwidth_kb"));
         f.push(format!("{d}_iops"));
@@ -377,8 +390,10 @@ mod tests {
         assert!(header(2).starts_with("terse_version;jobname;"));
         assert!(header(4).contains(";trim_bw_dev_kb;cpu_user;"));
         assert!(header(5).contains(";read_bw_dev_kb;read_bw_samples;read_iops_min;read_iops_max;read_iops_mean;read_iops_dev;read_iops_samples;write_kb;"));
-        assert_eq!(fields(&header_with_disks(3, 2)).len(), 139);
-        assert!(header_with_disks(3, 2).contains(";disk2_name;"));
-        assert_eq!(fields(&header_with_disks(3, 0)).len(), 121);
+        assert_eq!(fields(&header_with_disks(3, 2, Unified::None)).len(), 139);
+        assert!(header_with_disks(3, 2, Unified::None).contains(";disk2_name;"));
+        assert_eq!(fields(&header_with_disks(3, 0, Unified::None)).len(), 121);
+        assert_eq!(fields(&header_with_disks(3, 0, Unified::Mixed)).len(), 80);
+        assert_eq!(fields(&header_with_disks(5, 0, Unified::Both)).len(), 227);
     }
 }

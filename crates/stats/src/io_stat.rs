@@ -22,6 +22,9 @@ impl Default for IoStat {
 }
 
 impl IoStat {
+    /// The empty statistic (for statics; same as `default()`).
+    pub const ZERO: IoStat = IoStat { min: u64::MAX, max: 0, samples: 0, sum: 0, sumsq: 0 };
+
     #[inline]
     pub fn add(&mut self, v: u64) {
         self.min = self.min.min(v);
@@ -139,6 +142,9 @@ pub struct SampleStat {
 }
 
 impl SampleStat {
+    /// The empty statistic (for statics; same as `default()`).
+    pub const ZERO: SampleStat = SampleStat { min: 0, max: 0, samples: 0, mean: 0.0, m2: 0.0 };
+
     pub fn add(&mut self, v: u64) {
         if self.samples == 0 {
             self.min = v;
@@ -162,7 +168,7 @@ impl SampleStat {
         }
     }
 
-    /// Group-reporting merge: sums of means and of variances, min and max over the jobs.
+    /// Group-reporting merge: sums of means, variances, minimums and maximums.
     pub fn merge_sum(&mut self, o: &SampleStat) {
         if o.samples == 0 {
             return;
@@ -171,8 +177,11 @@ impl SampleStat {
             *self = *o;
             return;
         }
-        self.min = self.min.min(o.min);
-        self.max = self.max.max(o.max);
+        // fio's "pure sum" adds the extremes too (observed: two jobs of ~20000 KiB/s each give a
+        // group bw_min of ~40000), so min and max read as the group's total at its slowest and
+        // fastest sample, like the mean.
+        self.min += o.min;
+        self.max += o.max;
         self.mean += o.mean;
         self.m2 += o.m2;
         self.samples += o.samples;

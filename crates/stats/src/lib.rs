@@ -11,4 +11,4 @@ mod thread;
 
 pub use hist::{plat_idx_to_val, plat_val_to_idx, LatHist, PLAT_NR};
 pub use io_stat::{IoStat, SampleStat};
-pub use thread::{DirStat, GroupStat, ThreadStat, DDIR_NAMES, LAT_MS_BUCKETS, LAT_NS_BUCKETS};
+pub use thread::{DirStat, GroupStat, ThreadStat, Unified, DDIR_MIXED, DDIR_NAMES, LAT_MS_BUCKETS, LAT_NS_BUCKETS};

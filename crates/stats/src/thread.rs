@@ -4,8 +4,21 @@
 use crate::hist::LatHist;
 use crate::io_stat::{IoStat, SampleStat};
 
-/// Direction names as fio's JSON uses them, indexed by direction.
-pub const DDIR_NAMES: [&str; 3] = ["read", "write", "trim"];
+/// Direction names as fio's JSON uses them, indexed by direction; index [`DDIR_MIXED`] is the
+/// merged direction of `unified_rw_reporting`.
+pub const DDIR_NAMES: [&str; 4] = ["read", "write", "trim", "mixed"];
+/// Index of the merged direction in [`DDIR_NAMES`], [`ThreadStat::dir`] and [`GroupStat`].
+pub const DDIR_MIXED: usize = 3;
+
+/// `unified_rw_reporting`: whether reads, writes and trims are reported apart, merged into one
+/// `mixed` direction, or both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Unified {
+    #[default]
+    None,
+    Mixed,
+    Both,
+}
 
 /// Upper bounds of the `lat (nsec)` and `lat (usec)` buckets of the normal output.
 pub const LAT_NS_BUCKETS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
@@ -99,6 +112,8 @@ pub struct ThreadStat {
     pub job_runtime_ms: u64,
     /// First error (an errno), 0 if none.
     pub error: i32,
+    /// The merged direction, present only after [`ThreadStat::unify`] with [`Unified::Both`].
+    pub mixed: Option<Box<DirStat>>,
 }
 
 impl ThreadStat {
@@ -147,10 +162,61 @@ impl ThreadStat {
         }
     }
 
+    /// One direction by index, [`DDIR_MIXED`] included (empty unless unified `Both`).
+    pub fn dir(&self, ddir: usize) -> &DirStat {
+        static EMPTY: DirStat = DirStat {
+            io_bytes: 0,
+            total_ios: 0,
+            short_ios: 0,
+            drop_ios: 0,
+            runtime_ms: 0,
+            slat: IoStat::ZERO,
+            clat: IoStat::ZERO,
+            lat: IoStat::ZERO,
+            slat_hist: None,
+            clat_hist: None,
+            lat_hist: None,
+            bw: SampleStat::ZERO,
+            iops: SampleStat::ZERO,
+        };
+        match ddir {
+            0..=2 => &self.dirs[ddir],
+            _ => self.mixed.as_deref().unwrap_or(&EMPTY),
+        }
+    }
+
+    /// Applies `unified_rw_reporting` to a finished job's figures. `Mixed` folds every
+    /// direction into the first (the report then names it `mixed`), issued counts included, as
+    /// fio does; `Both` keeps the directions and adds the merged one. Latencies merge as
+    /// samples of one population; bandwidth and IOPS samples add up (fio's "pure sum"), so the
+    /// mixed bandwidth mean is the sum of the directions' means.
+    pub fn unify(&mut self, mode: Unified) {
+        if mode == Unified::None {
+            return;
+        }
+        let mut mixed = DirStat::default();
+        for d in &self.dirs {
+            mixed.merge(d);
+        }
+        if mode == Unified::Both {
+            self.mixed = Some(Box::new(mixed));
+            return;
+        }
+        self.dirs = [mixed, DirStat::default(), DirStat::default()];
+        for counts in [&mut self.issued, &mut self.short, &mut self.dropped] {
+            counts[0] = counts[..3].iter().sum();
+            counts[1] = 0;
+            counts[2] = 0;
+        }
+    }
+
     /// Adds another job's figures, as group reporting does.
     pub fn merge(&mut self, o: &ThreadStat) {
         for (a, b) in self.dirs.iter_mut().zip(o.dirs.iter()) {
             a.merge(b);
+        }
+        if let Some(b) = &o.mixed {
+            self.mixed.get_or_insert_with(Default::default).merge(b);
         }
         self.sync_ios += o.sync_ios;
         self.sync_lat.merge(&o.sync_lat);
@@ -258,23 +324,28 @@ fn add<const N: usize>(a: &mut [u64; N], b: &[u64; N]) {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GroupStat {
     pub groupid: u32,
-    pub io_bytes: [u64; 3],
+    /// Which directions the group's lines show (its first job's `unified_rw_reporting`).
+    pub unified: Unified,
+    /// Per direction, [`DDIR_MIXED`] included.
+    pub io_bytes: [u64; 4],
     /// Aggregate bandwidth in bytes/s: the group's bytes over its longest job runtime.
-    pub agg_bw: [u64; 3],
+    pub agg_bw: [u64; 4],
     /// Slowest and fastest job's bandwidth in bytes/s.
-    pub min_bw: [u64; 3],
-    pub max_bw: [u64; 3],
+    pub min_bw: [u64; 4],
+    pub max_bw: [u64; 4],
     /// Shortest and longest job runtime in ms.
-    pub min_run: [u64; 3],
-    pub max_run: [u64; 3],
+    pub min_run: [u64; 4],
+    pub max_run: [u64; 4],
 }
 
 impl GroupStat {
     /// Totals over the jobs of one group (each job's own, unmerged stats).
+    /// Jobs that went through [`ThreadStat::unify`] contribute their merged direction too.
     pub fn from_jobs<'a>(groupid: u32, jobs: impl Iterator<Item = &'a ThreadStat>) -> GroupStat {
-        let mut g = GroupStat { groupid, min_bw: [u64::MAX; 3], min_run: [u64::MAX; 3], ..GroupStat::default() };
+        let mut g = GroupStat { groupid, min_bw: [u64::MAX; 4], min_run: [u64::MAX; 4], ..GroupStat::default() };
         for ts in jobs {
-            for (d, ds) in ts.dirs.iter().enumerate() {
+            for d in 0..4 {
+                let ds = ts.dir(d);
                 if ds.runtime_ms == 0 {
                     continue;
                 }
@@ -286,7 +357,7 @@ impl GroupStat {
                 g.max_run[d] = g.max_run[d].max(ds.runtime_ms);
             }
         }
-        for d in 0..3 {
+        for d in 0..4 {
             if let Some(bw) = (g.io_bytes[d] * 1000).checked_div(g.max_run[d]) {
                 g.agg_bw[d] = bw;
             } else {
@@ -351,6 +422,58 @@ mod tests {
             (lo as f64 - 1000.0).abs() <= 1000.0 / 128.0 && (hi as f64 - 3000.0).abs() <= 3000.0 / 128.0,
             "{lo} {hi}"
         );
+    }
+
+    fn job(ios: [u64; 3], bw: [&[u64]; 3]) -> ThreadStat {
+        let mut ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
+        for d in 0..3 {
+            if ios[d] == 0 {
+                continue;
+            }
+            ts.dirs[d] = DirStat::active();
+            for i in 0..ios[d] {
+                ts.dirs[d].clat.add(1000 * (d as u64 + 1) + i);
+                ts.dirs[d].clat_hist.as_mut().unwrap().add(1000 * (d as u64 + 1) + i);
+            }
+            ts.dirs[d].total_ios = ios[d];
+            ts.dirs[d].io_bytes = ios[d] * 4096;
+            ts.dirs[d].runtime_ms = 1000 + d as u64;
+            for &v in bw[d] {
+                ts.dirs[d].bw.add(v);
+            }
+            ts.issued[d] = ios[d];
+        }
+        ts
+    }
+
+    #[test]
+    fn unified_mixed_folds_every_direction_into_one() {
+        let mut ts = job([3, 2, 0], [&[100, 120], &[50, 70], &[]]);
+        ts.unify(Unified::Mixed);
+        let m = &ts.dirs[0];
+        assert_eq!((m.total_ios, m.io_bytes, m.runtime_ms), (5, 5 * 4096, 1001));
+        assert_eq!((m.clat.samples, m.clat.min(), m.clat.max), (5, 1000, 2001));
+        assert_eq!(m.clat_hist.as_ref().unwrap().total(), 5);
+        // Bandwidth samples add up: 4 samples, mean 110 + 60, extremes summed.
+        assert_eq!((m.bw.samples, m.bw.mean, m.bw.min, m.bw.max), (4, 170.0, 150, 190));
+        assert_eq!(ts.issued, [5, 0, 0, 0]);
+        assert_eq!(ts.dirs[1].total_ios, 0);
+        assert!(ts.mixed.is_none());
+    }
+
+    #[test]
+    fn unified_both_keeps_directions_and_adds_the_merged_one() {
+        let mut a = job([3, 2, 0], [&[100], &[50], &[]]);
+        a.unify(Unified::Both);
+        assert_eq!((a.dirs[0].total_ios, a.dirs[1].total_ios, a.issued), (3, 2, [3, 2, 0, 0]));
+        assert_eq!(a.dir(DDIR_MIXED).total_ios, 5);
+        let mut b = job([1, 1, 0], [&[10], &[10], &[]]);
+        b.unify(Unified::Both);
+        let g = GroupStat::from_jobs(0, [&a, &b].into_iter());
+        assert_eq!(g.io_bytes[DDIR_MIXED], 7 * 4096);
+        a.merge(&b);
+        assert_eq!(a.dir(DDIR_MIXED).total_ios, 7);
+        assert_eq!(ThreadStat::default().dir(DDIR_MIXED).total_ios, 0);
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("slat_percentiles", K::Bool, C::Measurement, "Report submission latency percentiles").def("0"),
     O::new("percentile_list", K::FloatList, C::Measurement, "Which percentiles to report, separated by ':'").def("1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99"),
     O::new("significant_figures", K::Int { min: 1, max: 10 }, C::Measurement, "Significant figures in the normal output").def("4"),
-    O::new("unified_rw_reporting", K::Choice(UNIFIED), C::Measurement, "Report reads, writes and trims together").def("none").not_yet(),
+    O::new("unified_rw_reporting", K::Choice(UNIFIED), C::Measurement, "Report reads, writes and trims together").def("none"),
     O::new("bwavgtime", INT0, C::Measurement, "Window in ms of each bandwidth sample").alias(&["bw_avg_time"]).def("500"),
     O::new("iopsavgtime", INT0, C::Measurement, "Window in ms of each IOPS sample").alias(&["iops_avg_time"]).def("500"),
     O::new("disable_lat", K::Bool, C::Measurement, "Do not measure total latency").def("0").not_yet(),

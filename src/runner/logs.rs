@@ -4,8 +4,10 @@
 //!
 //! With `log_avg_msec=0` there is one line per I/O (bandwidth is that I/O's bytes over its
 //! completion latency, IOPS is 1); otherwise one line per direction and window, with the
-//! window's average (or maximum, `log_max_value=1`), and bs and offset 0. Entries are kept in
-//! memory and written when the job ends, as fio does.
+//! window's average (or maximum, `log_max_value=1` / `log_window_value=max`), and bs and offset
+//! 0. `log_window_value=both` (fio 3.36+) puts the maximum in a second value column after the
+//! average; bandwidth and IOPS windows have one figure, so both columns hold it. Entries are
+//! kept in memory and written when the job ends, as fio does.
 
 use std::fmt::Write as _;
 
@@ -39,6 +41,8 @@ impl Kind {
 struct Entry {
     time_ms: u64,
     value: u64,
+    /// The window's maximum, printed after `value` under `log_window_value=both`.
+    max: u64,
     ddir: u8,
     bs: u32,
     offset: u64,
@@ -73,7 +77,8 @@ pub struct JobLogs {
     logs: Vec<Log>,
     hist: Option<HistLog>,
     avg_ms: u64,
-    max_value: bool,
+    /// 0: average, 1: maximum, 2: both (`log_window_value`).
+    window_value: u8,
     offset: bool,
     /// `.N` in file names (`per_job_logs=1`), N counting job clones from 1.
     number: Option<usize>,
@@ -111,7 +116,7 @@ impl JobLogs {
             logs,
             hist,
             avg_ms: spec.log_avg_msec,
-            max_value: spec.log_max_value,
+            window_value: spec.log_window_value,
             offset: spec.log_offset,
             number: spec.per_job_logs.then_some(number),
             window_end: spec.log_avg_msec,
@@ -140,7 +145,7 @@ impl JobLogs {
                 Kind::Iops => 1,
             };
             if self.avg_ms == 0 {
-                log.entries.push(Entry { time_ms, value, ddir: ddir as u8, bs, offset });
+                log.entries.push(Entry { time_ms, value, max: value, ddir: ddir as u8, bs, offset });
             } else if matches!(log.kind, Kind::Lat | Kind::Clat | Kind::Slat) {
                 let w = &mut log.windows[ddir];
                 w.sum += value;
@@ -161,21 +166,24 @@ impl JobLogs {
             let (bytes, ios) = (self.window_bytes, self.window_ios);
             for log in &mut self.logs {
                 for d in 0..3 {
-                    let value = match log.kind {
+                    let (avg, max) = match log.kind {
                         // KiB/s and I/Os per second over the window.
-                        Kind::Bw if bytes[d] > 0 => bytes[d] * 1000 / self.avg_ms / 1024,
-                        Kind::Iops if ios[d] > 0 => ios[d] * 1000 / self.avg_ms,
+                        Kind::Bw if bytes[d] > 0 => {
+                            let v = bytes[d] * 1000 / self.avg_ms / 1024;
+                            (v, v)
+                        }
+                        Kind::Iops if ios[d] > 0 => {
+                            let v = ios[d] * 1000 / self.avg_ms;
+                            (v, v)
+                        }
                         Kind::Lat | Kind::Clat | Kind::Slat if log.windows[d].n > 0 => {
                             let w = log.windows[d];
-                            if self.max_value {
-                                w.max
-                            } else {
-                                w.sum / w.n
-                            }
+                            (w.sum / w.n, w.max)
                         }
                         _ => continue,
                     };
-                    log.entries.push(Entry { time_ms: end, value, ddir: d as u8, bs: 0, offset: 0 });
+                    let value = if self.window_value == 1 { max } else { avg };
+                    log.entries.push(Entry { time_ms: end, value, max, ddir: d as u8, bs: 0, offset: 0 });
                     log.windows[d] = Window::default();
                 }
             }
@@ -227,10 +235,14 @@ impl JobLogs {
             };
             let mut text = String::with_capacity(log.entries.len() * 24);
             for e in &log.entries {
+                let _ = write!(text, "{}, {}, ", e.time_ms, e.value);
+                if self.window_value == 2 && self.avg_ms > 0 {
+                    let _ = write!(text, "{}, ", e.max);
+                }
                 if self.offset {
-                    let _ = writeln!(text, "{}, {}, {}, {}, {}, 0", e.time_ms, e.value, e.ddir, e.bs, e.offset);
+                    let _ = writeln!(text, "{}, {}, {}, 0", e.ddir, e.bs, e.offset);
                 } else {
-                    let _ = writeln!(text, "{}, {}, {}, {}, 0", e.time_ms, e.value, e.ddir, e.bs);
+                    let _ = writeln!(text, "{}, {}, 0", e.ddir, e.bs);
                 }
             }
             std::fs::write(&name, text).with_context(|| format!("cannot write log file '{name}'"))?;

@@ -332,3 +332,48 @@ fn runtime_is_honoured_when_the_device_stops_answering() {
         }
     }
 }
+
+/// `log_window_value` (fio 3.36's spelling; fio 3.33 has only `log_max_value`): `both` adds the
+/// window's maximum as a second value column, never below the average; `max` and
+/// `log_max_value=1` log one column.
+#[test]
+fn log_window_value_logs_average_maximum_or_both() {
+    let cols = |dir: &std::path::Path, name: &str| -> Vec<Vec<u64>> {
+        std::fs::read_to_string(dir.join(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .lines()
+            .map(|l| l.split(',').map(|f| f.trim().parse().unwrap()).collect())
+            .collect()
+    };
+    for (opt, width) in [("--log_window_value=both", 6), ("--log_window_value=max", 5), ("--log_max_value=1", 5)] {
+        let dir = scratch();
+        let out = fiox(
+            dir.path(),
+            &[
+                "--name=t",
+                "--ioengine=null",
+                "--size=1g",
+                "--time_based",
+                "--runtime=1",
+                "--rate_iops=2000",
+                "--log_avg_msec=100",
+                "--write_lat_log=x",
+                "--write_bw_log=x",
+                "--per_job_logs=0",
+                opt,
+            ],
+        );
+        assert_eq!(out.code, 0, "{opt}: {}", out.stderr);
+        for log in ["x_clat.log", "x_bw.log"] {
+            let lines = cols(dir.path(), log);
+            assert!(lines.len() >= 8, "{opt} {log}: {} windows in 1 s at 100 ms", lines.len());
+            assert!(lines.iter().all(|l| l.len() == width), "{opt} {log}: {lines:?}");
+            if width == 6 {
+                assert!(lines.iter().all(|l| l[2] >= l[1]), "{opt} {log}: max below average: {lines:?}");
+                if log == "x_clat.log" {
+                    assert!(lines.iter().any(|l| l[2] > l[1]), "{opt}: a latency max equal to the mean everywhere");
+                }
+            }
+        }
+    }
+}

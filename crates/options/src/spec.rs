@@ -213,7 +213,9 @@ pub struct JobSpec {
     pub write_hist_log: Option<String>,
     pub log_hist_msec: u64,
     pub log_avg_msec: u64,
-    pub log_max_value: bool,
+    /// What a windowed log line holds: the average (0), the maximum (1) or both (2);
+    /// `log_window_value` (fio 3.36+), or `log_max_value=1` as fio 3.33 spells max.
+    pub log_window_value: u8,
     pub log_offset: bool,
     /// `unified_rw_reporting`: `none`, `mixed` or `both` (the numeric spellings mapped).
     pub unified_rw_reporting: &'static str,
@@ -608,7 +610,12 @@ impl JobSpec {
             write_hist_log: m.string("write_hist_log").map(|s| s.trim().to_string()),
             log_hist_msec: m.int("log_hist_msec")?.unwrap_or(0) as u64,
             log_avg_msec: m.int("log_avg_msec")?.unwrap_or(0) as u64,
-            log_max_value: m.flag("log_max_value")?,
+            log_window_value: match m.choice("log_window_value")? {
+                "max" | "1" => 1,
+                "both" | "2" => 2,
+                _ if m.flag("log_max_value")? => 1,
+                _ => 0,
+            },
             log_offset: m.flag("log_offset")?,
             unified_rw_reporting: match m.choice("unified_rw_reporting")? {
                 "0" => "none",

@@ -30,13 +30,21 @@ pub(super) static DEFS: &[O] = &[
     O::new("log_max_value", K::Bool, C::Logging, "Log the window's maximum instead of its average").def("0"),
     O::new("log_offset", K::Bool, C::Logging, "Add each I/O's offset to log entries").def("0"),
     O::new("per_job_logs", K::Bool, C::Logging, "Put each job's index in its log file names").def("1"),
-    O::new("log_window_value", K::Str, C::Logging, "Log the window's average, maximum or both (fio 3.36+)").not_yet(),
+    O::new("log_window_value", K::Choice(WINDOW_VALUE), C::Logging, "Log the window's average, maximum or both (fio 3.36+)").def("avg"),
     O::new("log_issue_time", K::Bool, C::Logging, "Add each I/O's issue time to log entries (fio 3.36+)").def("0").not_yet(),
     O::new("ss_interval", K::Str, C::Measurement, "Steady-state sampling interval (fio 3.37+)").not_yet(),
     O::new("write_iolog", K::Str, C::Logging, "Write the I/O pattern to this file"),
     O::new("read_iolog", K::Str, C::Logging, "Replay the I/O pattern from this file").not_yet(),
 ];
 
+static WINDOW_VALUE: &[Choice] = &[
+    Choice { word: "avg", help: "The window's average" },
+    Choice { word: "0", help: "Same as avg" },
+    Choice { word: "max", help: "The window's maximum" },
+    Choice { word: "1", help: "Same as max" },
+    Choice { word: "both", help: "Average and maximum, in two columns" },
+    Choice { word: "2", help: "Same as both" },
+];
 static UNIFIED: &[Choice] = &[
     Choice { word: "none", help: "Report each direction" },
     Choice { word: "0", help: "Same as none" },

@@ -155,7 +155,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
 }
 
 fn epoch_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
+    crate::runner::clock::epoch_ms()
 }
 
 /// The report in every requested format, JSON first as fio prints it.

@@ -4,6 +4,7 @@
 //! Architecture Invariant: workers share nothing mutable but the stop flag and their own
 //! progress counters; statistics are per worker and merged after the run.
 
+pub mod clock;
 pub mod content;
 pub mod eta;
 pub mod iogen;

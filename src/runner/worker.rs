@@ -20,6 +20,7 @@ use anyhow::{bail, Context, Result};
 use fiox_engine::{sys, Completion, Ddir, IoBuffers, IoEngine, IoUnit, MemKind, Queued, Setup};
 use fiox_stats::{DirStat, ThreadStat};
 
+use super::clock::{self, Clock};
 use super::content::Content;
 use super::iogen::{IoGen, NextIo};
 use super::logs::JobLogs;
@@ -59,12 +60,6 @@ pub struct WorkerResult {
 struct Timing {
     start: Vec<u64>,
     issue: Vec<u64>,
-}
-
-/// Nanoseconds since the worker's start, on CLOCK_MONOTONIC.
-#[inline]
-fn now_ns(base: u64) -> u64 {
-    sys::monotonic_ns().wrapping_sub(base)
 }
 
 /// Creates or extends a worker's files to their planned size (fio's "Laying out IO file").
@@ -266,7 +261,7 @@ pub fn run(
             }
         }
     }
-    res.pid = sys::gettid();
+    res.pid = clock::thread_id(plan.number);
     Ok(res)
 }
 
@@ -312,15 +307,15 @@ fn io_loop(
             ts.dirs[d] = DirStat::active();
         }
     }
-    let clock = sys::monotonic_ns();
+    let clock = Clock::start();
     let ramp_ns = spec.ramp_time_us * 1000;
     let runtime_ns = spec.runtime_us * 1000;
     let end_ns = if runtime_ns > 0 { ramp_ns + runtime_ns } else { u64::MAX };
     let limit = if spec.time_based { u64::MAX } else { plan.io_bytes.saturating_mul(spec.loops as u64) };
     let mut measuring = ramp_ns == 0;
     let mut meas_start = 0u64;
-    let mut usage0 = sys::thread_usage();
-    let mut start_epoch_ms = epoch_ms();
+    let mut usage0 = clock::thread_usage();
+    let mut start_epoch_ms = clock::epoch_ms();
     let mut issued_bytes = 0u64;
     let mut inflight = 0u32;
     let mut error: Option<String> = None;
@@ -366,8 +361,8 @@ fn io_loop(
         if !measuring && now >= ramp_ns {
             measuring = true;
             meas_start = now;
-            usage0 = sys::thread_usage();
-            start_epoch_ms = epoch_ms();
+            usage0 = clock::thread_usage();
+            start_epoch_ms = clock::epoch_ms();
             let active = ts.dirs.clone().map(|d| d.slat_hist.is_some());
             ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
             for (d, on) in active.into_iter().enumerate() {
@@ -384,14 +379,14 @@ fn io_loop(
         // Fill the queue, committing every `iodepth_batch_submit` I/Os.
         let mut held = false;
         if !stopping {
-            let mut t_fill = if sync_engine { 0 } else { now_ns(clock) };
+            let mut t_fill = if sync_engine { 0 } else { clock.now() };
             while let Some(&idx) = free.last() {
                 if issued_bytes >= limit || issued_ios >= ios_limit {
                     break;
                 }
                 if steer && pending.is_none() {
                     // The direction due first goes; both due: rwmixread decides.
-                    let t = now_ns(clock);
+                    let t = clock.now();
                     let (r, w) = (pacer.ready_at(Ddir::Read as usize), pacer.ready_at(Ddir::Write as usize));
                     gen.steer(match (r <= t, w <= t) {
                         (true, true) => None,
@@ -422,13 +417,13 @@ fn io_loop(
                     }
                 }
                 if pacing {
-                    let t = now_ns(clock);
+                    let t = clock.now();
                     let at = pacer.ready_at(next.ddir as usize);
                     if at > t {
                         pending = Some(next);
                         if inflight == 0 && batch.is_empty() {
-                            pacer.wait(at.min(end_ns), &|| now_ns(clock), stop);
-                            now = now_ns(clock);
+                            pacer.wait(at.min(end_ns), &|| clock.now(), stop);
+                            now = clock.now();
                         }
                         held = true;
                         break;
@@ -436,7 +431,7 @@ fn io_loop(
                     pacer.issued(next.ddir as usize, next.len as u64, t);
                 }
                 if let Some(log) = &mut iolog {
-                    log.issue(now_ns(clock), &next);
+                    log.issue(clock.now(), &next);
                 }
                 let u = &mut units[idx as usize];
                 u.ddir = next.ddir;
@@ -450,9 +445,9 @@ fn io_loop(
                     content.before_write(buffers.slice_mut(idx as usize), next.len as usize, next.offset);
                 }
                 if sync_engine {
-                    let t0 = now_ns(clock);
+                    let t0 = clock.now();
                     engine.queue(idx, u).context("engine failed")?;
-                    now = now_ns(clock);
+                    now = clock.now();
                     fresh = true;
                     issued_ios += 1;
                     if count_trims || next.ddir != Ddir::Trim {
@@ -477,7 +472,7 @@ fn io_loop(
                         if count_trims || next.ddir != Ddir::Trim {
                             issued_bytes += next.len as u64;
                         }
-                        now = now_ns(clock);
+                        now = clock.now();
                         fresh = true;
                         let u = units[idx as usize];
                         account(
@@ -500,7 +495,7 @@ fn io_loop(
                         }
                         batch.push(idx);
                         if batch.len() as u32 >= batch_submit {
-                            submit(engine, &mut batch, &mut timing, &mut inflight, &mut ts, clock)?;
+                            submit(engine, &mut batch, &mut timing, &mut inflight, &mut ts, &clock)?;
                             t_fill = timing.issue[idx as usize];
                         }
                     }
@@ -513,7 +508,7 @@ fn io_loop(
             }
         }
         if !sync_engine && !batch.is_empty() {
-            submit(engine, &mut batch, &mut timing, &mut inflight, &mut ts, clock)?;
+            submit(engine, &mut batch, &mut timing, &mut inflight, &mut ts, &clock)?;
         } else if !sync_engine && inflight > 0 {
             // Engines that could not submit everything last time (libaio on EAGAIN) retry now.
             engine.commit().context("submitting I/O failed")?;
@@ -559,7 +554,7 @@ fn io_loop(
             completions.clear();
             engine.getevents(min, complete_max, &mut completions).context("reaping completions failed")?;
             if !completions.is_empty() {
-                now = now_ns(clock);
+                now = clock.now();
                 ts.complete_map[ThreadStat::batch_bucket(completions.len() as u32)] += 1;
                 for c in &completions {
                     let u = &mut units[c.index as usize];
@@ -585,12 +580,12 @@ fn io_loop(
                     pacer.completed(completions.len() as u32, now);
                 }
             } else {
-                now = now_ns(clock);
+                now = clock.now();
             }
             fresh = true;
         }
         if !fresh {
-            now = now_ns(clock);
+            now = clock.now();
         }
         // Observers (status line, interval reports) get fresh figures at most every millisecond.
         if now >= next_publish {
@@ -613,7 +608,7 @@ fn io_loop(
         }
     }
     if let (Some(log), Some(path)) = (iolog, &spec.write_iolog) {
-        log.finish(now_ns(clock), path)?;
+        log.finish(clock.now(), path)?;
     }
     let elapsed_ms = now.saturating_sub(meas_start) / 1_000_000;
     if let Some(l) = &mut logs {
@@ -621,7 +616,8 @@ fn io_loop(
         l.write()?;
     }
     finish_stats(&mut ts, elapsed_ms, &usage0);
-    let result = WorkerResult { ts, pid: sys::gettid(), start_epoch_ms, elapsed_ms, seed, error, abandoned };
+    let result =
+        WorkerResult { ts, pid: clock::thread_id(plan.number), start_epoch_ms, elapsed_ms, seed, error, abandoned };
     // The final figures answer every later status request.
     if let Ok(mut slot) = progress.snapshot.lock() {
         *slot = Some((u64::MAX, result.clone()));
@@ -632,7 +628,7 @@ fn io_loop(
 
 /// Fills in what is only known at the end (or at a snapshot): CPU use, runtimes, issued counts.
 fn finish_stats(ts: &mut ThreadStat, elapsed_ms: u64, usage0: &sys::Usage) {
-    let usage = sys::thread_usage().since(usage0);
+    let usage = clock::thread_usage().since(usage0);
     ts.usr_us = usage.usr_us;
     ts.sys_us = usage.sys_us;
     ts.ctx = usage.ctx;
@@ -746,9 +742,9 @@ fn meta_loop(
     let d = if spec.rw.writes() { 1 } else { 0 };
     let mut ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
     ts.dirs[d] = DirStat::active();
-    let clock = sys::monotonic_ns();
-    let usage0 = sys::thread_usage();
-    let start_epoch_ms = epoch_ms();
+    let clock = Clock::start();
+    let usage0 = clock::thread_usage();
+    let start_epoch_ms = clock::epoch_ms();
     let end_ns = if spec.runtime_us > 0 { spec.runtime_us * 1000 } else { u64::MAX };
     let passes = if spec.time_based { u64::MAX } else { spec.loops.max(1) as u64 };
     let mut error = None;
@@ -768,9 +764,9 @@ fn meta_loop(
                 buf: std::ptr::null_mut(),
                 result: 0,
             };
-            let t0 = now_ns(clock);
+            let t0 = clock.now();
             engine.queue(0, &mut u).context("engine failed")?;
-            now = now_ns(clock);
+            now = clock.now();
             if u.result < 0 {
                 let e = std::io::Error::from_raw_os_error((-u.result) as i32);
                 let msg = format!("{} failed on {}: {e}", spec.ioengine, f.path.display());
@@ -798,7 +794,7 @@ fn meta_loop(
     progress.done.store(true, Ordering::Relaxed);
     Ok(WorkerResult {
         ts,
-        pid: sys::gettid(),
+        pid: clock::thread_id(plan.number),
         start_epoch_ms,
         elapsed_ms: now / 1_000_000,
         seed: 0,
@@ -867,10 +863,10 @@ fn submit(
     timing: &mut Timing,
     inflight: &mut u32,
     ts: &mut ThreadStat,
-    clock: u64,
+    clock: &Clock,
 ) -> Result<()> {
     engine.commit().context("submitting I/O failed")?;
-    let t_issue = now_ns(clock);
+    let t_issue = clock.now();
     for &i in batch.iter() {
         timing.issue[i as usize] = t_issue;
     }
@@ -879,10 +875,6 @@ fn submit(
     ts.submit_map[ThreadStat::batch_bucket(batch.len() as u32)] += 1;
     batch.clear();
     Ok(())
-}
-
-fn epoch_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 /// Accounts one finished I/O.

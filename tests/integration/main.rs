@@ -5,4 +5,5 @@ mod cli;
 mod differential;
 mod runner;
 mod seeds;
+mod snapshots;
 mod util;

@@ -139,9 +139,12 @@ fn job(r: &RunReport, j: &JobReport, plus: bool) -> Obj {
     let ts = &j.ts;
     let mut o = Obj::default();
     o.s("jobname", &j.name).u("groupid", j.groupid as u64).put("error", V::I(j.error as i64));
-    // fio reports the last ETA its status thread computed: 0 for a finished job (INT_MAX if
-    // the run was too short for the thread to compute one). fiox reports the finished value.
-    o.u("eta", 0).u("elapsed", j.elapsed_s);
+    // fio reports the last ETA its status thread computed: 0 for a finished job, or INT_MAX
+    // when the job ended before the thread computed one, which fio 3.33 shows for every job
+    // that ran under 2 s (observed: 1.8 s gives 2147483647, 2.1 s gives 0). fiox does the same
+    // so that parsers see the same values.
+    let eta = if j.elapsed_s <= 2 { i32::MAX as u64 } else { 0 };
+    o.u("eta", eta).u("elapsed", j.elapsed_s);
     if !j.job_options.is_empty() {
         o.o("job options", options(&j.job_options));
     }
@@ -434,7 +437,7 @@ mod tests {
         );
         assert!(out.contains("      \"usr_cpu\" : 10.000000,\n      \"sys_cpu\" : 25.000000,\n"), "{out}");
         // The idle job: no options, an error, and its description escaped fio's way.
-        assert!(out.contains("      \"jobname\" : \"idle\",\n      \"groupid\" : 0,\n      \"error\" : 21,\n      \"eta\" : 0,\n      \"elapsed\" : 0,\n      \"read\" : {\n"), "{out}");
+        assert!(out.contains("      \"jobname\" : \"idle\",\n      \"groupid\" : 0,\n      \"error\" : 21,\n      \"eta\" : 2147483647,\n      \"elapsed\" : 0,\n      \"read\" : {\n"), "{out}");
         assert!(out.contains("      \"latency_window\" : 0,\n      \"desc\" : \"does \\\"nothing\\\" \\\\ at all\"\n    }\n  ],\n  \"disk_util\" : [\n    {\n      \"name\" : \"vda\",\n"), "{out}");
         assert!(out.ends_with("      \"util\" : 50.000000\n    }\n  ]\n}\n"), "{out}");
         assert!(!out.contains("global options"));

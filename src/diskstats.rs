@@ -138,6 +138,8 @@ pub fn deltas(before: &[DiskSnapshot], after: &[DiskSnapshot], elapsed_ms: u64) 
                     write_ticks: d.ticks[1],
                     in_queue: d.time_in_queue,
                     util: util_percent(d.io_ticks, elapsed_ms),
+                    read_bytes: d.sectors[0] * 512,
+                    write_bytes: d.sectors[1] * 512,
                 },
                 aggr: None,
             }
@@ -176,6 +178,8 @@ fn aggregate(slaves: &[Option<&DiskDelta>]) -> DiskAggr {
         write_ticks: avg(|d| d.write_ticks),
         in_queue: avg(|d| d.in_queue),
         util: slaves.iter().flatten().map(|d| d.util).fold(0.0, f64::max),
+        read_bytes: avg(|d| d.read_bytes),
+        write_bytes: avg(|d| d.write_bytes),
     }
 }
 

@@ -85,32 +85,28 @@ pub fn build(plan: &Plan, results: &[WorkerResult], report: &RunReport) -> Manif
 /// Results that deserve a second look before anyone believes them.
 fn warnings(plan: &Plan, results: &[WorkerResult], report: &RunReport, overhead: &[Overhead]) -> Vec<String> {
     let mut out = Vec::new();
+    // A stacked device and its slaves are both listed, so these sums can overstate what moved:
+    // that can hide a problem but never raise a false alarm.
     let device_reads: u64 = report.disks.iter().map(|d| d.read_ios).sum();
-    let device_writes: u64 = report.disks.iter().map(|d| d.write_ios).sum();
-    let (mut buffered_reads, mut direct_writes) = (0u64, 0u64);
+    let device_bytes = [
+        report.disks.iter().map(|d| d.read_bytes).sum::<u64>(),
+        report.disks.iter().map(|d| d.write_bytes).sum::<u64>(),
+    ];
+    let mut buffered_reads = 0u64;
+    let mut direct_bytes = [0u64; 2];
     for (w, r) in plan.workers.iter().zip(results) {
         if w.engine.diskless {
             continue;
         }
         if !w.spec.direct {
             buffered_reads += r.ts.dirs[0].total_ios;
-        }
-        if w.spec.direct && w.files.iter().any(|f| !f.block_device) {
-            direct_writes += r.ts.dirs[1].total_ios;
+        } else {
+            direct_bytes[0] += r.ts.dirs[0].io_bytes;
+            direct_bytes[1] += r.ts.dirs[1].io_bytes;
         }
     }
-    // Devices merge requests, so only a large gap means anything.
-    if !report.disks.is_empty() && buffered_reads > 1000 && device_reads * 10 < buffered_reads {
-        out.push(format!(
-            "the jobs read {buffered_reads} blocks with direct=0 but the devices saw {device_reads} reads: \
-             most reads came from the page cache, not the device (use direct=1 to measure the device)"
-        ));
-    }
-    if !report.disks.is_empty() && direct_writes > 1000 && device_writes * 10 < direct_writes {
-        out.push(format!(
-            "the jobs wrote {direct_writes} blocks with direct=1 but the devices saw {device_writes} writes: \
-             a cache below the file system absorbed them"
-        ));
+    if !report.disks.is_empty() {
+        out.extend(cache_warnings(buffered_reads, direct_bytes, device_reads, device_bytes));
     }
     for o in overhead {
         if o.saturated() {
@@ -121,4 +117,77 @@ fn warnings(plan: &Plan, results: &[WorkerResult], report: &RunReport, overhead:
         }
     }
     out
+}
+
+/// What the devices' own counters say about the jobs' claims: buffered reads the devices never
+/// saw came from the page cache; direct I/O the devices did not move went somewhere else.
+fn cache_warnings(
+    buffered_reads: u64,
+    direct_bytes: [u64; 2],
+    device_reads: u64,
+    device_bytes: [u64; 2],
+) -> Vec<String> {
+    let mut out = Vec::new();
+    // Devices merge requests, so only a large gap means anything.
+    if buffered_reads > 1000 && device_reads * 10 < buffered_reads {
+        out.push(format!(
+            "the jobs read {buffered_reads} blocks with direct=0 but the devices saw {device_reads} reads: \
+             most reads came from the page cache, not the device (use direct=1 to measure the device)"
+        ));
+    }
+    // Direct I/O bypasses the page cache, so the devices must move at least what the jobs
+    // claim; far less means a cache below the file system (a loop device over a cached file, a
+    // controller, a hypervisor) or a file system that stores the data elsewhere.
+    for (d, (verb, past)) in [("read", "read"), ("write", "written")].iter().enumerate() {
+        let (claimed, moved) = (direct_bytes[d], device_bytes[d]);
+        if claimed >= 4 << 20 && moved * 2 < claimed {
+            out.push(format!(
+                "the jobs {past} {} with direct=1 but the devices under their files moved {}: \
+                 the {verb}s were served by something other than those devices",
+                human(claimed),
+                human(moved)
+            ));
+        }
+    }
+    out
+}
+
+/// Bytes in IEC units with one decimal (`12.5 MiB`).
+fn human(bytes: u64) -> String {
+    let mut v = bytes as f64;
+    for unit in ["B", "KiB", "MiB", "GiB", "TiB"] {
+        if v < 1024.0 || unit == "TiB" {
+            return if unit == "B" { format!("{bytes} B") } else { format!("{v:.1} {unit}") };
+        }
+        v /= 1024.0;
+    }
+    unreachable!()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_warnings_compare_claims_with_device_counters() {
+        // Buffered reads the devices saw a tenth of: page cache.
+        let w = cache_warnings(50_000, [0, 0], 100, [400 << 10, 0]);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("page cache"), "{w:?}");
+        // Direct reads of 64 MiB with 10 MiB moved: something else served them.
+        let w = cache_warnings(0, [64 << 20, 0], 2_560, [10 << 20, 0]);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("read 64.0 MiB with direct=1") && w[0].contains("moved 10.0 MiB"), "{w:?}");
+        // Direct writes fully seen (merged into fewer requests): nothing to say.
+        assert!(cache_warnings(0, [0, 64 << 20], 0, [0, 64 << 20]).is_empty());
+        // Small runs are not judged.
+        assert!(cache_warnings(500, [1 << 20, 1 << 20], 0, [0, 0]).is_empty());
+    }
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human(512), "512 B");
+        assert_eq!(human(3 << 19), "1.5 MiB");
+        assert_eq!(human(5 << 40), "5.0 TiB");
+    }
 }

@@ -377,3 +377,38 @@ fn log_window_value_logs_average_maximum_or_both() {
         }
     }
 }
+
+/// Buffered reads of a file already in the page cache: the report says the device was not
+/// measured (fiox's JSON `fiox.warnings` and the normal output's fiox section), and a direct
+/// run of the same job does not.
+#[test]
+fn cached_reads_are_flagged_in_the_report() {
+    let dir = scratch();
+    let file = dir.path().join("cached.dat");
+    std::fs::write(&file, vec![7u8; 16 << 20]).unwrap();
+    // Read it once so that it sits in the page cache.
+    let _ = std::fs::read(&file).unwrap();
+    let warnings = |direct: &str| -> Vec<String> {
+        let out = fiox(
+            dir.path(),
+            &[
+                "--name=t",
+                "--filename=cached.dat",
+                "--rw=randread",
+                "--bs=4k",
+                "--size=16m",
+                "--invalidate=0",
+                direct,
+                "--output-format=json",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        assert!(v.get("disk_util").is_some(), "no disk statistics for a file on the scratch disk");
+        v["fiox"]["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect()
+    };
+    let cached = warnings("--direct=0");
+    assert!(cached.iter().any(|w| w.contains("page cache")), "{cached:?}");
+    let direct = warnings("--direct=1");
+    assert!(!direct.iter().any(|w| w.contains("page cache") || w.contains("direct=1")), "{direct:?}");
+}

@@ -76,6 +76,10 @@ pub struct DiskFigures {
     pub in_queue: u64,
     /// Percent of the run the device was busy.
     pub util: f64,
+    /// Bytes read and written (sectors × 512). fio does not print them; fiox checks them
+    /// against what the jobs claim to have moved.
+    pub read_bytes: u64,
+    pub write_bytes: u64,
 }
 
 impl DiskFigures {
@@ -90,6 +94,8 @@ impl DiskFigures {
         self.write_ticks += o.write_ticks;
         self.in_queue += o.in_queue;
         self.util += o.util * ms as f64;
+        self.read_bytes += o.read_bytes;
+        self.write_bytes += o.write_bytes;
     }
 }
 

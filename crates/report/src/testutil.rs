@@ -129,6 +129,7 @@ pub(crate) fn simple_report() -> RunReport {
                 write_ticks: 40,
                 in_queue: 340,
                 util: 50.0,
+                ..Default::default()
             },
             aggr: None,
         }],
@@ -322,6 +323,7 @@ pub(crate) fn report_from_fio_json(doc: &Value, pids: &[u32], ctime: &str) -> Ru
                 write_ticks: u(&d["write_ticks"]),
                 in_queue: u(&d["in_queue"]),
                 util: f(&d["util"]),
+                ..Default::default()
             },
             aggr: None,
         })

@@ -51,7 +51,19 @@ impl IoBuffers {
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "I/O buffers too large"))?;
         let layout =
             Layout::from_size_align(total, align).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        // A large pool for the default `mem=malloc` comes from an anonymous mapping backed by
+        // transparent huge pages when the kernel allows it: a 1 MiB buffer in one physically
+        // contiguous page reaches the device as one request (in 4 KiB pages it often needs two
+        // on a virtio disk limited to 254 segments), and pinning it for direct I/O costs one
+        // page lookup instead of 256. The memory behaves the same otherwise.
+        const HUGE: usize = 2 << 20;
+        let (kind, total) = if kind == MemKind::Malloc && total >= HUGE {
+            (MemKind::Mmap, total.div_ceil(HUGE) * HUGE)
+        } else {
+            (kind, total)
+        };
         let base = match kind {
+            MemKind::Mmap if total % HUGE == 0 && total >= HUGE => huge_aligned_mapping(total)?,
             MemKind::Malloc => {
                 // SAFETY: layout has a non-zero size.
                 let p = unsafe { std::alloc::alloc_zeroed(layout) };
@@ -134,6 +146,43 @@ impl IoBuffers {
     }
 }
 
+/// An anonymous private mapping of `total` bytes (a multiple of 2 MiB) starting on a 2 MiB
+/// boundary, advised to use transparent huge pages (ignored where THP is off).
+fn huge_aligned_mapping(total: usize) -> io::Result<*mut u8> {
+    const HUGE: usize = 2 << 20;
+    let len = total + HUGE;
+    // SAFETY: a new anonymous mapping; no existing memory is touched.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_ANONYMOUS | libc::MAP_PRIVATE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    let start = p as usize;
+    let aligned = start.div_ceil(HUGE) * HUGE;
+    let (head, tail) = (aligned - start, start + len - (aligned + total));
+    // SAFETY: both ranges lie inside the mapping just made and outside [aligned, aligned+total),
+    // which is what the pool keeps; nothing refers to them.
+    unsafe {
+        if head > 0 {
+            libc::munmap(p, head);
+        }
+        if tail > 0 {
+            libc::munmap((aligned + total) as *mut libc::c_void, tail);
+        }
+        // SAFETY: advice on the range this function owns; failure only means no huge pages.
+        libc::madvise(aligned as *mut libc::c_void, total, libc::MADV_HUGEPAGE);
+    }
+    Ok(aligned as *mut u8)
+}
+
 impl Drop for IoBuffers {
     fn drop(&mut self) {
         match self.kind {
@@ -155,6 +204,14 @@ impl Drop for IoBuffers {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn large_default_pools_are_huge_page_aligned() {
+        let mut b = IoBuffers::new(8, 1 << 20, 4096, MemKind::Malloc).unwrap();
+        assert_eq!(b.ptr(0) as usize % (2 << 20), 0);
+        b.slice_mut(7).fill(3);
+        assert!(b.slice(7).iter().all(|&x| x == 3));
+    }
 
     #[test]
     fn aligned_and_separate() {

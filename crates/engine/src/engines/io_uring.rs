@@ -1,5 +1,6 @@
-//! `io_uring`, on the io-uring crate. Supports fio's `fixedbufs` (registered buffers with
-//! READ_FIXED/WRITE_FIXED), `registerfiles`, `sqthread_poll`/`sqthread_poll_cpu` (SQPOLL),
+//! `io_uring`, on the io-uring crate. Registers the job's buffers (READ_FIXED/WRITE_FIXED) and
+//! files whenever the kernel allows, as fio does with `fixedbufs` and `registerfiles`; those
+//! options make a failure to register an error. Also supports `sqthread_poll`/`sqthread_poll_cpu` (SQPOLL),
 //! `hipri` (IOPOLL), `nonvectored`, `nowait`, `uncached` and `force_async`. The kernel is probed
 //! first, and a missing feature is an error naming it. The ring is set up single-issuer with
 //! cooperative (and, when the runner always waits, deferred) task running when the kernel has
@@ -97,26 +98,37 @@ impl IoEngine for Uring {
             }
             _ => !(probe.is_supported(opcode::Read::CODE) && probe.is_supported(opcode::Write::CODE)),
         };
+        // Registered buffers spare the kernel pinning each I/O's pages, and registered files
+        // spare it looking up each I/O's file. fio does this only when asked (`fixedbufs`,
+        // `registerfiles`); fiox does it whenever the kernel allows, and fails only when the
+        // user asked for it and it cannot be done.
+        let fixed_ok = probe.is_supported(opcode::ReadFixed::CODE) && probe.is_supported(opcode::WriteFixed::CODE);
         if o.fixedbufs {
             need(opcode::ReadFixed::CODE, "READ_FIXED")?;
             need(opcode::WriteFixed::CODE, "WRITE_FIXED")?;
+        }
+        if fixed_ok && setup.buffers.count() <= u16::MAX as usize {
             let iovecs: Vec<libc::iovec> =
                 setup.buffers.regions().map(|(p, l)| libc::iovec { iov_base: p.cast(), iov_len: l }).collect();
             // SAFETY: the buffers belong to the job's pool, which the runner keeps alive until
             // after this engine (and so the ring and its registration) is dropped.
-            unsafe { ring.submitter().register_buffers(&iovecs) }.map_err(|e| {
-                io::Error::new(
-                    e.kind(),
-                    format!("io_uring: cannot register {} buffers (fixedbufs; check ulimit -l): {e}", iovecs.len()),
-                )
-            })?;
-            self.fixedbufs = true;
+            match unsafe { ring.submitter().register_buffers(&iovecs) } {
+                Ok(()) => self.fixedbufs = true,
+                Err(e) if o.fixedbufs => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("io_uring: cannot register {} buffers (fixedbufs; check ulimit -l): {e}", iovecs.len()),
+                    ));
+                }
+                Err(_) => {}
+            }
         }
-        if o.registerfiles {
-            ring.submitter()
-                .register_files(setup.fds)
-                .map_err(|e| io::Error::new(e.kind(), format!("io_uring: cannot register files: {e}")))?;
-            self.registerfiles = true;
+        match ring.submitter().register_files(setup.fds) {
+            Ok(()) => self.registerfiles = true,
+            Err(e) if o.registerfiles => {
+                return Err(io::Error::new(e.kind(), format!("io_uring: cannot register files: {e}")));
+            }
+            Err(_) => {}
         }
         self.rw_flags = (if o.nowait { RWF_NOWAIT } else { 0 }) | (if o.uncached { RWF_DONTCACHE } else { 0 });
         self.force_async = o.force_async;

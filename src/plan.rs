@@ -37,6 +37,8 @@ pub struct WorkerPlan {
     pub io_bytes: u64,
     /// 1-based position among all job clones of the run (fio's log file numbering).
     pub number: usize,
+    /// The clock its latencies are measured with (`clocksource`).
+    pub clock: crate::runner::clock::Source,
 }
 
 /// The whole run.
@@ -105,8 +107,11 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 }
             }
             let number = workers.len() + 1;
+            let clock = crate::runner::clock::Source::choose(spec.clocksource)
+                .map_err(|e| anyhow::anyhow!("job '{}': {e}", spec.name))?;
             workers.push(WorkerPlan {
                 number,
+                clock,
                 spec: spec.clone(),
                 engine,
                 job_index,

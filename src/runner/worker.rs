@@ -307,7 +307,7 @@ fn io_loop(
             ts.dirs[d] = DirStat::active();
         }
     }
-    let clock = Clock::start();
+    let clock = Clock::start(plan.clock);
     let ramp_ns = spec.ramp_time_us * 1000;
     let runtime_ns = spec.runtime_us * 1000;
     let end_ns = if runtime_ns > 0 { ramp_ns + runtime_ns } else { u64::MAX };
@@ -742,7 +742,7 @@ fn meta_loop(
     let d = if spec.rw.writes() { 1 } else { 0 };
     let mut ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
     ts.dirs[d] = DirStat::active();
-    let clock = Clock::start();
+    let clock = Clock::start(plan.clock);
     let usage0 = clock::thread_usage();
     let start_epoch_ms = clock::epoch_ms();
     let end_ns = if spec.runtime_us > 0 { spec.runtime_us * 1000 } else { u64::MAX };

@@ -412,3 +412,30 @@ fn cached_reads_are_flagged_in_the_report() {
     let direct = warnings("--direct=1");
     assert!(!direct.iter().any(|w| w.contains("page cache") || w.contains("direct=1")), "{direct:?}");
 }
+
+/// `clocksource` picks the clock and the manifest names it; by default fiox uses the CPU's
+/// counter where the kernel trusts it (this machine's clocksource decides which is expected).
+#[test]
+fn clocksource_is_honoured_and_reported() {
+    let kernel_tsc = std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+        .map(|s| s.trim() == "tsc")
+        .unwrap_or(false);
+    for (opt, expect) in [
+        (None, if kernel_tsc { "TSC at" } else { "clock_gettime" }),
+        (Some("--clocksource=clock_gettime"), "clock_gettime(CLOCK_MONOTONIC)"),
+        (Some("--clocksource=gettimeofday"), "gettimeofday"),
+    ] {
+        let dir = scratch();
+        let mut args = vec!["--name=t", "--ioengine=null", "--size=64m", "--output-format=json"];
+        args.extend(opt);
+        let out = fiox(dir.path(), &args);
+        assert_eq!(out.code, 0, "{opt:?}: {}", out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let clock = v["fiox"]["clock"].as_str().unwrap();
+        assert!(clock.contains(expect), "{opt:?}: manifest clock is '{clock}'");
+        assert_eq!(v["jobs"][0]["read"]["io_bytes"], 64 << 20);
+        assert!(v["jobs"][0]["read"]["clat_ns"]["mean"].as_f64().unwrap() > 0.0 || opt.is_some());
+    }
+    let out = fiox(scratch().path(), &["--name=t", "--ioengine=null", "--size=1m", "--clocksource=cpu"]);
+    assert_eq!(out.code, if kernel_tsc { 0 } else { 1 }, "{}", out.stderr);
+}

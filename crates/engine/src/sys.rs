@@ -360,6 +360,29 @@ pub fn flush_block_device(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
+/// The CPU's time stamp counter, where the architecture has one.
+#[inline]
+pub fn rdtsc() -> Option<u64> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: RDTSC exists on every x86-64 CPU, reads a counter and touches no memory.
+        Some(unsafe { core::arch::x86_64::_rdtsc() })
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
+
+/// gettimeofday(2) in nanoseconds (microsecond resolution), for `clocksource=gettimeofday`.
+#[inline]
+pub fn gettimeofday_ns() -> u64 {
+    let mut tv = libc::timeval { tv_sec: 0, tv_usec: 0 };
+    // SAFETY: gettimeofday writes one timeval to the pointer; the time zone argument may be null.
+    unsafe { libc::gettimeofday(&mut tv, std::ptr::null_mut()) };
+    tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1000
+}
+
 /// CLOCK_MONOTONIC in nanoseconds: the clock every latency is measured with. Cheaper than
 /// `Instant::elapsed` (no Duration arithmetic), which matters at millions of reads a second.
 #[inline]

@@ -217,6 +217,8 @@ pub struct JobSpec {
     /// `log_window_value` (fio 3.36+), or `log_max_value=1` as fio 3.33 spells max.
     pub log_window_value: u8,
     pub log_offset: bool,
+    /// `clocksource`: `gettimeofday`, `clock_gettime` or `cpu`; `None` lets fiox choose.
+    pub clocksource: Option<&'static str>,
     /// `unified_rw_reporting`: `none`, `mixed` or `both` (the numeric spellings mapped).
     pub unified_rw_reporting: &'static str,
     pub per_job_logs: bool,
@@ -617,6 +619,7 @@ impl JobSpec {
                 _ => 0,
             },
             log_offset: m.flag("log_offset")?,
+            clocksource: if m.is_set("clocksource") { Some(m.choice("clocksource")?) } else { None },
             unified_rw_reporting: match m.choice("unified_rw_reporting")? {
                 "0" => "none",
                 "1" => "mixed",

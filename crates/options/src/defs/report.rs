@@ -19,7 +19,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("disable_slat", K::Bool, C::Measurement, "Do not measure submission latency").def("0").not_yet(),
     O::new("disable_bw_measurement", K::Bool, C::Measurement, "Do not take bandwidth samples").alias(&["disable_bw"]).def("0").not_yet(),
     O::new("gtod_reduce", K::Bool, C::Measurement, "Measure less, to read the clock less").def("0").not_yet(),
-    O::new("clocksource", K::Choice(CLOCKS), C::Measurement, "Clock used for timing").not_yet(),
+    O::new("clocksource", K::Choice(CLOCKS), C::Measurement, "Clock used for timing (default: the CPU's counter when proven stable)"),
     O::new("stats", K::Bool, C::Measurement, "Collect statistics for this job").def("1").not_yet(),
     O::new("write_bw_log", K::Str, C::Logging, "Write a bandwidth log with this file-name prefix"),
     O::new("write_lat_log", K::Str, C::Logging, "Write latency logs with this file-name prefix"),

@@ -294,6 +294,7 @@ fn io_loop(
             len: 0,
             buf: buffers.ptr(i),
             result: 0,
+            ioprio: 0,
         })
         .collect();
     let mut timing = Timing { start: vec![0; depth as usize], issue: vec![0; depth as usize] };
@@ -301,12 +302,23 @@ fn io_loop(
     let mut batch: Vec<u32> = Vec::with_capacity(depth as usize);
     let mut completions: Vec<Completion> = Vec::with_capacity(depth as usize);
 
-    let mut ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
-    for (d, on) in [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()].into_iter().enumerate() {
-        if on {
-            ts.dirs[d] = DirStat::active();
+    // The statistics of a fresh start (and again after ramp_time): the job's directions, with
+    // per-priority latency where cmdprio_percentage sends some I/Os with a priority.
+    let new_stats = || {
+        let mut ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
+        for (d, on) in [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()].into_iter().enumerate() {
+            if on {
+                ts.dirs[d] = DirStat::active();
+                if let Some(p) = spec.engine.cmdprio_value(d) {
+                    ts.dirs[d].track_prios(&[0, p]);
+                }
+            }
         }
-    }
+        ts
+    };
+    let mut ts = new_stats();
+    let cmdprio = [0, 1, 2].map(|d| spec.engine.cmdprio_value(d).map(|p| (spec.engine.cmdprio_percentage[d], p)));
+    let mut prio_rng = Rng::new(mix64(seed ^ 0x0510));
     let clock = Clock::start(plan.clock);
     let ramp_ns = spec.ramp_time_us * 1000;
     let runtime_ns = spec.runtime_us * 1000;
@@ -363,13 +375,7 @@ fn io_loop(
             meas_start = now;
             usage0 = clock::thread_usage();
             start_epoch_ms = clock::epoch_ms();
-            let active = ts.dirs.clone().map(|d| d.slat_hist.is_some());
-            ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
-            for (d, on) in active.into_iter().enumerate() {
-                if on {
-                    ts.dirs[d] = DirStat::active();
-                }
-            }
+            ts = new_stats();
             bw_last = (now, [0; 3]);
             iops_last = (now, [0; 3]);
             // The I/O done while ramping still counts toward the job's size, as in fio: only
@@ -440,6 +446,10 @@ fn io_loop(
                 u.block_device = block_dev.get(next.file).copied().unwrap_or(false);
                 u.offset = next.offset;
                 u.len = next.len;
+                u.ioprio = match cmdprio.get(next.ddir as usize).copied().flatten() {
+                    Some((pct, prio)) if prio_rng.below(100) < pct as u64 => prio,
+                    _ => 0,
+                };
                 if next.ddir == Ddir::Write && content.changes() {
                     // Only idle units are touched: this one is not in flight.
                     content.before_write(buffers.slice_mut(idx as usize), next.len as usize, next.offset);
@@ -763,6 +773,7 @@ fn meta_loop(
                 len: f.region_len.min(u32::MAX as u64) as u32,
                 buf: std::ptr::null_mut(),
                 result: 0,
+                ioprio: 0,
             };
             let t0 = clock.now();
             engine.queue(0, &mut u).context("engine failed")?;
@@ -952,6 +963,10 @@ fn account(
     ds.lat.add(lat);
     if let Some(h) = &mut ds.lat_hist {
         h.add(lat);
+    }
+    if !ds.prios.is_empty() {
+        // fio keeps per-priority completion latency, or total latency with lat_percentiles.
+        ds.add_prio(u.ioprio, if plan.spec.lat_percentiles { lat } else { clat });
     }
     if let Some(l) = logs {
         let slat = start.map(|s| issue.saturating_sub(s));

@@ -403,6 +403,17 @@ fn output_formats_have_fios_structure() {
         vec!["--ioengine=psync", "--rw=randrw", "--unified_rw_reporting=mixed"],
         vec!["--ioengine=libaio", "--rw=randrw", "--iodepth=4", "--unified_rw_reporting=both"],
         vec!["--ioengine=psync", "--rw=rw", "--numjobs=2", "--group_reporting", "--unified_rw_reporting=1"],
+        vec!["--ioengine=io_uring", "--rw=randread", "--iodepth=8", "--direct=1", "--cmdprio_percentage=30"],
+        vec![
+            "--ioengine=libaio",
+            "--rw=randrw",
+            "--iodepth=4",
+            "--direct=1",
+            "--cmdprio_percentage=30,20",
+            "--cmdprio_class=2",
+            "--cmdprio=3",
+            "--lat_percentiles=1",
+        ],
     ];
     let groups = std::fs::read_to_string(data("jobs/groups.fio")).unwrap();
     for extra in cases.iter().map(|c| [&common[..], &c[..], &["--name=t"]].concat()).chain([vec!["groups.fio"]]) {
@@ -753,5 +764,42 @@ fn summed_bandwidth_samples_match_fio() {
             assert!((a[i] - b[i]).abs() <= a[i] * 0.05, "{extra:?} {name}: fio {} fiox {}", a[i], b[i]);
         }
         assert!((a[4] - b[4]).abs() <= 2.0, "{extra:?} bw_samples: fio {} fiox {}", a[4], b[4]);
+    }
+}
+
+/// `cmdprio_percentage`: the share of I/Os sent with the priority, and the per-priority
+/// latency objects, as fio reports them.
+#[test]
+fn command_priorities_split_like_fios() {
+    for engine in ["io_uring", "libaio"] {
+        let mut shares = Vec::new();
+        for tool in ["fio", "fiox"] {
+            let dir = crate::util::scratch();
+            let e = format!("--ioengine={engine}");
+            let args = [
+                "--name=t",
+                e.as_str(),
+                "--filename=t.dat",
+                "--size=8m",
+                "--rw=randread",
+                "--iodepth=4",
+                "--direct=1",
+                "--cmdprio_percentage=25",
+                "--cmdprio_class=2",
+                "--cmdprio=5",
+                "--output-format=json",
+            ];
+            let v = json_of(&if tool == "fio" { fio(dir.path(), &args) } else { fiox(dir.path(), &args) }, tool);
+            let prios = v["jobs"][0]["read"]["prios"].as_array().unwrap_or_else(|| panic!("{tool} {engine}: no prios"));
+            let ids: Vec<(u64, u64)> =
+                prios.iter().map(|p| (p["prioclass"].as_u64().unwrap(), p["prio"].as_u64().unwrap())).collect();
+            assert_eq!(ids, [(0, 0), (2, 5)], "{tool} {engine}");
+            let n: Vec<f64> = prios.iter().map(|p| p["clat_ns"]["N"].as_f64().unwrap()).collect();
+            shares.push(n[1] / (n[0] + n[1]));
+        }
+        // 2048 draws at 25 %: a standard deviation of about 1 percentage point.
+        for s in &shares {
+            assert!((s - 0.25).abs() < 0.05, "{engine}: shares {shares:?}");
+        }
     }
 }

@@ -64,6 +64,7 @@ fn pass(
                 len: BS as u32,
                 buf: bufs.ptr(idx as usize),
                 result: 0,
+                ioprio: 0,
             };
             block_of[idx as usize] = block;
             match engine.queue(idx, &mut u).map_err(|e| e.to_string())? {

@@ -44,6 +44,8 @@ pub struct IoUnit {
     pub buf: *mut u8,
     /// Bytes transferred, or a negative errno.
     pub result: i64,
+    /// I/O priority (`class << 13 | level`) for engines that pass one per I/O; 0: none.
+    pub ioprio: u16,
 }
 
 /// The answer to [`IoEngine::queue`].

@@ -116,6 +116,18 @@ pub struct EngineOpts {
     pub nonvectored: i32,
     pub force_async: u64,
     pub userspace_reap: bool,
+    /// Per direction: the share of I/Os (percent) sent with priority `cmdprio_class`/`cmdprio`.
+    pub cmdprio_percentage: [u32; 3],
+    pub cmdprio_class: [u32; 3],
+    pub cmdprio: [u32; 3],
+}
+
+impl EngineOpts {
+    /// The I/O priority value (`class << 13 | level`) `cmdprio_percentage` gives direction `d`,
+    /// if the option is on for it.
+    pub fn cmdprio_value(&self, d: usize) -> Option<u16> {
+        (self.cmdprio_percentage[d] > 0).then(|| ((self.cmdprio_class[d] << 13) | self.cmdprio[d]) as u16)
+    }
 }
 
 /// A job, resolved. Times are in microseconds, sizes in bytes.
@@ -492,6 +504,9 @@ impl JobSpec {
             nonvectored: m.int("nonvectored")?.unwrap_or(-1) as i32,
             force_async: m.int("force_async")?.unwrap_or(0) as u64,
             userspace_reap: m.flag("userspace_reap")?,
+            cmdprio_percentage: m.per_dir_int("cmdprio_percentage", 0)?.map(|v| v as u32),
+            cmdprio_class: m.per_dir_int("cmdprio_class", 1)?.map(|v| v as u32),
+            cmdprio: m.per_dir_int("cmdprio", 0)?.map(|v| v as u32),
         };
         // Engine-private options must belong to the job's engine.
         for o in options {

@@ -138,6 +138,15 @@ pub(crate) fn sync_hist(job: &JobReport) -> Option<&LatHist> {
     job.ts.sync_hist.as_ref().filter(|h| job.clat_percentiles && h.total() > 0 && !job.percentile_list.is_empty())
 }
 
+/// The per-priority latencies a direction shows (`cmdprio_percentage`), and which latency they
+/// are: `clat`, or `lat` with `lat_percentiles` (as fio 3.33). Only when at least two
+/// priorities had I/O, as fio prints them.
+pub(crate) fn shown_prios(job: &JobReport, ddir: usize) -> (Vec<&fiox_stats::PrioStat>, &'static str) {
+    let kind = if job.lat_percentiles { "lat" } else { "clat" };
+    let prios: Vec<_> = job.ts.dir(ddir).prios.iter().filter(|p| p.lat.samples > 0).collect();
+    (if prios.len() >= 2 { prios } else { Vec::new() }, kind)
+}
+
 /// The directions a job's report shows, in order, with their names: read, write and trim;
 /// under `unified_rw_reporting=mixed` only the merged one (kept in slot 0, named `mixed`);
 /// under `both` the three and then the merged one.

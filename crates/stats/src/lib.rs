@@ -11,4 +11,6 @@ mod thread;
 
 pub use hist::{plat_idx_to_val, plat_val_to_idx, LatHist, PLAT_NR};
 pub use io_stat::{IoStat, SampleStat};
-pub use thread::{DirStat, GroupStat, ThreadStat, Unified, DDIR_MIXED, DDIR_NAMES, LAT_MS_BUCKETS, LAT_NS_BUCKETS};
+pub use thread::{
+    DirStat, GroupStat, PrioStat, ThreadStat, Unified, DDIR_MIXED, DDIR_NAMES, LAT_MS_BUCKETS, LAT_NS_BUCKETS,
+};

@@ -43,9 +43,50 @@ pub struct DirStat {
     /// Bandwidth samples in KiB/s.
     pub bw: SampleStat,
     pub iops: SampleStat,
+    /// Latency by I/O priority, for jobs that send some I/Os with another priority
+    /// (`cmdprio_percentage`); empty otherwise. Sorted by priority value.
+    pub prios: Vec<PrioStat>,
+}
+
+/// The latency (completion, or total with `lat_percentiles`) of the I/Os of one priority.
+#[derive(Debug, Clone, Default)]
+pub struct PrioStat {
+    /// `class << 13 | level`, 0 for I/Os sent without a priority.
+    pub ioprio: u16,
+    pub lat: IoStat,
+    pub hist: LatHist,
+}
+
+impl PrioStat {
+    pub fn class(&self) -> u16 {
+        self.ioprio >> 13
+    }
+
+    pub fn level(&self) -> u16 {
+        self.ioprio & 0x1fff
+    }
 }
 
 impl DirStat {
+    /// Prepares the per-priority latency of `ioprios`, so the hot path finds its entry without
+    /// allocating.
+    pub fn track_prios(&mut self, ioprios: &[u16]) {
+        for &p in ioprios {
+            if !self.prios.iter().any(|e| e.ioprio == p) {
+                self.prios.push(PrioStat { ioprio: p, ..PrioStat::default() });
+            }
+        }
+        self.prios.sort_by_key(|e| e.ioprio);
+    }
+
+    /// Records one I/O's latency under its priority (no-op for untracked priorities).
+    #[inline]
+    pub fn add_prio(&mut self, ioprio: u16, ns: u64) {
+        if let Some(e) = self.prios.iter_mut().find(|e| e.ioprio == ioprio) {
+            e.lat.add(ns);
+            e.hist.add(ns);
+        }
+    }
     /// A direction the job does: histograms allocated up front, so the hot path never allocates.
     pub fn active() -> DirStat {
         DirStat {
@@ -70,6 +111,16 @@ impl DirStat {
         merge_hist(&mut self.lat_hist, &o.lat_hist);
         self.bw.merge_sum(&o.bw);
         self.iops.merge_sum(&o.iops);
+        for p in &o.prios {
+            match self.prios.iter_mut().find(|e| e.ioprio == p.ioprio) {
+                Some(e) => {
+                    e.lat.merge(&p.lat);
+                    e.hist.merge(&p.hist);
+                }
+                None => self.prios.push(p.clone()),
+            }
+        }
+        self.prios.sort_by_key(|e| e.ioprio);
     }
 }
 
@@ -178,6 +229,7 @@ impl ThreadStat {
             lat_hist: None,
             bw: SampleStat::ZERO,
             iops: SampleStat::ZERO,
+            prios: Vec::new(),
         };
         match ddir {
             0..=2 => &self.dirs[ddir],

@@ -253,11 +253,13 @@ impl Uring {
                         opcode::WriteFixed::new($fd, io.buf, io.len, index as u16)
                             .offset(io.offset)
                             .rw_flags(self.rw_flags)
+                            .ioprio(io.ioprio)
                             .build()
                     } else {
                         opcode::ReadFixed::new($fd, io.buf, io.len, index as u16)
                             .offset(io.offset)
                             .rw_flags(self.rw_flags)
+                            .ioprio(io.ioprio)
                             .build()
                     }
                 } else if self.vectored {
@@ -265,14 +267,30 @@ impl Uring {
                     *iov = libc::iovec { iov_base: io.buf.cast(), iov_len: io.len as usize };
                     let iov: *const libc::iovec = iov;
                     if write {
-                        opcode::Writev::new($fd, iov, 1).offset(io.offset).rw_flags(self.rw_flags).build()
+                        opcode::Writev::new($fd, iov, 1)
+                            .offset(io.offset)
+                            .rw_flags(self.rw_flags)
+                            .ioprio(io.ioprio)
+                            .build()
                     } else {
-                        opcode::Readv::new($fd, iov, 1).offset(io.offset).rw_flags(self.rw_flags).build()
+                        opcode::Readv::new($fd, iov, 1)
+                            .offset(io.offset)
+                            .rw_flags(self.rw_flags)
+                            .ioprio(io.ioprio)
+                            .build()
                     }
                 } else if write {
-                    opcode::Write::new($fd, io.buf, io.len).offset(io.offset).rw_flags(self.rw_flags).build()
+                    opcode::Write::new($fd, io.buf, io.len)
+                        .offset(io.offset)
+                        .rw_flags(self.rw_flags)
+                        .ioprio(io.ioprio)
+                        .build()
                 } else {
-                    opcode::Read::new($fd, io.buf, io.len).offset(io.offset).rw_flags(self.rw_flags).build()
+                    opcode::Read::new($fd, io.buf, io.len)
+                        .offset(io.offset)
+                        .rw_flags(self.rw_flags)
+                        .ioprio(io.ioprio)
+                        .build()
                 }
             };
         }

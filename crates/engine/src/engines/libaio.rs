@@ -54,6 +54,8 @@ const IOCB_CMD_PWRITE: u16 = 1;
 const IOCB_CMD_FSYNC: u16 = 2;
 const IOCB_CMD_FDSYNC: u16 = 3;
 const RWF_NOWAIT: i32 = 0x8;
+/// `aio_reqprio` holds an I/O priority.
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 
 #[derive(Default)]
 pub struct Libaio {
@@ -149,6 +151,8 @@ impl IoEngine for Libaio {
             aio_data: index as u64,
             aio_rw_flags: self.rw_flags,
             aio_lio_opcode: op,
+            aio_reqprio: io.ioprio as i16,
+            aio_flags: if io.ioprio != 0 { IOCB_FLAG_IOPRIO } else { 0 },
             aio_fildes: io.fd as u32,
             aio_buf: io.buf as u64,
             aio_nbytes: io.len as u64,

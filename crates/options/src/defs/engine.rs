@@ -17,6 +17,10 @@ pub(super) static DEFS: &[O] = &[
     O::new("sqthread_poll_cpu", K::Int { min: 0, max: 4096 }, C::Engine, "CPU of the submission polling thread").engines(&["io_uring"]),
     O::new("nonvectored", K::Int { min: -1, max: 1 }, C::Engine, "Use non-vectored read/write commands (-1: when the kernel has them)").def("-1").engines(&["io_uring"]),
     O::new("force_async", K::Int { min: 0, max: i64::MAX, }, C::Engine, "Mark every Nth request IOSQE_ASYNC").def("0").engines(&["io_uring"]),
+    O::new("cmdprio_percentage", K::Int { min: 0, max: 100 }, C::Engine, "Percentage of I/Os sent with the cmdprio_class/cmdprio priority").per_dir().engines(&["io_uring", "libaio"]),
+    O::new("cmdprio_class", K::Int { min: 1, max: 3 }, C::Engine, "Priority class of those I/Os (1 realtime, 2 best effort, 3 idle)").per_dir().engines(&["io_uring", "libaio"]),
+    O::new("cmdprio", K::Int { min: 0, max: 7 }, C::Engine, "Priority level of those I/Os (0 is highest)").per_dir().engines(&["io_uring", "libaio"]),
+    O::new("cmdprio_bssplit", K::Str, C::Engine, "Priority percentages by block size").engines(&["io_uring", "libaio"]).not_yet(),
     O::new("userspace_reap", BOOL, C::Engine, "Reap completions from user space instead of io_getevents").def("0").engines(&["libaio"]),
 ];
 

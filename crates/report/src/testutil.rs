@@ -226,6 +226,7 @@ fn dir(v: &Value) -> DirStat {
             f(&v["iops_mean"]),
             f(&v["iops_stddev"]),
         ),
+        prios: Vec::new(),
     }
 }
 

@@ -97,7 +97,13 @@ pub(crate) fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineCh
     let xr = c.x.range(&xs);
     let ys = values(c.series.iter(), |p| {
         let e = p.err.unwrap_or(0.0);
-        vec![p.y, p.y + e, if c.y.scale == crate::Scale::Log { p.y } else { p.y - e }]
+        // An interval reaching below zero does not pull a positive axis below zero.
+        let low = match c.y.scale {
+            crate::Scale::Log => p.y,
+            crate::Scale::Linear if p.y >= 0.0 => (p.y - e).max(0.0),
+            crate::Scale::Linear => p.y - e,
+        };
+        vec![p.y, p.y + e, low]
     });
     let mut ys = ys;
     ys.extend(c.hlines.iter().map(|h| h.y));

@@ -218,6 +218,9 @@ pub fn bytes(v: f64) -> String {
 
 /// Up to three significant figures, without trailing zeros.
 pub fn sig3(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return if v == 0.0 { "0".into() } else { v.to_string() };
+    }
     let a = v.abs();
     let digits = if a >= 100.0 {
         0
@@ -250,6 +253,8 @@ mod tests {
         assert_eq!(number(2_050_000.0), "2.05M");
         assert_eq!(number(0.25), "0.25");
         assert_eq!(number(0.0123), "0.0123");
+        assert_eq!(sig3(0.0), "0");
+        assert_eq!(sig3(-0.5), "-0.5");
         assert_eq!(bytes(512.0), "512");
         assert_eq!(bytes(4096.0), "4k");
         assert_eq!(bytes(1536.0 * 1024.0), "1.5m");

@@ -139,7 +139,14 @@ pub struct Line {
 
 /// Compares the sides key by key; keys are matched by name, or by position when no names
 /// match at all but both sides have the same number of series.
-pub fn compare(sides: &[Side]) -> (Vec<(Key, Vec<Line>)>, Vec<String>) {
+/// The comparison of one key: how many runs each side has for it, and its lines.
+pub struct Block {
+    pub key: Key,
+    pub runs: Vec<usize>,
+    pub lines: Vec<Line>,
+}
+
+pub fn compare(sides: &[Side]) -> (Vec<Block>, Vec<String>) {
     let mut notes = Vec::new();
     let base = &sides[0];
     let mut out = Vec::new();
@@ -157,6 +164,11 @@ pub fn compare(sides: &[Side]) -> (Vec<(Key, Vec<Line>)>, Vec<String>) {
         })
         .collect();
     for (ki, key) in base.keys.iter().enumerate() {
+        let runs = sides
+            .iter()
+            .zip(&matched)
+            .map(|(s, mk)| mk[ki].as_ref().and_then(|k| s.samples.get(k)).map_or(0, Vec::len))
+            .collect();
         let mut lines = Vec::new();
         for m in &MEASURES {
             let values: Vec<Vec<f64>> = sides
@@ -185,7 +197,7 @@ pub fn compare(sides: &[Side]) -> (Vec<(Key, Vec<Line>)>, Vec<String>) {
             let significant = values[1..].iter().map(|b| stats::welch(&values[0], b).map(|w| w.significant)).collect();
             lines.push(Line { measure: m.title, means, cis, ratios, significant });
         }
-        out.push((key.clone(), lines));
+        out.push(Block { key: key.clone(), runs, lines });
     }
     for (si, s) in sides.iter().enumerate().skip(1) {
         let missing = base.keys.iter().enumerate().filter(|(ki, _)| matched[si][*ki].is_none()).count();
@@ -197,9 +209,9 @@ pub fn compare(sides: &[Side]) -> (Vec<(Key, Vec<Line>)>, Vec<String>) {
 }
 
 /// The rows where a later side is slower than the first by more than `pct` percent.
-pub fn regressions(table: &[(Key, Vec<Line>)], sides: &[Side], pct: f64) -> Vec<String> {
+pub fn regressions(table: &[Block], sides: &[Side], pct: f64) -> Vec<String> {
     let mut out = Vec::new();
-    for (key, lines) in table {
+    for Block { key, lines, .. } in table {
         for l in lines.iter().filter(|l| l.measure == "IOPS" || l.measure == "clat mean") {
             let higher_better = l.measure == "IOPS";
             for (i, r) in l.ratios.iter().enumerate() {
@@ -228,18 +240,17 @@ fn fmt_for(measure: &str, v: f64) -> String {
 }
 
 /// The comparison as a text table, one block per key.
-pub fn render(table: &[(Key, Vec<Line>)], sides: &[Side]) -> String {
-    let mut head = vec!["".to_string()];
-    for s in sides {
-        head.push(format!("{} ({} run{})", s.name, s.runs, if s.runs == 1 { "" } else { "s" }));
-    }
-    for s in &sides[1..] {
-        head.push(format!("{}/{}", s.name, sides[0].name));
-    }
+pub fn render(table: &[Block], sides: &[Side]) -> String {
     let mut out = String::new();
-    for (key, lines) in table {
+    for Block { key, runs, lines } in table {
+        let mut head = vec![key.label()];
+        for (s, n) in sides.iter().zip(runs) {
+            head.push(format!("{} ({n} run{})", s.name, if *n == 1 { "" } else { "s" }));
+        }
+        for s in &sides[1..] {
+            head.push(format!("{}/{}", s.name, sides[0].name));
+        }
         let mut rows: Vec<Vec<String>> = vec![head.clone()];
-        rows[0][0] = key.label();
         for l in lines {
             let m = MEASURES.iter().find(|m| m.title == l.measure).expect("a known measure");
             let mut r = vec![format!("  {}", l.measure)];
@@ -401,7 +412,7 @@ mod tests {
         let sides = [side("hdd", &[100.0, 102.0, 98.0], 1000.0), side("ssd", &[400.0, 404.0, 396.0], 250.0)];
         let (t, notes) = compare(&sides);
         assert!(notes.is_empty());
-        let iops = &t[0].1[0];
+        let iops = &t[0].lines[0];
         assert_eq!(iops.measure, "IOPS");
         assert_eq!(iops.ratios, [Some(4.0)]);
         assert_eq!(iops.significant, [Some(true)]);
@@ -431,8 +442,8 @@ mod tests {
         a.samples.insert(k, v);
         let sides = [a, b];
         let (t, notes) = compare(&sides);
-        assert_eq!(t[0].1[0].ratios, [Some(0.9)]);
-        assert_eq!(t[0].1[0].significant, [None]);
+        assert_eq!(t[0].lines[0].ratios, [Some(0.9)]);
+        assert_eq!(t[0].lines[0].significant, [None]);
         assert!(notes[0].contains("matched in order"), "{notes:?}");
         // Without repeats a 10% drop beyond a 5% gate fails; within a 20% gate it passes.
         assert_eq!(regressions(&t, &sides, 5.0).len(), 1);

@@ -108,7 +108,13 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     // Everything is read (and refused if unreadable) before anything is written.
     let runs: Vec<Run> = reports.iter().map(|p| results::load(p)).collect::<Result<_>>()?;
     let versions: Vec<String> = runs.iter().map(|r| r.version.clone()).collect();
-    let logs: Vec<Log> = log_files.iter().map(|p| logs::load(p)).collect::<Result<_>>()?;
+    let mut logs: Vec<Log> = log_files.iter().map(|p| logs::load(p)).collect::<Result<_>>()?;
+    for (l, p) in logs.iter().zip(&log_files) {
+        if l.series.is_empty() {
+            eprintln!("plot: '{}' holds no samples; skipped", p.display());
+        }
+    }
+    logs.retain(|l| !l.series.is_empty());
     std::fs::create_dir_all(&out).with_context(|| format!("cannot create '{}'", out.display()))?;
     let title = title.unwrap_or_else(|| {
         format!("fiox plot: {}", inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))

@@ -213,7 +213,10 @@ fn draw_series<DB: DrawingBackend>(
         } else {
             chart.draw_series(LineSeries::new(pts.clone(), style)).map_err(err)?;
         }
-        chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, style.filled()))).map_err(err)?;
+        // Markers show where the measurements are; on long time series they would only blur the line.
+        if pts.len() <= 60 {
+            chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, style.filled()))).map_err(err)?;
+        }
         // Error bars: the confidence interval of repeated runs.
         let bars: Vec<_> = s
             .points

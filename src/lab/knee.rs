@@ -312,6 +312,7 @@ pub fn run(
     );
     let outputs = Outputs {
         title: format!("fiox sweep --find-knee: {}", target.text),
+        columns: final_axes.iter().map(|a| a.typed.clone()).collect(),
         axes: sweep::axis_views(&final_axes, &ctx),
         coords,
         zipped: false,

@@ -125,7 +125,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     if !runs.is_empty() {
         let o = from_reports(&reports, runs, title.clone());
         let rows = o.rows();
-        let names: Vec<String> = o.axes.iter().map(|a| a.name.clone()).collect();
+        let names = o.columns.clone();
         std::fs::write(out.join("summary.csv"), crate::lab::summary::csv(&names, &o.labels, &rows, false))?;
         let view =
             crate::lab::charts::View { axes: o.axes.clone(), coords: o.coords.clone(), zipped: false, rows: &rows };
@@ -192,6 +192,7 @@ fn from_reports(paths: &[PathBuf], runs: Vec<Run>, title: String) -> Outputs {
     let bytes = positions.is_some() && labels.iter().any(|l| l.ends_with(|c: char| c.is_ascii_alphabetic()));
     Outputs {
         title,
+        columns: vec![axis_name.clone()],
         axes: vec![AxisView { name: axis_name, values: labels.clone(), positions, bytes }],
         coords: (0..labels.len()).map(|i| vec![i]).collect(),
         zipped: false,
@@ -270,8 +271,24 @@ fn from_sweep(dir: &Path, title: Option<String>) -> Result<Outputs> {
     }
     let mode_zip = state["definition"]["mode"] == "zip";
     let title = title.unwrap_or_else(|| format!("fiox sweep: {}", names.join(" × ")));
+    let defs: Option<Vec<crate::lab::axis::Axis>> = names
+        .iter()
+        .zip(&axes)
+        .map(|(n, a)| {
+            fiox_options::table::lookup(n).map(|d| crate::lab::axis::Axis {
+                def: d,
+                typed: n.clone(),
+                values: a.values.clone(),
+            })
+        })
+        .collect();
+    let (axes, coords) = match defs {
+        Some(d) if mode_zip && !d.is_empty() => sweep::zip_view(&d, &labels, &ctx),
+        _ => (axes, coords),
+    };
     Ok(Outputs {
         title,
+        columns: names.clone(),
         axes,
         coords,
         zipped: mode_zip,

@@ -165,6 +165,11 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     if axes.is_empty() {
         bail!("sweep: give at least one axis, e.g. --vary bs=4k,64k,1m (see fiox sweep --help)");
     }
+    if !o.zip {
+        if let Some((a, v)) = axes.iter().find_map(|a| a.repeated().map(|v| (a, v))) {
+            bail!("--vary {}: the value '{v}' is given twice", a.typed);
+        }
+    }
     let points = if o.zip { zipped(&axes)? } else { cross(&axes)? };
     // Check every point before anything runs.
     let prepared: Vec<Prepared> = points.iter().map(|p| base.prepare(&axes, p)).collect::<Result<_>>()?;
@@ -196,14 +201,11 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     }
     let interrupted = STOP.load(Ordering::Relaxed);
     let runs: Vec<Vec<Run>> = ids.iter().map(|id| runner.load_runs(id, o.repeat)).collect();
-    let views = axis_views(&axes, &ctx);
-    let coords: Vec<Vec<usize>> = points
-        .iter()
-        .map(|p| p.iter().enumerate().map(|(a, v)| axes[a].values.iter().position(|x| x == v).unwrap_or(0)).collect())
-        .collect();
+    let (views, coords) = if o.zip { zip_view(&axes, &points, &ctx) } else { cross_view(&axes, &points, &ctx) };
     let title = format!("fiox sweep: {}", axes.iter().map(|a| a.typed.as_str()).collect::<Vec<_>>().join(" × "));
     let out = Outputs {
         title,
+        columns: axes.iter().map(|a| a.typed.clone()).collect(),
         axes: views,
         coords,
         zipped: o.zip,
@@ -259,6 +261,30 @@ fn zipped(axes: &[Axis]) -> Result<Vec<Vec<String>>> {
 /// `bs=4k iodepth=8`.
 pub(crate) fn describe(axes: &[Axis], values: &[String]) -> String {
     axes.iter().zip(values).map(|(a, v)| format!("{}={v}", a.typed)).collect::<Vec<_>>().join(" ")
+}
+
+/// The axes as charted, and each point's index into their values.
+pub(crate) fn cross_view(axes: &[Axis], points: &[Vec<String>], ctx: &Ctx) -> (Vec<AxisView>, Vec<Vec<usize>>) {
+    let coords = points
+        .iter()
+        .map(|p| p.iter().enumerate().map(|(a, v)| axes[a].values.iter().position(|x| x == v).unwrap_or(0)).collect())
+        .collect();
+    (axis_views(axes, ctx), coords)
+}
+
+/// Zipped axes are one axis of points labelled with all their values (`randread 4k`), placed by
+/// the first axis's values when those are distinct numbers.
+pub(crate) fn zip_view(axes: &[Axis], points: &[Vec<String>], ctx: &Ctx) -> (Vec<AxisView>, Vec<Vec<usize>>) {
+    let firsts: Vec<&String> = points.iter().map(|p| &p[0]).collect();
+    let distinct = firsts.iter().collect::<std::collections::HashSet<_>>().len() == firsts.len();
+    let positions: Option<Vec<f64>> = firsts.iter().map(|v| axes[0].numeric(v, ctx)).collect();
+    let view = AxisView {
+        name: axes.iter().map(|a| a.typed.as_str()).collect::<Vec<_>>().join(", ") + " (zipped)",
+        values: points.iter().map(|p| p.join(" ")).collect(),
+        positions: positions.filter(|_| distinct),
+        bytes: axes[0].is_size(),
+    };
+    (vec![view], (0..points.len()).map(|i| vec![i]).collect())
 }
 
 /// File-name-safe, unique ids for the points: `bs=4k_iodepth=8`.
@@ -760,6 +786,8 @@ pub(crate) fn fmt_ns(ns: f64) -> String {
 /// Everything a results folder gets from a set of reports.
 pub(crate) struct Outputs {
     pub title: String,
+    /// The CSV's and table's first columns: one per swept option.
+    pub columns: Vec<String>,
     pub axes: Vec<AxisView>,
     pub coords: Vec<Vec<usize>>,
     pub zipped: bool,
@@ -782,8 +810,8 @@ impl Outputs {
     /// Writes summary.csv, charts/ and index.html into `dir`.
     pub fn write(&self, dir: &Path) -> Result<()> {
         let rows = self.rows();
-        let names: Vec<String> = self.axes.iter().map(|a| a.name.clone()).collect();
-        write(&dir.join("summary.csv"), summary::csv(&names, &self.labels, &rows, self.with_ci))?;
+        let names = &self.columns;
+        write(&dir.join("summary.csv"), summary::csv(names, &self.labels, &rows, self.with_ci))?;
         let view = View { axes: self.axes.clone(), coords: self.coords.clone(), zipped: self.zipped, rows: &rows };
         let mut figures = charts::sweep_charts(&view);
         figures.extend(self.extra.iter().map(|f| Figure { name: f.name.clone(), chart: f.chart.clone() }));
@@ -794,7 +822,7 @@ impl Outputs {
             headline: self.headline.clone(),
             settings: self.settings.clone(),
             manifest,
-            table: Some(table(&names, &self.labels, &rows, self.with_ci)),
+            table: Some(table(names, &self.labels, &rows, self.with_ci)),
             charts: shown,
             notes: self.notes.clone(),
         };

@@ -252,6 +252,7 @@ fn sweep_refuses_bad_input_before_any_io() {
         (&["--vary", "bs=4k,4q", "--name=j", "--size=1m"], "--vary bs: bad value '4q'"),
         (&["--vary", "iodepth=1,2,...,8", "--name=j", "--size=1m"], "at least three values before '...'"),
         (&["--vary", "rw=read,sideways", "--name=j", "--size=1m"], "--vary rw: bad value 'sideways'"),
+        (&["--vary", "iodepth=1,2,1", "--name=j", "--size=1m"], "--vary iodepth: the value '1' is given twice"),
         (
             &["--vary", "iodepth=1,2", "--zip", "--vary", "bs=4k", "--name=j", "--size=1m"],
             "--zip needs axes of equal length",

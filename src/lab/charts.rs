@@ -3,9 +3,9 @@
 //!
 //! - one axis (or zipped axes): IOPS, bandwidth, completion latency (mean and p99) and device
 //!   utilisation against the axis, one line per job and direction;
-//! - two axes (numjobs × iodepth, say): heat maps of IOPS and p99 latency, lines against the
-//!   second axis with one line per value of the first, and the results ordered by the product
-//!   of the two axes (bandwidth, with mean latency on the right-hand axis);
+//! - two axes (numjobs × iodepth, say): heat maps of IOPS and p99 latency, lines against each
+//!   axis with one line per value of the other, and the results ordered by the product of the
+//!   two axes (bandwidth, with mean latency on the right-hand axis);
 //! - more axes: lines against the last axis, one per combination of the others.
 
 use fiox_charts::{Axis, Chart, HeatMap, LineChart, Point, Scale, Series, Unit};
@@ -26,6 +26,19 @@ pub struct AxisView {
     /// Numeric positions of the values (bytes, counts, microseconds), when all have one.
     pub positions: Option<Vec<f64>>,
     pub bytes: bool,
+    /// The values' unit when they are bare numbers of one ("s" for `runtime=10,20`).
+    pub unit: Option<&'static str>,
+}
+
+impl AxisView {
+    /// The axis title with its unit: `bs (bytes)`, `runtime (s)`.
+    pub fn label(&self) -> String {
+        match (self.bytes, self.unit) {
+            (true, _) => format!("{} (bytes)", self.name),
+            (false, Some(u)) => format!("{} ({u})", self.name),
+            _ => self.name.clone(),
+        }
+    }
 }
 
 /// The results to chart: the axes, each point's index into every axis's values, and the rows.
@@ -116,11 +129,12 @@ pub fn sweep_charts(v: &View<'_>) -> Vec<Figure> {
         one_axis(v)
     } else if v.axes.len() == 2 {
         let mut out = two_axes(v);
-        out.extend(lines_by_last(v));
+        out.extend(lines_by(v, 1, "lines"));
+        out.extend(lines_by(v, 0, &format!("by-{}", v.axes[0].name)));
         out.extend(by_product(v));
         out
     } else {
-        lines_by_last(v)
+        lines_by(v, v.axes.len() - 1, "lines")
     }
 }
 
@@ -155,13 +169,7 @@ fn line_chart(title: String, x: Axis, shown: &Shown, lines: Vec<(String, Vec<(f6
 
 fn one_axis(v: &View<'_>) -> Vec<Figure> {
     let a = &v.axes[0];
-    let label = if v.zipped && v.axes.len() > 1 {
-        let others: Vec<&str> = v.axes[1..].iter().map(|a| a.name.as_str()).collect();
-        format!("{} (zipped with {})", a.name, others.join(", "))
-    } else {
-        a.name.clone()
-    };
-    let (x, pos) = x_axis(a, &label);
+    let (x, pos) = x_axis(a, &a.label());
     let at = |r: &Row| pos[v.coords[r.point][0]];
     let names = series_of(v.rows);
     let per_series =
@@ -252,33 +260,34 @@ fn two_axes(v: &View<'_>) -> Vec<Figure> {
     out
 }
 
-/// Lines against the last axis, one per combination of the other axes' values (and series).
-fn lines_by_last(v: &View<'_>) -> Vec<Figure> {
-    let last = v.axes.len() - 1;
-    let la = &v.axes[last];
-    let (x, pos) = x_axis(la, &la.name);
+/// Lines against axis `xi`, one per combination of the other axes' values (and series);
+/// saved as `iops-FILE`, `bandwidth-FILE`, `clat-p99-FILE`.
+fn lines_by(v: &View<'_>, xi: usize, file: &str) -> Vec<Figure> {
+    let xa = &v.axes[xi];
+    let (x, pos) = x_axis(xa, &xa.label());
     let names = series_of(v.rows);
+    let others: Vec<usize> = (0..v.axes.len()).filter(|&i| i != xi).collect();
     let mut groups: Vec<(String, Vec<(f64, &Row)>)> = Vec::new();
     for r in v.rows {
         let c = &v.coords[r.point];
         let mut label: Vec<String> =
-            (0..last).map(|i| format!("{}={}", v.axes[i].name, v.axes[i].values[c[i]])).collect();
+            others.iter().map(|&i| format!("{}={}", v.axes[i].name, v.axes[i].values[c[i]])).collect();
         if names.len() > 1 {
             label.push(r.series());
         }
         let label = label.join(" ");
         match groups.iter_mut().find(|g| g.0 == label) {
-            Some(g) => g.1.push((pos[c[last]], r)),
-            None => groups.push((label, vec![(pos[c[last]], r)])),
+            Some(g) => g.1.push((pos[c[xi]], r)),
+            None => groups.push((label, vec![(pos[c[xi]], r)])),
         }
     }
-    let others: Vec<&str> = v.axes[..last].iter().map(|a| a.name.as_str()).collect();
+    let other_names: Vec<&str> = others.iter().map(|&i| v.axes[i].name.as_str()).collect();
     [&IOPS, &BW, &P99]
         .into_iter()
         .map(|shown| Figure {
-            name: format!("{}-lines", shown.file),
+            name: format!("{}-{file}", shown.file),
             chart: line_chart(
-                format!("{} by {}, one line per {}", shown.title, la.name, others.join(" × ")),
+                format!("{} by {}, one line per {}", shown.title, xa.name, other_names.join(" × ")),
                 x.clone(),
                 shown,
                 groups.clone(),
@@ -361,13 +370,19 @@ mod tests {
             values: vec!["4k".into(), "64k".into(), "1m".into()],
             positions: Some(vec![4096.0, 65536.0, 1048576.0]),
             bytes: true,
+            unit: None,
         };
         let (a, pos) = x_axis(&bs, "bs");
         assert_eq!(a.scale, Scale::Log);
         assert_eq!(pos[1], 65536.0);
         assert_eq!(a.ticks.unwrap()[2].1, "1m");
-        let rw =
-            AxisView { name: "rw".into(), values: vec!["read".into(), "write".into()], positions: None, bytes: false };
+        let rw = AxisView {
+            name: "rw".into(),
+            values: vec!["read".into(), "write".into()],
+            positions: None,
+            bytes: false,
+            unit: None,
+        };
         let (a, pos) = x_axis(&rw, "rw");
         assert_eq!((a.scale, pos), (Scale::Linear, vec![0.0, 1.0]));
     }

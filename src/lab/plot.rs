@@ -193,7 +193,7 @@ fn from_reports(paths: &[PathBuf], runs: Vec<Run>, title: String) -> Outputs {
     Outputs {
         title,
         columns: vec![axis_name.clone()],
-        axes: vec![AxisView { name: axis_name, values: labels.clone(), positions, bytes }],
+        axes: vec![AxisView { name: axis_name, values: labels.clone(), positions, bytes, unit: None }],
         coords: (0..labels.len()).map(|i| vec![i]).collect(),
         zipped: false,
         labels: labels.into_iter().map(|l| vec![l]).collect(),
@@ -245,6 +245,7 @@ fn from_sweep(dir: &Path, title: Option<String>) -> Result<Outputs> {
         }
         let a = def.map(|d| crate::lab::axis::Axis { def: d, typed: n.clone(), values: values.clone() });
         axes.push(AxisView {
+            unit: a.as_ref().and_then(crate::lab::sweep::time_unit),
             name: n.clone(),
             positions: a.as_ref().and_then(|a| a.positions(&ctx)),
             bytes: a.as_ref().is_some_and(|a| a.is_size()),

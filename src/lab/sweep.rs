@@ -283,8 +283,23 @@ pub(crate) fn zip_view(axes: &[Axis], points: &[Vec<String>], ctx: &Ctx) -> (Vec
         values: points.iter().map(|p| p.join(" ")).collect(),
         positions: positions.filter(|_| distinct),
         bytes: axes[0].is_size(),
+        unit: time_unit(&axes[0]),
     };
     (vec![view], (0..points.len()).map(|i| vec![i]).collect())
+}
+
+/// The unit of a time option's values when all are bare numbers (`runtime=10,20` are seconds).
+pub(crate) fn time_unit(a: &Axis) -> Option<&'static str> {
+    use fiox_options::table::{Kind, TimeUnit};
+    let Kind::Time { unit } = a.def.kind else { return None };
+    if !a.values.iter().all(|v| v.trim().parse::<f64>().is_ok()) {
+        return None;
+    }
+    Some(match unit {
+        TimeUnit::Usec => "µs",
+        TimeUnit::Msec => "ms",
+        TimeUnit::Sec => "s",
+    })
 }
 
 /// File-name-safe, unique ids for the points: `bs=4k_iodepth=8`.
@@ -315,6 +330,7 @@ pub(crate) fn ids(axes: &[Axis], points: &[Vec<String>]) -> Vec<String> {
 pub(crate) fn axis_views(axes: &[Axis], ctx: &Ctx) -> Vec<AxisView> {
     axes.iter()
         .map(|a| AxisView {
+            unit: time_unit(a),
             name: a.typed.clone(),
             values: a.values.clone(),
             positions: a.positions(ctx),

@@ -117,7 +117,7 @@ fn sweep_writes_reports_csv_charts_and_page() {
         let svg = std::fs::read_to_string(res.join(format!("charts/{chart}.svg"))).unwrap();
         let texts = svg_texts(&svg);
         assert!(
-            svg.starts_with("<svg") && texts.contains(&"bs".to_string()) && texts.contains(&"16k".to_string()),
+            svg.starts_with("<svg") && texts.contains(&"bs (bytes)".to_string()) && texts.contains(&"16k".to_string()),
             "{chart}.svg: {texts:?}"
         );
         let (w, h, colours) = png_stats(&res.join(format!("charts/{chart}.png")));
@@ -176,7 +176,14 @@ fn sweep_two_axes_repeat_and_resume() {
     let mean = (total("numjobs=2_iodepth=1.json") + total("numjobs=2_iodepth=1.run2.json")) / 2.0;
     close(num(&rows[2]["iops"]), mean, "mean IOPS over runs and clones");
     let charts = listing(&res.join("charts"));
-    for c in ["heat-iops.png", "heat-clat-p99.svg", "iops-lines.png", "by-product.png", "by-product.svg"] {
+    for c in [
+        "heat-iops.png",
+        "heat-clat-p99.svg",
+        "iops-lines.png",
+        "iops-by-numjobs.png",
+        "by-product.png",
+        "by-product.svg",
+    ] {
         assert!(charts.contains(&c.to_string()), "{c} missing: {charts:?}");
     }
     let (_, _, colours) = png_stats(&res.join("charts/heat-iops.png"));

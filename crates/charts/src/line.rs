@@ -85,7 +85,11 @@ pub(crate) fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineCh
         c.series.iter().enumerate().map(|(i, s)| (s.name.clone(), i, s.dashed)).collect();
     if let Some((_, s2)) = &c.y2 {
         let n = c.series.len();
-        legend.extend(s2.iter().enumerate().map(|(i, s)| (format!("{} (right axis)", s.name), n + i, s.dashed)));
+        legend.extend(
+            s2.iter()
+                .enumerate()
+                .map(|(i, s)| (format!("{} (right axis)", s.name), y2_colour(n, s2.len(), i), s.dashed)),
+        );
     }
     legend.retain(|l| !l.0.is_empty());
     let (w, _) = area.dim_in_pixel();
@@ -143,7 +147,7 @@ pub(crate) fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineCh
                 .map_err(err)?;
             draw_series(&mut dual, c, &c.x, &c.y, &c.series, 0)?;
             for (i, s) in s2.iter().enumerate() {
-                let style = ShapeStyle::from(&colour(c.series.len() + i)).stroke_width(2);
+                let style = ShapeStyle::from(&colour(y2_colour(c.series.len(), s2.len(), i))).stroke_width(2);
                 let pts: Vec<(f64, f64)> = s.points.iter().map(|p| (c.x.tx(p.x), axis2.tx(p.y))).collect();
                 if s.dashed {
                     dual.draw_secondary_series(DashedLineSeries::new(pts.clone(), 9, 5, style)).map_err(err)?;
@@ -160,15 +164,26 @@ pub(crate) fn draw<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, c: &LineCh
         let y = 30 + row as i32 * 24;
         let style = ShapeStyle::from(&colour(*ci)).stroke_width(3);
         if *dashed {
-            side.draw(&PathElement::new(vec![(8, y), (18, y)], style)).map_err(err)?;
-            side.draw(&PathElement::new(vec![(26, y), (36, y)], style)).map_err(err)?;
+            // Two dashes with gaps either side of the marker.
+            side.draw(&PathElement::new(vec![(4, y), (12, y)], style)).map_err(err)?;
+            side.draw(&PathElement::new(vec![(32, y), (40, y)], style)).map_err(err)?;
         } else {
             side.draw(&PathElement::new(vec![(8, y), (36, y)], style)).map_err(err)?;
         }
         side.draw(&Circle::new((22, y), 4, style.filled())).map_err(err)?;
-        side.draw(&Text::new(name.clone(), (44, y - 8), (FONT, 15))).map_err(err)?;
+        side.draw(&Text::new(name.clone(), (46, y - 8), (FONT, 15))).map_err(err)?;
     }
     Ok(())
+}
+
+/// Right-axis series pair with the left-axis ones when there are as many (bandwidth and latency
+/// of the same job share a colour, solid and dashed); otherwise they take the next colours.
+fn y2_colour(left: usize, right: usize, i: usize) -> usize {
+    if left == right {
+        i
+    } else {
+        left + i
+    }
 }
 
 fn mesh<DB: DrawingBackend>(

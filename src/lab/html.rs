@@ -7,6 +7,8 @@ use serde_json::Value;
 pub struct Table {
     pub head: Vec<String>,
     pub rows: Vec<Vec<String>>,
+    /// The first columns hold names (left-aligned); the rest numbers.
+    pub text_cols: usize,
 }
 
 /// A chart on the page: its SVG, and the file name its PNG and SVG are saved under.
@@ -90,15 +92,15 @@ pub fn render(p: &Page<'_>) -> String {
     }
     if let Some(t) = &p.table {
         h.push_str("<h2>Results</h2>\n<div class=\"scroll\"><table>\n<tr>");
-        for c in &t.head {
-            h.push_str(&format!("<th>{}</th>", escape(c)));
+        for (i, c) in t.head.iter().enumerate() {
+            let class = if i < t.text_cols { " class=\"t\"" } else { "" };
+            h.push_str(&format!("<th{class}>{}</th>", escape(c)));
         }
         h.push_str("</tr>\n");
         for r in &t.rows {
             h.push_str("<tr>");
-            for c in r {
-                let numeric = c.chars().next().is_some_and(|ch| ch.is_ascii_digit() || ch == '±' || ch == '-');
-                let class = if numeric { "" } else { " class=\"t\"" };
+            for (i, c) in r.iter().enumerate() {
+                let class = if i < t.text_cols { " class=\"t\"" } else { "" };
                 h.push_str(&format!("<td{class}>{}</td>", escape(c)));
             }
             h.push_str("</tr>\n");
@@ -200,7 +202,11 @@ mod tests {
             headline: vec!["knee at iodepth=8".into()],
             settings: vec![("command".into(), "fiox sweep --vary bs=4k,8k --name=j".into())],
             manifest: Some(&m),
-            table: Some(Table { head: vec!["bs".into(), "IOPS".into()], rows: vec![vec!["4k".into(), "100".into()]] }),
+            table: Some(Table {
+                head: vec!["bs".into(), "IOPS".into()],
+                rows: vec![vec!["4k".into(), "100".into()]],
+                text_cols: 1,
+            }),
             charts: vec![Shown {
                 file: "iops".into(),
                 title: "IOPS".into(),

@@ -912,7 +912,7 @@ pub(crate) fn table(names: &[String], labels: &[Vec<String>], rows: &[Row], with
             cells
         })
         .collect();
-    Table { head, rows: body }
+    Table { head, rows: body, text_cols: names.len() + 2 }
 }
 
 #[cfg(test)]

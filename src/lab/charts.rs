@@ -8,7 +8,7 @@
 //!   two axes (bandwidth, with mean latency on the right-hand axis);
 //! - more axes: lines against the last axis, one per combination of the others.
 
-use fiox_charts::{Axis, Chart, HeatMap, LineChart, Point, Scale, Series, Unit};
+use fiox_charts::{Axis, BarChart, Chart, HeatMap, LineChart, Point, Scale, Series, Unit};
 
 use crate::lab::summary::{self, Row};
 
@@ -347,6 +347,63 @@ fn by_product(v: &View<'_>) -> Option<Figure> {
             marks: Vec::new(),
         }),
     })
+}
+
+/// Bars per series for a single report (lines need more than one point): IOPS, bandwidth and
+/// p99 completion latency of each job and direction.
+pub fn job_bars(rows: &[Row]) -> Vec<Figure> {
+    let names = series_of(rows);
+    [&IOPS, &BW, &P99]
+        .into_iter()
+        .map(|shown| {
+            let values: Vec<Option<f64>> = names
+                .iter()
+                .map(|n| rows.iter().find(|r| &r.series() == n).and_then(|r| r.mean(shown.metric)))
+                .collect();
+            Figure {
+                name: shown.file.to_string(),
+                chart: bars(format!("{} per job", shown.title), shown, names.clone(), vec![(String::new(), values)]),
+            }
+        })
+        .collect()
+}
+
+/// Grouped bars of one metric: `groups` are (series name, one value per category), in base units.
+pub fn bars(
+    title: String,
+    shown_kind: &impl BarMetric,
+    categories: Vec<String>,
+    groups: Vec<(String, Vec<Option<f64>>)>,
+) -> Chart {
+    let vals: Vec<f64> = groups.iter().flat_map(|g| g.1.iter().flatten().copied()).collect();
+    let (y, div) = y_axis(shown_kind.title(), shown_kind.kind(), &vals);
+    let y = Axis { scale: Scale::Linear, ..y };
+    let series = groups.into_iter().map(|(n, v)| (n, v.into_iter().map(|x| x.map(|x| x / div)).collect())).collect();
+    Chart::Bars(BarChart { title, x_label: "job".into(), categories, y, series })
+}
+
+/// What a bar chart needs to know of its metric.
+pub trait BarMetric {
+    fn title(&self) -> &str;
+    fn kind(&self) -> Kind;
+}
+
+impl BarMetric for Shown {
+    fn title(&self) -> &str {
+        self.title
+    }
+    fn kind(&self) -> Kind {
+        self.kind
+    }
+}
+
+impl BarMetric for (&str, Kind) {
+    fn title(&self) -> &str {
+        self.0
+    }
+    fn kind(&self) -> Kind {
+        self.1
+    }
 }
 
 #[cfg(test)]

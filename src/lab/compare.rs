@@ -18,7 +18,7 @@ use crate::lab::stats;
 use crate::lab::sweep::{fmt_bw, fmt_count, fmt_ns};
 
 const USAGE: &str = "\
-usage: fiox compare A B [C ...] [--names a,b,...] [--fail-if-slower PCT]
+usage: fiox compare A B [C ...] [--names a,b,...] [--fail-if-slower PCT] [--out DIR]
 
 Compares results per job and direction (per point for sweeps): IOPS, bandwidth, completion
 latency mean/p50/p99/p99.9 and CPU, with each side's ratio to A.
@@ -26,6 +26,7 @@ latency mean/p50/p99/p99.9 and CPU, with each side's ratio to A.
   --names a,b,...     what to call the sides (default: their file or folder names)
   --fail-if-slower P  exit with status 2 if IOPS fell or mean latency rose by more than P%
                       on any job (when both sides have repeated runs: only if significant)
+  --out DIR           also write bar charts (PNG, SVG) and an index.html with the table
 ";
 
 /// What a row of the comparison is about.
@@ -307,10 +308,88 @@ pub fn render(table: &[Block], sides: &[Side]) -> String {
     out
 }
 
+/// Bar charts of the main figures, one group per job (and point), one bar per side, and a
+/// page with the table.
+fn write_page(dir: &Path, table: &[Block], sides: &[Side], notes: &[String]) -> Result<()> {
+    use crate::lab::charts::{bars, Figure, Kind};
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
+    let cats: Vec<String> = table.iter().map(|b| b.key.label()).collect();
+    let figures: Vec<Figure> = [
+        ("IOPS", Kind::Iops, "iops"),
+        ("bandwidth", Kind::BytesPerSec, "bandwidth"),
+        ("clat mean", Kind::Nanos, "clat-mean"),
+        ("clat p99", Kind::Nanos, "clat-p99"),
+    ]
+    .into_iter()
+    .map(|(measure, kind, file)| {
+        let groups = sides
+            .iter()
+            .enumerate()
+            .map(|(si, s)| {
+                let v = table
+                    .iter()
+                    .map(|b| b.lines.iter().find(|l| l.measure == measure).and_then(|l| l.means[si]))
+                    .collect();
+                (s.name.clone(), v)
+            })
+            .collect();
+        Figure {
+            name: file.into(),
+            chart: bars(
+                format!("{measure}: {}", sides.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" vs ")),
+                &(measure, kind),
+                cats.clone(),
+                groups,
+            ),
+        }
+    })
+    .collect();
+    let shown = crate::lab::sweep::write_charts(dir, &figures)?;
+    let mut head = vec!["job".to_string(), "figure".to_string()];
+    head.extend(sides.iter().map(|s| s.name.clone()));
+    head.extend(sides[1..].iter().map(|s| format!("{}/{}", s.name, sides[0].name)));
+    let mut rows = Vec::new();
+    for b in table {
+        for l in &b.lines {
+            let m = MEASURES.iter().find(|m| m.title == l.measure).expect("a known measure");
+            let mut r = vec![b.key.label(), l.measure.to_string()];
+            for (mean, ci) in l.means.iter().zip(&l.cis) {
+                r.push(match (mean, ci) {
+                    (Some(v), Some(c)) => format!("{} ± {}", (m.fmt)(*v), (m.fmt)(*c)),
+                    (Some(v), None) => (m.fmt)(*v),
+                    _ => String::new(),
+                });
+            }
+            for (ratio, sig) in l.ratios.iter().zip(&l.significant) {
+                let verdict = match sig {
+                    Some(true) => " (significant)",
+                    Some(false) => " (not significant)",
+                    None => "",
+                };
+                r.push(ratio.map(|x| format!("{}x{verdict}", fiox_charts::scale::sig3(x))).unwrap_or_default());
+            }
+            rows.push(r);
+        }
+    }
+    let settings = sides.iter().map(|s| (s.name.clone(), format!("{} run(s)", s.runs))).collect();
+    let page = crate::lab::html::Page {
+        title: format!("fiox compare: {}", sides.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" vs ")),
+        headline: Vec::new(),
+        settings,
+        manifest: None,
+        table: Some(crate::lab::html::Table { head, rows, text_cols: 2 }),
+        charts: shown,
+        notes: notes.to_vec(),
+    };
+    std::fs::write(dir.join("index.html"), crate::lab::html::render(&page))
+        .with_context(|| format!("cannot write '{}'", dir.join("index.html").display()))
+}
+
 pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut paths: Vec<PathBuf> = Vec::new();
     let mut names: Option<Vec<String>> = None;
     let mut fail_pct: Option<f64> = None;
+    let mut out: Option<PathBuf> = None;
     let mut i = 0;
     while i < args.len() {
         let a = &args[i];
@@ -332,6 +411,8 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
                 Ok(p) if (0.0..100.0).contains(&p) => p,
                 _ => bail!("compare: bad value '{v}' for --fail-if-slower: a percentage from 0 to 100 (10 or 10%)"),
             });
+        } else if a == "--out" || a.starts_with("--out=") {
+            out = Some(PathBuf::from(take("--out")?));
         } else if a == "--names" || a.starts_with("--names=") {
             names = Some(take("--names")?.split(',').map(|s| s.trim().to_string()).collect());
         } else if a.starts_with('-') && a.len() > 1 {
@@ -372,6 +453,10 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     print!("{}", render(&table, &sides));
     for n in &notes {
         println!("note: {n}");
+    }
+    if let Some(dir) = &out {
+        write_page(dir, &table, &sides, &notes)?;
+        println!("compare: {}", dir.join("index.html").display());
     }
     if let Some(pct) = fail_pct {
         let slow = regressions(&table, &sides, pct);

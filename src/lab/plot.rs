@@ -129,7 +129,12 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         std::fs::write(out.join("summary.csv"), crate::lab::summary::csv(&names, &o.labels, &rows, false))?;
         let view =
             crate::lab::charts::View { axes: o.axes.clone(), coords: o.coords.clone(), zipped: false, rows: &rows };
-        figures.extend(crate::lab::charts::sweep_charts(&view));
+        // One report: bars per job; several: lines across the reports.
+        if o.runs.len() == 1 {
+            figures.extend(crate::lab::charts::job_bars(&rows));
+        } else {
+            figures.extend(crate::lab::charts::sweep_charts(&view));
+        }
         page_table = Some(sweep::table(&names, &o.labels, &rows, false));
         manifest = o.runs.iter().flatten().find_map(|r| r.fiox.clone());
     }

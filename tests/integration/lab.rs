@@ -495,6 +495,28 @@ fn plot_reads_fios_reports_and_logs() {
     assert!(svg_texts(&svg).contains(&"64k".to_string()), "a numeric size axis");
     let (_, _, colours) = png_stats(&d.join("plots/charts/log-bw.png"));
     assert!(colours > 30);
+    // A single report with several jobs: bars per job.
+    let o = fio(
+        d,
+        &[
+            "--name=a",
+            "--ioengine=null",
+            "--size=8m",
+            "--rw=read",
+            "--name=b",
+            "--ioengine=null",
+            "--size=8m",
+            "--rw=write",
+            "--output-format=json",
+            "--output=two.json",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let o = fiox(d, &["plot", "--out", "one", "two.json"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let texts = svg_texts(&std::fs::read_to_string(d.join("one/charts/iops.svg")).unwrap());
+    assert!(texts.contains(&"a read".to_string()) && texts.contains(&"b write".to_string()), "{texts:?}");
+    assert!(std::fs::read_to_string(d.join("one/charts/iops.svg")).unwrap().contains("<rect"));
     // Unreadable input is refused before anything is written.
     std::fs::write(d.join("bad.json"), "{\"jobs\": [").unwrap();
     let o = fiox(d, &["plot", "--out", "p2", "bad.json"]);
@@ -539,6 +561,20 @@ fn compare_ratios_significance_and_gate() {
         "{}",
         o.stdout
     );
+    // The same as bar charts and a page.
+    let o = fiox(d, &["compare", "hdd", "ssd", "--out", "cmp"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    for c in ["iops", "bandwidth", "clat-mean", "clat-p99"] {
+        let texts = svg_texts(&std::fs::read_to_string(d.join(format!("cmp/charts/{c}.svg"))).unwrap());
+        assert!(
+            texts.contains(&"hdd".to_string()) && texts.contains(&"4k_randread read".to_string()),
+            "{c}: {texts:?}"
+        );
+        let (_, _, colours) = png_stats(&d.join(format!("cmp/charts/{c}.png")));
+        assert!(colours > 20, "{c}.png");
+    }
+    let page = std::fs::read_to_string(d.join("cmp/index.html")).unwrap();
+    assert!(page.contains("4x (significant)") && page.contains("fiox compare: hdd vs ssd"));
     // Reversed, the gate trips with status 2 and says why.
     let o = fiox(d, &["compare", "ssd", "hdd", "--fail-if-slower", "10"]);
     assert_eq!(o.code, 2, "{}{}", o.stdout, o.stderr);

@@ -3,13 +3,15 @@
 //!
 //! - [`LineChart`]: lines over a numeric or categorical x axis, optional log scales, error bars,
 //!   a secondary y axis, labelled points, horizontal target lines and marked points;
-//! - [`HeatMap`]: a grid of values over two categorical axes, coloured and annotated.
+//! - [`HeatMap`]: a grid of values over two categorical axes, coloured and annotated;
+//! - [`BarChart`]: grouped bars (jobs of one report, sides of a comparison).
 //!
 //! Text in PNGs is drawn with DejaVu Sans embedded in the binary, so charts look the same on a
 //! machine without any fonts installed. SVGs name the `sans-serif` family and leave the
 //! rendering to the viewer.
 #![forbid(unsafe_code)]
 
+mod bars;
 mod heat;
 mod line;
 pub mod scale;
@@ -89,10 +91,22 @@ pub struct HeatMap {
     pub unit: String,
 }
 
+/// Grouped bars: one group per category, one bar per series, values written on the bars.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BarChart {
+    pub title: String,
+    pub x_label: String,
+    pub categories: Vec<String>,
+    pub y: Axis,
+    /// (series name, one value per category).
+    pub series: Vec<(String, Vec<Option<f64>>)>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Chart {
     Line(LineChart),
     Heat(HeatMap),
+    Bars(BarChart),
 }
 
 impl Chart {
@@ -100,6 +114,7 @@ impl Chart {
         match self {
             Chart::Line(c) => &c.title,
             Chart::Heat(h) => &h.title,
+            Chart::Bars(b) => &b.title,
         }
     }
 }
@@ -168,6 +183,7 @@ fn draw<DB: plotters::backend::DrawingBackend>(
     match chart {
         Chart::Line(c) => line::draw(&root, c)?,
         Chart::Heat(h) => heat::draw(&root, h)?,
+        Chart::Bars(b) => bars::draw(&root, b)?,
     }
     root.present().map_err(err)
 }
@@ -253,5 +269,25 @@ mod tests {
         let s = svg(&h).unwrap();
         assert!(s.contains("900") && s.contains("numjobs") && s.contains("<rect"));
         assert!(png(&h).unwrap().len() > 1000);
+    }
+
+    #[test]
+    fn bars_render_groups() {
+        let b = Chart::Bars(BarChart {
+            title: "IOPS per job".into(),
+            x_label: "job".into(),
+            categories: vec!["4k_randread read".into(), "64k_write write".into()],
+            y: Axis::new("IOPS", Scale::Linear, Unit::Number),
+            series: vec![("hdd".into(), vec![Some(571.0), Some(2745.0)]), ("ssd".into(), vec![Some(90000.0), None])],
+        });
+        let s = svg(&b).unwrap();
+        assert!(s.contains("64k_write write") && s.contains("ssd") && s.contains("90k") && s.contains("<rect"), "{s}");
+        let bytes = png(&b).unwrap();
+        let dec = png::Decoder::new(std::io::Cursor::new(&bytes));
+        let mut r = dec.read_info().unwrap();
+        let mut buf = vec![0; r.output_buffer_size().unwrap()];
+        r.next_frame(&mut buf).unwrap();
+        let orange = buf.chunks(3).filter(|p| (p[0], p[1], p[2]) == PALETTE[1]).count();
+        assert!(orange > 1000, "the second series' bar is drawn ({orange} pixels)");
     }
 }

@@ -114,10 +114,7 @@ pub fn render(p: &Page<'_>) -> String {
         }
         h.push_str("</ul>\n");
     }
-    h.push_str(&format!(
-        "<p style=\"color:#888;font-size:.8em\">Made by {} — summary.csv holds the table, points/ the reports.</p>\n",
-        escape(crate::VERSION_STRING)
-    ));
+    h.push_str(&format!("<p style=\"color:#888;font-size:.8em\">Made by {}.</p>\n", escape(crate::VERSION_STRING)));
     h.push_str("</body>\n</html>\n");
     h
 }

@@ -71,7 +71,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     // A sweep's folder is redrawn as a sweep.
     if inputs.len() == 1 && inputs[0].join("sweep.json").is_file() {
         let o = from_sweep(&inputs[0], title)?;
-        o.write_to(&out)?;
+        o.write(&out)?;
         println!("plot: {}", out.join("index.html").display());
         return Ok(ExitCode::SUCCESS);
     }
@@ -159,13 +159,6 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     std::fs::write(out.join("index.html"), html::render(&page))?;
     println!("plot: {} chart(s); {}", figures.len(), out.join("index.html").display());
     Ok(ExitCode::SUCCESS)
-}
-
-impl Outputs {
-    fn write_to(&self, out: &Path) -> Result<()> {
-        std::fs::create_dir_all(out).with_context(|| format!("cannot create '{}'", out.display()))?;
-        self.write(out)
-    }
 }
 
 /// Reports as the points of one axis named after their folder, positioned by their names when

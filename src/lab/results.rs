@@ -112,10 +112,11 @@ pub fn load(path: &Path) -> Result<Run> {
 /// Parses a report. Text before the JSON (fio's warnings, a normal-format report) is skipped;
 /// when the file holds several reports (`--status-interval`), the last one is read.
 pub fn parse(text: &str, path: &Path) -> Result<Run> {
+    let lead = text.len() - text.trim_start().len();
     let start =
-        text.find("\n{").map(|i| i + 1).or_else(|| text.starts_with('{').then_some(0)).with_context(|| {
-            format!("'{}' holds no JSON report (run fio with --output-format=json)", path.display())
-        })?;
+        text[lead..].starts_with('{').then_some(lead).or_else(|| text.find("\n{").map(|i| i + 1)).with_context(
+            || format!("'{}' holds no JSON report (run fio with --output-format=json)", path.display()),
+        )?;
     let mut last = None;
     for v in serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>() {
         match v {

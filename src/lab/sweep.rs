@@ -825,6 +825,7 @@ impl Outputs {
 
     /// Writes summary.csv, charts/ and index.html into `dir`.
     pub fn write(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
         let rows = self.rows();
         let names = &self.columns;
         write(&dir.join("summary.csv"), summary::csv(names, &self.labels, &rows, self.with_ci))?;

@@ -399,12 +399,20 @@ fn page_renders_in_headless_chromium() {
     let (ok, dom, log2) = run(&["--dump-dom".into()]);
     assert!(ok, "chromium failed: {log2}");
     // Console messages from the page are logged as CONSOLE lines; a broken page would log errors.
-    for l in log.lines().chain(log2.lines()) {
-        assert!(
-            !(l.contains("CONSOLE") || l.contains("Uncaught") || l.contains("Failed to load")),
-            "browser said: {l}"
-        );
+    let complaint = |l: &&str| l.contains("CONSOLE") || l.contains("Uncaught") || l.contains("Failed to load");
+    if let Some(l) = log.lines().chain(log2.lines()).find(complaint) {
+        panic!("browser said: {l}");
     }
+    // The same check catches a page with a script error (so its silence above means something).
+    std::fs::write(d.join("bad.html"), "<html><body><script>undefinedFn();</script></body></html>").unwrap();
+    let bad = Command::new(&browser)
+        .args(common)
+        .arg("--dump-dom")
+        .arg(format!("file://{}", d.join("bad.html").display()))
+        .env("HOME", d)
+        .output()
+        .expect("cannot start chromium");
+    assert!(String::from_utf8_lossy(&bad.stderr).lines().any(|l| complaint(&l)), "a script error went unnoticed");
     assert!(
         dom.contains("IOPS by iodepth") && dom.matches("<svg").count() >= 3 && dom.contains("<h2>Results</h2>"),
         "{dom}"

@@ -155,6 +155,12 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     if o.target.is_some() && !o.knee {
         bail!("sweep: --target is for --find-knee");
     }
+    if o.knee && o.zip {
+        bail!("sweep: --zip does not apply to --find-knee (it searches iodepth for each numjobs value)");
+    }
+    if !o.knee && o.max_iodepth != 1024 {
+        bail!("sweep: --max-iodepth is for --find-knee");
+    }
     let base = Base::new(&o.base, &ctx)?;
     if o.knee {
         let target =

@@ -235,7 +235,14 @@ fn interrupted_sweep_resumes() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1600));
+    // Interrupt once the first point has finished, while the second runs.
+    let first = d.join("res/points/iodepth=1.json");
+    let start = std::time::Instant::now();
+    while !first.exists() && start.elapsed() < std::time::Duration::from_secs(60) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(first.exists(), "the first point never finished");
+    std::thread::sleep(std::time::Duration::from_millis(200));
     let kill = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(kill.success());
     let o = child.wait_with_output().unwrap();

@@ -85,10 +85,15 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
             entries.sort_by(|a, b| results::natural_cmp(&a.to_string_lossy(), &b.to_string_lossy()));
             for e in entries {
                 match e.extension().and_then(|x| x.to_str()) {
-                    Some("json") => {
-                        reports.push(e);
-                        found = true;
-                    }
+                    // In a folder, JSON files that are not reports (notes, other tools' output)
+                    // are passed over; named on the command line, they are an error.
+                    Some("json") => match results::load(&e) {
+                        Ok(_) => {
+                            reports.push(e);
+                            found = true;
+                        }
+                        Err(err) => eprintln!("plot: skipped {err:#}"),
+                    },
                     Some("log") if LogKind::of(&e).is_ok() => {
                         log_files.push(e);
                         found = true;

@@ -510,6 +510,28 @@ fn plot_reads_fios_reports_and_logs() {
     assert!(svg_texts(&svg).contains(&"64k".to_string()), "a numeric size axis");
     let (_, _, colours) = png_stats(&d.join("plots/charts/log-bw.png"));
     assert!(colours > 30);
+    // fiox's own logs, in fio's format; a JSON file that is no report is passed over in a folder.
+    std::fs::create_dir(d.join("fx")).unwrap();
+    std::fs::write(d.join("fx/notes.json"), "{\"not\": \"a report\"}").unwrap();
+    let o = fiox(
+        d,
+        &[
+            "--name=j",
+            "--ioengine=null",
+            "--size=64m",
+            "--rw=randread",
+            "--time_based",
+            "--runtime=300ms",
+            "--write_iops_log=fx/fx",
+            "--log_avg_msec=20",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let o = fiox(d, &["plot", "--out", "fxplot", "fx"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stderr.contains("skipped") && o.stderr.contains("notes.json"), "{}", o.stderr);
+    let (_, _, colours) = png_stats(&d.join("fxplot/charts/log-iops.png"));
+    assert!(colours > 30);
     // A single report with several jobs: bars per job.
     let o = fio(
         d,

@@ -13,9 +13,9 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
+use crate::lab::outputs::{fmt_bw, fmt_count, fmt_ns};
 use crate::lab::results::{self, Dir, Figures, Run};
 use crate::lab::stats;
-use crate::lab::sweep::{fmt_bw, fmt_count, fmt_ns};
 
 const USAGE: &str = "\
 usage: fiox compare A B [C ...] [--names a,b,...] [--fail-if-slower PCT] [--out DIR]
@@ -344,7 +344,7 @@ fn write_page(dir: &Path, table: &[Block], sides: &[Side], notes: &[String]) -> 
         }
     })
     .collect();
-    let shown = crate::lab::sweep::write_charts(dir, &figures)?;
+    let shown = crate::lab::outputs::write_charts(dir, &figures)?;
     let mut head = vec!["job".to_string(), "figure".to_string()];
     head.extend(sides.iter().map(|s| s.name.clone()));
     head.extend(sides[1..].iter().map(|s| format!("{}/{}", s.name, sides[0].name)));

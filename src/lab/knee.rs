@@ -18,9 +18,12 @@ use fiox_charts::{Axis as ChartAxis, Chart, HLine, LineChart, Mark, Point, Scale
 use serde_json::json;
 
 use crate::lab::axis::Axis;
+use crate::lab::base::Base;
 use crate::lab::charts::{y_axis, Figure, Kind};
+use crate::lab::outputs::{fmt_bw, fmt_count, fmt_ns, Outputs};
 use crate::lab::results::Run;
-use crate::lab::sweep::{self, fmt_bw, fmt_count, fmt_ns, Base, Outcome, Outputs, Runner};
+use crate::lab::runner::{Outcome, Runner};
+use crate::lab::sweep;
 
 /// A latency limit on one completion-latency figure.
 #[derive(Debug, Clone, PartialEq)]

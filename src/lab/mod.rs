@@ -8,13 +8,16 @@
 //! the fiox binary, and everything else reads reports.
 
 pub mod axis;
+pub mod base;
 pub mod charts;
 pub mod compare;
 pub mod html;
 pub mod knee;
 pub mod logs;
+pub mod outputs;
 pub mod plot;
 pub mod results;
+pub mod runner;
 pub mod stats;
 pub mod summary;
 pub mod sweep;

@@ -18,8 +18,9 @@ use serde_json::Value;
 use crate::lab::charts::{y_axis, AxisView, Figure, Kind};
 use crate::lab::html::{self, Page};
 use crate::lab::logs::{self, Log, LogKind};
+use crate::lab::outputs::{self, Outputs};
 use crate::lab::results::{self, Run};
-use crate::lab::sweep::{self, Outputs};
+use crate::lab::sweep;
 
 const USAGE: &str = "\
 usage: fiox plot [--out DIR] [--title TEXT] INPUT...
@@ -140,11 +141,11 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         } else {
             figures.extend(crate::lab::charts::sweep_charts(&view));
         }
-        page_table = Some(sweep::table(&names, &o.labels, &rows, false));
+        page_table = Some(outputs::table(&names, &o.labels, &rows, false));
         manifest = o.runs.iter().flatten().find_map(|r| r.fiox.clone());
     }
     figures.extend(log_charts(&logs));
-    let shown = sweep::write_charts(&out, &figures)?;
+    let shown = outputs::write_charts(&out, &figures)?;
     let mut settings: Vec<(String, String)> = Vec::new();
     for (p, v) in reports.iter().zip(&versions) {
         settings.push(("report".into(), format!("{} ({v})", p.display())));

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test. The differential tests compare fiox with the real fio 3.33 (Debian's package),
-# so this installs it first when it is missing and we may (root, apt available).
+# and the lab tests open a results page in headless Chromium, so this installs both first when
+# they are missing and we may (root, apt available).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v fio >/dev/null 2>&1; then
@@ -11,6 +12,18 @@ if ! command -v fio >/dev/null 2>&1; then
     apt-get install -y -qq fio >/dev/null
   else
     echo "scripts/test.sh: fio is not installed and cannot be installed here (need root and apt-get)" >&2
+    exit 1
+  fi
+fi
+# The lab tests load the results page in a real browser: Debian's chromium.
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing Debian's chromium for the results-page test" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+  else
+    echo "scripts/test.sh: chromium is not installed and cannot be installed here (need root and apt-get)" >&2
     exit 1
   fi
 fi

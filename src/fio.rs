@@ -15,6 +15,9 @@ use crate::{plan, runner, summary, VERSION_STRING};
 const USAGE: &str = "\
 usage: fiox [options] [job options] <job file(s)>
        fiox quick [DIR]          four-point first look at the drive under DIR
+       fiox sweep --vary OPTION=VALUES ... [job]   run a job over axes of values (see fiox sweep --help)
+       fiox plot RESULTS...      charts from fio/fiox JSON reports and logs
+       fiox compare A B [...]    results side by side, with ratios and significance
 
 fio-compatible options (see --cmdhelp for job options):
   --output=FILE           write results to FILE

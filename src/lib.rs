@@ -14,6 +14,7 @@ use anyhow::Result;
 mod device;
 mod diskstats;
 mod fio;
+mod lab;
 mod manifest;
 mod plan;
 mod quick;
@@ -26,8 +27,19 @@ pub const VERSION_STRING: &str = concat!("fiox-", env!("CARGO_PKG_VERSION"));
 
 /// Runs fiox with the arguments after the program name.
 pub fn run(args: Vec<String>) -> Result<ExitCode> {
-    match args.first().map(String::as_str) {
+    let sub = args.first().map(String::as_str);
+    if let Some(word @ ("quick" | "sweep" | "plot" | "compare")) = sub {
+        // fio would read a job file of that name; the subcommand wins, and the user is told
+        // how to reach the file.
+        if std::path::Path::new(word).is_file() {
+            eprintln!("fiox: note: running the '{word}' subcommand; to run the job file '{word}', write ./{word}");
+        }
+    }
+    match sub {
         Some("quick") => quick::run(&args[1..]),
+        Some("sweep") => lab::sweep::run(&args[1..]),
+        Some("plot") => lab::plot::run(&args[1..]),
+        Some("compare") => lab::compare::run(&args[1..]),
         _ => fio::run(args),
     }
 }

@@ -3,6 +3,7 @@
 
 mod cli;
 mod differential;
+mod lab;
 mod runner;
 mod seeds;
 mod snapshots;

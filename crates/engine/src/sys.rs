@@ -349,6 +349,17 @@ pub fn stop_on_signals(flag: &'static std::sync::atomic::AtomicBool) {
     }
 }
 
+/// Sends `sig` to the process `pid` (a child fiox started), so a stop request reaches it even
+/// when it did not come from the terminal.
+pub fn send_signal(pid: u32, sig: i32) -> io::Result<()> {
+    let pid = libc::pid_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: kill(2) takes plain integers and touches no memory of ours.
+    if unsafe { libc::kill(pid, sig) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Pins the calling thread to `cpus`.
 pub fn set_affinity(cpus: &[usize]) -> io::Result<()> {
     // SAFETY: cpu_set_t is plain data; zeroed is the empty set.

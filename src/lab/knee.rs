@@ -1,0 +1,407 @@
+//! `fiox sweep --find-knee --target p99<=2ms`: the highest throughput that meets a latency
+//! target, searched over iodepth (for each numjobs value given with `--vary numjobs=...`).
+//!
+//! For each numjobs value the queue depth doubles from 1 (or walks the `--vary iodepth` list)
+//! until the target is missed, then bisects between the last depth that met it and the first
+//! that did not. The walk also stops once throughput has stopped growing (two steps in a row
+//! under 3% more), since a deeper queue then only adds latency. Throughput is IOPS summed over
+//! the point's jobs and directions; latency is the worst of them. The knee is the point with
+//! the most throughput among those meeting the target; the throughput–latency curve is charted
+//! with the target line and the knee marked.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use fiox_charts::{Axis as ChartAxis, Chart, HLine, LineChart, Mark, Point, Scale, Series, Unit};
+use serde_json::json;
+
+use crate::lab::axis::Axis;
+use crate::lab::base::Base;
+use crate::lab::charts::{y_axis, Figure, Kind};
+use crate::lab::outputs::{fmt_bw, fmt_count, fmt_ns, Outputs};
+use crate::lab::results::Run;
+use crate::lab::runner::{Outcome, Runner};
+use crate::lab::sweep;
+
+/// A latency limit on one completion-latency figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// `None` for the mean, else the percentile.
+    pub percentile: Option<f64>,
+    pub limit_ns: f64,
+    pub text: String,
+}
+
+impl Target {
+    /// `p99<=2ms`, `p99.9<=10ms`, `mean<=500us`.
+    pub fn parse(s: &str) -> Result<Target> {
+        let bad = |why: &str| anyhow::anyhow!("--target '{s}': {why}; write e.g. p99<=2ms, p99.9<=10ms or mean<=500us");
+        let (metric, limit) = s.split_once("<=").or_else(|| s.split_once('<')).ok_or_else(|| bad("no '<='"))?;
+        let metric = metric.trim().to_ascii_lowercase();
+        let percentile = match metric.as_str() {
+            "mean" | "avg" => None,
+            m => {
+                let p: f64 =
+                    m.strip_prefix('p').and_then(|p| p.parse().ok()).ok_or_else(|| bad("unknown latency figure"))?;
+                if !(p > 0.0 && p < 100.0) {
+                    return Err(bad("a percentile lies between 0 and 100"));
+                }
+                Some(p)
+            }
+        };
+        let limit = limit.trim();
+        let split =
+            limit.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(|| bad("the limit needs a unit"))?;
+        let (num, unit) = limit.split_at(split);
+        let num: f64 = num.parse().map_err(|_| bad("the limit is not a number"))?;
+        let mult = match unit.trim() {
+            "ns" => 1.0,
+            "us" | "µs" | "usec" => 1e3,
+            "ms" | "msec" => 1e6,
+            "s" | "sec" => 1e9,
+            _ => return Err(bad("unknown unit (ns, us, ms, s)")),
+        };
+        if num <= 0.0 {
+            return Err(bad("the limit must be above 0"));
+        }
+        Ok(Target { percentile, limit_ns: num * mult, text: s.trim().to_string() })
+    }
+
+    pub fn name(&self) -> String {
+        match self.percentile {
+            None => "clat mean".into(),
+            Some(p) => format!("clat p{}", fiox_charts::scale::sig3(p)),
+        }
+    }
+
+    /// The worst of the run's series for this figure, averaged over runs; `None` without data.
+    fn latency(&self, runs: &[Run]) -> Option<f64> {
+        let per_run: Vec<f64> = runs
+            .iter()
+            .filter_map(|r| {
+                r.jobs
+                    .iter()
+                    .filter_map(|j| match self.percentile {
+                        None => Some(j.fig.clat_mean),
+                        Some(p) => j.fig.percentile(p),
+                    })
+                    .reduce(f64::max)
+            })
+            .collect();
+        (!per_run.is_empty()).then(|| crate::lab::stats::mean(&per_run))
+    }
+}
+
+/// IOPS summed over the run's series, averaged over runs.
+fn throughput(runs: &[Run]) -> (f64, f64) {
+    let iops: Vec<f64> = runs.iter().map(|r| r.jobs.iter().map(|j| j.fig.iops).sum()).collect();
+    let bw: Vec<f64> = runs.iter().map(|r| r.jobs.iter().map(|j| j.fig.bw).sum()).collect();
+    (crate::lab::stats::mean(&iops), crate::lab::stats::mean(&bw))
+}
+
+/// One measured point of the search.
+struct Probe {
+    numjobs: Option<u64>,
+    iodepth: u64,
+    iops: f64,
+    bw: f64,
+    latency: f64,
+    met: bool,
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    base: Base,
+    base_args: &[String],
+    axes: Vec<Axis>,
+    target: Target,
+    max_iodepth: u64,
+    repeat: u32,
+    pause: Duration,
+    out: &Path,
+) -> Result<ExitCode> {
+    let ctx = crate::fio::machine_ctx();
+    let mut numjobs: Option<Vec<u64>> = None;
+    let mut depths: Option<Vec<u64>> = None;
+    for a in &axes {
+        let nums: Option<Vec<u64>> = a.values.iter().map(|v| a.numeric(v, &ctx).map(|x| x as u64)).collect();
+        match a.def.name {
+            "numjobs" => numjobs = nums,
+            "iodepth" => {
+                let mut d = nums.context("iodepth values")?;
+                d.sort_unstable();
+                depths = Some(d);
+            }
+            other => bail!("sweep: with --find-knee, --vary takes iodepth and numjobs only (not {other})"),
+        }
+    }
+    let doubling = depths.is_none();
+    let depths = depths
+        .unwrap_or_else(|| std::iter::successors(Some(1u64), |d| (d * 2 <= max_iodepth).then_some(d * 2)).collect());
+    let def = |n: &str| fiox_options::table::lookup(n).expect("iodepth and numjobs are in the table");
+    let mut knee_axes = Vec::new();
+    if let Some(nj) = &numjobs {
+        knee_axes.push(Axis {
+            def: def("numjobs"),
+            typed: "numjobs".into(),
+            values: nj.iter().map(u64::to_string).collect(),
+        });
+    }
+    knee_axes.push(Axis { def: def("iodepth"), typed: "iodepth".into(), values: Vec::new() });
+    let values_of = |nj: Option<u64>, d: u64| -> Vec<String> {
+        nj.map(|n| n.to_string()).into_iter().chain([d.to_string()]).collect()
+    };
+    // Every point the walk may reach is checked before anything runs.
+    for nj in numjobs.clone().map(|v| v.into_iter().map(Some).collect()).unwrap_or(vec![None]) {
+        for &d in &depths {
+            base.prepare(&knee_axes, &values_of(nj, d))?;
+        }
+    }
+    let definition = json!({
+        "base": base_args,
+        "job files": base.fingerprint(),
+        "knee": target.text,
+        "numjobs": numjobs,
+        "iodepth": if doubling { json!(format!("1..{max_iodepth}:x2")) } else { json!(depths) },
+    });
+    let mut runner = Runner::open(out, definition, &(repeat, pause))?;
+    let mut probes: Vec<Probe> = Vec::new();
+    let mut points: Vec<Vec<String>> = Vec::new();
+    let mut interrupted = false;
+    let nj_list: Vec<Option<u64>> = numjobs.clone().map(|v| v.into_iter().map(Some).collect()).unwrap_or(vec![None]);
+    let mut measure = |nj: Option<u64>, d: u64, runner: &mut Runner, probes: &mut Vec<Probe>| -> Result<Option<bool>> {
+        if let Some(p) = probes.iter().find(|p| p.numjobs == nj && p.iodepth == d) {
+            return Ok(Some(p.met));
+        }
+        let values = values_of(nj, d);
+        let prepared = base.prepare(&knee_axes, &values)?;
+        let id = sweep::ids(&knee_axes, std::slice::from_ref(&values)).remove(0);
+        runner.add_point(&knee_axes, &values, &id)?;
+        for r in 1..=repeat {
+            let tag = format!(
+                "{}{}",
+                sweep::describe(&knee_axes, &values),
+                if repeat > 1 { format!(" (run {r}/{repeat})") } else { String::new() }
+            );
+            if let Outcome::Interrupted = runner.run(&id, &prepared, r, &tag)? {
+                return Ok(None);
+            }
+        }
+        points.push(values);
+        let runs = runner.load_runs(&id, repeat);
+        let Some(latency) = target.latency(&runs) else {
+            // The point failed: treat it as missing the target, so the search stays below it.
+            return Ok(Some(false));
+        };
+        let (iops, bw) = throughput(&runs);
+        let met = latency <= target.limit_ns;
+        println!(
+            "    {}iodepth={d}: {} IOPS, {} = {} {} target {}",
+            nj.map(|n| format!("numjobs={n} ")).unwrap_or_default(),
+            fmt_count(iops),
+            target.name(),
+            fmt_ns(latency),
+            if met { "meets" } else { "misses" },
+            target.text
+        );
+        probes.push(Probe { numjobs: nj, iodepth: d, iops, bw, latency, met });
+        Ok(Some(met))
+    };
+    'search: for &nj in &nj_list {
+        let mut last_good: Option<u64> = None;
+        let mut first_bad: Option<u64> = None;
+        let mut flat = 0;
+        for &d in &depths {
+            let before = probes.iter().filter(|p| p.numjobs == nj && p.met).map(|p| p.iops).fold(0.0, f64::max);
+            match measure(nj, d, &mut runner, &mut probes)? {
+                None => {
+                    interrupted = true;
+                    break 'search;
+                }
+                Some(true) => {
+                    last_good = Some(d);
+                    let now = probes.iter().find(|p| p.numjobs == nj && p.iodepth == d).map(|p| p.iops).unwrap_or(0.0);
+                    flat = if before > 0.0 && now < before * 1.03 { flat + 1 } else { 0 };
+                    if flat >= 2 {
+                        println!("    throughput stopped growing; deeper queues only add latency");
+                        break;
+                    }
+                }
+                Some(false) => {
+                    first_bad = Some(d);
+                    break;
+                }
+            }
+        }
+        // Bisect between the last depth that met the target and the first that missed it.
+        if let (Some(mut lo), Some(mut hi), true) = (last_good, first_bad, doubling) {
+            for _ in 0..4 {
+                if hi - lo <= 1 {
+                    break;
+                }
+                let mid = ((lo as f64 * hi as f64).sqrt().round() as u64).clamp(lo + 1, hi - 1);
+                match measure(nj, mid, &mut runner, &mut probes)? {
+                    None => {
+                        interrupted = true;
+                        break 'search;
+                    }
+                    Some(true) => lo = mid,
+                    Some(false) => hi = mid,
+                }
+            }
+        }
+    }
+    let best = probes.iter().filter(|p| p.met).max_by(|a, b| a.iops.total_cmp(&b.iops));
+    let headline = match best {
+        Some(b) => format!(
+            "knee: {}iodepth={}: {} IOPS, {}, {} {} (target {})",
+            b.numjobs.map(|n| format!("numjobs={n} ")).unwrap_or_default(),
+            b.iodepth,
+            fmt_count(b.iops),
+            fmt_bw(b.bw),
+            target.name(),
+            fmt_ns(b.latency),
+            target.text
+        ),
+        None if probes.is_empty() => "knee: nothing was measured".to_string(),
+        None => format!("knee: no point meets {} (even the shallowest queue misses it)", target.text),
+    };
+    println!("{headline}");
+
+    // The results folder: the points actually run, ordered numerically on each axis.
+    let mut nj_vals: Vec<u64> = probes.iter().filter_map(|p| p.numjobs).collect();
+    nj_vals.sort_unstable();
+    nj_vals.dedup();
+    let mut d_vals: Vec<u64> = probes.iter().map(|p| p.iodepth).collect();
+    d_vals.sort_unstable();
+    d_vals.dedup();
+    let mut final_axes = Vec::new();
+    if numjobs.is_some() {
+        final_axes.push(Axis {
+            def: def("numjobs"),
+            typed: "numjobs".into(),
+            values: nj_vals.iter().map(u64::to_string).collect(),
+        });
+    }
+    final_axes.push(Axis {
+        def: def("iodepth"),
+        typed: "iodepth".into(),
+        values: d_vals.iter().map(u64::to_string).collect(),
+    });
+    points.sort_by_key(|p| p.iter().map(|v| v.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>());
+    points.dedup();
+    let ids = sweep::ids(&final_axes, &points);
+    let runs: Vec<Vec<Run>> = ids.iter().map(|id| runner.load_runs(id, repeat)).collect();
+    let coords = points
+        .iter()
+        .map(|p| {
+            p.iter().enumerate().map(|(a, v)| final_axes[a].values.iter().position(|x| x == v).unwrap_or(0)).collect()
+        })
+        .collect();
+    let mut settings = runner.settings(&(repeat, pause), &[]);
+    settings.insert(1, ("latency target".into(), target.text.clone()));
+    settings.insert(
+        2,
+        (
+            "iodepth search".into(),
+            if doubling {
+                format!("doubling from 1 up to {max_iodepth}, then bisecting")
+            } else {
+                format!("{depths:?}")
+            },
+        ),
+    );
+    let outputs = Outputs {
+        title: format!("fiox sweep --find-knee: {}", target.text),
+        columns: final_axes.iter().map(|a| a.typed.clone()).collect(),
+        axes: sweep::axis_views(&final_axes, &ctx),
+        coords,
+        zipped: false,
+        labels: points.clone(),
+        runs,
+        settings,
+        extra: vec![curve(&probes, &target, best)],
+        headline: vec![headline],
+        notes: runner.failures.clone(),
+        with_ci: repeat > 1,
+    };
+    outputs.write(out)?;
+    runner.finish(interrupted)?;
+    println!("results: {}", out.join("index.html").display());
+    if interrupted {
+        eprintln!("fiox: sweep interrupted; run the same command again to resume");
+        return Ok(ExitCode::from(128));
+    }
+    Ok(if best.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The throughput–latency curve: one line per numjobs value, points labelled with their queue
+/// depth, the target as a line and the knee marked.
+fn curve(probes: &[Probe], target: &Target, best: Option<&Probe>) -> Figure {
+    let lat: Vec<f64> = probes.iter().map(|p| p.latency).chain([target.limit_ns]).collect();
+    let (y, div) = y_axis(&target.name(), Kind::Nanos, &lat);
+    let mut groups: Vec<Option<u64>> = probes.iter().map(|p| p.numjobs).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let series = groups
+        .iter()
+        .map(|g| {
+            let mut pts: Vec<&Probe> = probes.iter().filter(|p| p.numjobs == *g).collect();
+            pts.sort_by_key(|p| p.iodepth);
+            Series {
+                name: g.map(|n| format!("numjobs={n}")).unwrap_or_else(|| "iodepth search".into()),
+                points: pts
+                    .iter()
+                    .map(|p| Point {
+                        x: p.iops,
+                        y: p.latency / div,
+                        err: None,
+                        label: Some(format!("qd{}", p.iodepth)),
+                    })
+                    .collect(),
+                dashed: false,
+            }
+        })
+        .collect();
+    let x = ChartAxis { from_zero: true, ..ChartAxis::new("throughput (IOPS)", Scale::Linear, Unit::Number) };
+    let marks = best
+        .map(|b| Mark {
+            x: b.iops,
+            y: b.latency / div,
+            label: format!("knee: qd{} {} IOPS", b.iodepth, fmt_count(b.iops)),
+        })
+        .into_iter()
+        .collect();
+    Figure {
+        name: "knee".into(),
+        chart: Chart::Line(LineChart {
+            title: format!("throughput vs {} (target {})", target.name(), target.text),
+            x,
+            y: ChartAxis { scale: y.scale, ..y },
+            series,
+            y2: None,
+            hlines: vec![HLine { y: target.limit_ns / div, label: format!("target {}", target.text) }],
+            marks,
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets() {
+        let t = Target::parse("p99<=2ms").unwrap();
+        assert_eq!((t.percentile, t.limit_ns), (Some(99.0), 2e6));
+        let t = Target::parse("mean<=500us").unwrap();
+        assert_eq!((t.percentile, t.limit_ns), (None, 5e5));
+        assert_eq!(Target::parse("p99.9<=1.5s").unwrap().limit_ns, 1.5e9);
+        for bad in ["p99", "p99<=2", "p101<=1ms", "x<=1ms", "p99<=2parsecs", "p99<=0ms"] {
+            let e = Target::parse(bad).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("--target '{bad}'")), "{e}");
+        }
+    }
+}

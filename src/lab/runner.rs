@@ -1,0 +1,294 @@
+//! Runs sweep points as child `fiox` processes into a results folder: one JSON+ report per
+//! run, renamed into place only when the run ended well, so a folder can always be resumed.
+//! `sweep.json` records what the folder holds; a folder holding another sweep is refused.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+use crate::lab::axis::Axis;
+use crate::lab::base::Prepared;
+use crate::lab::outputs::brief;
+use crate::lab::results::{self, Run};
+
+/// Set by SIGINT/SIGTERM while a sweep runs.
+pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
+
+pub(crate) enum Outcome {
+    Done,
+    Failed,
+    Interrupted,
+}
+
+/// Runs points as child processes into a results folder, skipping finished runs.
+pub(crate) struct Runner {
+    dir: PathBuf,
+    points_dir: PathBuf,
+    pause: Duration,
+    ran_one: bool,
+    pub failures: Vec<String>,
+    state: Value,
+    started: Instant,
+}
+
+impl Runner {
+    /// Opens (or creates) the results folder; a folder holding another sweep is refused.
+    pub fn open(dir: &Path, definition: Value, settings: &impl RunSettings) -> Result<Runner> {
+        let state_path = dir.join("sweep.json");
+        let mut state = json!({
+            "fiox sweep": crate::VERSION_STRING,
+            "definition": definition,
+            "command": std::env::args().collect::<Vec<_>>(),
+            "cwd": std::env::current_dir().map(|d| d.display().to_string()).unwrap_or_default(),
+            "started": epoch(),
+        });
+        if state_path.exists() {
+            let old: Value = serde_json::from_str(&std::fs::read_to_string(&state_path)?).with_context(|| {
+                format!("'{}' is damaged; remove the folder or use another --out", state_path.display())
+            })?;
+            if old.get("definition") != state.get("definition") {
+                bail!(
+                    "sweep: '{}' holds a different sweep (other base job, job files or axes); use another --out or remove it",
+                    dir.display()
+                );
+            }
+            println!("fiox sweep: resuming in {}", dir.display());
+            state["started"] = old.get("started").cloned().unwrap_or(Value::Null);
+        } else if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(false) {
+            bail!("sweep: '{}' exists and is not a sweep's results folder; use another --out", dir.display());
+        }
+        std::fs::create_dir_all(dir.join("points")).with_context(|| format!("cannot create '{}'", dir.display()))?;
+        state["repeat"] = json!(settings.repeat());
+        state["pause_s"] = json!(settings.pause().as_secs_f64());
+        let r = Runner {
+            dir: dir.to_path_buf(),
+            points_dir: dir.join("points"),
+            pause: settings.pause(),
+            ran_one: false,
+            failures: Vec::new(),
+            state,
+            started: Instant::now(),
+        };
+        r.save()?;
+        STOP.store(false, Ordering::Relaxed);
+        fiox_engine::sys::stop_on_signals(&STOP);
+        Ok(r)
+    }
+
+    fn save(&self) -> Result<()> {
+        let p = self.dir.join("sweep.json");
+        let tmp = self.dir.join("sweep.json.tmp");
+        std::fs::write(&tmp, serde_json::to_string_pretty(&self.state)? + "\n")?;
+        std::fs::rename(&tmp, &p).with_context(|| format!("cannot write '{}'", p.display()))
+    }
+
+    pub fn record_points(&mut self, axes: &[Axis], points: &[Vec<String>], ids: &[String]) -> Result<()> {
+        self.state["points"] = points
+            .iter()
+            .zip(ids)
+            .map(|(p, id)| {
+                let values: serde_json::Map<String, Value> =
+                    axes.iter().zip(p).map(|(a, v)| (a.typed.clone(), json!(v))).collect();
+                json!({"id": id, "values": values})
+            })
+            .collect();
+        self.save()
+    }
+
+    pub fn add_point(&mut self, axes: &[Axis], values: &[String], id: &str) -> Result<()> {
+        let values: serde_json::Map<String, Value> =
+            axes.iter().zip(values).map(|(a, v)| (a.typed.clone(), json!(v))).collect();
+        let entry = json!({"id": id, "values": values});
+        match self.state.get_mut("points").and_then(Value::as_array_mut) {
+            Some(list) if list.iter().any(|p| p["id"] == id) => return Ok(()),
+            Some(list) => list.push(entry),
+            None => self.state["points"] = json!([entry]),
+        }
+        self.save()
+    }
+
+    pub fn finish(&mut self, interrupted: bool) -> Result<()> {
+        self.state["finished"] = if interrupted { Value::Null } else { json!(epoch()) };
+        self.state["failed"] = json!(self.failures);
+        self.save()
+    }
+
+    pub fn settings(&self, o: &impl RunSettings, axes: &[Axis]) -> Vec<(String, String)> {
+        let mut s = vec![("command".to_string(), shell_words(&std::env::args().collect::<Vec<_>>()))];
+        for a in axes {
+            s.push((format!("axis {}", a.typed), a.values.join(", ")));
+        }
+        s.push(("repeat".into(), o.repeat().to_string()));
+        if !o.pause().is_zero() {
+            s.push(("pause between runs".into(), format!("{:?}", o.pause())));
+        }
+        if let Some(t) = self.state.get("started").and_then(Value::as_i64) {
+            s.push(("started".into(), fiox_engine::sys::ctime(t)));
+        }
+        s.push(("this session".into(), format!("{:.0} s", self.started.elapsed().as_secs_f64())));
+        s
+    }
+
+    pub fn report_path(&self, id: &str, run: u32) -> PathBuf {
+        if run <= 1 {
+            self.points_dir.join(format!("{id}.json"))
+        } else {
+            self.points_dir.join(format!("{id}.run{run}.json"))
+        }
+    }
+
+    /// The finished reports of a point, runs 1 to `repeat`.
+    pub fn load_runs(&self, id: &str, repeat: u32) -> Vec<Run> {
+        (1..=repeat).filter_map(|r| results::load(&self.report_path(id, r)).ok()).collect()
+    }
+
+    /// Runs one point once, unless its report is already there.
+    pub fn run(&mut self, id: &str, p: &Prepared, run: u32, tag: &str) -> Result<Outcome> {
+        if STOP.load(Ordering::Relaxed) {
+            return Ok(Outcome::Interrupted);
+        }
+        let report = self.report_path(id, run);
+        if let Ok(r) = results::load(&report) {
+            println!("{tag}: done earlier: {}", brief(&r));
+            return Ok(Outcome::Done);
+        }
+        if self.ran_one && !self.pause.is_zero() {
+            let until = Instant::now() + self.pause;
+            while Instant::now() < until {
+                if STOP.load(Ordering::Relaxed) {
+                    return Ok(Outcome::Interrupted);
+                }
+                std::thread::sleep(Duration::from_millis(50).min(until.saturating_duration_since(Instant::now())));
+            }
+        }
+        self.ran_one = true;
+        let mut args = p.args.clone();
+        for (k, text) in &p.files {
+            let path = if p.files.len() == 1 {
+                self.points_dir.join(format!("{id}.fio"))
+            } else {
+                self.points_dir.join(format!("{id}.{k}.fio"))
+            };
+            std::fs::write(&path, text).with_context(|| format!("cannot write '{}'", path.display()))?;
+            args.push(path.display().to_string());
+        }
+        let partial = report.with_extension("json.partial");
+        args.push("--output-format=json+".into());
+        args.push(format!("--output={}", partial.display()));
+        args.push("--eta=never".into());
+        let exe = std::env::current_exe().context("cannot find the fiox binary to run points with")?;
+        let mut child = Command::new(exe)
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot start a point's run")?;
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+        let reader = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+            s
+        });
+        let mut signalled = false;
+        let status = loop {
+            if let Some(st) = child.try_wait()? {
+                break st;
+            }
+            if STOP.load(Ordering::Relaxed) && !signalled {
+                // Ctrl-C reaches the child from the terminal; a SIGTERM to us does not.
+                let _ = fiox_engine::sys::send_signal(child.id(), libc::SIGINT);
+                signalled = true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let err_text = reader.join().unwrap_or_default();
+        if STOP.load(Ordering::Relaxed) || status.code() == Some(128) {
+            let _ = std::fs::remove_file(&partial);
+            STOP.store(true, Ordering::Relaxed);
+            println!("{tag}: interrupted");
+            return Ok(Outcome::Interrupted);
+        }
+        let parsed = results::load(&partial);
+        match (status.success(), parsed) {
+            (true, Ok(r)) => {
+                std::fs::rename(&partial, &report).with_context(|| format!("cannot write '{}'", report.display()))?;
+                println!("{tag}: {}", brief(&r));
+                Ok(Outcome::Done)
+            }
+            (ok, parsed) => {
+                let failed = report.with_extension("failed.json");
+                let log = report.with_extension("failed.log");
+                if parsed.is_ok() {
+                    let _ = std::fs::rename(&partial, &failed);
+                } else {
+                    let _ = std::fs::remove_file(&partial);
+                }
+                let why = match status.code() {
+                    Some(c) if !ok => format!("exit status {c}"),
+                    Some(_) => "no complete report".to_string(),
+                    None => "killed by a signal".to_string(),
+                };
+                let _ = std::fs::write(&log, &err_text);
+                let last = err_text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+                let msg = format!(
+                    "{tag}: failed ({why}){}",
+                    if last.is_empty() { String::new() } else { format!(": {last}") }
+                );
+                println!("{msg}");
+                self.failures.push(msg);
+                Ok(Outcome::Failed)
+            }
+        }
+    }
+}
+
+/// Repeat count and pause, as the runner needs them.
+pub(crate) trait RunSettings {
+    fn repeat(&self) -> u32;
+    fn pause(&self) -> Duration;
+}
+
+impl RunSettings for (u32, Duration) {
+    fn repeat(&self) -> u32 {
+        self.0
+    }
+    fn pause(&self) -> Duration {
+        self.1
+    }
+}
+
+fn epoch() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
+
+/// Arguments as one line a shell reads back the same.
+pub(crate) fn shell_words(args: &[String]) -> String {
+    args.iter()
+        .map(|a| {
+            if !a.is_empty() && a.chars().all(|c| c.is_ascii_alphanumeric() || "-_=.,/:+@%".contains(c)) {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_quoting() {
+        assert_eq!(
+            shell_words(&["fiox".into(), "--vary".into(), "bs=4k,8k".into(), "a b".into(), "it's".into()]),
+            "fiox --vary bs=4k,8k 'a b' 'it'\\''s'"
+        );
+    }
+}

@@ -390,31 +390,20 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut names: Option<Vec<String>> = None;
     let mut fail_pct: Option<f64> = None;
     let mut out: Option<PathBuf> = None;
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        let mut take = |name: &str| -> Result<String> {
-            if let Some(v) = a.strip_prefix(&format!("{name}=")) {
-                return Ok(v.to_string());
-            }
-            let v = args.get(i).cloned().with_context(|| format!("compare: {name} needs a value"))?;
-            i += 1;
-            Ok(v)
-        };
+    let mut it = super::cli::Args::new("compare", args);
+    while let Some(a) = it.next_arg() {
         if a == "--help" || a == "-h" {
             print!("{USAGE}");
             return Ok(ExitCode::SUCCESS);
-        } else if a == "--fail-if-slower" || a.starts_with("--fail-if-slower=") {
-            let v = take("--fail-if-slower")?;
+        } else if let Some(v) = it.value(a, "--fail-if-slower")? {
             fail_pct = Some(match v.trim_end_matches('%').parse::<f64>() {
                 Ok(p) if (0.0..100.0).contains(&p) => p,
                 _ => bail!("compare: bad value '{v}' for --fail-if-slower: a percentage from 0 to 100 (10 or 10%)"),
             });
-        } else if a == "--out" || a.starts_with("--out=") {
-            out = Some(PathBuf::from(take("--out")?));
-        } else if a == "--names" || a.starts_with("--names=") {
-            names = Some(take("--names")?.split(',').map(|s| s.trim().to_string()).collect());
+        } else if let Some(v) = it.value(a, "--out")? {
+            out = Some(PathBuf::from(v));
+        } else if let Some(v) = it.value(a, "--names")? {
+            names = Some(v.split(',').map(|s| s.trim().to_string()).collect());
         } else if a.starts_with('-') && a.len() > 1 {
             bail!("compare: unknown option '{a}' (see fiox compare --help)");
         } else {

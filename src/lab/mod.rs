@@ -10,6 +10,7 @@
 pub mod axis;
 pub mod base;
 pub mod charts;
+pub mod cli;
 pub mod compare;
 pub mod html;
 pub mod knee;

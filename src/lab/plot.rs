@@ -36,25 +36,15 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut out = PathBuf::from("fiox-plot");
     let mut title: Option<String> = None;
     let mut inputs: Vec<PathBuf> = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        let mut take = |name: &str| -> Result<String> {
-            if let Some(v) = a.strip_prefix(&format!("{name}=")) {
-                return Ok(v.to_string());
-            }
-            let v = args.get(i).cloned().with_context(|| format!("plot: {name} needs a value"))?;
-            i += 1;
-            Ok(v)
-        };
+    let mut it = super::cli::Args::new("plot", args);
+    while let Some(a) = it.next_arg() {
         if a == "--help" || a == "-h" {
             print!("{USAGE}");
             return Ok(ExitCode::SUCCESS);
-        } else if a == "--out" || a.starts_with("--out=") {
-            out = PathBuf::from(take("--out")?);
-        } else if a == "--title" || a.starts_with("--title=") {
-            title = Some(take("--title")?);
+        } else if let Some(v) = it.value(a, "--out")? {
+            out = PathBuf::from(v);
+        } else if let Some(v) = it.value(a, "--title")? {
+            title = Some(v);
         } else if a.starts_with('-') && a.len() > 1 {
             bail!("plot: unknown option '{a}' (plot takes --out DIR and --title TEXT, then the results to plot)");
         } else {

@@ -180,7 +180,9 @@ impl Clock {
     /// Nanoseconds since [`Clock::start`].
     #[inline]
     pub fn now(&self) -> u64 {
-        let d = self.raw().wrapping_sub(self.base);
+        // Saturating: counters the kernel keeps in step may still differ by a few cycles
+        // between CPUs, and a thread that moves just after starting must not read 2^64.
+        let d = self.raw().saturating_sub(self.base);
         match self.kind {
             Kind::Tsc(t) => t.ns(d),
             _ => d,

@@ -309,15 +309,17 @@ fn io_loop(
         for (d, on) in [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()].into_iter().enumerate() {
             if on {
                 ts.dirs[d] = DirStat::active();
-                if let Some(p) = spec.engine.cmdprio_value(d) {
-                    ts.dirs[d].track_prios(&[0, p]);
+                let rules = spec.engine.cmdprio_rules(d);
+                if !rules.is_empty() {
+                    let prios: Vec<u16> = std::iter::once(0).chain(rules.iter().map(|r| r.ioprio)).collect();
+                    ts.dirs[d].track_prios(&prios);
                 }
             }
         }
         ts
     };
     let mut ts = new_stats();
-    let cmdprio = [0, 1, 2].map(|d| spec.engine.cmdprio_value(d).map(|p| (spec.engine.cmdprio_percentage[d], p)));
+    let cmdprio = [0, 1, 2].map(|d| spec.engine.cmdprio_rules(d));
     let mut prio_rng = Rng::new(mix64(seed ^ 0x0510));
     let clock = Clock::start(plan.clock);
     let ramp_ns = spec.ramp_time_us * 1000;
@@ -446,8 +448,13 @@ fn io_loop(
                 u.block_device = block_dev.get(next.file).copied().unwrap_or(false);
                 u.offset = next.offset;
                 u.len = next.len;
-                u.ioprio = match cmdprio.get(next.ddir as usize).copied().flatten() {
-                    Some((pct, prio)) if prio_rng.below(100) < pct as u64 => prio,
+                // cmdprio_percentage / cmdprio_bssplit: the first rule for this block size
+                // decides, by a draw per I/O.
+                let rule = cmdprio
+                    .get(next.ddir as usize)
+                    .and_then(|rules| rules.iter().find(|r| r.bs.is_none_or(|bs| bs == next.len as u64)));
+                u.ioprio = match rule {
+                    Some(r) if (prio_rng.below(1_000_000) as f64) < r.pct * 10_000.0 => r.ioprio,
                     _ => 0,
                 };
                 if next.ddir == Ddir::Write && content.changes() {

@@ -803,3 +803,32 @@ fn command_priorities_split_like_fios() {
         }
     }
 }
+
+/// `cmdprio_bssplit` with an explicit class and level for one block size and the default for the
+/// other: the same priorities, listed in the same order, as fio.
+#[test]
+fn command_priorities_by_block_size_like_fios() {
+    let mut orders = Vec::new();
+    for tool in ["fio", "fiox"] {
+        let dir = crate::util::scratch();
+        let args = [
+            "--name=t",
+            "--ioengine=libaio",
+            "--filename=t.dat",
+            "--size=8m",
+            "--rw=randread",
+            "--bssplit=4k/50:64k/50",
+            "--iodepth=4",
+            "--direct=1",
+            "--cmdprio_bssplit=4k/30/2/3:64k/50",
+            "--output-format=json",
+        ];
+        let v = json_of(&if tool == "fio" { fio(dir.path(), &args) } else { fiox(dir.path(), &args) }, tool);
+        let prios = v["jobs"][0]["read"]["prios"].as_array().unwrap_or_else(|| panic!("{tool}: no prios"));
+        orders.push(
+            prios.iter().map(|p| (p["prioclass"].as_u64().unwrap(), p["prio"].as_u64().unwrap())).collect::<Vec<_>>(),
+        );
+    }
+    assert_eq!(orders[1], orders[0]);
+    assert_eq!(orders[0], [(0, 0), (2, 3), (1, 0)]);
+}

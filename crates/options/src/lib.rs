@@ -22,5 +22,5 @@ pub mod value;
 
 pub use error::{Error, Origin};
 pub use job::{assemble, Job, JobSet};
-pub use spec::{JobSpec, RandomDist, SizeSpec};
+pub use spec::{JobSpec, PrioRule, RandomDist, SizeSpec};
 pub use value::{Ctx, RwMode};

@@ -120,13 +120,35 @@ pub struct EngineOpts {
     pub cmdprio_percentage: [u32; 3],
     pub cmdprio_class: [u32; 3],
     pub cmdprio: [u32; 3],
+    /// Per direction: `(block size, percent, explicit (class, level))` (`cmdprio_bssplit`).
+    pub cmdprio_bssplit: [Vec<crate::value::PrioSplitEntry>; 3],
+}
+
+/// One rule of which I/Os get a priority: those of `bs` (any size if `None`), `pct` percent of
+/// them, with `ioprio` (`class << 13 | level`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrioRule {
+    pub bs: Option<u64>,
+    pub pct: f64,
+    pub ioprio: u16,
 }
 
 impl EngineOpts {
-    /// The I/O priority value (`class << 13 | level`) `cmdprio_percentage` gives direction `d`,
-    /// if the option is on for it.
-    pub fn cmdprio_value(&self, d: usize) -> Option<u16> {
-        (self.cmdprio_percentage[d] > 0).then(|| ((self.cmdprio_class[d] << 13) | self.cmdprio[d]) as u16)
+    /// The priority rules of direction `d` (`cmdprio_bssplit`, else `cmdprio_percentage`);
+    /// empty when neither is set. The first rule whose block size matches applies.
+    pub fn cmdprio_rules(&self, d: usize) -> Vec<PrioRule> {
+        let value = |class: u32, level: u32| ((class << 13) | level) as u16;
+        let default = value(self.cmdprio_class[d], self.cmdprio[d]);
+        if !self.cmdprio_bssplit[d].is_empty() {
+            return self.cmdprio_bssplit[d]
+                .iter()
+                .map(|&(bs, pct, p)| PrioRule { bs: Some(bs), pct, ioprio: p.map_or(default, |(c, l)| value(c, l)) })
+                .collect();
+        }
+        if self.cmdprio_percentage[d] == 0 {
+            return Vec::new();
+        }
+        vec![PrioRule { bs: None, pct: self.cmdprio_percentage[d] as f64, ioprio: default }]
     }
 }
 
@@ -507,7 +529,14 @@ impl JobSpec {
             cmdprio_percentage: m.per_dir_int("cmdprio_percentage", 0)?.map(|v| v as u32),
             cmdprio_class: m.per_dir_int("cmdprio_class", 1)?.map(|v| v as u32),
             cmdprio: m.per_dir_int("cmdprio", 0)?.map(|v| v as u32),
+            cmdprio_bssplit: m.per_dir("cmdprio_bssplit")?.map(|v| match v {
+                Some(Value::PrioSplit(s)) => s,
+                _ => Vec::new(),
+            }),
         };
+        if m.is_set("cmdprio_percentage") && m.is_set("cmdprio_bssplit") {
+            return Err(m.job_err("cmdprio_percentage and cmdprio_bssplit cannot be used together".into()));
+        }
         // Engine-private options must belong to the job's engine.
         for o in options {
             if !o.def.engines.is_empty() && !o.def.engines.contains(&ioengine) {

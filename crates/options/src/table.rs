@@ -35,6 +35,8 @@ pub enum Kind {
     FloatList,
     /// Block size split `4k/50:64k/50`.
     BsSplit,
+    /// Priority by block size `4k/30:64k/50/2/3` (`cmdprio_bssplit`).
+    PrioSplit,
     /// `rw`: a mode word with an optional `:N` offset modifier.
     Rw,
 }
@@ -210,6 +212,9 @@ impl OptDef {
             Kind::Float { min, max } => format!("a decimal number from {min} to {max}"),
             Kind::FloatList => "decimal numbers separated by ':' (50:99:99.9)".to_string(),
             Kind::BsSplit => "size/percentage pairs separated by ':' (4k/50:64k/50)".to_string(),
+            Kind::PrioSplit => {
+                "size/percentage or size/percentage/class/level entries separated by ':' (4k/30:64k/50/2/3)".to_string()
+            }
             Kind::Rw => {
                 "one of read, write, trim, randread, randwrite, randtrim, rw, readwrite, randrw, trimwrite, randtrimwrite, optionally with :N".to_string()
             }

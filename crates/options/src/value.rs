@@ -108,6 +108,8 @@ pub enum Value {
     Floats(Vec<f64>),
     /// `(block size, percentage)`; an empty percentage in the input shares what is left.
     Split(Vec<(u64, f64)>),
+    /// `cmdprio_bssplit` entries.
+    PrioSplit(Vec<PrioSplitEntry>),
     Rw(RwMode, u64),
 }
 
@@ -250,6 +252,7 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
             Ok(Value::Floats(out))
         }
         Kind::BsSplit => parse_bssplit(raw, ctx),
+        Kind::PrioSplit => parse_priosplit(raw, ctx),
         Kind::Rw => {
             let (word, modifier) = match raw.split_once(':') {
                 Some((w, m)) => (w, Some(m)),
@@ -481,6 +484,44 @@ fn parse_bssplit(raw: &str, ctx: &Ctx) -> Result<Value, String> {
     Ok(Value::Split(entries))
 }
 
+/// One `cmdprio_bssplit` entry: block size, percentage, and the explicit (class, level) if given.
+pub type PrioSplitEntry = (u64, f64, Option<(u32, u32)>);
+
+/// `cmdprio_bssplit`: `bs/percentage` or `bs/percentage/class/level` entries separated by `:`.
+/// Each percentage is the share of that block size's I/Os sent with the priority, so they need
+/// not add up to anything.
+fn parse_priosplit(raw: &str, ctx: &Ctx) -> Result<Value, String> {
+    let mut entries = Vec::new();
+    for part in raw.split(':').map(str::trim).filter(|p| !p.is_empty()) {
+        let fields: Vec<&str> = part.split('/').map(str::trim).collect();
+        if fields.len() != 2 && fields.len() != 4 {
+            return Err(format!("'{part}' is not bs/percentage or bs/percentage/class/level"));
+        }
+        let bs = parse_size(fields[0], ctx)?;
+        let pct = parse_float(fields[1])?;
+        if !(0.0..=100.0).contains(&pct) {
+            return Err(format!("{pct}% is not within 0% to 100%"));
+        }
+        let prio = if fields.len() == 4 {
+            let int = |f: &str, what: &str, max: u32| -> Result<u32, String> {
+                f.parse::<u32>().ok().filter(|v| *v <= max).ok_or_else(|| format!("'{f}' is not a priority {what}"))
+            };
+            let class = int(fields[2], "class (1 to 3)", 3)?;
+            if class == 0 {
+                return Err("'0' is not a priority class (1 to 3)".into());
+            }
+            Some((class, int(fields[3], "level (0 to 7)", 7)?))
+        } else {
+            None
+        };
+        entries.push((bs, pct, prio));
+    }
+    if entries.is_empty() {
+        return Err("cmdprio_bssplit has no entries".into());
+    }
+    Ok(Value::PrioSplit(entries))
+}
+
 /// `buffer_pattern`: `0x` hex bytes, a "quoted" or 'quoted' string, or a decimal number (its 32
 /// bits, little-endian), and any concatenation of those.
 pub fn parse_pattern(text: &str) -> Result<Vec<u8>, String> {
@@ -630,6 +671,13 @@ mod tests {
         );
         assert!(p("bssplit", "4k/60:64k/50").is_err());
         assert!(p("bssplit", "4k/60:64k/30").is_err());
+        assert_eq!(
+            p("cmdprio_bssplit", "4k/30/2/3:64k/50").unwrap(),
+            Parsed::One(Value::PrioSplit(vec![(4096, 30.0, Some((2, 3))), (65536, 50.0, None)]))
+        );
+        for bad in ["4k", "4k/30/2", "4k/130", "4k/30/4/0", "4k/30/0/0", "4k/30/1/8", ""] {
+            assert!(p("cmdprio_bssplit", bad).is_err(), "{bad}");
+        }
         match p("bssplit", "4k/50:64k/50,8k/100").unwrap() {
             Parsed::PerDir([Some(_), Some(Value::Split(w)), Some(_)]) => {
                 assert_eq!(w, vec![(8192, 100.0)])

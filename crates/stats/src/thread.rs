@@ -44,7 +44,8 @@ pub struct DirStat {
     pub bw: SampleStat,
     pub iops: SampleStat,
     /// Latency by I/O priority, for jobs that send some I/Os with another priority
-    /// (`cmdprio_percentage`); empty otherwise. Sorted by priority value.
+    /// (`cmdprio_percentage`, `cmdprio_bssplit`); empty otherwise. In fio's order: no priority
+    /// first, then the priorities in the order the options name them.
     pub prios: Vec<PrioStat>,
 }
 
@@ -76,7 +77,6 @@ impl DirStat {
                 self.prios.push(PrioStat { ioprio: p, ..PrioStat::default() });
             }
         }
-        self.prios.sort_by_key(|e| e.ioprio);
     }
 
     /// Records one I/O's latency under its priority (no-op for untracked priorities).
@@ -120,7 +120,6 @@ impl DirStat {
                 None => self.prios.push(p.clone()),
             }
         }
-        self.prios.sort_by_key(|e| e.ioprio);
     }
 }
 

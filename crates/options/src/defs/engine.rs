@@ -20,7 +20,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("cmdprio_percentage", K::Int { min: 0, max: 100 }, C::Engine, "Percentage of I/Os sent with the cmdprio_class/cmdprio priority").per_dir().engines(&["io_uring", "libaio"]),
     O::new("cmdprio_class", K::Int { min: 1, max: 3 }, C::Engine, "Priority class of those I/Os (1 realtime, 2 best effort, 3 idle)").per_dir().engines(&["io_uring", "libaio"]),
     O::new("cmdprio", K::Int { min: 0, max: 7 }, C::Engine, "Priority level of those I/Os (0 is highest)").per_dir().engines(&["io_uring", "libaio"]),
-    O::new("cmdprio_bssplit", K::Str, C::Engine, "Priority percentages by block size").engines(&["io_uring", "libaio"]).not_yet(),
+    O::new("cmdprio_bssplit", K::PrioSplit, C::Engine, "Priority percentages by block size (bs/pct[/class/level]:...)").per_dir().engines(&["io_uring", "libaio"]),
     O::new("userspace_reap", BOOL, C::Engine, "Reap completions from user space instead of io_getevents").def("0").engines(&["libaio"]),
 ];
 

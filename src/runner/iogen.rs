@@ -18,6 +18,70 @@ pub struct Region {
     nblocks: u64,
     next: u64,
     pass: u64,
+    /// With block sizes that vary, one bit per smallest block: which blocks this pass has
+    /// already done. A random I/O starts at a block not done yet and is cut short at the first
+    /// block that is, so that every block is done once per pass, as fio's random map does.
+    /// With one block size the permutation alone guarantees that, and no map is kept.
+    covered: Option<Vec<u64>>,
+    /// Blocks of `covered` done this pass.
+    done: u64,
+}
+
+impl Region {
+    fn is_covered(&self, b: u64) -> bool {
+        self.covered.as_ref().is_some_and(|c| c[(b / 64) as usize] & (1 << (b % 64)) != 0)
+    }
+
+    /// An empty map; the bits past the last block are set so they are never free.
+    fn clear_map(&mut self) {
+        let n = self.nblocks;
+        if let Some(c) = &mut self.covered {
+            c.fill(0);
+            if n % 64 != 0 {
+                if let Some(last) = c.last_mut() {
+                    *last = !0u64 << (n % 64);
+                }
+            }
+        }
+        self.done = 0;
+    }
+
+    /// The first block at or after `b` not done this pass, wrapping to the start (fio moves a
+    /// random offset that lands on a done block to the next free one). Some block is free.
+    fn next_free(&self, b: u64) -> u64 {
+        let Some(c) = &self.covered else { return b };
+        let words = c.len();
+        let first = (b / 64) as usize;
+        for i in 0..=words {
+            let w = (first + i) % words;
+            let mut free = !c[w];
+            if i == 0 {
+                free &= !0u64 << (b % 64);
+            }
+            if free != 0 {
+                return w as u64 * 64 + free.trailing_zeros() as u64;
+            }
+        }
+        b
+    }
+
+    /// Marks up to `want` blocks from `b` as done, stopping at one already done or at the end;
+    /// returns how many it marked (at least one: `b` itself is not done).
+    fn cover(&mut self, b: u64, want: u64) -> u64 {
+        let end = (b + want).min(self.nblocks);
+        let mut n = 0;
+        for x in b..end {
+            if n > 0 && self.is_covered(x) {
+                break;
+            }
+            if let Some(c) = &mut self.covered {
+                c[(x / 64) as usize] |= 1 << (x % 64);
+            }
+            n += 1;
+        }
+        self.done += n;
+        n.max(1)
+    }
 }
 
 /// How one direction's block sizes are chosen (`bs`, `bsrange`, `bssplit`).
@@ -160,12 +224,19 @@ impl IoGen {
         // Random offsets are multiples of blockalign (default: the smallest block size).
         let align = used().map(|d| spec.blockalign[d]).filter(|&a| a > 0).min().unwrap_or(min_bs);
         let min_bs = align;
+        let mapped = max_bs > min_bs
+            && spec.rw.is_random()
+            && !spec.norandommap
+            && matches!(spec.random_distribution, fiox_options::RandomDist::Random);
         let regions: Vec<Region> = regions
             .iter()
             .enumerate()
             .map(|(i, &(start, len))| {
-                let nblocks = (len.saturating_sub(max_bs) / min_bs + 1).max(1);
-                Region {
+                // With varying sizes every block may start an I/O, which the map then cuts
+                // short at the region's end; otherwise only blocks where the largest fits.
+                let nblocks =
+                    if mapped { (len / min_bs).max(1) } else { (len.saturating_sub(max_bs) / min_bs + 1).max(1) };
+                let mut r = Region {
                     start,
                     len,
                     seq: [0; 3],
@@ -173,7 +244,11 @@ impl IoGen {
                     nblocks,
                     next: 0,
                     pass: 0,
-                }
+                    covered: mapped.then(|| vec![0u64; nblocks.div_ceil(64) as usize]),
+                    done: 0,
+                };
+                r.clear_map();
+                r
             })
             .collect();
         let (fsync_every, fsync_ddir) =
@@ -251,7 +326,7 @@ impl IoGen {
         }
         let ddir = self.pick_ddir();
         let d = ddir as usize;
-        let len = self.sizes[d].pick(&mut self.rng);
+        let mut len = self.sizes[d].pick(&mut self.rng);
         let file = self.file;
         self.file = (self.file + 1) % self.regions.len();
         let pct = self.percentage_random[d];
@@ -266,15 +341,27 @@ impl IoGen {
             } else if self.norandommap {
                 self.rng.below(r.nblocks)
             } else {
-                if r.next == r.nblocks {
+                let mapped = r.covered.is_some();
+                // A pass ends when every block is done: all permutation entries without a map,
+                // all map bits with one (where I/Os of several blocks use the entries up faster).
+                let pass_over = if mapped { r.done >= r.nblocks } else { r.next == r.nblocks };
+                if pass_over || r.next == r.nblocks {
+                    if pass_over {
+                        r.pass += 1;
+                        self.new_pass = Some(file);
+                        r.clear_map();
+                    }
                     r.next = 0;
-                    r.pass += 1;
-                    self.new_pass = Some(file);
-                    r.perm =
-                        Permutation::new(r.nblocks, self.seed ^ (file as u64) << 32 ^ r.pass.wrapping_mul(0x9e37_79b9));
+                    let salt = r.pass.wrapping_mul(0x9e37_79b9) ^ r.done.wrapping_mul(0x2545_f491);
+                    r.perm = Permutation::new(r.nblocks, self.seed ^ (file as u64) << 32 ^ salt);
                 }
-                let b = r.perm.get(r.next);
+                let mut b = r.perm.get(r.next);
                 r.next += 1;
+                if mapped {
+                    b = r.next_free(b);
+                    let blocks = r.cover(b, len.div_ceil(self.min_bs));
+                    len = len.min(blocks * self.min_bs);
+                }
                 b
             };
             NextIo { ddir, file, offset: r.start + block * self.min_bs, len: len as u32 }
@@ -414,8 +501,34 @@ mod tests {
     }
 
     #[test]
+    fn varied_sizes_do_every_block_once_per_pass() {
+        // With the map, I/Os are cut short at blocks already done, as fio's: one pass over 4 MiB
+        // touches each 4 KiB block exactly once, and the next pass starts afresh.
+        let s = spec(&["--rw=randread", "--bssplit=4k/50:64k/50", "--size=4m"]);
+        let mut g = IoGen::new(&s, &[(0, 4 << 20)], 9);
+        for pass in 0..2 {
+            let mut seen = vec![0u32; 1024];
+            let mut bytes = 0u64;
+            let mut cut = 0;
+            while bytes < 4 << 20 {
+                let n = g.next().unwrap();
+                assert!(n.offset % 4096 == 0 && n.len % 4096 == 0 && n.offset + n.len as u64 <= 4 << 20, "{n:?}");
+                cut += usize::from(n.len != 4096 && n.len != 65536);
+                for b in n.offset / 4096..(n.offset + n.len as u64) / 4096 {
+                    seen[b as usize] += 1;
+                }
+                bytes += n.len as u64;
+            }
+            assert!(seen.iter().all(|&c| c == 1), "pass {pass}: a block done twice or never");
+            assert!(cut > 0, "pass {pass}: no I/O was cut short");
+            assert_eq!(g.take_new_pass().is_some(), pass == 1, "pass {pass}");
+        }
+    }
+
+    #[test]
     fn bssplit_and_bsrange() {
-        let s = spec(&["--rw=randread", "--bssplit=4k/25:64k/75", "--size=16m"]);
+        // Without the random map every pick keeps its size.
+        let s = spec(&["--rw=randread", "--bssplit=4k/25:64k/75", "--size=16m", "--norandommap"]);
         let mut g = IoGen::new(&s, &[(0, 16 << 20)], 5);
         let big = (0..4000).filter(|_| g.next().unwrap().len == 65536).count();
         assert!((2800..3200).contains(&big), "{big}");

@@ -760,8 +760,13 @@ fn summed_bandwidth_samples_match_fio() {
             figures.push([f("bw_min"), f("bw_max"), f("bw_mean"), f("iops_mean"), f("bw_samples")]);
         }
         let (a, b) = (figures[0], figures[1]);
-        for (i, name) in ["bw_min", "bw_max", "bw_mean", "iops_mean"].iter().enumerate() {
-            assert!((a[i] - b[i]).abs() <= a[i] * 0.05, "{extra:?} {name}: fio {} fiox {}", a[i], b[i]);
+        // Means within 5%; the extremes of single 500 ms samples within 15%, since one late
+        // wake-up on a busy machine (the tests run two at a time on two cores) moves them. A
+        // minimum near one job's or one direction's rate would still fail: that is half.
+        for (i, (name, tol)) in
+            [("bw_min", 0.15), ("bw_max", 0.15), ("bw_mean", 0.05), ("iops_mean", 0.05)].iter().enumerate()
+        {
+            assert!((a[i] - b[i]).abs() <= a[i] * tol, "{extra:?} {name}: fio {} fiox {}", a[i], b[i]);
         }
         assert!((a[4] - b[4]).abs() <= 2.0, "{extra:?} bw_samples: fio {} fiox {}", a[4], b[4]);
     }
@@ -831,4 +836,40 @@ fn command_priorities_by_block_size_like_fios() {
     }
     assert_eq!(orders[1], orders[0]);
     assert_eq!(orders[0], [(0, 0), (2, 3), (1, 0)]);
+}
+
+/// Random I/O with several block sizes: like fio's random map, every block is done once per
+/// pass and I/Os are cut short where they would reach a block already done, so both tools do
+/// about as many I/Os of each size for the same bytes.
+#[test]
+fn mixed_block_sizes_cover_each_block_once_like_fio() {
+    let mut counts = Vec::new();
+    for tool in ["fio", "fiox"] {
+        let dir = crate::util::scratch();
+        let args = [
+            "--name=t",
+            "--ioengine=psync",
+            "--filename=t.dat",
+            "--size=16m",
+            "--rw=randread",
+            "--bssplit=4k/50:64k/50",
+            "--write_iolog=io.log",
+            "--output-format=json",
+        ];
+        let v = json_of(&if tool == "fio" { fio(dir.path(), &args) } else { fiox(dir.path(), &args) }, tool);
+        let ios = iolog_ios(&dir.path().join("io.log"));
+        let mut seen = vec![0u32; 4096];
+        for (_, action, off, len) in ios.iter().filter(|e| e.1 == "read") {
+            assert_eq!(action, "read");
+            for b in off / 4096..(off + len) / 4096 {
+                seen[b as usize] += 1;
+            }
+        }
+        assert!(seen.iter().all(|&c| c == 1), "{tool}: a block read twice or never in one pass");
+        let full = ios.iter().filter(|e| e.3 == 65536).count() as f64;
+        counts.push((v["jobs"][0]["read"]["total_ios"].as_f64().unwrap(), full));
+    }
+    let ((fio_ios, fio_full), (x_ios, x_full)) = (counts[0], counts[1]);
+    assert!((x_ios - fio_ios).abs() <= fio_ios * 0.1, "I/Os: fio {fio_ios}, fiox {x_ios}");
+    assert!((x_full - fio_full).abs() <= fio_full * 0.2, "full 64 KiB I/Os: fio {fio_full}, fiox {x_full}");
 }

@@ -286,6 +286,28 @@ fn continue_progression(def: &OptDef, name: &str, before: &[String], end: &str, 
 mod tests {
     use super::*;
 
+    /// `--vary` text never panics, whatever it is (mutations of valid and invalid axes).
+    #[test]
+    fn fuzz_axis_parser() {
+        fn target(data: &[u8]) {
+            let _ = parse(&String::from_utf8_lossy(data), &ctx());
+        }
+        let corpus: Vec<Vec<u8>> = [
+            "bs=1k,2k,4k,...,64m",
+            "numjobs=1..16:x2",
+            "runtime=10..60:+10",
+            "rw=randread,write",
+            "bs=4k,8k;16k,32k",
+            "iodepth=1,2,4",
+            "size=(1+2)k",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect();
+        let secs = std::env::var("FIOX_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
+        assert!(fiox_options::fuzz::run(target, &corpus, secs, 0xa715) > 0);
+    }
+
     fn ctx() -> Ctx {
         Ctx { kb_base: 1024, pagesize: 4096, ncpus: 2, mb_memory: 1024 }
     }

@@ -158,34 +158,29 @@ impl Clock {
             (None, Source::GetTimeOfDay, _) => Kind::GetTimeOfDay,
             _ => Kind::Monotonic,
         };
-        let mut c = Clock { kind, base: 0, fake: Cell::new(0) };
-        c.base = c.raw();
-        c
-    }
-
-    #[inline]
-    fn raw(&self) -> u64 {
-        match self.kind {
+        let base = match kind {
             Kind::Tsc(_) => sys::rdtsc().unwrap_or(0),
             Kind::Monotonic => sys::monotonic_ns(),
             Kind::GetTimeOfDay => sys::gettimeofday_ns(),
+            Kind::Test(_) => 0,
+        };
+        Clock { kind, base, fake: Cell::new(0) }
+    }
+
+    /// Nanoseconds since [`Clock::start`]. Differences saturate: counters the kernel keeps in
+    /// step may still differ by a few cycles between CPUs, and a thread that moves just after
+    /// starting must not read 2^64.
+    #[inline]
+    pub fn now(&self) -> u64 {
+        match self.kind {
+            Kind::Tsc(t) => t.ns(sys::rdtsc().unwrap_or(0).saturating_sub(self.base)),
+            Kind::Monotonic => sys::monotonic_ns().saturating_sub(self.base),
+            Kind::GetTimeOfDay => sys::gettimeofday_ns().saturating_sub(self.base),
             Kind::Test(step) => {
                 let t = self.fake.get() + step;
                 self.fake.set(t);
                 t
             }
-        }
-    }
-
-    /// Nanoseconds since [`Clock::start`].
-    #[inline]
-    pub fn now(&self) -> u64 {
-        // Saturating: counters the kernel keeps in step may still differ by a few cycles
-        // between CPUs, and a thread that moves just after starting must not read 2^64.
-        let d = self.raw().saturating_sub(self.base);
-        match self.kind {
-            Kind::Tsc(t) => t.ns(d),
-            _ => d,
         }
     }
 }

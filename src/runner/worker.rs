@@ -304,14 +304,14 @@ fn io_loop(
 
     // The statistics of a fresh start (and again after ramp_time): the job's directions, with
     // per-priority latency where cmdprio_percentage sends some I/Os with a priority.
+    let cmdprio = [0, 1, 2].map(|d| spec.engine.cmdprio_rules(d));
     let new_stats = || {
         let mut ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
         for (d, on) in [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()].into_iter().enumerate() {
             if on {
                 ts.dirs[d] = DirStat::active();
-                let rules = spec.engine.cmdprio_rules(d);
-                if !rules.is_empty() {
-                    let prios: Vec<u16> = std::iter::once(0).chain(rules.iter().map(|r| r.ioprio)).collect();
+                if !cmdprio[d].is_empty() {
+                    let prios: Vec<u16> = std::iter::once(0).chain(cmdprio[d].iter().map(|r| r.ioprio)).collect();
                     ts.dirs[d].track_prios(&prios);
                 }
             }
@@ -319,7 +319,6 @@ fn io_loop(
         ts
     };
     let mut ts = new_stats();
-    let cmdprio = [0, 1, 2].map(|d| spec.engine.cmdprio_rules(d));
     let mut prio_rng = Rng::new(mix64(seed ^ 0x0510));
     let clock = Clock::start(plan.clock);
     let ramp_ns = spec.ramp_time_us * 1000;
@@ -392,11 +391,12 @@ fn io_loop(
                 if issued_bytes >= limit || issued_ios >= ios_limit {
                     break;
                 }
+                // One clock read serves the rate checks of this I/O.
+                let t_pace = if pacing { clock.now() } else { 0 };
                 if steer && pending.is_none() {
                     // The direction due first goes; both due: rwmixread decides.
-                    let t = clock.now();
                     let (r, w) = (pacer.ready_at(Ddir::Read as usize), pacer.ready_at(Ddir::Write as usize));
-                    gen.steer(match (r <= t, w <= t) {
+                    gen.steer(match (r <= t_pace, w <= t_pace) {
                         (true, true) => None,
                         _ if r <= w => Some(Ddir::Read),
                         _ => Some(Ddir::Write),
@@ -425,9 +425,8 @@ fn io_loop(
                     }
                 }
                 if pacing {
-                    let t = clock.now();
                     let at = pacer.ready_at(next.ddir as usize);
-                    if at > t {
+                    if at > t_pace {
                         pending = Some(next);
                         if inflight == 0 && batch.is_empty() {
                             pacer.wait(at.min(end_ns), &|| clock.now(), stop);
@@ -436,7 +435,7 @@ fn io_loop(
                         held = true;
                         break;
                     }
-                    pacer.issued(next.ddir as usize, next.len as u64, t);
+                    pacer.issued(next.ddir as usize, next.len as u64, t_pace);
                 }
                 if let Some(log) = &mut iolog {
                     log.issue(clock.now(), &next);

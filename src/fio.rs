@@ -136,7 +136,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         } else {
             partial.to_vec()
         };
-        let report = summary::build(plan, &shown, Vec::new(), epoch_ms());
+        let report = summary::build(plan, &shown, Vec::new(), runner::clock::epoch_ms());
         let _ = sink.write(&formats(g, &report));
     };
     let interval = g
@@ -144,7 +144,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         .map(|ms| runner::Interval { every: std::time::Duration::from_millis(ms), report: &interval_report });
     let outcome = runner::run(plan, diag, status, interval)?;
     let results = outcome.workers;
-    let mut report = summary::build(plan, &results, outcome.disks, epoch_ms());
+    let mut report = summary::build(plan, &results, outcome.disks, runner::clock::epoch_ms());
     report.fiox = Some(crate::manifest::build(plan, &results, &report));
     sink.write(&formats(g, &report))?;
     let signal = fiox_engine::sys::caught_signal();
@@ -155,10 +155,6 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     }
     let failed = results.iter().any(|r| r.error.is_some());
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-fn epoch_ms() -> u64 {
-    crate::runner::clock::epoch_ms()
 }
 
 /// The report in every requested format, JSON first as fio prints it.

@@ -41,8 +41,6 @@ impl Kind {
 struct Entry {
     time_ms: u64,
     value: u64,
-    /// The window's maximum, printed after `value` under `log_window_value=both`.
-    max: u64,
     ddir: u8,
     bs: u32,
     offset: u64,
@@ -60,6 +58,9 @@ struct Log {
     kind: Kind,
     prefix: String,
     entries: Vec<Entry>,
+    /// Under `log_window_value=both`, each entry's window maximum (the second value column);
+    /// kept apart so that per-I/O entries stay small.
+    maxes: Vec<u64>,
     windows: [Window; 3],
 }
 
@@ -95,7 +96,13 @@ impl JobLogs {
         let mut add = |prefix: &Option<String>, kinds: &[Kind]| {
             if let Some(p) = prefix {
                 for &k in kinds {
-                    logs.push(Log { kind: k, prefix: p.clone(), entries: Vec::new(), windows: Default::default() });
+                    logs.push(Log {
+                        kind: k,
+                        prefix: p.clone(),
+                        entries: Vec::new(),
+                        maxes: Vec::new(),
+                        windows: Default::default(),
+                    });
                 }
             }
         };
@@ -145,7 +152,7 @@ impl JobLogs {
                 Kind::Iops => 1,
             };
             if self.avg_ms == 0 {
-                log.entries.push(Entry { time_ms, value, max: value, ddir: ddir as u8, bs, offset });
+                log.entries.push(Entry { time_ms, value, ddir: ddir as u8, bs, offset });
             } else if matches!(log.kind, Kind::Lat | Kind::Clat | Kind::Slat) {
                 let w = &mut log.windows[ddir];
                 w.sum += value;
@@ -183,7 +190,10 @@ impl JobLogs {
                         _ => continue,
                     };
                     let value = if self.window_value == 1 { max } else { avg };
-                    log.entries.push(Entry { time_ms: end, value, max, ddir: d as u8, bs: 0, offset: 0 });
+                    log.entries.push(Entry { time_ms: end, value, ddir: d as u8, bs: 0, offset: 0 });
+                    if self.window_value == 2 {
+                        log.maxes.push(max);
+                    }
                     log.windows[d] = Window::default();
                 }
             }
@@ -234,10 +244,10 @@ impl JobLogs {
                 None => format!("{}_{}.log", log.prefix, log.kind.suffix()),
             };
             let mut text = String::with_capacity(log.entries.len() * 24);
-            for e in &log.entries {
+            for (i, e) in log.entries.iter().enumerate() {
                 let _ = write!(text, "{}, {}, ", e.time_ms, e.value);
-                if self.window_value == 2 && self.avg_ms > 0 {
-                    let _ = write!(text, "{}, ", e.max);
+                if let Some(max) = log.maxes.get(i) {
+                    let _ = write!(text, "{max}, ");
                 }
                 if self.offset {
                     let _ = writeln!(text, "{}, {}, {}, 0", e.ddir, e.bs, e.offset);

@@ -138,13 +138,24 @@ pub(crate) fn sync_hist(job: &JobReport) -> Option<&LatHist> {
     job.ts.sync_hist.as_ref().filter(|h| job.clat_percentiles && h.total() > 0 && !job.percentile_list.is_empty())
 }
 
-/// The per-priority latencies a direction shows (`cmdprio_percentage`), and which latency they
-/// are: `clat`, or `lat` with `lat_percentiles` (as fio 3.33). Only when at least two
+/// The per-priority latencies a direction shows (`cmdprio_percentage`): only when at least two
 /// priorities had I/O, as fio prints them.
-pub(crate) fn shown_prios(job: &JobReport, ddir: usize) -> (Vec<&fiox_stats::PrioStat>, &'static str) {
-    let kind = if job.lat_percentiles { "lat" } else { "clat" };
-    let prios: Vec<_> = job.ts.dir(ddir).prios.iter().filter(|p| p.lat.samples > 0).collect();
-    (if prios.len() >= 2 { prios } else { Vec::new() }, kind)
+pub(crate) struct ShownPrios<'a> {
+    pub list: Vec<&'a fiox_stats::PrioStat>,
+    /// Which latency they are: `clat`, or `lat` with `lat_percentiles` (as fio 3.33).
+    pub kind: &'static str,
+    /// Whether their percentiles are printed (that latency's percentiles are on).
+    pub percentiles: bool,
+}
+
+pub(crate) fn shown_prios(job: &JobReport, ddir: usize) -> ShownPrios<'_> {
+    let (kind, on) = if job.lat_percentiles { ("lat", true) } else { ("clat", job.clat_percentiles) };
+    let list: Vec<_> = job.ts.dir(ddir).prios.iter().filter(|p| p.lat.samples > 0).collect();
+    ShownPrios {
+        list: if list.len() >= 2 { list } else { Vec::new() },
+        kind,
+        percentiles: on && !job.percentile_list.is_empty(),
+    }
 }
 
 /// The directions a job's report shows, in order, with their names: read, write and trim;

@@ -221,20 +221,20 @@ fn dir(r: &RunReport, j: &JobReport, ddir: usize, plus: bool) -> Obj {
         let pct = calc::enabled_hist(j, ddir, kind).map(|h| (h, &j.percentile_list[..]));
         o.o(key, lat_obj(st, pct, plus));
     }
-    let (prios, prio_kind) = calc::shown_prios(j, ddir);
-    if !prios.is_empty() {
-        let on = if prio_kind == "lat" { j.lat_percentiles } else { j.clat_percentiles };
-        let list: Vec<Obj> = prios
+    let prios = calc::shown_prios(j, ddir);
+    if !prios.list.is_empty() {
+        let list = prios
+            .list
             .iter()
             .map(|p| {
                 let mut e = Obj::default();
                 e.u("prioclass", p.class() as u64).u("prio", p.level() as u64);
-                let pct = (on && !j.percentile_list.is_empty()).then(|| (&p.hist, &j.percentile_list[..]));
-                e.o(&format!("{prio_kind}_ns"), lat_obj(&p.lat, pct, plus));
-                e
+                let pct = prios.percentiles.then(|| (&p.hist, &j.percentile_list[..]));
+                e.o(&format!("{}_ns", prios.kind), lat_obj(&p.lat, pct, plus));
+                V::O(e)
             })
             .collect();
-        o.put("prios", V::A(list.into_iter().map(V::O).collect()));
+        o.put("prios", V::A(list));
     }
     samples(&mut o, "bw", &d.bw, Some(calc::bw_agg_pct(r, j, ddir)), "bw_dev");
     samples(&mut o, "iops", &d.iops, None, "iops_stddev");

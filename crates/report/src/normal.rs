@@ -278,22 +278,22 @@ fn dir_block(s: &mut String, r: &RunReport, job: &JobReport, ddir: usize, name: 
     if d.lat.samples > 0 {
         s.push_str(&stat_line(" lat", &d.lat));
     }
-    let (prios, prio_kind) = calc::shown_prios(job, ddir);
-    for p in &prios {
-        s.push_str(&stat_line(&format!("{prio_kind} prio {}/{}", p.class(), p.level()), &p.lat));
+    let prios = calc::shown_prios(job, ddir);
+    for p in &prios.list {
+        s.push_str(&stat_line(&format!("{} prio {}/{}", prios.kind, p.class(), p.level()), &p.lat));
     }
     for (kind, name) in [(LatKind::Slat, "slat"), (LatKind::Clat, "clat"), (LatKind::Lat, "lat")] {
         if let Some(h) = calc::enabled_hist(job, ddir, kind) {
             s.push_str(&percentile_block(name, h, &job.percentile_list));
         }
     }
-    let prio_pcts = if prio_kind == "lat" { job.lat_percentiles } else { job.clat_percentiles };
-    let prio_total: u64 = prios.iter().map(|p| p.lat.samples).sum();
-    for p in prios.iter().filter(|_| prio_pcts && !job.percentile_list.is_empty()) {
+    let prio_total: u64 = prios.list.iter().map(|p| p.lat.samples).sum();
+    for p in prios.list.iter().filter(|_| prios.percentiles) {
         let share = p.lat.samples as f64 * 100.0 / prio_total.max(1) as f64;
-        let name = format!("{prio_kind} prio {}/{} ({share:.2}% of IOs)", p.class(), p.level());
+        let name = format!("{} prio {}/{} ({share:.2}% of IOs)", prios.kind, p.class(), p.level());
         s.push_str(&percentile_block(&name, &p.hist, &job.percentile_list));
     }
+
     if d.bw.samples > 0 {
         s.push_str(&bw_line(&d.bw, calc::bw_agg_pct(r, job, ddir), u));
     }

@@ -106,11 +106,11 @@ fn job_report(
     }
 }
 
-fn unified(word: &str) -> Unified {
-    match word {
-        "mixed" => Unified::Mixed,
-        "both" => Unified::Both,
-        _ => Unified::None,
+fn unified(choice: fiox_options::UnifiedRw) -> Unified {
+    match choice {
+        fiox_options::UnifiedRw::Mixed => Unified::Mixed,
+        fiox_options::UnifiedRw::Both => Unified::Both,
+        fiox_options::UnifiedRw::None => Unified::None,
     }
 }
 

@@ -22,6 +22,7 @@ use std::sync::OnceLock;
 
 use anyhow::{bail, Result};
 use fiox_engine::sys;
+use fiox_options::ClockSource;
 
 /// The fixed wall-clock instant of the test clock, in ms since the epoch.
 const TEST_EPOCH_MS: u64 = 1_767_225_600_000;
@@ -104,14 +105,14 @@ pub enum Source {
 
 impl Source {
     /// The clock for `clocksource` (`None`: the counter when usable, else CLOCK_MONOTONIC).
-    pub fn choose(clocksource: Option<&str>) -> Result<Source> {
+    pub fn choose(clocksource: Option<ClockSource>) -> Result<Source> {
         if test_step().is_some() {
             return Ok(Source::Monotonic);
         }
         Ok(match clocksource {
-            Some("clock_gettime") => Source::Monotonic,
-            Some("gettimeofday") => Source::GetTimeOfDay,
-            Some(_) => match tsc() {
+            Some(ClockSource::ClockGettime) => Source::Monotonic,
+            Some(ClockSource::GetTimeOfDay) => Source::GetTimeOfDay,
+            Some(ClockSource::Cpu) => match tsc() {
                 Ok(_) => Source::Cpu,
                 Err(why) => bail!("clocksource=cpu: the CPU's time stamp counter cannot be used here: {why}"),
             },
@@ -240,7 +241,7 @@ mod tests {
                 let err = (m as f64 - t as f64).abs() / m as f64;
                 assert!(err < 0.001, "TSC clock {t} ns against monotonic {m} ns");
             }
-            Err(_) => assert!(Source::choose(Some("cpu")).is_err()),
+            Err(_) => assert!(Source::choose(Some(ClockSource::Cpu)).is_err()),
         }
     }
 }

@@ -83,7 +83,7 @@ pub fn run(plan: &Plan, diag: Diag, status: Option<StatusLine>, interval: Option
         // Files are laid out before the phase starts, so that neither the layout's time nor its
         // I/O is counted (in the jobs' statistics or the disk statistics).
         // filecreate makes its own files; filestat and filedelete need them laid out, as in fio.
-        for w in plan.workers[phase_start..end].iter().filter(|w| !w.engine.diskless && w.engine.name != "filecreate") {
+        for w in plan.workers[phase_start..end].iter().filter(|w| !w.engine.diskless && !w.engine.creates_files) {
             worker::layout(w, &mut DiagBuf(&*diag))?;
         }
         let devices = if phase_start == 0 || disks.devices.is_empty() {

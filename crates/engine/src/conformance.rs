@@ -4,10 +4,9 @@
 //! missing is skipped with the reason printed, never passed silently.
 
 use std::fs::OpenOptions;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 
-use crate::{Completion, Ddir, EngineOpts, IoBuffers, IoUnit, MemKind, Queued, Setup, ENGINES};
+use crate::{Completion, Ddir, EngineOpts, Io, IoQueue, MemKind, QueueConfig, QueueStatus, ENGINES};
 
 const BS: usize = 4096;
 const BLOCKS: usize = 64;
@@ -16,28 +15,22 @@ fn pattern(block: usize, i: usize) -> u8 {
     (block.wrapping_mul(31) ^ i.wrapping_mul(7)) as u8
 }
 
-/// Drives `n` I/Os of direction `ddir` through the engine at `depth`, one per block, in a
-/// shuffled order; on reads, checks each block's content.
-fn pass(
-    engine: &mut dyn crate::IoEngine,
-    bufs: &mut IoBuffers,
-    fd: i32,
-    depth: usize,
-    ddir: Ddir,
-) -> Result<(), String> {
+/// Drives `BLOCKS` I/Os of direction `ddir` through the queue, one per block, in a shuffled
+/// order, with the same queue / commit / reap calls the runner makes; on reads, checks each
+/// block's content.
+fn pass(q: &mut IoQueue, ddir: Ddir) -> Result<(), String> {
+    let depth = q.depth() as usize;
     let order: Vec<usize> = (0..BLOCKS).map(|i| (i * 37) % BLOCKS).collect();
     let mut next = 0;
-    let mut free: Vec<u32> = (0..depth as u32).collect();
-    let mut block_of = vec![0usize; depth];
-    let mut inflight = 0;
     let mut done = 0;
     let mut out: Vec<Completion> = Vec::new();
-    let check = |bufs: &mut IoBuffers, idx: u32, block: usize, result: i64| -> Result<(), String> {
+    let check = |q: &IoQueue, idx: u32, result: i64| -> Result<(), String> {
+        let block = (q.io(idx).offset as usize) / BS;
         if result != BS as i64 {
             return Err(format!("{ddir:?} of block {block} returned {result}"));
         }
         if ddir == Ddir::Read {
-            let got = &bufs.slice(idx as usize)[..BS];
+            let got = &q.buf(idx)[..BS];
             if let Some(i) = (0..BS).find(|&i| got[i] != pattern(block, i)) {
                 return Err(format!("block {block} byte {i}: read {} expected {}", got[i], pattern(block, i)));
             }
@@ -46,49 +39,33 @@ fn pass(
     };
     while done < BLOCKS {
         while next < BLOCKS {
-            let Some(idx) = free.pop() else { break };
+            let Some(idx) = q.next_idle() else { break };
             let block = order[next];
+            let buf = &mut q.buf_mut(idx)[..BS];
             if ddir == Ddir::Write {
-                for (i, b) in bufs.slice_mut(idx as usize)[..BS].iter_mut().enumerate() {
+                for (i, b) in buf.iter_mut().enumerate() {
                     *b = pattern(block, i);
                 }
             } else {
-                bufs.slice_mut(idx as usize)[..BS].fill(0xee);
+                buf.fill(0xee);
             }
-            let mut u = IoUnit {
-                ddir,
-                fd,
-                file_index: 0,
-                block_device: false,
-                offset: (block * BS) as u64,
-                len: BS as u32,
-                buf: bufs.ptr(idx as usize),
-                result: 0,
-                ioprio: 0,
-            };
-            block_of[idx as usize] = block;
-            match engine.queue(idx, &mut u).map_err(|e| e.to_string())? {
-                Queued::Completed => {
-                    check(bufs, idx, block, u.result)?;
-                    free.push(idx);
+            let io = Io { ddir, file: 0, offset: (block * BS) as u64, len: BS as u32, ioprio: 0 };
+            match q.queue(idx, io).map_err(|e| e.to_string())? {
+                QueueStatus::Completed(result) => {
+                    check(q, idx, result)?;
                     done += 1;
                 }
-                Queued::Queued => inflight += 1,
-                Queued::Busy => {
-                    free.push(idx);
-                    break;
-                }
+                QueueStatus::Queued => {}
+                QueueStatus::Busy => break,
             }
             next += 1;
         }
-        engine.commit().map_err(|e| e.to_string())?;
-        if inflight > 0 {
+        q.commit().map_err(|e| e.to_string())?;
+        if q.in_engine() > 0 {
             out.clear();
-            engine.getevents(1, depth as u32, &mut out).map_err(|e| e.to_string())?;
+            q.reap(1, depth as u32, &mut out).map_err(|e| e.to_string())?;
             for c in &out {
-                check(bufs, c.index, block_of[c.index as usize], c.result)?;
-                free.push(c.index);
-                inflight -= 1;
+                check(q, c.index, c.result)?;
                 done += 1;
             }
         }
@@ -101,37 +78,84 @@ fn run_case(name: &str, direct: bool, depth: usize, opts: &EngineOpts) -> Result
     let dir = std::env::temp_dir().join(format!("fiox-conf-{}-{name}-{direct}-{depth}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let path = dir.join("data");
-    let mut o = OpenOptions::new();
-    o.read(true).write(true).create(true).truncate(true);
-    if direct {
-        o.custom_flags(libc::O_DIRECT);
-    }
-    let file = o.open(&path).map_err(|e| e.to_string())?;
-    file.set_len((BS * BLOCKS) as u64).map_err(|e| e.to_string())?;
-    let fds = [file.as_raw_fd()];
-    let sizes = [(BS * BLOCKS) as u64];
-    let mut bufs = IoBuffers::new(depth, BS, 4096, MemKind::Malloc).map_err(|e| e.to_string())?;
     let result = (|| {
         for ddir in [Ddir::Write, Ddir::Read] {
-            let mut engine = (info.make)();
-            let setup = Setup {
-                fds: &fds,
-                sizes: &sizes,
+            let mut o = OpenOptions::new();
+            o.read(true).write(true).create(true).truncate(false);
+            if direct {
+                o.custom_flags(libc::O_DIRECT);
+            }
+            let file = o.open(&path).map_err(|e| e.to_string())?;
+            file.set_len((BS * BLOCKS) as u64).map_err(|e| e.to_string())?;
+            let mut q = IoQueue::new(QueueConfig {
+                engine: info,
+                files: vec![file],
+                paths: std::slice::from_ref(&path),
+                sizes: &[(BS * BLOCKS) as u64],
+                block_devices: &[false],
                 writes: true,
-                paths: &[],
-                buffers: &bufs,
                 depth: depth as u32,
+                buf_size: BS,
+                buf_align: 4096,
+                mem: MemKind::Malloc,
                 waits_for_completions: true,
                 opts,
-            };
-            engine.init(&setup).map_err(|e| format!("SKIP: {e}"))?;
-            pass(engine.as_mut(), &mut bufs, fds[0], depth, ddir)?;
+            })
+            .map_err(|e| match e {
+                crate::QueueError::Engine(e) => format!("SKIP: {e}"),
+                crate::QueueError::Buffers(e) => format!("buffers: {e}"),
+            })?;
+            pass(&mut q, ddir)?;
         }
         Ok(())
     })();
-    drop(file);
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+#[test]
+fn the_queue_refuses_what_would_be_unsound() {
+    let dir = std::env::temp_dir().join(format!("fiox-conf-guard-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("data");
+    let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).unwrap();
+    file.set_len(1 << 20).unwrap();
+    let opts = EngineOpts::default();
+    let mut q = IoQueue::new(QueueConfig {
+        engine: crate::find("libaio").unwrap(),
+        files: vec![file],
+        paths: std::slice::from_ref(&path),
+        sizes: &[1 << 20],
+        block_devices: &[false],
+        writes: true,
+        depth: 2,
+        buf_size: BS,
+        buf_align: 4096,
+        mem: MemKind::Malloc,
+        waits_for_completions: true,
+        opts: &opts,
+    })
+    .unwrap();
+    // An I/O longer than its buffer never reaches the engine.
+    let big = Io { ddir: Ddir::Read, file: 0, offset: 0, len: (BS * 2) as u32, ioprio: 0 };
+    assert!(q.queue(0, big).is_err());
+    assert_eq!(q.in_engine(), 0);
+    // A unit the engine holds lends its buffer to nobody.
+    let io = Io { ddir: Ddir::Read, file: 0, offset: 0, len: BS as u32, ioprio: 0 };
+    let i = q.next_idle().unwrap();
+    assert_eq!(q.queue(i, io).unwrap(), QueueStatus::Queued);
+    assert_eq!(q.in_engine(), 1);
+    assert_ne!(q.next_idle(), Some(i));
+    let lent = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| q.buf(i).len()));
+    assert!(lent.is_err(), "the buffer of an in-flight unit was lent out");
+    q.commit().unwrap();
+    let mut out = Vec::new();
+    q.reap(1, 2, &mut out).unwrap();
+    assert_eq!(out, vec![Completion { index: i, result: BS as i64 }]);
+    assert_eq!(q.in_engine(), 0);
+    assert_eq!(q.buf(i).len(), BS);
+    drop(q);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

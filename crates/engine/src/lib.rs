@@ -1,22 +1,29 @@
 //! I/O engines: how a job's I/O reaches the kernel. Each engine is one file in `engines/` and
-//! does I/O only; timing, accounting and the queue-depth logic live in the runner, which drives
-//! every engine through the same [`IoEngine`] calls (fio's queue / commit / getevents model).
+//! does I/O only; timing, accounting and the queue-depth logic live in the runner. The runner
+//! drives an engine only through an [`IoQueue`] (`queue.rs`), which owns the engine, the I/O
+//! units and their buffers, and knows which units are idle and which the kernel holds. Engines
+//! follow fio's queue / commit / getevents model (the crate-private `IoEngine` trait).
 //!
 //! Architecture Invariant: this is the only fiox crate with `unsafe` code (system calls, the
 //! buffer pool, the io_uring and libaio rings); every other crate forbids it. Each `unsafe` block
-//! carries a `// SAFETY:` comment.
+//! carries a `// SAFETY:` comment (clippy enforces it). No raw pointer crosses this crate's
+//! public interface: a buffer's address exists only inside it, so no bug in the runner can make
+//! the kernel write into memory that was freed or handed out again.
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use std::io;
 use std::os::fd::RawFd;
 
 #[cfg(test)]
 mod conformance;
-pub mod engines;
-pub mod mem;
+mod engines;
+mod mem;
+mod queue;
 pub mod sys;
 
 pub use fiox_options::spec::EngineOpts;
-pub use mem::{IoBuffers, MemKind};
+pub use fiox_options::MemKind;
+pub use queue::{Io, IoQueue, QueueConfig, QueueError};
 
 /// What an I/O unit does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,34 +35,35 @@ pub enum Ddir {
     DataSync = 4,
 }
 
-/// One I/O in preparation or in flight. The runner owns a fixed array of these (iodepth of
-/// them); an engine refers to a unit by its index, which is also the io_uring/libaio user data.
+/// One I/O as an engine sees it. The [`IoQueue`] owns a fixed array of these (iodepth of them)
+/// and fills one in for each I/O; an engine refers to a unit by its index, which is also the
+/// io_uring/libaio user data.
 #[derive(Debug, Clone, Copy)]
-pub struct IoUnit {
-    pub ddir: Ddir,
-    pub fd: RawFd,
+pub(crate) struct IoUnit {
+    pub(crate) ddir: Ddir,
+    pub(crate) fd: RawFd,
     /// Index of the file in the job's file list (registered-file slot for io_uring).
-    pub file_index: u32,
+    pub(crate) file_index: u32,
     /// Whether the file is a block device (trim uses BLKDISCARD then).
-    pub block_device: bool,
-    pub offset: u64,
-    pub len: u32,
-    /// The unit's buffer, from the job's [`IoBuffers`]; valid while the pool lives.
-    pub buf: *mut u8,
-    /// Bytes transferred, or a negative errno.
-    pub result: i64,
+    pub(crate) block_device: bool,
+    pub(crate) offset: u64,
+    pub(crate) len: u32,
+    /// The unit's buffer in the queue's pool: at least `len` bytes for reads and writes (the
+    /// queue checks), untouched by anyone else from `queue` until the unit's completion is reaped.
+    pub(crate) buf: *mut u8,
     /// I/O priority (`class << 13 | level`) for engines that pass one per I/O; 0: none.
-    pub ioprio: u16,
+    pub(crate) ioprio: u16,
 }
 
-/// The answer to [`IoEngine::queue`].
+/// The answer to queueing an I/O (fio's `fio_q_status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Queued {
-    /// Done already; `result` is set (synchronous engines, and trims on ring engines).
-    Completed,
-    /// Accepted; it completes after `commit`, reported by `getevents`.
+pub enum QueueStatus {
+    /// Done already, with this result: bytes moved or a negative errno (synchronous engines,
+    /// trims on ring engines, the null engine at depth 1).
+    Completed(i64),
+    /// Accepted; it completes after `commit`, reported by `reap`.
     Queued,
-    /// The engine cannot take it now; the runner reaps completions and retries.
+    /// The engine cannot take it now; reap completions and try again.
     Busy,
 }
 
@@ -67,7 +75,7 @@ pub struct Completion {
 }
 
 /// What an engine needs to know when it starts.
-pub struct Setup<'a> {
+pub(crate) struct Setup<'a> {
     /// The job's open files, in file-index order.
     pub fds: &'a [RawFd],
     /// Size of each file's mapping-relevant extent (what `mmap` maps).
@@ -76,7 +84,7 @@ pub struct Setup<'a> {
     pub writes: bool,
     /// The files' paths, in file-index order (the metadata engines work on names).
     pub paths: &'a [std::path::PathBuf],
-    pub buffers: &'a IoBuffers,
+    pub buffers: &'a mem::IoBuffers,
     pub depth: u32,
     /// Whether the runner always waits for at least one completion (lets io_uring defer task
     /// work to the waiting call).
@@ -84,14 +92,14 @@ pub struct Setup<'a> {
     pub opts: &'a EngineOpts,
 }
 
-/// An I/O engine, driven by one worker thread.
-pub trait IoEngine {
+/// An I/O engine, driven by one worker thread through its [`IoQueue`].
+pub(crate) trait IoEngine {
     /// Called once, after the files are open and the buffers exist.
     fn init(&mut self, _setup: &Setup<'_>) -> io::Result<()> {
         Ok(())
     }
     /// Starts (or, for synchronous engines, does) one I/O of unit `index`.
-    fn queue(&mut self, index: u32, io: &mut IoUnit) -> io::Result<Queued>;
+    fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus>;
     /// Submits what was queued; returns how many were submitted.
     fn commit(&mut self) -> io::Result<u32> {
         Ok(0)
@@ -118,7 +126,9 @@ pub struct EngineInfo {
     /// Each I/O is an operation on a whole file (filecreate, filestat, filedelete); the runner
     /// neither opens the files nor moves data.
     pub metadata: bool,
-    pub make: fn() -> Box<dyn IoEngine>,
+    /// The engine creates the job's files itself (filecreate), so they are not laid out first.
+    pub creates_files: bool,
+    pub(crate) make: fn() -> Box<dyn IoEngine>,
 }
 
 /// Every engine fiox has, by fio's names.

@@ -5,33 +5,9 @@
 use std::alloc::Layout;
 use std::io;
 
-/// Where the pool's memory comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MemKind {
-    Malloc,
-    Mmap,
-    MmapHuge,
-    MmapShared,
-    /// System V shared memory (`shm`), optionally in huge pages (`shmhuge`).
-    Shm,
-    ShmHuge,
-}
+use fiox_options::MemKind;
 
-impl MemKind {
-    pub fn from_name(name: &str) -> Option<MemKind> {
-        Some(match name {
-            "malloc" => MemKind::Malloc,
-            "mmap" => MemKind::Mmap,
-            "mmaphuge" => MemKind::MmapHuge,
-            "mmapshared" => MemKind::MmapShared,
-            "shm" => MemKind::Shm,
-            "shmhuge" => MemKind::ShmHuge,
-            _ => return None,
-        })
-    }
-}
-
-pub struct IoBuffers {
+pub(crate) struct IoBuffers {
     base: *mut u8,
     total: usize,
     unit: usize,
@@ -43,7 +19,7 @@ pub struct IoBuffers {
 impl IoBuffers {
     /// `count` buffers of `unit` bytes, each aligned to `align` (a power of two; page size is a
     /// safe choice for O_DIRECT).
-    pub fn new(count: usize, unit: usize, align: usize, kind: MemKind) -> io::Result<IoBuffers> {
+    pub(crate) fn new(count: usize, unit: usize, align: usize, kind: MemKind) -> io::Result<IoBuffers> {
         let align = align.max(64).next_power_of_two();
         let unit = unit.max(1).div_ceil(align) * align;
         let total = unit
@@ -107,16 +83,16 @@ impl IoBuffers {
 
     /// The address of buffer `i`.
     #[inline]
-    pub fn ptr(&self, i: usize) -> *mut u8 {
+    pub(crate) fn ptr(&self, i: usize) -> *mut u8 {
         assert!(i < self.count);
         // SAFETY: i < count, so the offset stays inside the allocation.
         unsafe { self.base.add(i * self.unit) }
     }
 
-    /// Buffer `i` as a slice, for filling write data. The caller must not hold it while the
-    /// buffer is in flight; the runner only fills buffers of idle units.
+    /// Buffer `i` as a slice, for filling write data. Only [`crate::IoQueue`] calls it, and only
+    /// for units the engine does not hold.
     #[inline]
-    pub fn slice_mut(&mut self, i: usize) -> &mut [u8] {
+    pub(crate) fn slice_mut(&mut self, i: usize) -> &mut [u8] {
         let p = self.ptr(i);
         // SAFETY: p..p+unit is inside the allocation, and &mut self prevents aliasing through
         // this pool.
@@ -125,21 +101,21 @@ impl IoBuffers {
 
     /// Buffer `i` as a shared slice, for checking read data.
     #[inline]
-    pub fn slice(&self, i: usize) -> &[u8] {
+    pub(crate) fn slice(&self, i: usize) -> &[u8] {
         // SAFETY: as for slice_mut, shared.
         unsafe { std::slice::from_raw_parts(self.ptr(i), self.unit) }
     }
 
-    pub fn unit_size(&self) -> usize {
+    pub(crate) fn unit_size(&self) -> usize {
         self.unit
     }
 
-    pub fn count(&self) -> usize {
+    pub(crate) fn count(&self) -> usize {
         self.count
     }
 
     /// `(address, length)` of every buffer, for registering them with io_uring.
-    pub fn regions(&self) -> impl Iterator<Item = (*mut u8, usize)> + '_ {
+    pub(crate) fn regions(&self) -> impl Iterator<Item = (*mut u8, usize)> + '_ {
         (0..self.count).map(move |i| (self.ptr(i), self.unit))
     }
 }

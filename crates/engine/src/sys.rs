@@ -47,20 +47,28 @@ unsafe fn syscall4(nr: libc::c_long, a1: i64, a2: i64, a3: i64, a4: i64) -> i64 
     ret
 }
 
+/// `pread` into `buf`.
+///
+/// # Safety
+/// `buf` must point to `len` bytes that nothing else reads or writes during the call.
 #[inline]
-pub fn pread(fd: RawFd, buf: *mut u8, len: usize, off: u64) -> i64 {
+pub(crate) unsafe fn pread(fd: RawFd, buf: *mut u8, len: usize, off: u64) -> i64 {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: `buf` points to `len` writable bytes owned by an I/O unit for the whole call.
+    // SAFETY: the caller vouches for `buf`; the other arguments are plain numbers.
     return unsafe { syscall4(libc::SYS_pread64, fd as i64, buf as i64, len as i64, off as i64) };
     #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: as above.
     ret(unsafe { libc::pread(fd, buf.cast(), len, off as libc::off_t) })
 }
 
+/// `pwrite` from `buf`.
+///
+/// # Safety
+/// `buf` must point to `len` readable bytes that nothing writes during the call.
 #[inline]
-pub fn pwrite(fd: RawFd, buf: *const u8, len: usize, off: u64) -> i64 {
+pub(crate) unsafe fn pwrite(fd: RawFd, buf: *const u8, len: usize, off: u64) -> i64 {
     #[cfg(target_arch = "x86_64")]
-    // SAFETY: `buf` points to `len` readable bytes owned by an I/O unit for the whole call.
+    // SAFETY: the caller vouches for `buf`; the other arguments are plain numbers.
     return unsafe { syscall4(libc::SYS_pwrite64, fd as i64, buf as i64, len as i64, off as i64) };
     #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: as above.
@@ -68,13 +76,16 @@ pub fn pwrite(fd: RawFd, buf: *const u8, len: usize, off: u64) -> i64 {
 }
 
 /// `lseek` then `read`/`write`, as the `sync` engine does.
+///
+/// # Safety
+/// As for [`pread`] (reads) and [`pwrite`] (writes).
 #[inline]
-pub fn seek_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool) -> i64 {
+pub(crate) unsafe fn seek_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool) -> i64 {
     // SAFETY: lseek takes no pointers.
     if unsafe { libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) } < 0 {
         return ret(-1);
     }
-    // SAFETY: as for pread/pwrite.
+    // SAFETY: the caller vouches for `buf`, as for pread/pwrite.
     ret(unsafe {
         if write {
             libc::write(fd, buf.cast(), len)
@@ -86,8 +97,11 @@ pub fn seek_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool) -> i6
 
 /// `readv`/`writev` (after `lseek`) or `preadv2`/`pwritev2` with `flags` (`positional`), on one
 /// buffer.
+///
+/// # Safety
+/// As for [`pread`] (reads) and [`pwrite`] (writes).
 #[inline]
-pub fn vector_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool, positional: bool, flags: i32) -> i64 {
+pub(crate) unsafe fn vector_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool, positional: bool, flags: i32) -> i64 {
     let iov = libc::iovec { iov_base: buf.cast(), iov_len: len };
     if !positional {
         // SAFETY: lseek takes no pointers.

@@ -8,6 +8,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod argv;
+pub mod choices;
 mod defs;
 pub mod error;
 mod expr;
@@ -20,6 +21,7 @@ pub mod spec;
 pub mod table;
 pub mod value;
 
+pub use choices::{ClockSource, Fallocate, MemKind, UnifiedRw};
 pub use error::{Error, Origin};
 pub use job::{assemble, Job, JobSet};
 pub use spec::{JobSpec, PrioRule, RandomDist, SizeSpec};

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::choices::{ClockSource, Fallocate, MemKind, UnifiedRw};
 use crate::error::{Error, Origin, Result};
 use crate::jobfile::RawOpt;
 use crate::table::{self, Kind, OptDef, Support};
@@ -200,7 +201,7 @@ pub struct JobSpec {
     pub zero_buffers: bool,
     pub refill_buffers: bool,
     pub scramble_buffers: bool,
-    pub mem: &'static str,
+    pub mem: MemKind,
     pub iomem_align: u64,
     pub clat_percentiles: bool,
     pub lat_percentiles: bool,
@@ -251,10 +252,9 @@ pub struct JobSpec {
     /// `log_window_value` (fio 3.36+), or `log_max_value=1` as fio 3.33 spells max.
     pub log_window_value: u8,
     pub log_offset: bool,
-    /// `clocksource`: `gettimeofday`, `clock_gettime` or `cpu`; `None` lets fiox choose.
-    pub clocksource: Option<&'static str>,
-    /// `unified_rw_reporting`: `none`, `mixed` or `both` (the numeric spellings mapped).
-    pub unified_rw_reporting: &'static str,
+    /// `clocksource`; `None` lets fiox choose.
+    pub clocksource: Option<ClockSource>,
+    pub unified_rw_reporting: UnifiedRw,
     pub per_job_logs: bool,
     /// `sync=`: open files with O_SYNC (`sync`, `1`) or O_DSYNC (`dsync`).
     pub open_sync: Option<bool>,
@@ -267,8 +267,7 @@ pub struct JobSpec {
     pub rate_cycle_ms: u64,
     pub create_on_open: bool,
     pub overwrite: bool,
-    /// `fallocate=`: none, native, posix, keep, truncate (0 and 1 are none and posix).
-    pub fallocate: &'static str,
+    pub fallocate: Fallocate,
     /// The bytes of `buffer_pattern`, repeated through write buffers.
     pub buffer_pattern: Option<Vec<u8>>,
     pub buffer_compress_percentage: u32,
@@ -363,6 +362,12 @@ impl<'a> Merged<'a> {
             Some(Value::Choice(c)) => Ok(c),
             _ => unreachable!("{name} is a choice with a default"),
         }
+    }
+
+    /// A choice option as its type (see `choices.rs`, whose test covers every word).
+    fn typed<T>(&self, name: &str, from_word: fn(&str) -> Option<T>) -> Result<T> {
+        let word = self.choice(name)?;
+        Ok(from_word(word).unwrap_or_else(|| unreachable!("{name}={word} has no variant in choices.rs")))
     }
 
     /// Per-direction sizes, falling back to the default for directions left empty.
@@ -605,7 +610,7 @@ impl JobSpec {
             zero_buffers: m.flag("zero_buffers")?,
             refill_buffers: m.flag("refill_buffers")?,
             scramble_buffers: m.flag("scramble_buffers")?,
-            mem: m.choice("mem")?,
+            mem: m.typed("mem", MemKind::from_word)?,
             iomem_align: m.size("iomem_align")?.unwrap_or(0),
             clat_percentiles: m.flag("clat_percentiles")?,
             lat_percentiles: m.flag("lat_percentiles")?,
@@ -663,13 +668,8 @@ impl JobSpec {
                 _ => 0,
             },
             log_offset: m.flag("log_offset")?,
-            clocksource: if m.is_set("clocksource") { Some(m.choice("clocksource")?) } else { None },
-            unified_rw_reporting: match m.choice("unified_rw_reporting")? {
-                "0" => "none",
-                "1" => "mixed",
-                "2" => "both",
-                w => w,
-            },
+            clocksource: if m.is_set("clocksource") { Some(m.typed("clocksource", ClockSource::from_word)?) } else { None },
+            unified_rw_reporting: m.typed("unified_rw_reporting", UnifiedRw::from_word)?,
             per_job_logs: m.flag("per_job_logs")?,
             rate_min: m.per_dir_int("rate_min", 0)?,
             rate_iops_min: m.per_dir_int("rate_iops_min", 0)?,
@@ -682,11 +682,7 @@ impl JobSpec {
             thinktime_iotime_us: m.time("thinktime_iotime")?,
             rw_sequencer_identical: m.choice("rw_sequencer")? == "identical",
             overwrite: m.flag("overwrite")?,
-            fallocate: match m.choice("fallocate")? {
-                "0" => "none",
-                "1" => "posix",
-                other => other,
-            },
+            fallocate: m.typed("fallocate", Fallocate::from_word)?,
             rate_cycle_ms: m.int("rate_cycle")?.unwrap_or(1000).max(1) as u64,
             unit_base: m.choice("unit_base")?.parse().expect("unit_base choices are numbers"),
             random_distribution: m

@@ -5,7 +5,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use crate::{EngineInfo, IoEngine, IoUnit, Queued, Setup};
+use crate::{EngineInfo, IoEngine, IoUnit, QueueStatus, Setup};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Op {
@@ -29,21 +29,20 @@ impl IoEngine for FileMeta {
         Ok(())
     }
 
-    fn queue(&mut self, _index: u32, io: &mut IoUnit) -> io::Result<Queued> {
+    fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let Some(path) = self.paths.get(io.file_index as usize) else {
-            io.result = -(libc::EBADF as i64);
-            return Ok(Queued::Completed);
+            return Ok(QueueStatus::Completed(-(libc::EBADF as i64)));
         };
         let r = match self.op {
             Op::Create => std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(path).map(drop),
             Op::Stat => std::fs::metadata(path).map(drop),
             Op::Delete => std::fs::remove_file(path),
         };
-        io.result = match r {
+        let result = match r {
             Ok(()) => io.len as i64,
             Err(e) => errno(&e),
         };
-        Ok(Queued::Completed)
+        Ok(QueueStatus::Completed(result))
     }
 }
 
@@ -53,6 +52,7 @@ const fn info(name: &'static str, op: Op) -> EngineInfo {
         sync: true,
         diskless: false,
         metadata: true,
+        creates_files: matches!(op, Op::Create),
         make: match op {
             Op::Create => || Box::new(FileMeta { op: Op::Create, paths: Vec::new() }),
             Op::Stat => || Box::new(FileMeta { op: Op::Stat, paths: Vec::new() }),

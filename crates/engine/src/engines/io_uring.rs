@@ -10,7 +10,7 @@ use std::io;
 
 use io_uring::{opcode, squeue, types, IoUring, Probe};
 
-use crate::{sys, Completion, Ddir, EngineInfo, IoEngine, IoUnit, Queued, Setup};
+use crate::{sys, Completion, Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, Setup};
 
 const RWF_NOWAIT: i32 = 0x8;
 const RWF_DONTCACHE: i32 = 0x80;
@@ -110,7 +110,7 @@ impl IoEngine for Uring {
         if fixed_ok && setup.buffers.count() <= u16::MAX as usize {
             let iovecs: Vec<libc::iovec> =
                 setup.buffers.regions().map(|(p, l)| libc::iovec { iov_base: p.cast(), iov_len: l }).collect();
-            // SAFETY: the buffers belong to the job's pool, which the runner keeps alive until
+            // SAFETY: the buffers belong to the job's pool, which the IoQueue keeps alive until
             // after this engine (and so the ring and its registration) is dropped.
             match unsafe { ring.submitter().register_buffers(&iovecs) } {
                 Ok(()) => self.fixedbufs = true,
@@ -137,13 +137,12 @@ impl IoEngine for Uring {
         Ok(())
     }
 
-    fn queue(&mut self, index: u32, io: &mut IoUnit) -> io::Result<Queued> {
+    fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let user_data = index as u64;
         let entry = match io.ddir {
             Ddir::Trim => {
                 // io_uring has no discard command for regular files; do it in line.
-                io.result = sys::trim(io.fd, io.offset, io.len as u64, io.block_device);
-                return Ok(Queued::Completed);
+                return Ok(QueueStatus::Completed(sys::trim(io.fd, io.offset, io.len as u64, io.block_device)));
             }
             Ddir::Sync | Ddir::DataSync => {
                 let mut f = opcode::Fsync::new(types::Fd(io.fd));
@@ -167,15 +166,16 @@ impl IoEngine for Uring {
         if self.force_async > 0 && self.queued_count % self.force_async == 0 {
             entry = entry.flags(squeue::Flags::ASYNC);
         }
-        // SAFETY: the entry's buffer (and iovec, for vectored commands) belong to unit `index`,
-        // which the runner does not touch or free until this unit's completion is reaped.
+        // SAFETY: the entry's buffer (and iovec, for vectored commands) belong to unit `index`;
+        // the IoQueue lends that buffer to nobody and frees no buffer until this unit's
+        // completion is reaped.
         let pushed = unsafe { self.ring().submission().push(&entry) };
         match pushed {
             Ok(()) => {
                 self.unqueued += 1;
-                Ok(Queued::Queued)
+                Ok(QueueStatus::Queued)
             }
-            Err(_) => Ok(Queued::Busy),
+            Err(_) => Ok(QueueStatus::Busy),
         }
     }
 
@@ -303,4 +303,4 @@ impl Uring {
 }
 
 pub const INFO: EngineInfo =
-    EngineInfo { name: "io_uring", sync: false, diskless: false, metadata: false, make: || Box::new(Uring::default()) };
+    EngineInfo { name: "io_uring", sync: false, diskless: false, metadata: false, creates_files: false, make: || Box::new(Uring::default()) };

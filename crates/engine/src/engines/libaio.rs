@@ -6,7 +6,7 @@
 use std::io;
 use std::sync::atomic::{fence, Ordering};
 
-use crate::{sys, Completion, Ddir, EngineInfo, IoEngine, IoUnit, Queued, Setup};
+use crate::{sys, Completion, Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, Setup};
 
 /// The kernel's `struct iocb` (little-endian layout).
 #[repr(C)]
@@ -62,7 +62,7 @@ const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 pub struct Libaio {
     ctx: u64,
     iocbs: Vec<Iocb>,
-    /// Queued, not yet submitted: unit indices in order.
+    /// QueueStatus, not yet submitted: unit indices in order.
     pending: Vec<u32>,
     /// Pointers handed to io_submit (built from `pending` in `commit`).
     ptrs: Vec<*mut Iocb>,
@@ -139,7 +139,7 @@ impl IoEngine for Libaio {
         Ok(())
     }
 
-    fn queue(&mut self, index: u32, io: &mut IoUnit) -> io::Result<Queued> {
+    fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let op = match io.ddir {
             Ddir::Read => IOCB_CMD_PREAD,
             Ddir::Write => IOCB_CMD_PWRITE,
@@ -147,8 +147,7 @@ impl IoEngine for Libaio {
             Ddir::DataSync => IOCB_CMD_FDSYNC,
             Ddir::Trim => {
                 // AIO has no discard; do it synchronously, as fio does.
-                io.result = sys::trim(io.fd, io.offset, io.len as u64, io.block_device);
-                return Ok(Queued::Completed);
+                return Ok(QueueStatus::Completed(sys::trim(io.fd, io.offset, io.len as u64, io.block_device)));
             }
         };
         self.iocbs[index as usize] = Iocb {
@@ -164,7 +163,7 @@ impl IoEngine for Libaio {
             ..Iocb::default()
         };
         self.pending.push(index);
-        Ok(Queued::Queued)
+        Ok(QueueStatus::Queued)
     }
 
     fn commit(&mut self) -> io::Result<u32> {
@@ -175,8 +174,8 @@ impl IoEngine for Libaio {
                 self.ptrs.push(&mut self.iocbs[i as usize]);
             }
             // SAFETY: every pointer is to an iocb in `self.iocbs`, which does not move or change
-            // until its completion is reaped; each iocb's buffer is the unit's, which the runner
-            // keeps alive until then.
+            // until its completion is reaped; each iocb's buffer is the unit's, which the IoQueue
+            // neither lends out nor frees until then.
             let r = unsafe {
                 libc::syscall(libc::SYS_io_submit, self.ctx, self.ptrs.len() as libc::c_long, self.ptrs.as_mut_ptr())
             };
@@ -254,12 +253,12 @@ impl IoEngine for Libaio {
 impl Drop for Libaio {
     fn drop(&mut self) {
         if self.ctx != 0 {
-            // SAFETY: destroys the context made in init; the kernel waits for in-flight I/O,
-            // whose buffers the runner still holds (it drops the engine first).
+            // SAFETY: destroys the context made in init. The IoQueue drops an engine only when
+            // none of its I/O is in flight, and before the buffers.
             unsafe { libc::syscall(libc::SYS_io_destroy, self.ctx) };
         }
     }
 }
 
 pub const INFO: EngineInfo =
-    EngineInfo { name: "libaio", sync: false, diskless: false, metadata: false, make: || Box::new(Libaio::default()) };
+    EngineInfo { name: "libaio", sync: false, diskless: false, metadata: false, creates_files: false, make: || Box::new(Libaio::default()) };

@@ -3,7 +3,7 @@
 
 use std::io;
 
-use crate::{Ddir, EngineInfo, IoEngine, IoUnit, Queued, Setup};
+use crate::{Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, Setup};
 
 struct Map {
     ptr: *mut u8,
@@ -32,10 +32,10 @@ impl IoEngine for Mmap {
         Ok(())
     }
 
-    fn queue(&mut self, _index: u32, io: &mut IoUnit) -> io::Result<Queued> {
+    fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let m = &self.maps[io.file_index as usize];
         let (off, len) = (io.offset as usize, io.len as usize);
-        io.result = match io.ddir {
+        let result = match io.ddir {
             Ddir::Read | Ddir::Write if off.checked_add(len).is_none_or(|end| end > m.len) => -(libc::EINVAL as i64),
             Ddir::Read => {
                 // SAFETY: off..off+len is inside the mapping (checked above) and the buffer holds
@@ -59,7 +59,7 @@ impl IoEngine for Mmap {
             }
             Ddir::Trim => -(libc::EOPNOTSUPP as i64),
         };
-        Ok(Queued::Completed)
+        Ok(QueueStatus::Completed(result))
     }
 }
 
@@ -73,4 +73,4 @@ impl Drop for Mmap {
 }
 
 pub const INFO: EngineInfo =
-    EngineInfo { name: "mmap", sync: true, diskless: false, metadata: false, make: || Box::new(Mmap::default()) };
+    EngineInfo { name: "mmap", sync: true, diskless: false, metadata: false, creates_files: false, make: || Box::new(Mmap::default()) };

@@ -4,7 +4,7 @@
 
 use std::io;
 
-use crate::{Completion, EngineInfo, IoEngine, IoUnit, Queued};
+use crate::{Completion, EngineInfo, IoEngine, IoUnit, QueueStatus};
 
 #[derive(Default)]
 pub struct Null {
@@ -23,13 +23,12 @@ impl IoEngine for Null {
         Ok(())
     }
 
-    fn queue(&mut self, index: u32, io: &mut IoUnit) -> io::Result<Queued> {
+    fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         if self.inline {
-            io.result = io.len as i64;
-            return Ok(Queued::Completed);
+            return Ok(QueueStatus::Completed(io.len as i64));
         }
         self.queued.push(Completion { index, result: io.len as i64 });
-        Ok(Queued::Queued)
+        Ok(QueueStatus::Queued)
     }
 
     fn commit(&mut self) -> io::Result<u32> {
@@ -46,4 +45,4 @@ impl IoEngine for Null {
 }
 
 pub const INFO: EngineInfo =
-    EngineInfo { name: "null", sync: false, diskless: true, metadata: false, make: || Box::new(Null::default()) };
+    EngineInfo { name: "null", sync: false, diskless: true, metadata: false, creates_files: false, make: || Box::new(Null::default()) };

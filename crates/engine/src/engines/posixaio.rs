@@ -4,7 +4,7 @@
 
 use std::io;
 
-use crate::{sys, Completion, Ddir, EngineInfo, IoEngine, IoUnit, Queued, Setup};
+use crate::{sys, Completion, Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, Setup};
 
 #[derive(Default)]
 pub struct PosixAio {
@@ -30,10 +30,9 @@ impl IoEngine for PosixAio {
         Ok(())
     }
 
-    fn queue(&mut self, index: u32, io: &mut IoUnit) -> io::Result<Queued> {
+    fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         if io.ddir == Ddir::Trim {
-            io.result = sys::trim(io.fd, io.offset, io.len as u64, io.block_device);
-            return Ok(Queued::Completed);
+            return Ok(QueueStatus::Completed(sys::trim(io.fd, io.offset, io.len as u64, io.block_device)));
         }
         let cb = &mut self.cbs[index as usize];
         // SAFETY: resetting the unit's own control block, which is idle (its unit is free).
@@ -56,13 +55,12 @@ impl IoEngine for PosixAio {
         if r != 0 {
             let e = io::Error::last_os_error();
             if e.raw_os_error() == Some(libc::EAGAIN) {
-                return Ok(Queued::Busy);
+                return Ok(QueueStatus::Busy);
             }
-            io.result = -(e.raw_os_error().unwrap_or(libc::EIO) as i64);
-            return Ok(Queued::Completed);
+            return Ok(QueueStatus::Completed(-(e.raw_os_error().unwrap_or(libc::EIO) as i64)));
         }
         self.inflight.push(index);
-        Ok(Queued::Queued)
+        Ok(QueueStatus::Queued)
     }
 
     fn getevents(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
@@ -126,5 +124,6 @@ pub const INFO: EngineInfo = EngineInfo {
     sync: false,
     diskless: false,
     metadata: false,
+    creates_files: false,
     make: || Box::new(PosixAio::default()),
 };

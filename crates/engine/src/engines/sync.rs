@@ -7,7 +7,7 @@
 
 use std::io;
 
-use crate::{sys, Ddir, EngineInfo, IoEngine, IoUnit, Queued, Setup};
+use crate::{sys, Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, Setup};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Call {
@@ -40,12 +40,15 @@ impl IoEngine for SyncEngine {
     }
 
     #[inline]
-    fn queue(&mut self, _index: u32, io: &mut IoUnit) -> io::Result<Queued> {
+    fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let len = io.len as usize;
-        io.result = match io.ddir {
+        let result = match io.ddir {
             Ddir::Read | Ddir::Write => {
                 let write = io.ddir == Ddir::Write;
-                match self.call {
+                // SAFETY: the queue hands an engine a unit whose buffer holds at least `len`
+                // bytes and which nothing else touches until this call has returned.
+                unsafe {
+                    match self.call {
                     Call::Psync if write => sys::pwrite(io.fd, io.buf, len, io.offset),
                     Call::Psync => sys::pread(io.fd, io.buf, len, io.offset),
                     Call::Sync => sys::seek_rw(io.fd, io.buf, len, io.offset, write),
@@ -54,12 +57,13 @@ impl IoEngine for SyncEngine {
                         sys::vector_rw(io.fd, io.buf, len, io.offset, write, true, self.flags)
                     }
                 }
+                }
             }
             Ddir::Trim => sys::trim(io.fd, io.offset, io.len as u64, io.block_device),
             Ddir::Sync => sys::fsync(io.fd, false),
             Ddir::DataSync => sys::fsync(io.fd, true),
         };
-        Ok(Queued::Completed)
+        Ok(QueueStatus::Completed(result))
     }
 }
 
@@ -69,6 +73,7 @@ const fn info(name: &'static str, call: Call) -> EngineInfo {
         sync: true,
         diskless: false,
         metadata: false,
+        creates_files: false,
         make: match call {
             Call::Sync => || Box::new(SyncEngine { call: Call::Sync, flags: 0 }),
             Call::Psync => || Box::new(SyncEngine { call: Call::Psync, flags: 0 }),

@@ -1,0 +1,287 @@
+//! The I/O queue: the one owner of a job's engine, its I/O units, their buffers and its files.
+//!
+//! A unit is either idle or in the engine. `queue` hands an idle unit to the engine; it comes
+//! back when the engine answers at once (`QueueStatus::Completed`) or when `reap` returns its
+//! completion. Only idle units' buffers are lent out (`buf`, `buf_mut`), and the buffers are
+//! freed only when no unit is in the engine. Those two rules are what make the engines' `unsafe`
+//! sound, and they are enforced here, in the crate that relies on them, rather than promised by
+//! the runner: the runner never sees a buffer's address.
+//!
+//! The calls mirror fio's engine model: `queue` (fio's `->queue`), `commit`, `reap`
+//! (`->getevents` plus `->event`).
+
+use std::fs::File;
+use std::io;
+use std::mem::ManuallyDrop;
+use std::os::fd::{AsRawFd, RawFd};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::mem::IoBuffers;
+use crate::{Completion, Ddir, EngineInfo, EngineOpts, IoEngine, IoUnit, MemKind, QueueStatus, Setup};
+
+/// One I/O as the runner describes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Io {
+    pub ddir: Ddir,
+    /// Index of the file in the job's file list.
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+    /// I/O priority (`class << 13 | level`) for engines that pass one per I/O; 0: none.
+    pub ioprio: u16,
+}
+
+/// What a queue is made of.
+pub struct QueueConfig<'a> {
+    pub engine: &'static EngineInfo,
+    /// The job's open files, in file-index order; the queue keeps them open while the engine
+    /// may use them. Empty for engines that open nothing (null, the metadata engines).
+    pub files: Vec<File>,
+    /// The files' paths, in file-index order (the metadata engines work on names).
+    pub paths: &'a [PathBuf],
+    /// The extent of each file the job uses (what `mmap` maps).
+    pub sizes: &'a [u64],
+    /// Whether each file is a block device (trims become BLKDISCARD).
+    pub block_devices: &'a [bool],
+    /// Whether the job writes (files are open read-write).
+    pub writes: bool,
+    pub depth: u32,
+    /// Each unit's buffer: at least this many bytes, aligned to `buf_align`, from `mem`.
+    pub buf_size: usize,
+    pub buf_align: usize,
+    pub mem: MemKind,
+    /// Whether the runner always waits for at least one completion (lets io_uring defer its
+    /// task work to the waiting call).
+    pub waits_for_completions: bool,
+    pub opts: &'a EngineOpts,
+}
+
+/// Why a queue could not be made.
+#[derive(Debug)]
+pub enum QueueError {
+    /// The buffer pool could not be allocated.
+    Buffers(io::Error),
+    /// The engine failed to start.
+    Engine(io::Error),
+}
+
+impl std::fmt::Display for QueueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QueueError::Buffers(e) | QueueError::Engine(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for QueueError {}
+
+/// A job's engine with its units, buffers and files. See the module documentation.
+pub struct IoQueue {
+    // Dropped by hand, engine first (a ring may refer to the buffers until it is torn down), and
+    // only when no unit is in the engine: see `Drop`.
+    engine: ManuallyDrop<Box<dyn IoEngine>>,
+    bufs: ManuallyDrop<IoBuffers>,
+    units: Vec<IoUnit>,
+    in_engine: Vec<bool>,
+    /// Idle units, used as a stack (the most recently freed unit's buffer is the warmest).
+    idle: Vec<u32>,
+    busy: u32,
+    /// The engine moves no data (metadata engines): lengths are file sizes, not buffer sizes.
+    metadata: bool,
+    files: Vec<File>,
+    block_devices: Vec<bool>,
+}
+
+impl IoQueue {
+    /// Allocates the buffers and starts the engine on the files.
+    pub fn new(cfg: QueueConfig<'_>) -> Result<IoQueue, QueueError> {
+        let depth = cfg.depth.max(1);
+        let buf_size = if cfg.engine.metadata { 1 } else { cfg.buf_size };
+        let bufs = IoBuffers::new(depth as usize, buf_size, cfg.buf_align, cfg.mem).map_err(QueueError::Buffers)?;
+        let fds: Vec<RawFd> = cfg.files.iter().map(|f| f.as_raw_fd()).collect();
+        let mut engine = (cfg.engine.make)();
+        engine.init(&Setup {
+            fds: &fds,
+            sizes: cfg.sizes,
+            writes: cfg.writes,
+            paths: cfg.paths,
+            buffers: &bufs,
+            depth,
+            waits_for_completions: cfg.waits_for_completions,
+            opts: cfg.opts,
+        })
+        .map_err(QueueError::Engine)?;
+        let units = (0..depth as usize)
+            .map(|i| IoUnit {
+                ddir: Ddir::Read,
+                fd: fds.first().copied().unwrap_or(-1),
+                file_index: 0,
+                block_device: cfg.block_devices.first().copied().unwrap_or(false),
+                offset: 0,
+                len: 0,
+                buf: bufs.ptr(i),
+                ioprio: 0,
+            })
+            .collect();
+        let mut block_devices = cfg.block_devices.to_vec();
+        block_devices.resize(cfg.files.len().max(cfg.paths.len()), false);
+        Ok(IoQueue {
+            engine: ManuallyDrop::new(engine),
+            bufs: ManuallyDrop::new(bufs),
+            units,
+            in_engine: vec![false; depth as usize],
+            idle: (0..depth).rev().collect(),
+            busy: 0,
+            metadata: cfg.engine.metadata,
+            files: cfg.files,
+            block_devices,
+        })
+    }
+
+    /// How many units the queue has (the job's iodepth, or 1 for synchronous engines).
+    pub fn depth(&self) -> u32 {
+        self.units.len() as u32
+    }
+
+    /// The idle unit `queue` would best use next, if any is idle.
+    #[inline]
+    pub fn next_idle(&self) -> Option<u32> {
+        self.idle.last().copied()
+    }
+
+    /// How many units are idle.
+    #[inline]
+    pub fn idle_count(&self) -> u32 {
+        self.idle.len() as u32
+    }
+
+    /// How many units the engine holds (queued, submitted or in flight).
+    #[inline]
+    pub fn in_engine(&self) -> u32 {
+        self.busy
+    }
+
+    /// The units the engine holds, in index order.
+    pub fn in_engine_units(&self) -> impl Iterator<Item = u32> + '_ {
+        self.in_engine.iter().enumerate().filter(|(_, &b)| b).map(|(i, _)| i as u32)
+    }
+
+    /// The I/O unit `i` does (or last did).
+    #[inline]
+    pub fn io(&self, i: u32) -> Io {
+        let u = &self.units[i as usize];
+        Io { ddir: u.ddir, file: u.file_index, offset: u.offset, len: u.len, ioprio: u.ioprio }
+    }
+
+    /// Unit `i`'s buffer, to fill before a write. Panics unless the unit is idle.
+    #[inline]
+    pub fn buf_mut(&mut self, i: u32) -> &mut [u8] {
+        assert!(!self.in_engine[i as usize], "buffer of unit {i} lent out while the engine holds it");
+        self.bufs.slice_mut(i as usize)
+    }
+
+    /// Unit `i`'s buffer, to check after a read. Panics unless the unit is idle.
+    #[inline]
+    pub fn buf(&self, i: u32) -> &[u8] {
+        assert!(!self.in_engine[i as usize], "buffer of unit {i} lent out while the engine holds it");
+        self.bufs.slice(i as usize)
+    }
+
+    /// The job's files, in file-index order.
+    pub fn files(&self) -> &[File] {
+        &self.files
+    }
+
+    /// Hands idle unit `i` to the engine to do `io`. `Completed` returns the unit to the idle
+    /// ones at once; `Queued` keeps it in the engine until `reap` returns it; `Busy` leaves it
+    /// idle. A length beyond the unit's buffer is refused (EINVAL), never passed on.
+    #[inline]
+    pub fn queue(&mut self, i: u32, io: Io) -> io::Result<QueueStatus> {
+        let idx = i as usize;
+        assert!(!self.in_engine[idx], "unit {i} queued twice");
+        let moves_data = matches!(io.ddir, Ddir::Read | Ddir::Write) && !self.metadata;
+        if moves_data && io.len as usize > self.bufs.unit_size() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("an I/O of {} bytes does not fit its {}-byte buffer", io.len, self.bufs.unit_size()),
+            ));
+        }
+        let u = &mut self.units[idx];
+        u.ddir = io.ddir;
+        u.file_index = io.file;
+        u.fd = self.files.get(io.file as usize).map_or(-1, |f| f.as_raw_fd());
+        u.block_device = self.block_devices.get(io.file as usize).copied().unwrap_or(false);
+        u.offset = io.offset;
+        u.len = io.len;
+        u.ioprio = io.ioprio;
+        let status = self.engine.queue(i, &self.units[idx])?;
+        if status == QueueStatus::Queued {
+            // Most of the time `i` is the top of the stack (the runner takes `next_idle`).
+            match self.idle.last() {
+                Some(&top) if top == i => {
+                    self.idle.pop();
+                }
+                _ => {
+                    let at = self.idle.iter().position(|&x| x == i).expect("an idle unit is on the idle stack");
+                    self.idle.swap_remove(at);
+                }
+            }
+            self.in_engine[idx] = true;
+            self.busy += 1;
+        }
+        Ok(status)
+    }
+
+    /// Submits what was queued; returns how many were submitted.
+    #[inline]
+    pub fn commit(&mut self) -> io::Result<u32> {
+        self.engine.commit()
+    }
+
+    /// Waits for at least `min` completions and appends at most `max` to `out`, returning their
+    /// units to the idle ones. With a wait limit set, it may return fewer once it has passed.
+    #[inline]
+    pub fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
+        let from = out.len();
+        self.engine.getevents(min.min(self.busy), max, out)?;
+        for c in &out[from..] {
+            let idx = c.index as usize;
+            if !self.in_engine.get(idx).copied().unwrap_or(false) {
+                return Err(io::Error::other(format!("the engine completed unit {} that it did not hold", c.index)));
+            }
+            self.in_engine[idx] = false;
+            self.idle.push(c.index);
+            self.busy -= 1;
+        }
+        Ok(())
+    }
+
+    /// Bounds how long one `reap` may wait (`None`: as long as it takes).
+    pub fn set_wait_limit(&mut self, limit: Option<Duration>) {
+        self.engine.set_wait_limit(limit);
+    }
+}
+
+impl Drop for IoQueue {
+    fn drop(&mut self) {
+        if self.busy > 0 {
+            // Collect whatever has finished without waiting.
+            let mut out = Vec::with_capacity(self.busy as usize);
+            let _ = self.reap(0, self.busy, &mut out);
+        }
+        if self.busy > 0 {
+            // The kernel still owns I/O into these buffers (a device that stopped answering, or
+            // a run that ended on an error with I/O in flight). Tearing the engine down could wait
+            // for the dead device forever, and freeing the buffers would let the kernel write into
+            // memory handed out again, so both are left alone until the process exits.
+            return;
+        }
+        // SAFETY: each field is dropped exactly once, here, and never used again; the engine goes
+        // first because a ring may refer to the buffers until it is torn down.
+        unsafe {
+            ManuallyDrop::drop(&mut self.engine);
+            ManuallyDrop::drop(&mut self.bufs);
+        }
+    }
+}

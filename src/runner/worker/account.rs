@@ -1,0 +1,225 @@
+//! Accounting: what a worker measured. The [`Accountant`] owns the job's statistics, knows
+//! whether measurement has started (after `ramp_time`), books every finished I/O into the
+//! latency sums, histograms and logs, and takes the bandwidth and IOPS samples.
+
+use fiox_engine::{sys, Ddir, Io};
+use fiox_options::JobSpec;
+use fiox_stats::{DirStat, ThreadStat};
+
+use super::WorkerResult;
+use crate::runner::clock;
+use crate::runner::logs::JobLogs;
+
+pub(super) struct Accountant {
+    pub(super) ts: ThreadStat,
+    /// The statistics of a fresh start (and again after ramp_time): the job's directions, with
+    /// per-priority latency where cmdprio sends some I/Os with a priority.
+    blank: ThreadStat,
+    /// Measurement has started (ramp_time is over); before, finished I/Os are not booked.
+    pub(super) measuring: bool,
+    /// Clock reading when measurement started.
+    pub(super) start: u64,
+    usage0: sys::Usage,
+    start_epoch_ms: u64,
+    on: [bool; 3],
+    /// Per-priority latency is total latency with lat_percentiles, completion latency otherwise.
+    prio_total_lat: bool,
+    bw: Sampler,
+    iops: Sampler,
+    pub(super) logs: Option<JobLogs>,
+}
+
+/// One of fio's sample series (`bwavgtime`, `iopsavgtime`): a value per direction every window.
+struct Sampler {
+    window_ns: u64,
+    last_at: u64,
+    last: [u64; 3],
+}
+
+impl Accountant {
+    pub(super) fn new(spec: &JobSpec, number: usize, measuring: bool) -> Accountant {
+        let on = [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()];
+        let mut blank = ThreadStat { jobs: 1, ..ThreadStat::default() };
+        for (d, &active) in on.iter().enumerate() {
+            if active {
+                blank.dirs[d] = DirStat::active();
+                let rules = spec.engine.cmdprio_rules(d);
+                if !rules.is_empty() {
+                    let prios: Vec<u16> = std::iter::once(0).chain(rules.iter().map(|r| r.ioprio)).collect();
+                    blank.dirs[d].track_prios(&prios);
+                }
+            }
+        }
+        Accountant {
+            ts: blank.clone(),
+            blank,
+            measuring,
+            start: 0,
+            usage0: clock::thread_usage(),
+            start_epoch_ms: clock::epoch_ms(),
+            on,
+            prio_total_lat: spec.lat_percentiles,
+            bw: Sampler { window_ns: spec.bwavgtime_ms.max(1) * 1_000_000, last_at: 0, last: [0; 3] },
+            iops: Sampler { window_ns: spec.iopsavgtime_ms.max(1) * 1_000_000, last_at: 0, last: [0; 3] },
+            logs: JobLogs::new(spec, number),
+        }
+    }
+
+    /// Ramp over: forgets what was measured and starts the clock for the report. The I/O done
+    /// while ramping still counts toward the job's size, as in fio: only the statistics start
+    /// over.
+    pub(super) fn start_measuring(&mut self, now: u64) {
+        self.measuring = true;
+        self.start = now;
+        self.usage0 = clock::thread_usage();
+        self.start_epoch_ms = clock::epoch_ms();
+        self.ts = self.blank.clone();
+        self.bw.last_at = now;
+        self.bw.last = [0; 3];
+        self.iops.last_at = now;
+        self.iops.last = [0; 3];
+    }
+
+    /// Milliseconds measured by clock reading `now`.
+    pub(super) fn elapsed_ms(&self, now: u64) -> u64 {
+        now.saturating_sub(self.start) / 1_000_000
+    }
+
+    /// Books one I/O that moved `result` bytes (`result >= 0`). `start` is when it was
+    /// prepared (`None` for I/Os with no submission phase: no slat), `issue` when the engine
+    /// got it, `done` when it was seen complete.
+    #[inline]
+    pub(super) fn complete(&mut self, io: &Io, result: i64, start: Option<u64>, issue: u64, done: u64) {
+        if !self.measuring {
+            return;
+        }
+        let ts = &mut self.ts;
+        let d = match io.ddir {
+            Ddir::Read => 0,
+            Ddir::Write => 1,
+            Ddir::Trim => 2,
+            Ddir::Sync | Ddir::DataSync => {
+                ts.sync_ios += 1;
+                ts.sync_lat.add(done - issue);
+                ts.sync_hist.get_or_insert_with(Default::default).add(done - issue);
+                ts.issued[3] += 1;
+                return;
+            }
+        };
+        let clat = done.saturating_sub(issue);
+        let ds = &mut ts.dirs[d];
+        ds.io_bytes += result as u64;
+        ds.total_ios += 1;
+        if (result as u64) < io.len as u64 {
+            ds.short_ios += 1;
+            ts.short[d] += 1;
+        }
+        ds.clat.add(clat);
+        if let Some(h) = &mut ds.clat_hist {
+            h.add(clat);
+        }
+        let lat = match start {
+            Some(s) => {
+                let slat = issue.saturating_sub(s);
+                ds.slat.add(slat);
+                if let Some(h) = &mut ds.slat_hist {
+                    h.add(slat);
+                }
+                done.saturating_sub(s)
+            }
+            None => clat,
+        };
+        ds.lat.add(lat);
+        if let Some(h) = &mut ds.lat_hist {
+            h.add(lat);
+        }
+        if !ds.prios.is_empty() {
+            // fio keeps per-priority completion latency, or total latency with lat_percentiles.
+            ds.add_prio(io.ioprio, if self.prio_total_lat { lat } else { clat });
+        }
+        if let Some(l) = &mut self.logs {
+            let slat = start.map(|s| issue.saturating_sub(s));
+            l.io(done.saturating_sub(self.start) / 1_000_000, d, io.len, io.offset, slat, clat, lat);
+        }
+        ts.mark_clat_bucket(clat);
+    }
+
+    /// Takes bandwidth and IOPS samples when their windows have passed (fio's `bwavgtime`,
+    /// `iopsavgtime`), for the directions the job does, and histogram log lines.
+    #[inline]
+    pub(super) fn sample(&mut self, now: u64, bs: [u64; 3]) {
+        if !self.measuring {
+            return;
+        }
+        let (ts, on) = (&mut self.ts, self.on);
+        if now - self.bw.last_at >= self.bw.window_ns {
+            let ms = (now - self.bw.last_at) / 1_000_000;
+            for d in (0..3).filter(|&d| on[d]) {
+                let delta = ts.dirs[d].io_bytes - self.bw.last[d];
+                ts.dirs[d].bw.add(delta * 1000 / ms.max(1) / 1024);
+                self.bw.last[d] = ts.dirs[d].io_bytes;
+            }
+            self.bw.last_at = now;
+        }
+        if now - self.iops.last_at >= self.iops.window_ns {
+            let ms = (now - self.iops.last_at) / 1_000_000;
+            for d in (0..3).filter(|&d| on[d]) {
+                let delta = ts.dirs[d].total_ios - self.iops.last[d];
+                ts.dirs[d].iops.add(delta * 1000 / ms.max(1));
+                self.iops.last[d] = ts.dirs[d].total_ios;
+            }
+            self.iops.last_at = now;
+        }
+        if let Some(l) = &mut self.logs {
+            l.hist_tick(now.saturating_sub(self.start) / 1_000_000, &self.ts, bs);
+        }
+    }
+
+    /// The result so far, as of clock reading `now` (for snapshots and the end of the job).
+    pub(super) fn result(&self, now: u64, pid: u32, seed: u64) -> WorkerResult {
+        let mut ts = self.ts.clone();
+        let elapsed_ms = self.elapsed_ms(now);
+        finish_stats(&mut ts, elapsed_ms, &self.usage0);
+        WorkerResult {
+            ts,
+            pid,
+            start_epoch_ms: self.start_epoch_ms,
+            elapsed_ms,
+            seed,
+            abandoned: false,
+            error: None,
+        }
+    }
+
+    /// The final result: like [`Accountant::result`], without a copy of the statistics.
+    pub(super) fn into_result(mut self, now: u64, pid: u32, seed: u64) -> WorkerResult {
+        let elapsed_ms = self.elapsed_ms(now);
+        finish_stats(&mut self.ts, elapsed_ms, &self.usage0);
+        WorkerResult {
+            ts: self.ts,
+            pid,
+            start_epoch_ms: self.start_epoch_ms,
+            elapsed_ms,
+            seed,
+            abandoned: false,
+            error: None,
+        }
+    }
+}
+
+/// Fills in what is only known at the end (or at a snapshot): CPU use, runtimes, issued counts.
+pub(super) fn finish_stats(ts: &mut ThreadStat, elapsed_ms: u64, usage0: &sys::Usage) {
+    let usage = clock::thread_usage().since(usage0);
+    ts.usr_us = usage.usr_us;
+    ts.sys_us = usage.sys_us;
+    ts.ctx = usage.ctx;
+    ts.majf = usage.majf;
+    ts.minf = usage.minf;
+    ts.job_runtime_ms = elapsed_ms;
+    for (d, ds) in ts.dirs.iter_mut().enumerate() {
+        if ds.total_ios > 0 {
+            ds.runtime_ms = elapsed_ms.max(1);
+        }
+        ts.issued[d] = ds.total_ios;
+    }
+}

@@ -1,0 +1,58 @@
+//! `write_iolog`: every issued I/O, in fio's iolog version 3 text.
+
+use anyhow::{Context, Result};
+use fiox_engine::Ddir;
+
+use crate::plan::WorkerPlan;
+use crate::runner::iogen::NextIo;
+
+/// `write_iolog`: every issued I/O, in fio's iolog version 3 text (`<ms> <file> <action>
+/// <offset> <length>`), kept in memory and written when the job ends.
+pub(super) struct IoLog {
+    text: String,
+    names: Vec<String>,
+    opened: Vec<bool>,
+}
+
+impl IoLog {
+    pub(super) fn new(plan: &WorkerPlan) -> IoLog {
+        let names: Vec<String> = plan.files.iter().map(|f| f.path.display().to_string()).collect();
+        let mut text = String::from("fio version 3 iolog\n");
+        for n in &names {
+            text.push_str(&format!("0 {n} add\n"));
+        }
+        IoLog { opened: vec![false; names.len()], names, text }
+    }
+
+    pub(super) fn issue(&mut self, now_ns: u64, io: &NextIo) {
+        use std::fmt::Write as _;
+        let ms = now_ns / 1_000_000;
+        let name = &self.names[io.file];
+        // fio opens files on first use and logs it.
+        if !self.opened[io.file] {
+            self.opened[io.file] = true;
+            let _ = writeln!(self.text, "{ms} {name} open");
+        }
+        let action = match io.ddir {
+            Ddir::Read => "read",
+            Ddir::Write => "write",
+            Ddir::Trim => "trim",
+            Ddir::Sync => "sync",
+            Ddir::DataSync => "datasync",
+        };
+        if matches!(io.ddir, Ddir::Sync | Ddir::DataSync) {
+            let _ = writeln!(self.text, "{ms} {name} {action}");
+        } else {
+            let _ = writeln!(self.text, "{ms} {name} {action} {} {}", io.offset, io.len);
+        }
+    }
+
+    pub(super) fn finish(mut self, now_ns: u64, path: &str) -> Result<()> {
+        for (n, open) in self.names.iter().zip(&self.opened) {
+            if *open {
+                self.text.push_str(&format!("{} {n} close\n", now_ns / 1_000_000));
+            }
+        }
+        std::fs::write(path, self.text).with_context(|| format!("cannot write write_iolog file '{path}'"))
+    }
+}

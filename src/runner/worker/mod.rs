@@ -1,0 +1,641 @@
+//! One worker thread: fio's I/O loop for one job clone, as a [`Worker`] that owns named parts
+//! and moves through named phases.
+//!
+//! ```text
+//!   setup (thread settings, files, queue, buffer contents, startdelay)
+//!   loop {
+//!       tick     end rules → Ramp | Measure | Drain(reason) | Done(reason); ramp over → measure
+//!       fill     gen → end rules (size) → pacer → cmdprio → content → queue   (not when draining)
+//!       submit   commit the batch; one clock read stamps its issue time
+//!       give up  (I/O in flight long after the end: the device stopped answering)
+//!       reap     queue.reap → accountant | error rule → pacer
+//!       observe  publish counters, answer snapshots, samples, minimum rates
+//!   }
+//!   finish (iolog, logs, result)
+//! ```
+//!
+//! The parts: the [`IoQueue`] (engine, units, buffers; from fiox-engine), [`IoGen`] (what to
+//! do next), [`Pacer`] (rates and thinktime), [`Content`] (what writes carry), the
+//! [`Accountant`] (statistics and logs), the end rules, the error rule, the depth limits and
+//! the minimum rates. A fio feature that changes the loop becomes one part or one method.
+//! Parts are concrete types: the only dynamic call per I/O is the engine's, as in fio.
+//!
+//! Timing follows fio's definitions. For asynchronous engines the clock is read once per
+//! submission batch before queueing (start), once after the batch is committed (issue) and once
+//! per reaped batch (completion): slat = issue - start, clat = completion - issue,
+//! lat = completion - start. Synchronous engines have no submission phase: the clock is read
+//! before and after each call, clat = lat = the call's duration, and there is no slat.
+//!
+//! The loop allocates nothing: units, buffers, timestamps and the completion list are made once.
+
+mod account;
+mod iolog;
+mod layout;
+mod meta;
+mod rules;
+mod setup;
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use fiox_engine::{sys, Completion, Ddir, Io, IoQueue, QueueStatus};
+use fiox_options::JobSpec;
+use fiox_stats::ThreadStat;
+
+use super::clock::{self, Clock};
+use super::content::Content;
+use super::iogen::{IoGen, NextIo};
+use super::offsets::{mix64, Rng};
+use super::pacer::Pacer;
+use crate::plan::WorkerPlan;
+use account::Accountant;
+pub use layout::layout;
+use rules::{EndReason, EndRules, ErrorRule, MinRate};
+
+/// Live counters another thread may read for the status line.
+#[derive(Default)]
+pub struct Progress {
+    pub bytes: [AtomicU64; 3],
+    pub ios: [AtomicU64; 3],
+    pub done: AtomicBool,
+    /// Raised by the status reporter to ask for a snapshot (`--status-interval`); the worker
+    /// answers by storing its statistics so far in `snapshot` with the same number.
+    pub want: AtomicU64,
+    pub snapshot: std::sync::Mutex<Option<(u64, WorkerResult)>>,
+}
+
+impl Progress {
+    fn publish(&self, ts: &ThreadStat) {
+        for d in 0..3 {
+            self.bytes[d].store(ts.dirs[d].io_bytes, Ordering::Relaxed);
+            self.ios[d].store(ts.dirs[d].total_ios, Ordering::Relaxed);
+        }
+    }
+}
+
+/// What a worker hands back.
+#[derive(Clone, Default)]
+pub struct WorkerResult {
+    pub ts: ThreadStat,
+    pub pid: u32,
+    /// Milliseconds since the epoch when measurement started.
+    pub start_epoch_ms: u64,
+    pub elapsed_ms: u64,
+    /// The seed of the worker's random streams (for the run manifest).
+    pub seed: u64,
+    /// I/Os were still in flight when the job gave up waiting for them (a device that stopped
+    /// answering); their buffers are never freed or reused.
+    pub abandoned: bool,
+    /// The I/O error that stopped the job, already described.
+    pub error: Option<String>,
+}
+
+/// Runs one worker to the end. `stop` asks every worker to finish early (Ctrl-C, exitall).
+pub fn run(
+    plan: &WorkerPlan,
+    seed: u64,
+    stop: &AtomicBool,
+    progress: &Progress,
+    diag: &mut dyn Write,
+) -> Result<WorkerResult> {
+    let spec = &*plan.spec;
+    let _locked = setup::thread_settings(plan)?;
+    let files = setup::open_files(plan)?;
+    let mut q = setup::queue(plan, files)?;
+    let mut content = Content::new(spec, seed).with_context(|| format!("job '{}'", spec.name))?;
+    for i in 0..q.depth() {
+        content.initial(q.buf_mut(i));
+    }
+    if spec.startdelay_us > 0 {
+        let until = Instant::now() + std::time::Duration::from_micros(spec.startdelay_us);
+        while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep((until - Instant::now()).min(std::time::Duration::from_millis(100)));
+        }
+    }
+    let res = if plan.engine.metadata {
+        meta::run(plan, &mut q, stop, progress, diag)?
+    } else {
+        Worker::new(plan, &mut q, content, seed, stop, progress, diag).run()?
+    };
+    // An abandoned queue still has I/O on a device that stopped answering: a flush could wait
+    // for it forever.
+    if (spec.end_fsync || spec.fsync_on_close) && !res.abandoned {
+        for f in q.files() {
+            f.sync_all().ok();
+        }
+    }
+    // Closes the files; the queue keeps (leaks) engine and buffers if I/O is still in flight.
+    drop(q);
+    if spec.unlink && !plan.engine.diskless {
+        for f in &plan.files {
+            if !f.block_device {
+                std::fs::remove_file(&f.path).ok();
+            }
+        }
+    }
+    Ok(WorkerResult { pid: clock::thread_id(plan.number), ..res })
+}
+
+/// Where a job is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// `ramp_time`: I/O runs, nothing is booked.
+    Ramp,
+    /// I/O runs and is booked.
+    Measure,
+    /// An end rule fired; what is in flight completes, nothing new is issued.
+    Drain(EndReason),
+    Done(EndReason),
+}
+
+/// Queue depth and batching: `iodepth_batch_submit`, `iodepth_batch_complete_min/max`,
+/// `iodepth_low`.
+struct DepthLimits {
+    batch_submit: u32,
+    complete_min: u32,
+    complete_max: u32,
+    low: u32,
+}
+
+impl DepthLimits {
+    fn new(spec: &JobSpec, depth: u32) -> DepthLimits {
+        DepthLimits {
+            batch_submit: spec.iodepth_batch_submit.max(1),
+            complete_min: spec.iodepth_batch_complete_min,
+            complete_max: spec.iodepth_batch_complete_max.clamp(1, depth),
+            low: spec.iodepth_low.min(depth),
+        }
+    }
+
+    /// How many completions to wait for with `inflight` I/Os out: when nothing more can be
+    /// queued now (`full`), enough to bring the queue down to `iodepth_low` (at least one);
+    /// otherwise only what `iodepth_batch_complete_min` demands, so filling goes on.
+    #[inline]
+    fn reap_min(&self, inflight: u32, full: bool) -> u32 {
+        if full {
+            self.complete_min.max(inflight.saturating_sub(self.low)).max(1).min(inflight)
+        } else {
+            self.complete_min.min(inflight)
+        }
+    }
+}
+
+/// `cmdprio_percentage` / `cmdprio_bssplit`: the priority of each I/O, by a draw per I/O.
+struct CmdPrio {
+    rules: [Vec<fiox_options::PrioRule>; 3],
+    rng: Rng,
+}
+
+impl CmdPrio {
+    fn new(spec: &JobSpec, seed: u64) -> CmdPrio {
+        CmdPrio { rules: [0, 1, 2].map(|d| spec.engine.cmdprio_rules(d)), rng: Rng::new(mix64(seed ^ 0x0510)) }
+    }
+
+    /// The first rule for this block size decides.
+    #[inline]
+    fn draw(&mut self, io: &NextIo) -> u16 {
+        let rule = self
+            .rules
+            .get(io.ddir as usize)
+            .and_then(|rules| rules.iter().find(|r| r.bs.is_none_or(|bs| bs == io.len as u64)));
+        match rule {
+            Some(r) if (self.rng.below(1_000_000) as f64) < r.pct * 10_000.0 => r.ioprio,
+            _ => 0,
+        }
+    }
+}
+
+/// When each unit's I/O was prepared (start) and handed to the kernel (issue).
+struct Stamps {
+    start: Vec<u64>,
+    issue: Vec<u64>,
+}
+
+/// Observers' view of the worker: progress counters at most every millisecond, snapshots on
+/// request.
+struct Publisher<'a> {
+    progress: &'a Progress,
+    next_at: u64,
+    /// The last snapshot request answered.
+    served: u64,
+}
+
+/// One job clone's I/O loop. See the module documentation.
+struct Worker<'a> {
+    plan: &'a WorkerPlan,
+    spec: &'a JobSpec,
+    seed: u64,
+    q: &'a mut IoQueue,
+    gen: IoGen,
+    pacer: Pacer,
+    content: Content,
+    prio: CmdPrio,
+    acct: Accountant,
+    end: EndRules,
+    errors: ErrorRule,
+    min_rate: Option<MinRate>,
+    depth: DepthLimits,
+    iolog: Option<iolog::IoLog>,
+    clock: Clock,
+    phase: Phase,
+    /// The latest clock reading.
+    now: u64,
+    ramp_ns: u64,
+    stamps: Stamps,
+    /// Units queued since the last commit.
+    batch: Vec<u32>,
+    /// Committed and not yet reaped.
+    inflight: u32,
+    completions: Vec<Completion>,
+    /// An I/O drawn but not yet issued (its rate was not due, or the engine was busy).
+    pending: Option<NextIo>,
+    /// Pacing is on; with `steer`, a mixed job's direction follows its per-direction rates.
+    pacing: bool,
+    steer: bool,
+    /// Once the job should have ended with I/O in flight, when to give up on it.
+    give_up_at: Option<u64>,
+    abandoned: bool,
+    publisher: Publisher<'a>,
+    stop: &'a AtomicBool,
+    diag: &'a mut dyn Write,
+}
+
+impl<'a> Worker<'a> {
+    fn new(
+        plan: &'a WorkerPlan,
+        q: &'a mut IoQueue,
+        content: Content,
+        seed: u64,
+        stop: &'a AtomicBool,
+        progress: &'a Progress,
+        diag: &'a mut dyn Write,
+    ) -> Worker<'a> {
+        let spec = &*plan.spec;
+        let regions: Vec<(u64, u64)> = plan.files.iter().map(|f| (f.region_start, f.region_len)).collect();
+        let gen = IoGen::new(spec, &regions, seed);
+        let depth = q.depth();
+        let prio = CmdPrio::new(spec, seed);
+        let clock = Clock::start(plan.clock);
+        let ramp_ns = spec.ramp_time_us * 1000;
+        let acct = Accountant::new(spec, plan.number, ramp_ns == 0);
+        let pacer = Pacer::new(spec, seed);
+        let pacing = pacer.active();
+        let steer = pacing && gen.mixes() && pacer.limits_directions();
+        Worker {
+            plan,
+            spec,
+            seed,
+            q,
+            gen,
+            pacer,
+            content,
+            prio,
+            acct,
+            end: EndRules::new(plan),
+            errors: ErrorRule::default(),
+            min_rate: MinRate::new(spec),
+            depth: DepthLimits::new(spec, depth),
+            iolog: spec.write_iolog.as_ref().map(|_| iolog::IoLog::new(plan)),
+            clock,
+            phase: if ramp_ns == 0 { Phase::Measure } else { Phase::Ramp },
+            now: 0,
+            ramp_ns,
+            stamps: Stamps { start: vec![0; depth as usize], issue: vec![0; depth as usize] },
+            batch: Vec::with_capacity(depth as usize),
+            inflight: 0,
+            completions: Vec::with_capacity(depth as usize),
+            pending: None,
+            pacing,
+            steer,
+            give_up_at: None,
+            abandoned: false,
+            publisher: Publisher { progress, next_at: 0, served: 0 },
+            stop,
+            diag,
+        }
+    }
+
+    fn run(mut self) -> Result<WorkerResult> {
+        loop {
+            self.tick();
+            if let Phase::Done(_) = self.phase {
+                break;
+            }
+            let mut fresh = false;
+            let mut held = false;
+            if matches!(self.phase, Phase::Ramp | Phase::Measure) {
+                (fresh, held) = self.fill()?;
+            }
+            self.submit_rest()?;
+            if self.give_up() {
+                break;
+            }
+            if self.inflight > 0 {
+                self.reap(held)?;
+                fresh = true;
+            }
+            if !fresh {
+                self.now = self.clock.now();
+            }
+            self.observe();
+        }
+        self.finish()
+    }
+
+    /// Applies the end rules and starts measuring once the ramp is over.
+    #[inline]
+    fn tick(&mut self) {
+        let stop = self.stop.load(Ordering::Relaxed);
+        if let Some(reason) = self.end.verdict(self.now, stop, self.errors.failed()) {
+            let idle = self.inflight == 0 && self.batch.is_empty();
+            self.phase = if idle { Phase::Done(reason) } else { Phase::Drain(reason) };
+            if idle {
+                return;
+            }
+        }
+        if !self.acct.measuring && self.now >= self.ramp_ns {
+            self.acct.start_measuring(self.now);
+            if self.phase == Phase::Ramp {
+                self.phase = Phase::Measure;
+            }
+        }
+    }
+
+    /// Fills the queue, committing every `iodepth_batch_submit` I/Os. Returns whether the
+    /// clock was read after an I/O completed in line, and whether an I/O is held back (not
+    /// due yet, or the engine was busy), which makes the reap wait.
+    fn fill(&mut self) -> Result<(bool, bool)> {
+        let sync_engine = self.plan.engine.sync;
+        let mut t_fill = if sync_engine { 0 } else { self.clock.now() };
+        while let Some(idx) = self.q.next_idle() {
+            if self.end.issued_all() {
+                break;
+            }
+            // One clock read serves the rate checks of this I/O.
+            let t_pace = if self.pacing { self.clock.now() } else { 0 };
+            let Some(next) = self.next_io(t_pace) else { break };
+            if self.pacing {
+                let at = self.pacer.ready_at(next.ddir as usize);
+                if at > t_pace {
+                    self.pending = Some(next);
+                    if self.inflight == 0 && self.batch.is_empty() {
+                        let clock = &self.clock;
+                        self.pacer.wait(at.min(self.end.end_ns), &|| clock.now(), self.stop);
+                        self.now = self.clock.now();
+                    }
+                    return Ok((false, true));
+                }
+                self.pacer.issued(next.ddir as usize, next.len as u64, t_pace);
+            }
+            if let Some(log) = &mut self.iolog {
+                log.issue(self.clock.now(), &next);
+            }
+            let io = Io {
+                ddir: next.ddir,
+                file: next.file as u32,
+                offset: next.offset,
+                len: next.len,
+                ioprio: self.prio.draw(&next),
+            };
+            if next.ddir == Ddir::Write && self.content.changes() {
+                self.content.before_write(self.q.buf_mut(idx), next.len as usize, next.offset);
+            }
+            // Synchronous engines are timed around the call itself.
+            let t_start = if sync_engine { self.clock.now() } else { t_fill };
+            self.stamps.start[idx as usize] = t_start;
+            match self.q.queue(idx, io).context("engine failed")? {
+                QueueStatus::Completed(result) => {
+                    // Done in line (a synchronous engine; a trim on a ring engine; the null
+                    // engine at depth 1): no submission phase, so no slat, as in fio.
+                    self.end.issued(&next);
+                    self.now = self.clock.now();
+                    self.completed_in_line(idx, result, t_start);
+                    // Back to the loop head, which checks the time and the stop flag.
+                    return Ok((true, false));
+                }
+                QueueStatus::Queued => {
+                    self.end.issued(&next);
+                    self.batch.push(idx);
+                    if self.batch.len() as u32 >= self.depth.batch_submit {
+                        self.submit()?;
+                        t_fill = self.stamps.issue[idx as usize];
+                    }
+                }
+                QueueStatus::Busy => {
+                    self.pending = Some(next);
+                    return Ok((false, true));
+                }
+            }
+        }
+        Ok((false, false))
+    }
+
+    /// The next I/O to issue: the one held back, or a new one from the generator, fitted to
+    /// what is left of the job's size. `None` ends the filling (and, when the pattern or the
+    /// size is used up, the job).
+    #[inline]
+    fn next_io(&mut self, t_pace: u64) -> Option<NextIo> {
+        if self.steer && self.pending.is_none() {
+            // The direction due first goes; both due: rwmixread decides.
+            let (r, w) = (self.pacer.ready_at(Ddir::Read as usize), self.pacer.ready_at(Ddir::Write as usize));
+            self.gen.steer(match (r <= t_pace, w <= t_pace) {
+                (true, true) => None,
+                _ if r <= w => Some(Ddir::Read),
+                _ => Some(Ddir::Write),
+            });
+        }
+        let Some(next) = self.pending.take().or_else(|| self.gen.next()) else {
+            // The pattern is used up (a sequential pass ended on a partial block).
+            self.end.exhausted();
+            return None;
+        };
+        if let Some(f) = self.gen.take_new_pass().filter(|_| self.spec.invalidate) {
+            // fio drops the cache again on every pass over a file (invalidate=1), so a file
+            // smaller than memory is still read from the device.
+            if let (Some(file), Some(fp)) = (self.q.files().get(f), self.plan.files.get(f)) {
+                use std::os::fd::AsRawFd;
+                let _ = sys::drop_cache(file.as_raw_fd(), fp.block_device);
+            }
+        }
+        self.end.fit(next, &self.gen)
+    }
+
+    /// Books an I/O that completed inside `queue`, timed from `t_start` to now.
+    #[inline]
+    fn completed_in_line(&mut self, idx: u32, result: i64, t_start: u64) {
+        self.finish_io(idx, result, None, t_start);
+        let ts = &mut self.acct.ts;
+        ts.mark_depth(self.inflight + 1, 1);
+        ts.submit_map[1] += 1;
+        ts.complete_map[1] += 1;
+        if self.pacing {
+            self.pacer.completed(1, self.now);
+        }
+    }
+
+    /// Books one finished I/O of unit `idx` (completed at `self.now`): into the statistics, or
+    /// to the error rule.
+    #[inline]
+    fn finish_io(&mut self, idx: u32, result: i64, start: Option<u64>, issue: u64) {
+        let io = self.q.io(idx);
+        if result < 0 {
+            self.errors.io_failed(&io, (-result) as i32, self.plan, &mut self.acct.ts, self.diag);
+            return;
+        }
+        self.acct.complete(&io, result, start, issue, self.now);
+    }
+
+    /// Commits the batch: one clock read stamps the issue time of all of it.
+    fn submit(&mut self) -> Result<()> {
+        self.q.commit().context("submitting I/O failed")?;
+        let t_issue = self.clock.now();
+        for &i in &self.batch {
+            self.stamps.issue[i as usize] = t_issue;
+        }
+        let n = self.batch.len() as u32;
+        self.inflight += n;
+        self.acct.ts.mark_depth(self.inflight, n as u64);
+        self.acct.ts.submit_map[ThreadStat::batch_bucket(n)] += 1;
+        self.batch.clear();
+        Ok(())
+    }
+
+    /// Commits what the fill left in the batch; engines that could not submit everything last
+    /// time (libaio on EAGAIN) retry now.
+    fn submit_rest(&mut self) -> Result<()> {
+        if self.plan.engine.sync {
+            return Ok(());
+        }
+        if !self.batch.is_empty() {
+            self.submit()
+        } else if self.inflight > 0 {
+            self.q.commit().context("submitting I/O failed").map(drop)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// When the run should have ended (runtime over, or a stop request) and I/O is still in
+    /// flight, waits become short; one second later the rest is given up as dropped. Returns
+    /// whether the job gives up now.
+    fn give_up(&mut self) -> bool {
+        if self.inflight == 0 || (self.now < self.end.end_ns && !self.stop.load(Ordering::Relaxed)) {
+            return false;
+        }
+        let now = self.now;
+        let q = &mut *self.q;
+        let at = *self.give_up_at.get_or_insert_with(|| {
+            q.set_wait_limit(Some(std::time::Duration::from_millis(100)));
+            now + 1_000_000_000
+        });
+        if now < at {
+            return false;
+        }
+        for i in self.q.in_engine_units() {
+            let d = (self.q.io(i).ddir as usize).min(3);
+            self.acct.ts.dropped[d] += 1;
+            if d < 3 {
+                self.acct.ts.dirs[d].drop_ios += 1;
+            }
+        }
+        let _ = writeln!(
+            self.diag,
+            "fiox: job '{}': {} I/Os still in flight 1 s after the job should have ended; \
+             the device stopped answering, so they are reported as dropped",
+            self.spec.name, self.inflight
+        );
+        self.abandoned = true;
+        true
+    }
+
+    /// Reaps completions. It blocks only when nothing more can be queued now (the queue is
+    /// full, an I/O is held back, or the job is draining); otherwise it collects what has
+    /// finished and filling goes on.
+    fn reap(&mut self, held: bool) -> Result<()> {
+        let full = self.q.idle_count() == 0
+            || held
+            || matches!(self.phase, Phase::Drain(_))
+            || self.end.issued_all();
+        let min = self.depth.reap_min(self.inflight, full);
+        self.completions.clear();
+        self.q.reap(min, self.depth.complete_max, &mut self.completions).context("reaping completions failed")?;
+        self.now = self.clock.now();
+        let n = self.completions.len();
+        if n == 0 {
+            return Ok(());
+        }
+        self.acct.ts.complete_map[ThreadStat::batch_bucket(n as u32)] += 1;
+        for k in 0..n {
+            let c = self.completions[k];
+            let (start, issue) = (self.stamps.start[c.index as usize], self.stamps.issue[c.index as usize]);
+            self.finish_io(c.index, c.result, Some(start), issue);
+        }
+        self.inflight -= n as u32;
+        if self.pacing {
+            self.pacer.completed(n as u32, self.now);
+        }
+        Ok(())
+    }
+
+    /// What observers and the per-window rules see: progress counters (at most every
+    /// millisecond), snapshot answers, samples and logs, minimum rates.
+    #[inline]
+    fn observe(&mut self) {
+        let now = self.now;
+        if now >= self.publisher.next_at {
+            self.publisher.next_at = now + 1_000_000;
+            self.publisher.progress.publish(&self.acct.ts);
+            self.answer_snapshot();
+        }
+        self.acct.sample(now, self.spec.bs);
+        if let Some(check) = &mut self.min_rate {
+            if self.acct.measuring && !self.errors.failed() {
+                if let Some(msg) = check.check(now, &self.acct.ts) {
+                    self.errors.job_failed(msg, libc::EIO, self.spec, &mut self.acct.ts, self.diag);
+                }
+            }
+        }
+    }
+
+    /// Answers a snapshot request from the status reporter, if there is one. Costs one relaxed
+    /// load when there is none.
+    #[inline]
+    fn answer_snapshot(&mut self) {
+        let p = self.publisher.progress;
+        let want = p.want.load(Ordering::Relaxed);
+        if want == self.publisher.served {
+            return;
+        }
+        self.publisher.served = want;
+        let r = self.acct.result(self.now, sys::gettid(), 0);
+        if let Ok(mut slot) = p.snapshot.lock() {
+            *slot = Some((want, r));
+        }
+    }
+
+    /// Writes the iolog and the logs, and hands back the result, which also answers every
+    /// later status request.
+    fn finish(mut self) -> Result<WorkerResult> {
+        if let (Some(log), Some(path)) = (self.iolog.take(), &self.spec.write_iolog) {
+            log.finish(self.clock.now(), path)?;
+        }
+        let elapsed_ms = self.acct.elapsed_ms(self.now);
+        if let Some(l) = &mut self.acct.logs {
+            l.roll(elapsed_ms);
+            l.write()?;
+        }
+        let progress = self.publisher.progress;
+        let result = WorkerResult {
+            error: self.errors.first,
+            abandoned: self.abandoned,
+            ..self.acct.into_result(self.now, clock::thread_id(self.plan.number), self.seed)
+        };
+        if let Ok(mut slot) = progress.snapshot.lock() {
+            *slot = Some((u64::MAX, result.clone()));
+        }
+        progress.done.store(true, Ordering::Relaxed);
+        Ok(result)
+    }
+}

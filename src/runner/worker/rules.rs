@@ -1,0 +1,234 @@
+//! The rules that end a job: its runtime, its size and I/O count (`size`, `io_size`, `loops`,
+//! `number_ios`), a stop request, an I/O error, a minimum rate not met. Each is checked in one
+//! place, once per pass of the worker's loop.
+
+use std::io::Write;
+
+use fiox_engine::{Ddir, Io};
+use fiox_options::{JobSpec, RwMode};
+use fiox_stats::ThreadStat;
+
+use crate::plan::WorkerPlan;
+use crate::runner::iogen::NextIo;
+
+/// Why a job ended (or is draining its queue before it ends).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum EndReason {
+    /// `runtime` (after `ramp_time`) is over.
+    Runtime,
+    /// The job issued all it was to issue: its size times its loops, `number_ios`, or the
+    /// pattern ran out.
+    Done,
+    /// Ctrl-C, SIGTERM, or another job's `exitall`.
+    Stop,
+    /// An I/O error, or a minimum rate not met.
+    Error,
+}
+
+/// How much a job may issue, and how much it has.
+pub(super) struct EndRules {
+    /// Clock reading at which the runtime is over (`u64::MAX`: no runtime).
+    pub(super) end_ns: u64,
+    /// Bytes to issue over all loops (`u64::MAX` for time-based jobs).
+    limit: u64,
+    ios_limit: u64,
+    issued_bytes: u64,
+    issued_ios: u64,
+    /// In trimwrite modes every block is trimmed and then written; fio counts only the writes
+    /// toward the job's size.
+    count_trims: bool,
+}
+
+impl EndRules {
+    pub(super) fn new(plan: &WorkerPlan) -> EndRules {
+        let spec = &*plan.spec;
+        let (ramp_ns, runtime_ns) = (spec.ramp_time_us * 1000, spec.runtime_us * 1000);
+        EndRules {
+            end_ns: if runtime_ns > 0 { ramp_ns + runtime_ns } else { u64::MAX },
+            limit: if spec.time_based { u64::MAX } else { plan.io_bytes.saturating_mul(spec.loops as u64) },
+            ios_limit: if spec.number_ios > 0 { spec.number_ios } else { u64::MAX },
+            issued_bytes: 0,
+            issued_ios: 0,
+            count_trims: !matches!(spec.rw, RwMode::TrimWrite | RwMode::RandTrimWrite),
+        }
+    }
+
+    /// Whether the job has issued all it may (it still waits for what is in flight).
+    #[inline]
+    pub(super) fn issued_all(&self) -> bool {
+        self.issued_bytes >= self.limit || self.issued_ios >= self.ios_limit
+    }
+
+    /// Why the job should end now, if it should, by clock reading `now`.
+    #[inline]
+    pub(super) fn verdict(&self, now: u64, stop: bool, failed: bool) -> Option<EndReason> {
+        if stop {
+            Some(EndReason::Stop)
+        } else if failed {
+            Some(EndReason::Error)
+        } else if now >= self.end_ns {
+            Some(EndReason::Runtime)
+        } else if self.issued_all() {
+            Some(EndReason::Done)
+        } else {
+            None
+        }
+    }
+
+    /// Counts an I/O handed to the engine.
+    #[inline]
+    pub(super) fn issued(&mut self, io: &NextIo) {
+        self.issued_ios += 1;
+        if self.count_trims || io.ddir != Ddir::Trim {
+            self.issued_bytes += io.len as u64;
+        }
+    }
+
+    /// Fits `io` into what is left of the job's size; `None` when not even its smallest block
+    /// fits, which ends the job.
+    #[inline]
+    pub(super) fn fit(&mut self, io: NextIo, gen: &crate::runner::iogen::IoGen) -> Option<NextIo> {
+        if self.limit == u64::MAX {
+            return Some(io);
+        }
+        let fitted = gen.fit(io, self.limit - self.issued_bytes);
+        if fitted.is_none() {
+            self.exhausted();
+        }
+        fitted
+    }
+
+    /// The pattern is used up (a sequential pass ended on a partial block): nothing more is
+    /// issued.
+    pub(super) fn exhausted(&mut self) {
+        self.issued_bytes = self.limit;
+    }
+}
+
+/// What an I/O error does to a job: today, as fio's default (`continue_on_error=none`), the
+/// first error is reported and ends the job.
+#[derive(Default)]
+pub(super) struct ErrorRule {
+    /// The first error, already described.
+    pub(super) first: Option<String>,
+}
+
+impl ErrorRule {
+    #[inline]
+    pub(super) fn failed(&self) -> bool {
+        self.first.is_some()
+    }
+
+    /// An I/O finished with `errno`: fio's `io_u error` line, and the job's error.
+    pub(super) fn io_failed(&mut self, io: &Io, errno: i32, plan: &WorkerPlan, ts: &mut ThreadStat, diag: &mut dyn Write) {
+        if self.first.is_some() {
+            return;
+        }
+        let e = std::io::Error::from_raw_os_error(errno);
+        let file = plan.files.get(io.file as usize).map(|f| f.path.display().to_string()).unwrap_or_default();
+        let what = match io.ddir {
+            Ddir::Read => "read",
+            Ddir::Write => "write",
+            Ddir::Trim => "trim",
+            Ddir::Sync | Ddir::DataSync => "sync",
+        };
+        let msg = format!("io_u error on file {file}: {e}: {what} offset={}, buflen={}", io.offset, io.len);
+        let _ = writeln!(diag, "fiox: {msg}");
+        ts.error = errno;
+        self.first = Some(msg);
+    }
+
+    /// The job failed for a reason other than an I/O (a minimum rate not met).
+    pub(super) fn job_failed(&mut self, msg: String, errno: i32, spec: &JobSpec, ts: &mut ThreadStat, diag: &mut dyn Write) {
+        let _ = writeln!(diag, "fiox: job '{}': {msg}", spec.name);
+        ts.error = errno;
+        self.first = Some(msg);
+    }
+}
+
+/// `rate_min` / `rate_iops_min`: every `rate_cycle`, each direction must have moved at least
+/// that much, or the job stops with an error (as fio does).
+pub(super) struct MinRate {
+    bytes: [u64; 3],
+    ios: [u64; 3],
+    cycle_ns: u64,
+    next: u64,
+    last: ([u64; 3], [u64; 3]),
+}
+
+impl MinRate {
+    pub(super) fn new(spec: &JobSpec) -> Option<MinRate> {
+        // Only the directions the job does are held to a minimum (`rate_min=1m` means every one).
+        let on = [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()];
+        let only = |v: [u64; 3]| [0, 1, 2].map(|d| if on[d] { v[d] } else { 0 });
+        let (bytes, ios) = (only(spec.rate_min), only(spec.rate_iops_min));
+        (bytes.iter().chain(&ios).any(|&v| v > 0)).then(|| MinRate {
+            bytes,
+            ios,
+            cycle_ns: spec.rate_cycle_ms * 1_000_000,
+            next: 0,
+            last: ([0; 3], [0; 3]),
+        })
+    }
+
+    /// At the end of each cycle, the first direction that moved too little, described.
+    pub(super) fn check(&mut self, now: u64, ts: &ThreadStat) -> Option<String> {
+        if self.next == 0 {
+            self.next = now + self.cycle_ns;
+            self.last = (ts.dirs.clone().map(|d| d.io_bytes), ts.dirs.clone().map(|d| d.total_ios));
+            return None;
+        }
+        if now < self.next {
+            return None;
+        }
+        let secs = (now - self.next + self.cycle_ns) as f64 / 1e9;
+        self.next = now + self.cycle_ns;
+        let mut verdict = None;
+        for d in 0..3 {
+            let (b, i) = (ts.dirs[d].io_bytes - self.last.0[d], ts.dirs[d].total_ios - self.last.1[d]);
+            let (bw, iops) = ((b as f64 / secs) as u64, (i as f64 / secs) as u64);
+            if self.bytes[d] > 0 && bw < self.bytes[d] && verdict.is_none() {
+                verdict = Some(format!("min rate {} not met, got {} KiB/s", self.bytes[d] / 1024, bw / 1024));
+            }
+            if self.ios[d] > 0 && iops < self.ios[d] && verdict.is_none() {
+                verdict = Some(format!("min iops rate {} not met, got {iops}", self.ios[d]));
+            }
+            self.last.0[d] = ts.dirs[d].io_bytes;
+            self.last.1[d] = ts.dirs[d].total_ios;
+        }
+        verdict
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_options::{argv, assemble, Ctx};
+
+    fn spec(args: &[&str]) -> JobSpec {
+        let mut a = args.to_vec();
+        a.extend(["--name=t"]);
+        assemble(&argv::parse(a).unwrap(), &[], &Ctx::default()).unwrap().jobs[0].spec.clone()
+    }
+
+    #[test]
+    fn min_rate_judges_each_cycle() {
+        let s = spec(&["--size=1m", "--rate_iops_min=100", "--rate_cycle=1000"]);
+        let mut m = MinRate::new(&s).unwrap();
+        let mut ts = ThreadStat::default();
+        assert_eq!(m.check(0, &ts), None, "the first call starts the cycle");
+        ts.dirs[0].total_ios = 150;
+        assert_eq!(m.check(500_000_000, &ts), None, "mid-cycle");
+        assert_eq!(m.check(1_000_000_000, &ts), None, "150 I/Os in 1 s meet 100 IOPS");
+        ts.dirs[0].total_ios = 200;
+        let v = m.check(2_000_000_000, &ts).expect("50 I/Os in 1 s miss 100 IOPS");
+        assert_eq!(v, "min iops rate 100 not met, got 50");
+    }
+
+    #[test]
+    fn no_minimum_no_rule() {
+        assert!(MinRate::new(&spec(&["--size=1m"])).is_none());
+        // A write minimum on a read job holds nothing to account.
+        assert!(MinRate::new(&spec(&["--size=1m", "--rate_min=,1m"])).is_none());
+    }
+}

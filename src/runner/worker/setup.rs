@@ -1,0 +1,107 @@
+//! What a worker does before its first I/O: the thread's CPU, nice and I/O priority settings,
+//! locked memory, opening the files (dropping their cache), and the I/O queue with its buffers
+//! and engine.
+
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt;
+
+use anyhow::{Context, Result};
+use fiox_engine::{sys, IoQueue, QueueConfig, QueueError};
+use fiox_options::JobSpec;
+
+use crate::plan::WorkerPlan;
+
+/// `cpus_allowed`, `nice`, `prioclass`/`prio` for the calling thread, and `lockmem` (held
+/// while the returned value lives).
+pub(super) fn thread_settings(plan: &WorkerPlan) -> Result<Option<sys::LockedMem>> {
+    let spec = &*plan.spec;
+    if !spec.cpus_allowed.is_empty() {
+        let cpus = if spec.cpus_split {
+            vec![spec.cpus_allowed[plan.clone as usize % spec.cpus_allowed.len()]]
+        } else {
+            spec.cpus_allowed.clone()
+        };
+        sys::set_affinity(&cpus).with_context(|| format!("job '{}': cannot set cpus_allowed", spec.name))?;
+    }
+    if spec.nice != 0 {
+        sys::set_nice(spec.nice).with_context(|| format!("job '{}': cannot set nice={}", spec.name, spec.nice))?;
+    }
+    if let Some((class, level)) = spec.ioprio {
+        sys::set_ioprio(class, level)
+            .with_context(|| format!("job '{}': cannot set prioclass={class} prio={level}", spec.name))?;
+    }
+    if spec.lockmem == 0 {
+        return Ok(None);
+    }
+    let locked = sys::LockedMem::new(spec.lockmem as usize)
+        .with_context(|| format!("job '{}': cannot lock {} bytes (lockmem)", spec.name, spec.lockmem))?;
+    Ok(Some(locked))
+}
+
+/// Opens the job's files as the job needs them (`direct`, `sync`, create on open), dropping
+/// their cache first with `invalidate=1`. Engines that work on names or touch no file get none.
+pub(super) fn open_files(plan: &WorkerPlan) -> Result<Vec<File>> {
+    let spec = &*plan.spec;
+    if plan.engine.diskless || plan.engine.metadata {
+        return Ok(Vec::new());
+    }
+    let write = spec.rw.writes() || spec.rw.trims();
+    let mut files = Vec::with_capacity(plan.files.len());
+    for f in &plan.files {
+        let mut o = OpenOptions::new();
+        o.read(true).write(write).create(write && spec.create_on_open);
+        let mut flags = if spec.direct { libc::O_DIRECT } else { 0 };
+        match spec.open_sync {
+            Some(true) => flags |= libc::O_SYNC,
+            Some(false) => flags |= libc::O_DSYNC,
+            None => {}
+        }
+        o.custom_flags(flags);
+        let file =
+            o.open(&f.path).with_context(|| format!("job '{}': cannot open '{}'", spec.name, f.path.display()))?;
+        if spec.invalidate {
+            // Start from a cold cache, as fio does by default (invalidate=1).
+            // Dirty pages cannot be dropped, so the file is flushed first (another program, or
+            // an earlier job, may just have written it).
+            let r = file.sync_data().and_then(|()| sys::drop_cache(file.as_raw_fd(), f.block_device));
+            r.with_context(|| format!("job '{}': cannot drop the cache of '{}'", spec.name, f.path.display()))?;
+        }
+        files.push(file);
+    }
+    Ok(files)
+}
+
+/// The job's I/O queue: `iodepth` units (1 for synchronous engines) with buffers as large as
+/// the job's largest block, and the engine started on the files.
+pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
+    let spec: &JobSpec = &plan.spec;
+    let paths: Vec<std::path::PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
+    let sizes: Vec<u64> = plan.files.iter().map(|f| f.region_start + f.region_len).collect();
+    let block_devices: Vec<bool> = plan.files.iter().map(|f| f.block_device).collect();
+    let depth = if plan.engine.sync { 1 } else { spec.iodepth.max(1) };
+    let cfg = QueueConfig {
+        engine: plan.engine,
+        files,
+        paths: &paths,
+        sizes: &sizes,
+        block_devices: &block_devices,
+        writes: spec.rw.writes() || spec.rw.trims(),
+        depth,
+        buf_size: crate::runner::iogen::max_block(spec) as usize,
+        buf_align: (spec.iomem_align as usize).max(4096),
+        mem: spec.mem,
+        waits_for_completions: spec.iodepth_batch_complete_min >= 1,
+        opts: &spec.engine,
+    };
+    IoQueue::new(cfg).map_err(|e| match e {
+        QueueError::Buffers(e) => {
+            let hint = if spec.mem.huge() { " (huge pages: see /proc/sys/vm/nr_hugepages)" } else { "" };
+            anyhow::Error::new(e)
+                .context(format!("job '{}': cannot allocate I/O buffers with mem={}{hint}", spec.name, spec.mem.name()))
+        }
+        QueueError::Engine(e) => {
+            anyhow::Error::new(e).context(format!("job '{}': ioengine {} failed to start", spec.name, spec.ioengine))
+        }
+    })
+}

@@ -224,9 +224,12 @@ impl IoGen {
         // Random offsets are multiples of blockalign (default: the smallest block size).
         let align = used().map(|d| spec.blockalign[d]).filter(|&a| a > 0).min().unwrap_or(min_bs);
         let min_bs = align;
+        // fio's LFSR visits every block exactly once per pass without a map, which is why people
+        // pair it with norandommap; fiox's permutation does the same.
+        let norandommap = spec.norandommap && spec.random_generator != fiox_options::RandomGenerator::Lfsr;
         let mapped = max_bs > min_bs
             && spec.rw.is_random()
-            && !spec.norandommap
+            && !norandommap
             && matches!(spec.random_distribution, fiox_options::RandomDist::Random);
         let regions: Vec<Region> = regions
             .iter()
@@ -270,7 +273,7 @@ impl IoGen {
             rwmixread: spec.rwmixread,
             steer: None,
             min_bs,
-            norandommap: spec.norandommap,
+            norandommap,
             seed,
             regions,
             file: 0,
@@ -522,6 +525,19 @@ mod tests {
             assert!(seen.iter().all(|&c| c == 1), "pass {pass}: a block done twice or never");
             assert!(cut > 0, "pass {pass}: no I/O was cut short");
             assert_eq!(g.take_new_pass().is_some(), pass == 1, "pass {pass}");
+        }
+    }
+
+    #[test]
+    fn lfsr_keeps_each_block_once_per_pass_without_the_map() {
+        for (gen, once) in [("lfsr", true), ("tausworthe", false)] {
+            let s = spec(&["--rw=randread", "--size=4m", "--norandommap", &format!("--random_generator={gen}")]);
+            let mut g = IoGen::new(&s, &[(0, 4 << 20)], 9);
+            let mut seen = vec![0u32; 1024];
+            for _ in 0..1024 {
+                seen[(g.next().unwrap().offset / 4096) as usize] += 1;
+            }
+            assert_eq!(seen.iter().all(|&c| c == 1), once, "random_generator={gen}");
         }
     }
 

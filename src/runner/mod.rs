@@ -53,11 +53,11 @@ pub struct Interval<'a> {
     pub report: &'a (dyn Fn(&[WorkerResult]) + Sync),
 }
 
-/// Runs every worker; results are in the plan's worker order. Diagnostics (layout messages,
-/// I/O errors) go to `diag`; the status line, if any, to standard output.
 /// Where diagnostics go; shared with worker threads that may outlive a phase.
 pub type Diag = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Runs every worker; results are in the plan's worker order. Diagnostics (layout messages,
+/// I/O errors) go to `diag`; the status line, if any, to standard output.
 pub fn run(plan: &Plan, diag: Diag, status: Option<StatusLine>, interval: Option<Interval<'_>>) -> Result<Outcome> {
     let mut results: Vec<Option<Result<WorkerResult>>> = (0..plan.workers.len()).map(|_| None).collect();
     // The block devices under the jobs' files, in job and file order, as fio lists them.

@@ -156,3 +156,29 @@ pub fn find(name: &str) -> Option<&'static EngineInfo> {
 pub fn names() -> Vec<&'static str> {
     ENGINES.iter().map(|e| e.name).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use fiox_options::table::{self, Kind};
+
+    /// Engine facts are typed and checked against the option table, so a renamed engine or a
+    /// typo in an engine option's owner list fails here rather than at a user's run.
+    #[test]
+    fn engines_and_the_option_table_agree() {
+        let Kind::Choice(words) = table::lookup("ioengine").unwrap().kind else { panic!("ioengine is a choice") };
+        let is_word = |name: &str| words.iter().any(|c| c.word == name);
+        for e in super::ENGINES {
+            assert!(is_word(e.name), "engine {} is not an ioengine choice", e.name);
+        }
+        for def in table::all() {
+            for &owner in def.engines {
+                assert!(is_word(owner), "option {} names an unknown engine {owner}", def.name);
+                assert!(
+                    super::find(owner).is_some(),
+                    "option {} belongs to {owner}, which is not registered",
+                    def.name
+                );
+            }
+        }
+    }
+}

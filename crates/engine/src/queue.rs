@@ -101,17 +101,18 @@ impl IoQueue {
         let bufs = IoBuffers::new(depth as usize, buf_size, cfg.buf_align, cfg.mem).map_err(QueueError::Buffers)?;
         let fds: Vec<RawFd> = cfg.files.iter().map(|f| f.as_raw_fd()).collect();
         let mut engine = (cfg.engine.make)();
-        engine.init(&Setup {
-            fds: &fds,
-            sizes: cfg.sizes,
-            writes: cfg.writes,
-            paths: cfg.paths,
-            buffers: &bufs,
-            depth,
-            waits_for_completions: cfg.waits_for_completions,
-            opts: cfg.opts,
-        })
-        .map_err(QueueError::Engine)?;
+        engine
+            .init(&Setup {
+                fds: &fds,
+                sizes: cfg.sizes,
+                writes: cfg.writes,
+                paths: cfg.paths,
+                buffers: &bufs,
+                depth,
+                waits_for_completions: cfg.waits_for_completions,
+                opts: cfg.opts,
+            })
+            .map_err(QueueError::Engine)?;
         let units = (0..depth as usize)
             .map(|i| IoUnit {
                 ddir: Ddir::Read,

@@ -101,7 +101,15 @@ pub(crate) unsafe fn seek_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, writ
 /// # Safety
 /// As for [`pread`] (reads) and [`pwrite`] (writes).
 #[inline]
-pub(crate) unsafe fn vector_rw(fd: RawFd, buf: *mut u8, len: usize, off: u64, write: bool, positional: bool, flags: i32) -> i64 {
+pub(crate) unsafe fn vector_rw(
+    fd: RawFd,
+    buf: *mut u8,
+    len: usize,
+    off: u64,
+    write: bool,
+    positional: bool,
+    flags: i32,
+) -> i64 {
     let iov = libc::iovec { iov_base: buf.cast(), iov_len: len };
     if !positional {
         // SAFETY: lseek takes no pointers.

@@ -110,6 +110,27 @@ impl ClockSource {
     }
 }
 
+/// `random_generator`: fiox draws offsets with its own generator whatever the choice; `lfsr`
+/// keeps fio's promise that matters to users: every block exactly once per pass, even with
+/// `norandommap`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RandomGenerator {
+    Tausworthe,
+    Lfsr,
+    Tausworthe64,
+}
+
+impl RandomGenerator {
+    pub fn from_word(word: &str) -> Option<RandomGenerator> {
+        Some(match word {
+            "tausworthe" => RandomGenerator::Tausworthe,
+            "lfsr" => RandomGenerator::Lfsr,
+            "tausworthe64" => RandomGenerator::Tausworthe64,
+            _ => return None,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +154,9 @@ mod tests {
         }
         for w in words("unified_rw_reporting") {
             assert!(UnifiedRw::from_word(w).is_some(), "unified_rw_reporting={w}");
+        }
+        for w in words("random_generator") {
+            assert!(RandomGenerator::from_word(w).is_some(), "random_generator={w}");
         }
         for w in words("clocksource") {
             assert!(ClockSource::from_word(w).is_some(), "clocksource={w}");

@@ -21,7 +21,7 @@ pub mod spec;
 pub mod table;
 pub mod value;
 
-pub use choices::{ClockSource, Fallocate, MemKind, UnifiedRw};
+pub use choices::{ClockSource, Fallocate, MemKind, RandomGenerator, UnifiedRw};
 pub use error::{Error, Origin};
 pub use job::{assemble, Job, JobSet};
 pub use spec::{JobSpec, PrioRule, RandomDist, SizeSpec};

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::choices::{ClockSource, Fallocate, MemKind, UnifiedRw};
+use crate::choices::{ClockSource, Fallocate, MemKind, RandomGenerator, UnifiedRw};
 use crate::error::{Error, Origin, Result};
 use crate::jobfile::RawOpt;
 use crate::table::{self, Kind, OptDef, Support};
@@ -255,6 +255,7 @@ pub struct JobSpec {
     /// `clocksource`; `None` lets fiox choose.
     pub clocksource: Option<ClockSource>,
     pub unified_rw_reporting: UnifiedRw,
+    pub random_generator: RandomGenerator,
     pub per_job_logs: bool,
     /// `sync=`: open files with O_SYNC (`sync`, `1`) or O_DSYNC (`dsync`).
     pub open_sync: Option<bool>,
@@ -291,6 +292,10 @@ struct Merged<'a> {
 impl<'a> Merged<'a> {
     fn raw(&self, name: &str) -> Option<&'a RawOpt> {
         debug_assert!(table::lookup(name).is_some(), "spec reads unknown option {name}");
+        #[cfg(test)]
+        if let Some(def) = table::lookup(name) {
+            tests::READ.with(|r| r.borrow_mut().insert(def.name));
+        }
         self.by_name.get(name).copied()
     }
 
@@ -668,8 +673,13 @@ impl JobSpec {
                 _ => 0,
             },
             log_offset: m.flag("log_offset")?,
-            clocksource: if m.is_set("clocksource") { Some(m.typed("clocksource", ClockSource::from_word)?) } else { None },
+            clocksource: if m.is_set("clocksource") {
+                Some(m.typed("clocksource", ClockSource::from_word)?)
+            } else {
+                None
+            },
             unified_rw_reporting: m.typed("unified_rw_reporting", UnifiedRw::from_word)?,
+            random_generator: m.typed("random_generator", RandomGenerator::from_word)?,
             per_job_logs: m.flag("per_job_logs")?,
             rate_min: m.per_dir_int("rate_min", 0)?,
             rate_iops_min: m.per_dir_int("rate_iops_min", 0)?,
@@ -727,5 +737,49 @@ impl JobSpec {
             return err(format!("rw={} writes, but readonly is set", self.rw.name()));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+    use std::collections::HashSet;
+
+    use crate::table::{self, Support};
+    use crate::{argv, assemble, Ctx};
+
+    thread_local! {
+        /// The options `Merged` was asked for on this thread (every accessor goes through `raw`).
+        pub(super) static READ: RefCell<HashSet<&'static str>> = RefCell::new(HashSet::new());
+    }
+
+    /// Options the table supports that the job model leaves to another stage, with where.
+    const READ_ELSEWHERE: &[(&str, &str)] = &[("name", "job.rs: the section or --name that starts a job")];
+
+    /// A silently ignored option is a benchmark's worst bug: every option the table says is
+    /// fully supported must be read when a job is resolved. The jobs below cover the options that are
+    /// only read when another one is set.
+    #[test]
+    fn every_supported_option_is_read() {
+        let jobs: &[&[&str]] = &[
+            &["--size=1m"],
+            &["--size=1m", "--rw=randrw", "--rate=1m", "--rate_iops=10", "--thinktime=1"],
+            &["--size=1m", "--ioengine=io_uring", "--cmdprio_percentage=10"],
+            &["--size=1m", "--clocksource=clock_gettime", "--prioclass=2", "--cpus_allowed=0"],
+        ];
+        READ.with(|r| r.borrow_mut().clear());
+        for args in jobs {
+            let mut a = args.to_vec();
+            a.push("--name=t");
+            assemble(&argv::parse(a).unwrap(), &[], &Ctx::default()).unwrap();
+        }
+        let read = READ.with(|r| r.borrow().clone());
+        let unread: Vec<&str> = table::all()
+            // `Only` rows accept nothing but their default behaviour, so nothing needs reading.
+            .filter(|d| matches!(d.support, Support::Full))
+            .map(|d| d.name)
+            .filter(|n| !read.contains(n) && !READ_ELSEWHERE.iter().any(|(e, _)| e == n))
+            .collect();
+        assert!(unread.is_empty(), "supported options the job model never reads: {unread:?}");
     }
 }

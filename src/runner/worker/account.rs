@@ -180,15 +180,7 @@ impl Accountant {
         let mut ts = self.ts.clone();
         let elapsed_ms = self.elapsed_ms(now);
         finish_stats(&mut ts, elapsed_ms, &self.usage0);
-        WorkerResult {
-            ts,
-            pid,
-            start_epoch_ms: self.start_epoch_ms,
-            elapsed_ms,
-            seed,
-            abandoned: false,
-            error: None,
-        }
+        WorkerResult { ts, pid, start_epoch_ms: self.start_epoch_ms, elapsed_ms, seed, abandoned: false, error: None }
     }
 
     /// The final result: like [`Accountant::result`], without a copy of the statistics.

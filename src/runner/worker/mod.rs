@@ -554,10 +554,7 @@ impl<'a> Worker<'a> {
     /// full, an I/O is held back, or the job is draining); otherwise it collects what has
     /// finished and filling goes on.
     fn reap(&mut self, held: bool) -> Result<()> {
-        let full = self.q.idle_count() == 0
-            || held
-            || matches!(self.phase, Phase::Drain(_))
-            || self.end.issued_all();
+        let full = self.q.idle_count() == 0 || held || matches!(self.phase, Phase::Drain(_)) || self.end.issued_all();
         let min = self.depth.reap_min(self.inflight, full);
         self.completions.clear();
         self.q.reap(min, self.depth.complete_max, &mut self.completions).context("reaping completions failed")?;

@@ -120,7 +120,14 @@ impl ErrorRule {
     }
 
     /// An I/O finished with `errno`: fio's `io_u error` line, and the job's error.
-    pub(super) fn io_failed(&mut self, io: &Io, errno: i32, plan: &WorkerPlan, ts: &mut ThreadStat, diag: &mut dyn Write) {
+    pub(super) fn io_failed(
+        &mut self,
+        io: &Io,
+        errno: i32,
+        plan: &WorkerPlan,
+        ts: &mut ThreadStat,
+        diag: &mut dyn Write,
+    ) {
         if self.first.is_some() {
             return;
         }
@@ -139,7 +146,14 @@ impl ErrorRule {
     }
 
     /// The job failed for a reason other than an I/O (a minimum rate not met).
-    pub(super) fn job_failed(&mut self, msg: String, errno: i32, spec: &JobSpec, ts: &mut ThreadStat, diag: &mut dyn Write) {
+    pub(super) fn job_failed(
+        &mut self,
+        msg: String,
+        errno: i32,
+        spec: &JobSpec,
+        ts: &mut ThreadStat,
+        diag: &mut dyn Write,
+    ) {
         let _ = writeln!(diag, "fiox: job '{}': {msg}", spec.name);
         ts.error = errno;
         self.first = Some(msg);

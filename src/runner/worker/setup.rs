@@ -97,8 +97,11 @@ pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
     IoQueue::new(cfg).map_err(|e| match e {
         QueueError::Buffers(e) => {
             let hint = if spec.mem.huge() { " (huge pages: see /proc/sys/vm/nr_hugepages)" } else { "" };
-            anyhow::Error::new(e)
-                .context(format!("job '{}': cannot allocate I/O buffers with mem={}{hint}", spec.name, spec.mem.name()))
+            anyhow::Error::new(e).context(format!(
+                "job '{}': cannot allocate I/O buffers with mem={}{hint}",
+                spec.name,
+                spec.mem.name()
+            ))
         }
         QueueError::Engine(e) => {
             anyhow::Error::new(e).context(format!("job '{}': ioengine {} failed to start", spec.name, spec.ioengine))

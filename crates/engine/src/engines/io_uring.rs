@@ -302,5 +302,11 @@ impl Uring {
     }
 }
 
-pub const INFO: EngineInfo =
-    EngineInfo { name: "io_uring", sync: false, diskless: false, metadata: false, creates_files: false, make: || Box::new(Uring::default()) };
+pub const INFO: EngineInfo = EngineInfo {
+    name: "io_uring",
+    sync: false,
+    diskless: false,
+    metadata: false,
+    creates_files: false,
+    make: || Box::new(Uring::default()),
+};

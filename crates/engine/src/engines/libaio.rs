@@ -260,5 +260,11 @@ impl Drop for Libaio {
     }
 }
 
-pub const INFO: EngineInfo =
-    EngineInfo { name: "libaio", sync: false, diskless: false, metadata: false, creates_files: false, make: || Box::new(Libaio::default()) };
+pub const INFO: EngineInfo = EngineInfo {
+    name: "libaio",
+    sync: false,
+    diskless: false,
+    metadata: false,
+    creates_files: false,
+    make: || Box::new(Libaio::default()),
+};

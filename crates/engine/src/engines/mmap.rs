@@ -72,5 +72,11 @@ impl Drop for Mmap {
     }
 }
 
-pub const INFO: EngineInfo =
-    EngineInfo { name: "mmap", sync: true, diskless: false, metadata: false, creates_files: false, make: || Box::new(Mmap::default()) };
+pub const INFO: EngineInfo = EngineInfo {
+    name: "mmap",
+    sync: true,
+    diskless: false,
+    metadata: false,
+    creates_files: false,
+    make: || Box::new(Mmap::default()),
+};

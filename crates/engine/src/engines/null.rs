@@ -44,5 +44,11 @@ impl IoEngine for Null {
     }
 }
 
-pub const INFO: EngineInfo =
-    EngineInfo { name: "null", sync: false, diskless: true, metadata: false, creates_files: false, make: || Box::new(Null::default()) };
+pub const INFO: EngineInfo = EngineInfo {
+    name: "null",
+    sync: false,
+    diskless: true,
+    metadata: false,
+    creates_files: false,
+    make: || Box::new(Null::default()),
+};

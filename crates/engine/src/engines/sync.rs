@@ -49,14 +49,14 @@ impl IoEngine for SyncEngine {
                 // bytes and which nothing else touches until this call has returned.
                 unsafe {
                     match self.call {
-                    Call::Psync if write => sys::pwrite(io.fd, io.buf, len, io.offset),
-                    Call::Psync => sys::pread(io.fd, io.buf, len, io.offset),
-                    Call::Sync => sys::seek_rw(io.fd, io.buf, len, io.offset, write),
-                    Call::Vsync => sys::vector_rw(io.fd, io.buf, len, io.offset, write, false, 0),
-                    Call::Pvsync | Call::Pvsync2 => {
-                        sys::vector_rw(io.fd, io.buf, len, io.offset, write, true, self.flags)
+                        Call::Psync if write => sys::pwrite(io.fd, io.buf, len, io.offset),
+                        Call::Psync => sys::pread(io.fd, io.buf, len, io.offset),
+                        Call::Sync => sys::seek_rw(io.fd, io.buf, len, io.offset, write),
+                        Call::Vsync => sys::vector_rw(io.fd, io.buf, len, io.offset, write, false, 0),
+                        Call::Pvsync | Call::Pvsync2 => {
+                            sys::vector_rw(io.fd, io.buf, len, io.offset, write, true, self.flags)
+                        }
                     }
-                }
                 }
             }
             Ddir::Trim => sys::trim(io.fd, io.offset, io.len as u64, io.block_device),

@@ -24,7 +24,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("randrepeat", K::Bool, C::IoType, "Use the same random sequence on every run").def("1"),
     O::new("randseed", K::Int { min: 0, max: i64::MAX, }, C::IoType, "Seed of the random generators").def("0x89"),
     O::new("norandommap", K::Flag, C::IoType, "Do not track which blocks were done; random I/O may repeat blocks"),
-    O::new("random_generator", K::Choice(RANDGEN), C::IoType, "Random number generator for offsets (fiox uses its own generator for all three; every choice keeps each block once per pass)").def("tausworthe"),
+    O::new("random_generator", K::Choice(RANDGEN), C::IoType, "Random number generator for offsets (fiox uses its own for all three; lfsr keeps each block once per pass even with norandommap)").def("tausworthe"),
     O::new("random_distribution", K::Str, C::IoType, "Offset distribution: random, zipf:θ, pareto:h, normal:σ, zoned:..., zoned_abs:...").def("random"),
     O::new("bs", K::Size, C::BlockSize, "Block size of each I/O").alias(&["blocksize"]).def("4096").per_dir(),
     O::new("bsrange", K::Range, C::BlockSize, "Range of block sizes (low-high)").alias(&["blocksize_range"]).per_dir(),

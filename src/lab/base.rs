@@ -11,7 +11,7 @@ use fiox_options::{Ctx, Origin};
 use serde_json::{json, Value};
 
 use crate::lab::axis::Axis;
-use crate::lab::sweep::describe;
+use crate::lab::points::describe;
 
 /// The base job: its command line and job files as parsed, ready to take axis values.
 pub(crate) struct Base {

@@ -21,9 +21,9 @@ use crate::lab::axis::Axis;
 use crate::lab::base::Base;
 use crate::lab::charts::{y_axis, Figure, Kind};
 use crate::lab::outputs::{fmt_bw, fmt_count, fmt_ns, Outputs};
+use crate::lab::points;
 use crate::lab::results::Run;
 use crate::lab::runner::{Outcome, Runner};
-use crate::lab::sweep;
 
 /// A latency limit on one completion-latency figure.
 #[derive(Debug, Clone, PartialEq)]
@@ -177,12 +177,12 @@ pub fn run(
         }
         let values = values_of(nj, d);
         let prepared = base.prepare(&knee_axes, &values)?;
-        let id = sweep::ids(&knee_axes, std::slice::from_ref(&values)).remove(0);
+        let id = points::ids(&knee_axes, std::slice::from_ref(&values)).remove(0);
         runner.add_point(&knee_axes, &values, &id)?;
         for r in 1..=repeat {
             let tag = format!(
                 "{}{}",
-                sweep::describe(&knee_axes, &values),
+                points::describe(&knee_axes, &values),
                 if repeat > 1 { format!(" (run {r}/{repeat})") } else { String::new() }
             );
             if let Outcome::Interrupted = runner.run(&id, &prepared, r, &tag)? {
@@ -292,7 +292,7 @@ pub fn run(
     });
     points.sort_by_key(|p| p.iter().map(|v| v.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>());
     points.dedup();
-    let ids = sweep::ids(&final_axes, &points);
+    let ids = points::ids(&final_axes, &points);
     let runs: Vec<Vec<Run>> = ids.iter().map(|id| runner.load_runs(id, repeat)).collect();
     let coords = points
         .iter()
@@ -316,7 +316,7 @@ pub fn run(
     let outputs = Outputs {
         title: format!("fiox sweep --find-knee: {}", target.text),
         columns: final_axes.iter().map(|a| a.typed.clone()).collect(),
-        axes: sweep::axis_views(&final_axes, &ctx),
+        axes: points::axis_views(&final_axes, &ctx),
         coords,
         zipped: false,
         labels: points.clone(),

@@ -19,8 +19,8 @@ use crate::lab::charts::{y_axis, AxisView, Figure, Kind};
 use crate::lab::html::{self, Page};
 use crate::lab::logs::{self, Log, LogKind};
 use crate::lab::outputs::{self, Outputs};
+use crate::lab::points;
 use crate::lab::results::{self, Run};
-use crate::lab::sweep;
 
 const USAGE: &str = "\
 usage: fiox plot [--out DIR] [--title TEXT] INPUT...
@@ -239,7 +239,7 @@ fn from_sweep(dir: &Path, title: Option<String>) -> Result<Outputs> {
         }
         let a = def.map(|d| crate::lab::axis::Axis { def: d, typed: n.clone(), values: values.clone() });
         axes.push(AxisView {
-            unit: a.as_ref().and_then(crate::lab::sweep::time_unit),
+            unit: a.as_ref().and_then(points::time_unit),
             name: n.clone(),
             positions: a.as_ref().and_then(|a| a.positions(&ctx)),
             bytes: a.as_ref().is_some_and(|a| a.is_size()),
@@ -278,7 +278,7 @@ fn from_sweep(dir: &Path, title: Option<String>) -> Result<Outputs> {
         })
         .collect();
     let (axes, coords) = match defs {
-        Some(d) if mode_zip && !d.is_empty() => sweep::zip_view(&d, &labels, &ctx),
+        Some(d) if mode_zip && !d.is_empty() => points::zip_view(&d, &labels, &ctx),
         _ => (axes, coords),
     };
     Ok(Outputs {

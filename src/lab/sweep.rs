@@ -60,7 +60,7 @@ struct Opts {
     out: PathBuf,
     knee: bool,
     target: Option<String>,
-    max_iodepth: u64,
+    max_iodepth: u32,
     /// Everything else: fio's options and job files.
     base: Vec<String>,
 }
@@ -124,7 +124,7 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
             "--target" => o.target = Some(value()?),
             "--max-iodepth" => {
                 let v = value()?;
-                o.max_iodepth = match v.parse::<u64>() {
+                o.max_iodepth = match v.parse::<u32>() {
                     Ok(n) if (1..=65536).contains(&n) => n,
                     _ => bail!("sweep: bad value '{v}' for --max-iodepth: a whole number from 1 to 65536"),
                 };

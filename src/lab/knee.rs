@@ -10,9 +10,7 @@
 //! the most throughput among those meeting the target; the throughput–latency curve is charted
 //! with the target line and the knee marked.
 
-use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use fiox_charts::{Axis as ChartAxis, Chart, HLine, LineChart, Mark, Point, Scale, Series, Unit};
@@ -25,7 +23,7 @@ use crate::lab::charts::{y_axis, Figure, Kind};
 use crate::lab::outputs::{fmt_bw, fmt_count, fmt_ns, Outputs};
 use crate::lab::points;
 use crate::lab::results::Run;
-use crate::lab::runner::{Outcome, Runner};
+use crate::lab::runner::{Outcome, Runner, Settings};
 
 /// A latency limit on one completion-latency figure.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,17 +111,9 @@ struct Measured {
     met: bool,
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    base: Base,
-    base_args: &[String],
-    axes: Vec<Axis>,
-    target: Target,
-    max_iodepth: u32,
-    repeat: u32,
-    pause: Duration,
-    out: &Path,
-) -> Result<ExitCode> {
+/// Searches each numjobs value's iodepth for the most throughput within `target`, running
+/// points through the runner as `sweep` does, and writes the results folder with the knee.
+pub fn run(base: &Base, settings: &Settings, axes: Vec<Axis>, target: Target, max_iodepth: u32) -> Result<ExitCode> {
     let ctx = crate::fio::machine_ctx();
     let mut numjobs: Option<Vec<u64>> = None;
     let mut depths: Option<Vec<u64>> = None;
@@ -166,14 +156,12 @@ pub fn run(
             base.prepare(&knee_axes, &values_of(nj, d))?;
         }
     }
-    let definition = json!({
-        "base": base_args,
-        "job files": base.fingerprint(),
-        "knee": target.text,
-        "numjobs": numjobs,
-        "iodepth": if doubling { json!(format!("1..{max_iodepth}:x2")) } else { json!(depths) },
-    });
-    let mut runner = Runner::open(out, definition, &(repeat, pause))?;
+    let what = vec![
+        ("knee", json!(target.text)),
+        ("numjobs", json!(numjobs)),
+        ("iodepth", if doubling { json!(format!("1..{max_iodepth}:x2")) } else { json!(depths) }),
+    ];
+    let mut runner = Runner::open(settings, base, what)?;
     let mut probes: Vec<Measured> = Vec::new();
     let mut points: Vec<Vec<String>> = Vec::new();
     let mut interrupted = false;
@@ -188,18 +176,11 @@ pub fn run(
             let prepared = base.prepare(&knee_axes, &values)?;
             let id = points::ids(&knee_axes, std::slice::from_ref(&values)).remove(0);
             runner.add_point(&knee_axes, &values, &id)?;
-            for r in 1..=repeat {
-                let tag = format!(
-                    "{}{}",
-                    points::describe(&knee_axes, &values),
-                    if repeat > 1 { format!(" (run {r}/{repeat})") } else { String::new() }
-                );
-                if let Outcome::Interrupted = runner.run(&id, &prepared, r, &tag)? {
-                    return Ok(None);
-                }
+            if let Outcome::Interrupted = runner.run_repeats(&id, &prepared, &points::describe(&knee_axes, &values))? {
+                return Ok(None);
             }
             points.push(values);
-            let runs = runner.load_runs(&id, repeat);
+            let runs = runner.load_runs(&id);
             let Some(latency) = target.latency(&runs) else {
                 // The point failed: treat it as missing the target, so the search stays below it.
                 return Ok(Some(Probe { depth: d, met: false, iops: 0.0 }));
@@ -274,16 +255,11 @@ pub fn run(
     points.sort_by_key(|p| p.iter().map(|v| v.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>());
     points.dedup();
     let ids = points::ids(&final_axes, &points);
-    let runs: Vec<Vec<Run>> = ids.iter().map(|id| runner.load_runs(id, repeat)).collect();
-    let coords = points
-        .iter()
-        .map(|p| {
-            p.iter().enumerate().map(|(a, v)| final_axes[a].values.iter().position(|x| x == v).unwrap_or(0)).collect()
-        })
-        .collect();
-    let mut settings = runner.settings(&(repeat, pause), &[]);
-    settings.insert(1, ("latency target".into(), target.text.clone()));
-    settings.insert(
+    let runs: Vec<Vec<Run>> = ids.iter().map(|id| runner.load_runs(id)).collect();
+    let (views, coords) = points::cross_view(&final_axes, &points, &ctx);
+    let mut shown = runner.settings(&[]);
+    shown.insert(1, ("latency target".into(), target.text.clone()));
+    shown.insert(
         2,
         (
             "iodepth search".into(),
@@ -297,23 +273,19 @@ pub fn run(
     let outputs = Outputs {
         title: format!("fiox sweep --find-knee: {}", target.text),
         columns: final_axes.iter().map(|a| a.typed.clone()).collect(),
-        axes: points::axis_views(&final_axes, &ctx),
+        axes: views,
         coords,
         zipped: false,
         labels: points.clone(),
         runs,
-        settings,
+        settings: shown,
         extra: vec![curve(&probes, &target, best)],
         headline: vec![headline],
         notes: runner.failures.clone(),
-        with_ci: repeat > 1,
+        with_ci: settings.repeat > 1,
     };
-    outputs.write(out)?;
-    runner.finish(interrupted)?;
-    println!("results: {}", out.join("index.html").display());
-    if interrupted {
-        eprintln!("fiox: sweep interrupted; run the same command again to resume");
-        return Ok(ExitCode::from(128));
+    if let Some(code) = runner.conclude(&outputs, interrupted)? {
+        return Ok(code);
     }
     Ok(if best.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -25,7 +25,7 @@ use crate::lab::knee;
 use crate::lab::outputs::Outputs;
 use crate::lab::points::{cross, cross_view, describe, ids, zip_view, zipped};
 use crate::lab::results::Run;
-use crate::lab::runner::{Outcome, RunSettings, Runner, STOP};
+use crate::lab::runner::{Outcome, Runner, Settings, STOP};
 
 const USAGE: &str = "\
 usage: fiox sweep --vary OPTION=VALUES [--vary ...] [sweep options] [fio options] [job file(s)]
@@ -55,9 +55,8 @@ Examples:
 struct Opts {
     vary: Vec<String>,
     zip: bool,
-    repeat: u32,
-    pause: Duration,
-    out: PathBuf,
+    /// The results folder, repeats and pause.
+    run: Settings,
     knee: bool,
     target: Option<String>,
     max_iodepth: u32,
@@ -69,9 +68,7 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
     let mut o = Opts {
         vary: Vec::new(),
         zip: false,
-        repeat: 1,
-        pause: Duration::ZERO,
-        out: PathBuf::from("fiox-sweep"),
+        run: Settings { out: PathBuf::from("fiox-sweep"), repeat: 1, pause: Duration::ZERO },
         knee: false,
         target: None,
         max_iodepth: 1024,
@@ -109,7 +106,7 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
             "--vary" => o.vary.push(value()?),
             "--repeat" => {
                 let v = value()?;
-                o.repeat = match v.parse::<u32>() {
+                o.run.repeat = match v.parse::<u32>() {
                     Ok(n) if (1..=1000).contains(&n) => n,
                     _ => bail!("sweep: bad value '{v}' for --repeat: a whole number from 1 to 1000"),
                 };
@@ -118,9 +115,9 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
                 let v = value()?;
                 let us = fiox_options::value::parse_time(&v, fiox_options::table::TimeUnit::Sec)
                     .map_err(|e| anyhow::anyhow!("sweep: bad value '{v}' for --pause: {e}"))?;
-                o.pause = Duration::from_micros(us);
+                o.run.pause = Duration::from_micros(us);
             }
-            "--out" => o.out = PathBuf::from(value()?),
+            "--out" => o.run.out = PathBuf::from(value()?),
             "--target" => o.target = Some(value()?),
             "--max-iodepth" => {
                 let v = value()?;
@@ -161,7 +158,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         let target =
             o.target.as_deref().context("sweep: --find-knee needs a latency target, e.g. --target p99<=2ms")?;
         let target = knee::Target::parse(target)?;
-        return knee::run(base, &o.base, axes, target, o.max_iodepth, o.repeat, o.pause, &o.out);
+        return knee::run(&base, &o.run, axes, target, o.max_iodepth);
     }
     if axes.is_empty() {
         bail!("sweep: give at least one axis, e.g. --vary bs=4k,64k,1m (see fiox sweep --help)");
@@ -174,26 +171,20 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     let points = if o.zip { zipped(&axes)? } else { cross(&axes)? };
     // Check every point before anything runs.
     let prepared: Vec<Prepared> = points.iter().map(|p| base.prepare(&axes, p)).collect::<Result<_>>()?;
-    let definition = json!({
-        "base": o.base,
-        "job files": base.fingerprint(),
-        "axes": axes.iter().map(|a| json!({"option": a.typed, "values": a.values})).collect::<Vec<_>>(),
-        "mode": if o.zip { "zip" } else { "cross" },
-    });
-    let mut runner = Runner::open(&o.out, definition, &o)?;
+    let what = vec![
+        ("axes", json!(axes.iter().map(|a| json!({"option": a.typed, "values": a.values})).collect::<Vec<_>>())),
+        ("mode", json!(if o.zip { "zip" } else { "cross" })),
+    ];
+    let mut runner = Runner::open(&o.run, &base, what)?;
     let ids: Vec<String> = ids(&axes, &points);
     runner.record_points(&axes, &points, &ids)?;
-    let total = points.len() as u32 * o.repeat;
+    let repeat = o.run.repeat;
+    let total = points.len() as u32 * repeat;
     let mut k = 0;
-    'rounds: for run in 1..=o.repeat {
+    'rounds: for run in 1..=repeat {
         for (i, p) in points.iter().enumerate() {
             k += 1;
-            let what = describe(&axes, p);
-            let tag = if o.repeat > 1 {
-                format!("[{k}/{total}] {what} (run {run}/{})", o.repeat)
-            } else {
-                format!("[{k}/{total}] {what}")
-            };
+            let tag = runner.tag(&format!("[{k}/{total}] {}", describe(&axes, p)), run);
             match runner.run(&ids[i], &prepared[i], run, &tag)? {
                 Outcome::Interrupted => break 'rounds,
                 Outcome::Done | Outcome::Failed => {}
@@ -201,7 +192,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         }
     }
     let interrupted = STOP.load(Ordering::Relaxed);
-    let runs: Vec<Vec<Run>> = ids.iter().map(|id| runner.load_runs(id, o.repeat)).collect();
+    let runs: Vec<Vec<Run>> = ids.iter().map(|id| runner.load_runs(id)).collect();
     let (views, coords) = if o.zip { zip_view(&axes, &points, &ctx) } else { cross_view(&axes, &points, &ctx) };
     let title = format!("fiox sweep: {}", axes.iter().map(|a| a.typed.as_str()).collect::<Vec<_>>().join(" × "));
     let out = Outputs {
@@ -212,31 +203,18 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         zipped: o.zip,
         labels: points.clone(),
         runs,
-        settings: runner.settings(&o, &axes),
+        settings: runner.settings(&axes),
         extra: Vec::new(),
         headline: Vec::new(),
         notes: runner.failures.clone(),
-        with_ci: o.repeat > 1,
+        with_ci: repeat > 1,
     };
-    out.write(&o.out)?;
-    runner.finish(interrupted)?;
-    println!("results: {}", o.out.join("index.html").display());
-    if interrupted {
-        eprintln!("fiox: sweep interrupted; run the same command again to resume");
-        return Ok(ExitCode::from(128));
+    if let Some(code) = runner.conclude(&out, interrupted)? {
+        return Ok(code);
     }
     if !runner.failures.is_empty() {
-        eprintln!("fiox: {} run(s) failed; see {}", runner.failures.len(), o.out.join("points").display());
+        eprintln!("fiox: {} run(s) failed; see {}", runner.failures.len(), o.run.out.join("points").display());
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-impl RunSettings for Opts {
-    fn repeat(&self) -> u32 {
-        self.repeat
-    }
-    fn pause(&self) -> Duration {
-        self.pause
-    }
 }

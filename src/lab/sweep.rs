@@ -21,30 +21,24 @@ use serde_json::json;
 
 use crate::lab::axis::{self, Axis};
 use crate::lab::base::{Base, Prepared};
+use crate::lab::cli::{self, Arg, Command, Id};
 use crate::lab::knee;
 use crate::lab::outputs::Outputs;
 use crate::lab::points::{cross, cross_view, describe, ids, zip_view, zipped};
 use crate::lab::results::Run;
 use crate::lab::runner::{Outcome, Runner, Settings, STOP};
 
-const USAGE: &str = "\
+/// `--help` before the flags.
+const HEAD: &str = "\
 usage: fiox sweep --vary OPTION=VALUES [--vary ...] [sweep options] [fio options] [job file(s)]
 
 Runs the job once per point and writes a results folder: points/*.json (fio JSON+ reports),
 summary.csv, charts/*.png and *.svg, and index.html.
 
-  --vary OPTION=VALUES  an axis: 1,2,4,8 | 1..64:x2 | 10..60:+10 | 1k,2k,4k,...,64m | randread,write
-                        (values with commas of their own: separate them with ';')
-  --zip                 walk the axes side by side instead of their cross product
-  --repeat N            run every point N times: means and 95% confidence intervals
-  --pause TIME          wait between runs (10s, 500ms; a bare number is seconds)
-  --out DIR             the results folder (default fiox-sweep); running the same sweep
-                        again into it resumes where it stopped
-  --find-knee           search iodepth (and numjobs, if given with --vary) for the highest
-                        throughput that meets --target, instead of running every point
-  --target METRIC<=TIME latency target for --find-knee: mean, p50 ... p99.99 (p99<=2ms)
-  --max-iodepth N       the deepest queue --find-knee tries (default 1024)
+";
 
+/// `--help` after the flags.
+const TAIL: &str = "
 Examples:
   fiox sweep --vary bs=1k,2k,4k,...,64m job.fio
   fiox sweep --vary numjobs=1..16:x2 --vary iodepth=1..64:x2 --pause 10s job.fio
@@ -64,6 +58,7 @@ struct Opts {
     base: Vec<String>,
 }
 
+/// The sweep's own flags, and everything else as the base job; `None` for `--help`.
 fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
     let mut o = Opts {
         vary: Vec::new(),
@@ -74,59 +69,40 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
         max_iodepth: 1024,
         base: Vec::new(),
     };
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        let (name, inline) = match a.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (a.as_str(), None),
-        };
-        let takes_value = matches!(name, "--vary" | "--repeat" | "--pause" | "--out" | "--target" | "--max-iodepth");
-        let flag = matches!(name, "--zip" | "--find-knee" | "--help" | "-h");
-        if !takes_value && !flag {
-            o.base.push(a.clone());
-            continue;
-        }
-        if flag && inline.is_some() {
-            bail!("sweep: {name} takes no value");
-        }
-        let mut value = || -> Result<String> {
-            if let Some(v) = &inline {
-                return Ok(v.clone());
+    for arg in cli::args(Command::Sweep, args) {
+        let (f, v) = match arg? {
+            Arg::Flag(f, v) => (f, v),
+            Arg::Other(a) => {
+                o.base.push(a.to_string());
+                continue;
             }
-            let v = args.get(i).cloned().with_context(|| format!("sweep: {name} needs a value"))?;
-            i += 1;
-            Ok(v)
         };
-        match name {
-            "--help" | "-h" => return Ok(None),
-            "--zip" => o.zip = true,
-            "--find-knee" => o.knee = true,
-            "--vary" => o.vary.push(value()?),
-            "--repeat" => {
-                let v = value()?;
+        let name = f.name;
+        match f.id {
+            Id::Help => return Ok(None),
+            Id::Zip => o.zip = true,
+            Id::FindKnee => o.knee = true,
+            Id::Vary => o.vary.push(v),
+            Id::Repeat => {
                 o.run.repeat = match v.parse::<u32>() {
                     Ok(n) if (1..=1000).contains(&n) => n,
-                    _ => bail!("sweep: bad value '{v}' for --repeat: a whole number from 1 to 1000"),
+                    _ => bail!("sweep: bad value '{v}' for {name}: a whole number from 1 to 1000"),
                 };
             }
-            "--pause" => {
-                let v = value()?;
+            Id::Pause => {
                 let us = fiox_options::value::parse_time(&v, fiox_options::table::TimeUnit::Sec)
-                    .map_err(|e| anyhow::anyhow!("sweep: bad value '{v}' for --pause: {e}"))?;
+                    .map_err(|e| anyhow::anyhow!("sweep: bad value '{v}' for {name}: {e}"))?;
                 o.run.pause = Duration::from_micros(us);
             }
-            "--out" => o.run.out = PathBuf::from(value()?),
-            "--target" => o.target = Some(value()?),
-            "--max-iodepth" => {
-                let v = value()?;
+            Id::Out => o.run.out = PathBuf::from(v),
+            Id::Target => o.target = Some(v),
+            Id::MaxIodepth => {
                 o.max_iodepth = match v.parse::<u32>() {
                     Ok(n) if (1..=65536).contains(&n) => n,
-                    _ => bail!("sweep: bad value '{v}' for --max-iodepth: a whole number from 1 to 65536"),
+                    _ => bail!("sweep: bad value '{v}' for {name}: a whole number from 1 to 65536"),
                 };
             }
-            _ => unreachable!("every sweep option is handled"),
+            _ => unreachable!("{name} is not a sweep flag"),
         }
     }
     Ok(Some(o))
@@ -134,7 +110,7 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
 
 pub fn run(args: &[String]) -> Result<ExitCode> {
     let Some(o) = parse_opts(args)? else {
-        print!("{USAGE}");
+        print!("{}", cli::usage(Command::Sweep, HEAD, TAIL));
         return Ok(ExitCode::SUCCESS);
     };
     let ctx = crate::fio::machine_ctx();
@@ -217,4 +193,22 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_sweep_flag_is_handled() {
+        for f in cli::FLAGS.iter().filter(|f| f.commands.contains(&Command::Sweep)) {
+            let args: Vec<String> = [f.name].into_iter().chain(f.value.map(|_| "1")).map(String::from).collect();
+            let o = parse_opts(&args).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+            assert_eq!(o.is_none(), f.id == Id::Help, "{}", f.name);
+            assert!(o.is_none_or(|o| o.base.is_empty()), "{} went to the base job", f.name);
+        }
+        let o =
+            parse_opts(&["--vary=bs=4k".into(), "--name=j".into(), "--repeat".into(), "3".into()]).unwrap().unwrap();
+        assert_eq!((o.vary, o.base, o.run.repeat), (vec!["bs=4k".to_string()], vec!["--name=j".to_string()], 3));
+    }
 }

@@ -44,6 +44,9 @@ pub fn machine_ctx() -> Ctx {
     Ctx { kb_base: 1024, pagesize, ncpus, mb_memory }
 }
 
+/// fiox as fio: parses the command line and job files, answers the informational options
+/// (`--version`, `--help`, `--cmdhelp`, `--enghelp`, `--showcmd`, `--parse-only`), and otherwise
+/// plans the jobs and runs them.
 pub fn run(args: Vec<String>) -> Result<ExitCode> {
     let cl = argv::parse(args)?;
     let g = &cl.globals;

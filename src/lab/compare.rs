@@ -67,6 +67,8 @@ impl Side {
     }
 }
 
+/// One side of a comparison: a sweep's folder (its finished runs, keyed by point), or every
+/// report under `path`.
 pub fn load_side(path: &Path, name: String) -> Result<Side> {
     let mut side = Side { name, runs: 0, keys: Vec::new(), samples: BTreeMap::new() };
     let state = path.join("sweep.json");
@@ -383,6 +385,8 @@ fn write_page(dir: &Path, table: &[Block], sides: &[Side], notes: &[String]) -> 
         .with_context(|| format!("cannot write '{}'", dir.join("index.html").display()))
 }
 
+/// `fiox compare ARGS`: prints the comparison table (and writes a page with `--out`); exits 2
+/// when `--fail-if-slower` finds a regression.
 pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut paths: Vec<PathBuf> = Vec::new();
     let mut names: Option<Vec<String>> = None;

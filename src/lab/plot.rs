@@ -32,6 +32,8 @@ Charts (PNG and SVG) and an index.html from existing results:
          results folder, or fio/fiox logs (PREFIX_bw.N.log, _iops, _lat, _clat, _slat)
 ";
 
+/// `fiox plot ARGS`: reads every input first, then writes the charts, `summary.csv` (for
+/// reports) and `index.html` into `--out`.
 pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut out = PathBuf::from("fiox-plot");
     let mut title: Option<String> = None;

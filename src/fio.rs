@@ -44,6 +44,9 @@ pub fn machine_ctx() -> Ctx {
     Ctx { kb_base: 1024, pagesize, ncpus, mb_memory }
 }
 
+/// fiox as fio: parses the command line and job files, answers the informational options
+/// (`--version`, `--help`, `--cmdhelp`, `--enghelp`, `--showcmd`, `--parse-only`), and otherwise
+/// plans the jobs and runs them.
 pub fn run(args: Vec<String>) -> Result<ExitCode> {
     let cl = argv::parse(args)?;
     let g = &cl.globals;
@@ -159,22 +162,11 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
 
 /// The report in every requested format, JSON first as fio prints it.
 fn formats(g: &argv::Globals, report: &fiox_report::RunReport) -> String {
+    let opts = crate::render::opts(g);
     let mut text = String::new();
     for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
         if g.formats.contains(&f) {
-            let out = crate::render::render(f, report, g.terse_version, g.terse_header);
-            if g.json_lines && matches!(f, Format::Json | Format::JsonPlus) {
-                // One compact line per report; key order is kept.
-                match serde_json::from_str::<serde_json::Value>(&out) {
-                    Ok(v) => {
-                        text.push_str(&v.to_string());
-                        text.push('\n');
-                    }
-                    Err(_) => text.push_str(&out),
-                }
-            } else {
-                text.push_str(&out);
-            }
+            text.push_str(&fiox_report::render(crate::render::format(f), report, &opts));
         }
     }
     text

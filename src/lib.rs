@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+pub mod depth_search;
 mod device;
 mod diskstats;
 mod fio;

@@ -50,6 +50,9 @@ pub struct Plan {
     pub had_global_section: bool,
 }
 
+/// Plans checked jobs: one worker per clone, with its files named and sized and its I/O size.
+/// Refuses what cannot run (a `wait_for` naming no earlier job, more clones than `--max-jobs`,
+/// writes under `--readonly`, an engine fiox lacks, files or regions too small) before any I/O.
 pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan> {
     for (i, job) in set.jobs.iter().enumerate() {
         if let Some(target) = &job.spec.wait_for {

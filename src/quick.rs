@@ -38,6 +38,8 @@ impl Drop for TestFile {
     }
 }
 
+/// `fiox quick [DIR] [--runtime=SECS] [--size=SIZE] [--ioengine=ENGINE]`: runs the four checks
+/// and prints their table.
 pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut dir = PathBuf::from(".");
     let mut runtime = "3".to_string();

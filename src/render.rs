@@ -1,9 +1,9 @@
 //! The runner's one contact point with the report formatters: what fio prints before a run, and
-//! the finished report in each requested format.
+//! the command line's format and options in `fiox-report`'s terms.
 
-use fiox_options::argv::Format;
+use fiox_options::argv::{Format, Globals};
 use fiox_report::normal::{self, JobHeader};
-use fiox_report::{RunReport, Units};
+use fiox_report::{ReportOpts, Units};
 
 use crate::plan::Plan;
 
@@ -47,16 +47,17 @@ pub fn header(plan: &Plan) -> String {
     s
 }
 
-pub fn render(format: Format, report: &RunReport, terse_version: u8, terse_header: bool) -> String {
-    match format {
-        Format::Json => fiox_report::json::render(report, false),
-        Format::JsonPlus => fiox_report::json::render(report, true),
-        Format::Terse if terse_header => {
-            let unified = report.jobs.first().map(|j| j.unified).unwrap_or_default();
-            fiox_report::terse::header_with_disks(terse_version, report.disks.len(), unified)
-                + &fiox_report::terse::render(report, terse_version)
-        }
-        Format::Terse => fiox_report::terse::render(report, terse_version),
-        Format::Normal => normal::render(report),
+/// What the command line asks of the report's printing.
+pub fn opts(g: &Globals) -> ReportOpts {
+    ReportOpts { terse_version: g.terse_version, terse_header: g.terse_header, json_lines: g.json_lines }
+}
+
+/// A format as `fiox-report` names it (the report crate does not depend on the option parser).
+pub fn format(f: Format) -> fiox_report::Format {
+    match f {
+        Format::Normal => fiox_report::Format::Normal,
+        Format::Terse => fiox_report::Format::Terse,
+        Format::Json => fiox_report::Format::Json,
+        Format::JsonPlus => fiox_report::Format::JsonPlus,
     }
 }

@@ -13,6 +13,9 @@ fn echo(opts: &[RawOpt]) -> Vec<(String, String)> {
     opts.iter().filter_map(|o| o.value.as_ref().map(|v| (o.def.name.to_string(), v.trim().to_string()))).collect()
 }
 
+/// The report of a run (or of a run so far, for interval reports): the workers' results in plan
+/// order, merged per group under `group_reporting`, with group totals, the disks' figures and
+/// the time stamps of `now_epoch_ms`. The fiox manifest is added by the caller.
 pub fn build(plan: &Plan, results: &[WorkerResult], disks: Vec<fiox_report::DiskUtil>, now_epoch_ms: u64) -> RunReport {
     let ctime = fiox_engine::sys::ctime((now_epoch_ms / 1000) as i64);
     let mut jobs: Vec<JobReport> = Vec::new();

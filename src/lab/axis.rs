@@ -37,13 +37,13 @@ impl Axis {
         self.values.iter().map(|v| self.numeric(v, ctx)).collect()
     }
 
-    /// Whether the values are sizes in bytes.
     /// A value given twice (pointless in a cross product; zipped axes may repeat values).
     pub fn repeated(&self) -> Option<&str> {
         let mut seen = std::collections::HashSet::new();
         self.values.iter().find(|v| !seen.insert(v.as_str())).map(String::as_str)
     }
 
+    /// Whether the values are sizes in bytes.
     pub fn is_size(&self) -> bool {
         matches!(self.def.kind, Kind::Size | Kind::SizeOrPct | Kind::Range)
     }

@@ -11,10 +11,12 @@ use fiox_options::{Ctx, Origin};
 use serde_json::{json, Value};
 
 use crate::lab::axis::Axis;
-use crate::lab::sweep::describe;
+use crate::lab::points::describe;
 
 /// The base job: its command line and job files as parsed, ready to take axis values.
 pub(crate) struct Base {
+    /// The arguments as given, which (with the job files' content) identify the base job.
+    pub args: Vec<String>,
     cl: CommandLine,
     files: Vec<JobFile>,
     texts: Vec<String>,
@@ -74,7 +76,16 @@ impl Base {
         if cl.job_files.is_empty() && !cl.sections.iter().any(|s| !s.is_global()) {
             bail!("sweep: no base job: give a job file, or job options ending with --name=JOB");
         }
-        Ok(Base { readonly: g.readonly, max_jobs: g.max_jobs, cl, files, texts, passthrough, ctx: ctx.clone() })
+        Ok(Base {
+            args: args.to_vec(),
+            readonly: g.readonly,
+            max_jobs: g.max_jobs,
+            cl,
+            files,
+            texts,
+            passthrough,
+            ctx: ctx.clone(),
+        })
     }
 
     /// What identifies the job files' content, so a resumed sweep can tell they changed.

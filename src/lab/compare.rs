@@ -13,20 +13,18 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
+use crate::lab::cli::{self, Arg, Command, Id};
 use crate::lab::outputs::{fmt_bw, fmt_count, fmt_ns};
 use crate::lab::results::{self, Dir, Figures, Run};
 use crate::lab::stats;
 
-const USAGE: &str = "\
+/// `--help` before the flags.
+const HEAD: &str = "\
 usage: fiox compare A B [C ...] [--names a,b,...] [--fail-if-slower PCT] [--out DIR]
 
 Compares results per job and direction (per point for sweeps): IOPS, bandwidth, completion
 latency mean/p50/p99/p99.9 and CPU, with each side's ratio to A.
   A, B, ...           a JSON report, a folder of reports (repeated runs), or a sweep's folder
-  --names a,b,...     what to call the sides (default: their file or folder names)
-  --fail-if-slower P  exit with status 2 if IOPS fell or mean latency rose by more than P%
-                      on any job (when both sides have repeated runs: only if significant)
-  --out DIR           also write bar charts (PNG, SVG) and an index.html with the table
 ";
 
 /// What a row of the comparison is about.
@@ -69,6 +67,8 @@ impl Side {
     }
 }
 
+/// One side of a comparison: a sweep's folder (its finished runs, keyed by point), or every
+/// report under `path`.
 pub fn load_side(path: &Path, name: String) -> Result<Side> {
     let mut side = Side { name, runs: 0, keys: Vec::new(), samples: BTreeMap::new() };
     let state = path.join("sweep.json");
@@ -385,29 +385,34 @@ fn write_page(dir: &Path, table: &[Block], sides: &[Side], notes: &[String]) -> 
         .with_context(|| format!("cannot write '{}'", dir.join("index.html").display()))
 }
 
+/// `fiox compare ARGS`: prints the comparison table (and writes a page with `--out`); exits 2
+/// when `--fail-if-slower` finds a regression.
 pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut paths: Vec<PathBuf> = Vec::new();
     let mut names: Option<Vec<String>> = None;
     let mut fail_pct: Option<f64> = None;
     let mut out: Option<PathBuf> = None;
-    let mut it = super::cli::Args::new("compare", args);
-    while let Some(a) = it.next_arg() {
-        if a == "--help" || a == "-h" {
-            print!("{USAGE}");
-            return Ok(ExitCode::SUCCESS);
-        } else if let Some(v) = it.value(a, "--fail-if-slower")? {
-            fail_pct = Some(match v.trim_end_matches('%').parse::<f64>() {
-                Ok(p) if (0.0..100.0).contains(&p) => p,
-                _ => bail!("compare: bad value '{v}' for --fail-if-slower: a percentage from 0 to 100 (10 or 10%)"),
-            });
-        } else if let Some(v) = it.value(a, "--out")? {
-            out = Some(PathBuf::from(v));
-        } else if let Some(v) = it.value(a, "--names")? {
-            names = Some(v.split(',').map(|s| s.trim().to_string()).collect());
-        } else if a.starts_with('-') && a.len() > 1 {
-            bail!("compare: unknown option '{a}' (see fiox compare --help)");
-        } else {
-            paths.push(PathBuf::from(a));
+    for arg in cli::args(Command::Compare, args) {
+        match arg? {
+            Arg::Flag(f, v) => match f.id {
+                Id::Help => {
+                    print!("{}", cli::usage(Command::Compare, HEAD, ""));
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Id::FailIfSlower => {
+                    fail_pct = Some(match v.trim_end_matches('%').parse::<f64>() {
+                        Ok(p) if (0.0..100.0).contains(&p) => p,
+                        _ => bail!("compare: bad value '{v}' for {}: a percentage from 0 to 100 (10 or 10%)", f.name),
+                    });
+                }
+                Id::Out => out = Some(PathBuf::from(v)),
+                Id::Names => names = Some(v.split(',').map(|s| s.trim().to_string()).collect()),
+                _ => unreachable!("{} is not a compare flag", f.name),
+            },
+            Arg::Other(a) if a.starts_with('-') && a.len() > 1 => {
+                bail!("compare: unknown option '{a}' (see fiox compare --help)");
+            }
+            Arg::Other(a) => paths.push(PathBuf::from(a)),
         }
     }
     if paths.len() < 2 {
@@ -522,5 +527,13 @@ mod tests {
         // Without repeats a 10% drop beyond a 5% gate fails; within a 20% gate it passes.
         assert_eq!(regressions(&t, &sides, 5.0).len(), 1);
         assert!(regressions(&t, &sides, 20.0).is_empty());
+    }
+
+    #[test]
+    fn every_compare_flag_is_handled() {
+        // Each flag with a value, alone: refused for want of results, before any I/O.
+        for f in cli::FLAGS.iter().filter(|f| f.commands.contains(&Command::Compare) && f.id != Id::Help) {
+            assert!(run(&[f.name.to_string(), "x".into()]).is_err(), "{}", f.name);
+        }
     }
 }

@@ -1,29 +1,29 @@
 //! `fiox sweep --find-knee --target p99<=2ms`: the highest throughput that meets a latency
 //! target, searched over iodepth (for each numjobs value given with `--vary numjobs=...`).
 //!
-//! For each numjobs value the queue depth doubles from 1 (or walks the `--vary iodepth` list)
-//! until the target is missed, then bisects between the last depth that met it and the first
-//! that did not. The walk also stops once throughput has stopped growing (two steps in a row
-//! under 3% more), since a deeper queue then only adds latency. Throughput is IOPS summed over
+//! For each numjobs value, [`crate::depth_search`] picks the depths to run: it doubles the queue
+//! depth from 1 (or walks the `--vary iodepth` list) until the target is missed, then bisects
+//! between the last depth that met it and the first that did not (a listed walk is not
+//! bisected). The walk also stops once throughput has stopped growing (two steps in a row under
+//! 3% more), since a deeper queue then only adds latency. Throughput is IOPS summed over
 //! the point's jobs and directions; latency is the worst of them. The knee is the point with
 //! the most throughput among those meeting the target; the throughput–latency curve is charted
 //! with the target line and the knee marked.
 
-use std::path::Path;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use fiox_charts::{Axis as ChartAxis, Chart, HLine, LineChart, Mark, Point, Scale, Series, Unit};
 use serde_json::json;
 
+use crate::depth_search::{DepthSearch, End, Probe};
 use crate::lab::axis::Axis;
 use crate::lab::base::Base;
 use crate::lab::charts::{y_axis, Figure, Kind};
 use crate::lab::outputs::{fmt_bw, fmt_count, fmt_ns, Outputs};
+use crate::lab::points;
 use crate::lab::results::Run;
-use crate::lab::runner::{Outcome, Runner};
-use crate::lab::sweep;
+use crate::lab::runner::{Outcome, Runner, Settings};
 
 /// A latency limit on one completion-latency figure.
 #[derive(Debug, Clone, PartialEq)]
@@ -102,26 +102,18 @@ fn throughput(runs: &[Run]) -> (f64, f64) {
 }
 
 /// One measured point of the search.
-struct Probe {
+struct Measured {
     numjobs: Option<u64>,
-    iodepth: u64,
+    iodepth: u32,
     iops: f64,
     bw: f64,
     latency: f64,
     met: bool,
 }
 
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    base: Base,
-    base_args: &[String],
-    axes: Vec<Axis>,
-    target: Target,
-    max_iodepth: u64,
-    repeat: u32,
-    pause: Duration,
-    out: &Path,
-) -> Result<ExitCode> {
+/// Searches each numjobs value's iodepth for the most throughput within `target`, running
+/// points through the runner as `sweep` does, and writes the results folder with the knee.
+pub fn run(base: &Base, settings: &Settings, axes: Vec<Axis>, target: Target, max_iodepth: u32) -> Result<ExitCode> {
     let ctx = crate::fio::machine_ctx();
     let mut numjobs: Option<Vec<u64>> = None;
     let mut depths: Option<Vec<u64>> = None;
@@ -138,8 +130,13 @@ pub fn run(
         }
     }
     let doubling = depths.is_none();
-    let depths = depths
-        .unwrap_or_else(|| std::iter::successors(Some(1u64), |d| (d * 2 <= max_iodepth).then_some(d * 2)).collect());
+    // A listed depth beyond u32 fails the planner's check below, so saturating it here never
+    // reaches a run.
+    let search = match &depths {
+        Some(list) => DepthSearch::over(list.iter().map(|&d| u32::try_from(d).unwrap_or(u32::MAX)).collect()),
+        None => DepthSearch::doubling(max_iodepth),
+    };
+    let depths: Vec<u64> = depths.unwrap_or_else(|| search.walk().iter().map(|&d| u64::from(d)).collect());
     let def = |n: &str| fiox_options::table::lookup(n).expect("iodepth and numjobs are in the table");
     let mut knee_axes = Vec::new();
     if let Some(nj) = &numjobs {
@@ -159,98 +156,63 @@ pub fn run(
             base.prepare(&knee_axes, &values_of(nj, d))?;
         }
     }
-    let definition = json!({
-        "base": base_args,
-        "job files": base.fingerprint(),
-        "knee": target.text,
-        "numjobs": numjobs,
-        "iodepth": if doubling { json!(format!("1..{max_iodepth}:x2")) } else { json!(depths) },
-    });
-    let mut runner = Runner::open(out, definition, &(repeat, pause))?;
-    let mut probes: Vec<Probe> = Vec::new();
+    let what = vec![
+        ("knee", json!(target.text)),
+        ("numjobs", json!(numjobs)),
+        ("iodepth", if doubling { json!(format!("1..{max_iodepth}:x2")) } else { json!(depths) }),
+    ];
+    let mut runner = Runner::open(settings, base, what)?;
+    let mut probes: Vec<Measured> = Vec::new();
     let mut points: Vec<Vec<String>> = Vec::new();
     let mut interrupted = false;
     let nj_list: Vec<Option<u64>> = numjobs.clone().map(|v| v.into_iter().map(Some).collect()).unwrap_or(vec![None]);
-    let mut measure = |nj: Option<u64>, d: u64, runner: &mut Runner, probes: &mut Vec<Probe>| -> Result<Option<bool>> {
-        if let Some(p) = probes.iter().find(|p| p.numjobs == nj && p.iodepth == d) {
-            return Ok(Some(p.met));
-        }
-        let values = values_of(nj, d);
-        let prepared = base.prepare(&knee_axes, &values)?;
-        let id = sweep::ids(&knee_axes, std::slice::from_ref(&values)).remove(0);
-        runner.add_point(&knee_axes, &values, &id)?;
-        for r in 1..=repeat {
-            let tag = format!(
-                "{}{}",
-                sweep::describe(&knee_axes, &values),
-                if repeat > 1 { format!(" (run {r}/{repeat})") } else { String::new() }
-            );
-            if let Outcome::Interrupted = runner.run(&id, &prepared, r, &tag)? {
+    // Runs a point (all its repeats) unless it was measured already; `None` when interrupted.
+    let mut measure =
+        |nj: Option<u64>, d: u32, runner: &mut Runner, probes: &mut Vec<Measured>| -> Result<Option<Probe>> {
+            if let Some(p) = probes.iter().find(|p| p.numjobs == nj && p.iodepth == d) {
+                return Ok(Some(Probe { depth: d, met: p.met, iops: p.iops }));
+            }
+            let values = values_of(nj, u64::from(d));
+            let prepared = base.prepare(&knee_axes, &values)?;
+            let id = points::ids(&knee_axes, std::slice::from_ref(&values)).remove(0);
+            runner.add_point(&knee_axes, &values, &id)?;
+            if let Outcome::Interrupted = runner.run_repeats(&id, &prepared, &points::describe(&knee_axes, &values))? {
                 return Ok(None);
             }
-        }
-        points.push(values);
-        let runs = runner.load_runs(&id, repeat);
-        let Some(latency) = target.latency(&runs) else {
-            // The point failed: treat it as missing the target, so the search stays below it.
-            return Ok(Some(false));
+            points.push(values);
+            let runs = runner.load_runs(&id);
+            let Some(latency) = target.latency(&runs) else {
+                // The point failed: treat it as missing the target, so the search stays below it.
+                return Ok(Some(Probe { depth: d, met: false, iops: 0.0 }));
+            };
+            let (iops, bw) = throughput(&runs);
+            let met = latency <= target.limit_ns;
+            println!(
+                "    {}iodepth={d}: {} IOPS, {} = {} {} target {}",
+                nj.map(|n| format!("numjobs={n} ")).unwrap_or_default(),
+                fmt_count(iops),
+                target.name(),
+                fmt_ns(latency),
+                if met { "meets" } else { "misses" },
+                target.text
+            );
+            probes.push(Measured { numjobs: nj, iodepth: d, iops, bw, latency, met });
+            Ok(Some(Probe { depth: d, met, iops }))
         };
-        let (iops, bw) = throughput(&runs);
-        let met = latency <= target.limit_ns;
-        println!(
-            "    {}iodepth={d}: {} IOPS, {} = {} {} target {}",
-            nj.map(|n| format!("numjobs={n} ")).unwrap_or_default(),
-            fmt_count(iops),
-            target.name(),
-            fmt_ns(latency),
-            if met { "meets" } else { "misses" },
-            target.text
-        );
-        probes.push(Probe { numjobs: nj, iodepth: d, iops, bw, latency, met });
-        Ok(Some(met))
-    };
     'search: for &nj in &nj_list {
-        let mut last_good: Option<u64> = None;
-        let mut first_bad: Option<u64> = None;
-        let mut flat = 0;
-        for &d in &depths {
-            let before = probes.iter().filter(|p| p.numjobs == nj && p.met).map(|p| p.iops).fold(0.0, f64::max);
+        let mut search = search.clone();
+        let mut last: Option<Probe> = None;
+        while let Some(d) = search.next(last.as_ref()) {
             match measure(nj, d, &mut runner, &mut probes)? {
+                Some(p) => last = Some(p),
                 None => {
                     interrupted = true;
                     break 'search;
                 }
-                Some(true) => {
-                    last_good = Some(d);
-                    let now = probes.iter().find(|p| p.numjobs == nj && p.iodepth == d).map(|p| p.iops).unwrap_or(0.0);
-                    flat = if before > 0.0 && now < before * 1.03 { flat + 1 } else { 0 };
-                    if flat >= 2 {
-                        println!("    throughput stopped growing; deeper queues only add latency");
-                        break;
-                    }
-                }
-                Some(false) => {
-                    first_bad = Some(d);
-                    break;
-                }
             }
         }
-        // Bisect between the last depth that met the target and the first that missed it.
-        if let (Some(mut lo), Some(mut hi), true) = (last_good, first_bad, doubling) {
-            for _ in 0..4 {
-                if hi - lo <= 1 {
-                    break;
-                }
-                let mid = ((lo as f64 * hi as f64).sqrt().round() as u64).clamp(lo + 1, hi - 1);
-                match measure(nj, mid, &mut runner, &mut probes)? {
-                    None => {
-                        interrupted = true;
-                        break 'search;
-                    }
-                    Some(true) => lo = mid,
-                    Some(false) => hi = mid,
-                }
-            }
+        if search.end() == Some(End::Plateau) {
+            println!("    throughput stopped growing; deeper queues only add latency");
         }
     }
     let best = probes.iter().filter(|p| p.met).max_by(|a, b| a.iops.total_cmp(&b.iops));
@@ -274,7 +236,7 @@ pub fn run(
     let mut nj_vals: Vec<u64> = probes.iter().filter_map(|p| p.numjobs).collect();
     nj_vals.sort_unstable();
     nj_vals.dedup();
-    let mut d_vals: Vec<u64> = probes.iter().map(|p| p.iodepth).collect();
+    let mut d_vals: Vec<u32> = probes.iter().map(|p| p.iodepth).collect();
     d_vals.sort_unstable();
     d_vals.dedup();
     let mut final_axes = Vec::new();
@@ -288,21 +250,16 @@ pub fn run(
     final_axes.push(Axis {
         def: def("iodepth"),
         typed: "iodepth".into(),
-        values: d_vals.iter().map(u64::to_string).collect(),
+        values: d_vals.iter().map(u32::to_string).collect(),
     });
     points.sort_by_key(|p| p.iter().map(|v| v.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>());
     points.dedup();
-    let ids = sweep::ids(&final_axes, &points);
-    let runs: Vec<Vec<Run>> = ids.iter().map(|id| runner.load_runs(id, repeat)).collect();
-    let coords = points
-        .iter()
-        .map(|p| {
-            p.iter().enumerate().map(|(a, v)| final_axes[a].values.iter().position(|x| x == v).unwrap_or(0)).collect()
-        })
-        .collect();
-    let mut settings = runner.settings(&(repeat, pause), &[]);
-    settings.insert(1, ("latency target".into(), target.text.clone()));
-    settings.insert(
+    let ids = points::ids(&final_axes, &points);
+    let runs: Vec<Vec<Run>> = ids.iter().map(|id| runner.load_runs(id)).collect();
+    let (views, coords) = points::cross_view(&final_axes, &points, &ctx);
+    let mut shown = runner.settings(&[]);
+    shown.insert(1, ("latency target".into(), target.text.clone()));
+    shown.insert(
         2,
         (
             "iodepth search".into(),
@@ -316,30 +273,26 @@ pub fn run(
     let outputs = Outputs {
         title: format!("fiox sweep --find-knee: {}", target.text),
         columns: final_axes.iter().map(|a| a.typed.clone()).collect(),
-        axes: sweep::axis_views(&final_axes, &ctx),
+        axes: views,
         coords,
         zipped: false,
         labels: points.clone(),
         runs,
-        settings,
+        settings: shown,
         extra: vec![curve(&probes, &target, best)],
         headline: vec![headline],
         notes: runner.failures.clone(),
-        with_ci: repeat > 1,
+        with_ci: settings.repeat > 1,
     };
-    outputs.write(out)?;
-    runner.finish(interrupted)?;
-    println!("results: {}", out.join("index.html").display());
-    if interrupted {
-        eprintln!("fiox: sweep interrupted; run the same command again to resume");
-        return Ok(ExitCode::from(128));
+    if let Some(code) = runner.conclude(&outputs, interrupted)? {
+        return Ok(code);
     }
     Ok(if best.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// The throughput–latency curve: one line per numjobs value, points labelled with their queue
 /// depth, the target as a line and the knee marked.
-fn curve(probes: &[Probe], target: &Target, best: Option<&Probe>) -> Figure {
+fn curve(probes: &[Measured], target: &Target, best: Option<&Measured>) -> Figure {
     let lat: Vec<f64> = probes.iter().map(|p| p.latency).chain([target.limit_ns]).collect();
     let (y, div) = y_axis(&target.name(), Kind::Nanos, &lat);
     let mut groups: Vec<Option<u64>> = probes.iter().map(|p| p.numjobs).collect();
@@ -348,7 +301,7 @@ fn curve(probes: &[Probe], target: &Target, best: Option<&Probe>) -> Figure {
     let series = groups
         .iter()
         .map(|g| {
-            let mut pts: Vec<&Probe> = probes.iter().filter(|p| p.numjobs == *g).collect();
+            let mut pts: Vec<&Measured> = probes.iter().filter(|p| p.numjobs == *g).collect();
             pts.sort_by_key(|p| p.iodepth);
             Series {
                 name: g.map(|n| format!("numjobs={n}")).unwrap_or_else(|| "iodepth search".into()),

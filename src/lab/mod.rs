@@ -17,6 +17,7 @@ pub mod knee;
 pub mod logs;
 pub mod outputs;
 pub mod plot;
+pub mod points;
 pub mod results;
 pub mod runner;
 pub mod stats;

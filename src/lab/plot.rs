@@ -16,39 +16,44 @@ use fiox_charts::{Axis as ChartAxis, Chart, LineChart, Point, Scale, Series, Uni
 use serde_json::Value;
 
 use crate::lab::charts::{y_axis, AxisView, Figure, Kind};
+use crate::lab::cli::{self, Arg, Command, Id};
 use crate::lab::html::{self, Page};
 use crate::lab::logs::{self, Log, LogKind};
 use crate::lab::outputs::{self, Outputs};
+use crate::lab::points;
 use crate::lab::results::{self, Run};
-use crate::lab::sweep;
 
-const USAGE: &str = "\
+/// `--help` before the flags.
+const HEAD: &str = "\
 usage: fiox plot [--out DIR] [--title TEXT] INPUT...
 
 Charts (PNG and SVG) and an index.html from existing results:
   INPUT  fio/fiox JSON reports (--output-format=json or json+), folders of them, a fiox sweep's
          results folder, or fio/fiox logs (PREFIX_bw.N.log, _iops, _lat, _clat, _slat)
-  --out DIR     where to write (default fiox-plot)
-  --title TEXT  the page's title
 ";
 
+/// `fiox plot ARGS`: reads every input first, then writes the charts, `summary.csv` (for
+/// reports) and `index.html` into `--out`.
 pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut out = PathBuf::from("fiox-plot");
     let mut title: Option<String> = None;
     let mut inputs: Vec<PathBuf> = Vec::new();
-    let mut it = super::cli::Args::new("plot", args);
-    while let Some(a) = it.next_arg() {
-        if a == "--help" || a == "-h" {
-            print!("{USAGE}");
-            return Ok(ExitCode::SUCCESS);
-        } else if let Some(v) = it.value(a, "--out")? {
-            out = PathBuf::from(v);
-        } else if let Some(v) = it.value(a, "--title")? {
-            title = Some(v);
-        } else if a.starts_with('-') && a.len() > 1 {
-            bail!("plot: unknown option '{a}' (plot takes --out DIR and --title TEXT, then the results to plot)");
-        } else {
-            inputs.push(PathBuf::from(a));
+    for arg in cli::args(Command::Plot, args) {
+        match arg? {
+            Arg::Flag(f, v) => match f.id {
+                Id::Help => {
+                    print!("{}", cli::usage(Command::Plot, HEAD, ""));
+                    return Ok(ExitCode::SUCCESS);
+                }
+                Id::Out => out = PathBuf::from(v),
+                Id::Title => title = Some(v),
+                _ => unreachable!("{} is not a plot flag", f.name),
+            },
+            Arg::Other(a) if a.starts_with('-') && a.len() > 1 => {
+                let flags = cli::labels(Command::Plot).join(" and ");
+                bail!("plot: unknown option '{a}' (plot takes {flags}, then the results to plot)");
+            }
+            Arg::Other(a) => inputs.push(PathBuf::from(a)),
         }
     }
     if inputs.is_empty() {
@@ -239,7 +244,7 @@ fn from_sweep(dir: &Path, title: Option<String>) -> Result<Outputs> {
         }
         let a = def.map(|d| crate::lab::axis::Axis { def: d, typed: n.clone(), values: values.clone() });
         axes.push(AxisView {
-            unit: a.as_ref().and_then(crate::lab::sweep::time_unit),
+            unit: a.as_ref().and_then(points::time_unit),
             name: n.clone(),
             positions: a.as_ref().and_then(|a| a.positions(&ctx)),
             bytes: a.as_ref().is_some_and(|a| a.is_size()),
@@ -278,7 +283,7 @@ fn from_sweep(dir: &Path, title: Option<String>) -> Result<Outputs> {
         })
         .collect();
     let (axes, coords) = match defs {
-        Some(d) if mode_zip && !d.is_empty() => sweep::zip_view(&d, &labels, &ctx),
+        Some(d) if mode_zip && !d.is_empty() => points::zip_view(&d, &labels, &ctx),
         _ => (axes, coords),
     };
     Ok(Outputs {
@@ -339,4 +344,17 @@ fn log_charts(logs: &[Log]) -> Vec<Figure> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_plot_flag_is_handled() {
+        // Each flag with a value, alone: refused for want of results, before any I/O.
+        for f in cli::FLAGS.iter().filter(|f| f.commands.contains(&Command::Plot) && f.id != Id::Help) {
+            assert!(run(&[f.name.to_string(), "x".into()]).is_err(), "{}", f.name);
+        }
+    }
 }

@@ -2,8 +2,8 @@
 //! run, renamed into place only when the run ended well, so a folder can always be resumed.
 //! `sweep.json` records what the folder holds; a folder holding another sweep is refused.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -11,8 +11,8 @@ use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 
 use crate::lab::axis::Axis;
-use crate::lab::base::Prepared;
-use crate::lab::outputs::brief;
+use crate::lab::base::{Base, Prepared};
+use crate::lab::outputs::{brief, Outputs};
 use crate::lab::results::{self, Run};
 
 /// Set by SIGINT/SIGTERM while a sweep runs.
@@ -24,10 +24,22 @@ pub(crate) enum Outcome {
     Interrupted,
 }
 
+/// What every sweep session is run with, whatever its points.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    /// The results folder.
+    pub out: PathBuf,
+    /// Runs per point.
+    pub repeat: u32,
+    /// The wait before each run but the first.
+    pub pause: Duration,
+}
+
 /// Runs points as child processes into a results folder, skipping finished runs.
 pub(crate) struct Runner {
     dir: PathBuf,
     points_dir: PathBuf,
+    repeat: u32,
     pause: Duration,
     ran_one: bool,
     pub failures: Vec<String>,
@@ -37,7 +49,15 @@ pub(crate) struct Runner {
 
 impl Runner {
     /// Opens (or creates) the results folder; a folder holding another sweep is refused.
-    pub fn open(dir: &Path, definition: Value, settings: &impl RunSettings) -> Result<Runner> {
+    /// `what` is what defines the session beyond its base job (the axes, or the knee's
+    /// target): a resumed session must have the same base job, job files and `what`.
+    pub fn open(settings: &Settings, base: &Base, what: Vec<(&str, Value)>) -> Result<Runner> {
+        let dir = settings.out.as_path();
+        let mut definition = serde_json::Map::new();
+        definition.insert("base".into(), json!(base.args));
+        definition.insert("job files".into(), base.fingerprint());
+        definition.extend(what.into_iter().map(|(k, v)| (k.to_string(), v)));
+        let definition = Value::Object(definition);
         let state_path = dir.join("sweep.json");
         let mut state = json!({
             "fiox sweep": crate::VERSION_STRING,
@@ -62,12 +82,13 @@ impl Runner {
             bail!("sweep: '{}' exists and is not a sweep's results folder; use another --out", dir.display());
         }
         std::fs::create_dir_all(dir.join("points")).with_context(|| format!("cannot create '{}'", dir.display()))?;
-        state["repeat"] = json!(settings.repeat());
-        state["pause_s"] = json!(settings.pause().as_secs_f64());
+        state["repeat"] = json!(settings.repeat);
+        state["pause_s"] = json!(settings.pause.as_secs_f64());
         let r = Runner {
             dir: dir.to_path_buf(),
             points_dir: dir.join("points"),
-            pause: settings.pause(),
+            repeat: settings.repeat,
+            pause: settings.pause,
             ran_one: false,
             failures: Vec::new(),
             state,
@@ -111,20 +132,22 @@ impl Runner {
         self.save()
     }
 
-    pub fn finish(&mut self, interrupted: bool) -> Result<()> {
+    /// Records in `sweep.json` when the session ended (`null` when interrupted) and its failures.
+    fn finish(&mut self, interrupted: bool) -> Result<()> {
         self.state["finished"] = if interrupted { Value::Null } else { json!(epoch()) };
         self.state["failed"] = json!(self.failures);
         self.save()
     }
 
-    pub fn settings(&self, o: &impl RunSettings, axes: &[Axis]) -> Vec<(String, String)> {
+    /// The session as the page's settings table shows it.
+    pub fn settings(&self, axes: &[Axis]) -> Vec<(String, String)> {
         let mut s = vec![("command".to_string(), shell_words(&std::env::args().collect::<Vec<_>>()))];
         for a in axes {
             s.push((format!("axis {}", a.typed), a.values.join(", ")));
         }
-        s.push(("repeat".into(), o.repeat().to_string()));
-        if !o.pause().is_zero() {
-            s.push(("pause between runs".into(), format!("{:?}", o.pause())));
+        s.push(("repeat".into(), self.repeat.to_string()));
+        if !self.pause.is_zero() {
+            s.push(("pause between runs".into(), format!("{:?}", self.pause)));
         }
         if let Some(t) = self.state.get("started").and_then(Value::as_i64) {
             s.push(("started".into(), fiox_engine::sys::ctime(t)));
@@ -142,8 +165,44 @@ impl Runner {
     }
 
     /// The finished reports of a point, runs 1 to `repeat`.
-    pub fn load_runs(&self, id: &str, repeat: u32) -> Vec<Run> {
-        (1..=repeat).filter_map(|r| results::load(&self.report_path(id, r)).ok()).collect()
+    pub fn load_runs(&self, id: &str) -> Vec<Run> {
+        (1..=self.repeat).filter_map(|r| results::load(&self.report_path(id, r)).ok()).collect()
+    }
+
+    /// A run's name in progress lines: the point, and which run when points are repeated.
+    pub fn tag(&self, what: &str, run: u32) -> String {
+        if self.repeat > 1 {
+            format!("{what} (run {run}/{})", self.repeat)
+        } else {
+            what.to_string()
+        }
+    }
+
+    /// Runs every repeat of one point in a row, for searches that need a point's result before
+    /// choosing the next; `Failed` when any run failed.
+    pub fn run_repeats(&mut self, id: &str, p: &Prepared, what: &str) -> Result<Outcome> {
+        let mut outcome = Outcome::Done;
+        for run in 1..=self.repeat {
+            match self.run(id, p, run, &self.tag(what, run))? {
+                Outcome::Interrupted => return Ok(Outcome::Interrupted),
+                Outcome::Failed => outcome = Outcome::Failed,
+                Outcome::Done => {}
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Writes the results folder from the runs that finished, records how the session ended
+    /// and says where the results are. An interrupted session's exit status comes back.
+    pub fn conclude(&mut self, outputs: &Outputs, interrupted: bool) -> Result<Option<ExitCode>> {
+        outputs.write(&self.dir)?;
+        self.finish(interrupted)?;
+        println!("results: {}", self.dir.join("index.html").display());
+        if interrupted {
+            eprintln!("fiox: sweep interrupted; run the same command again to resume");
+            return Ok(Some(ExitCode::from(128)));
+        }
+        Ok(None)
     }
 
     /// Runs one point once, unless its report is already there.
@@ -244,21 +303,6 @@ impl Runner {
                 Ok(Outcome::Failed)
             }
         }
-    }
-}
-
-/// Repeat count and pause, as the runner needs them.
-pub(crate) trait RunSettings {
-    fn repeat(&self) -> u32;
-    fn pause(&self) -> Duration;
-}
-
-impl RunSettings for (u32, Duration) {
-    fn repeat(&self) -> u32 {
-        self.0
-    }
-    fn pause(&self) -> Duration {
-        self.1
     }
 }
 

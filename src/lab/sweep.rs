@@ -17,35 +17,28 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use fiox_options::Ctx;
 use serde_json::json;
 
 use crate::lab::axis::{self, Axis};
 use crate::lab::base::{Base, Prepared};
-use crate::lab::charts::AxisView;
+use crate::lab::cli::{self, Arg, Command, Id};
 use crate::lab::knee;
 use crate::lab::outputs::Outputs;
+use crate::lab::points::{cross, cross_view, describe, ids, zip_view, zipped};
 use crate::lab::results::Run;
-use crate::lab::runner::{Outcome, RunSettings, Runner, STOP};
+use crate::lab::runner::{Outcome, Runner, Settings, STOP};
 
-const USAGE: &str = "\
+/// `--help` before the flags.
+const HEAD: &str = "\
 usage: fiox sweep --vary OPTION=VALUES [--vary ...] [sweep options] [fio options] [job file(s)]
 
 Runs the job once per point and writes a results folder: points/*.json (fio JSON+ reports),
 summary.csv, charts/*.png and *.svg, and index.html.
 
-  --vary OPTION=VALUES  an axis: 1,2,4,8 | 1..64:x2 | 10..60:+10 | 1k,2k,4k,...,64m | randread,write
-                        (values with commas of their own: separate them with ';')
-  --zip                 walk the axes side by side instead of their cross product
-  --repeat N            run every point N times: means and 95% confidence intervals
-  --pause TIME          wait between runs (10s, 500ms; a bare number is seconds)
-  --out DIR             the results folder (default fiox-sweep); running the same sweep
-                        again into it resumes where it stopped
-  --find-knee           search iodepth (and numjobs, if given with --vary) for the highest
-                        throughput that meets --target, instead of running every point
-  --target METRIC<=TIME latency target for --find-knee: mean, p50 ... p99.99 (p99<=2ms)
-  --max-iodepth N       the deepest queue --find-knee tries (default 1024)
+";
 
+/// `--help` after the flags.
+const TAIL: &str = "
 Examples:
   fiox sweep --vary bs=1k,2k,4k,...,64m job.fio
   fiox sweep --vary numjobs=1..16:x2 --vary iodepth=1..64:x2 --pause 10s job.fio
@@ -56,89 +49,71 @@ Examples:
 struct Opts {
     vary: Vec<String>,
     zip: bool,
-    repeat: u32,
-    pause: Duration,
-    out: PathBuf,
+    /// The results folder, repeats and pause.
+    run: Settings,
     knee: bool,
     target: Option<String>,
-    max_iodepth: u64,
+    max_iodepth: u32,
     /// Everything else: fio's options and job files.
     base: Vec<String>,
 }
 
+/// The sweep's own flags, and everything else as the base job; `None` for `--help`.
 fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
     let mut o = Opts {
         vary: Vec::new(),
         zip: false,
-        repeat: 1,
-        pause: Duration::ZERO,
-        out: PathBuf::from("fiox-sweep"),
+        run: Settings { out: PathBuf::from("fiox-sweep"), repeat: 1, pause: Duration::ZERO },
         knee: false,
         target: None,
         max_iodepth: 1024,
         base: Vec::new(),
     };
-    let mut i = 0;
-    while i < args.len() {
-        let a = &args[i];
-        i += 1;
-        let (name, inline) = match a.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (a.as_str(), None),
-        };
-        let takes_value = matches!(name, "--vary" | "--repeat" | "--pause" | "--out" | "--target" | "--max-iodepth");
-        let flag = matches!(name, "--zip" | "--find-knee" | "--help" | "-h");
-        if !takes_value && !flag {
-            o.base.push(a.clone());
-            continue;
-        }
-        if flag && inline.is_some() {
-            bail!("sweep: {name} takes no value");
-        }
-        let mut value = || -> Result<String> {
-            if let Some(v) = &inline {
-                return Ok(v.clone());
+    for arg in cli::args(Command::Sweep, args) {
+        let (f, v) = match arg? {
+            Arg::Flag(f, v) => (f, v),
+            Arg::Other(a) => {
+                o.base.push(a.to_string());
+                continue;
             }
-            let v = args.get(i).cloned().with_context(|| format!("sweep: {name} needs a value"))?;
-            i += 1;
-            Ok(v)
         };
-        match name {
-            "--help" | "-h" => return Ok(None),
-            "--zip" => o.zip = true,
-            "--find-knee" => o.knee = true,
-            "--vary" => o.vary.push(value()?),
-            "--repeat" => {
-                let v = value()?;
-                o.repeat = match v.parse::<u32>() {
+        let name = f.name;
+        match f.id {
+            Id::Help => return Ok(None),
+            Id::Zip => o.zip = true,
+            Id::FindKnee => o.knee = true,
+            Id::Vary => o.vary.push(v),
+            Id::Repeat => {
+                o.run.repeat = match v.parse::<u32>() {
                     Ok(n) if (1..=1000).contains(&n) => n,
-                    _ => bail!("sweep: bad value '{v}' for --repeat: a whole number from 1 to 1000"),
+                    _ => bail!("sweep: bad value '{v}' for {name}: a whole number from 1 to 1000"),
                 };
             }
-            "--pause" => {
-                let v = value()?;
+            Id::Pause => {
                 let us = fiox_options::value::parse_time(&v, fiox_options::table::TimeUnit::Sec)
-                    .map_err(|e| anyhow::anyhow!("sweep: bad value '{v}' for --pause: {e}"))?;
-                o.pause = Duration::from_micros(us);
+                    .map_err(|e| anyhow::anyhow!("sweep: bad value '{v}' for {name}: {e}"))?;
+                o.run.pause = Duration::from_micros(us);
             }
-            "--out" => o.out = PathBuf::from(value()?),
-            "--target" => o.target = Some(value()?),
-            "--max-iodepth" => {
-                let v = value()?;
-                o.max_iodepth = match v.parse::<u64>() {
+            Id::Out => o.run.out = PathBuf::from(v),
+            Id::Target => o.target = Some(v),
+            Id::MaxIodepth => {
+                o.max_iodepth = match v.parse::<u32>() {
                     Ok(n) if (1..=65536).contains(&n) => n,
-                    _ => bail!("sweep: bad value '{v}' for --max-iodepth: a whole number from 1 to 65536"),
+                    _ => bail!("sweep: bad value '{v}' for {name}: a whole number from 1 to 65536"),
                 };
             }
-            _ => unreachable!("every sweep option is handled"),
+            _ => unreachable!("{name} is not a sweep flag"),
         }
     }
     Ok(Some(o))
 }
 
+/// `fiox sweep ARGS`: checks every point, runs them (or the knee search) into the results
+/// folder and writes its table, charts and page. Exits 128 when interrupted, and 1 when a run of
+/// the sweep failed or when no point meets the knee's target.
 pub fn run(args: &[String]) -> Result<ExitCode> {
     let Some(o) = parse_opts(args)? else {
-        print!("{USAGE}");
+        print!("{}", cli::usage(Command::Sweep, HEAD, TAIL));
         return Ok(ExitCode::SUCCESS);
     };
     let ctx = crate::fio::machine_ctx();
@@ -162,7 +137,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         let target =
             o.target.as_deref().context("sweep: --find-knee needs a latency target, e.g. --target p99<=2ms")?;
         let target = knee::Target::parse(target)?;
-        return knee::run(base, &o.base, axes, target, o.max_iodepth, o.repeat, o.pause, &o.out);
+        return knee::run(&base, &o.run, axes, target, o.max_iodepth);
     }
     if axes.is_empty() {
         bail!("sweep: give at least one axis, e.g. --vary bs=4k,64k,1m (see fiox sweep --help)");
@@ -175,26 +150,20 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     let points = if o.zip { zipped(&axes)? } else { cross(&axes)? };
     // Check every point before anything runs.
     let prepared: Vec<Prepared> = points.iter().map(|p| base.prepare(&axes, p)).collect::<Result<_>>()?;
-    let definition = json!({
-        "base": o.base,
-        "job files": base.fingerprint(),
-        "axes": axes.iter().map(|a| json!({"option": a.typed, "values": a.values})).collect::<Vec<_>>(),
-        "mode": if o.zip { "zip" } else { "cross" },
-    });
-    let mut runner = Runner::open(&o.out, definition, &o)?;
+    let what = vec![
+        ("axes", json!(axes.iter().map(|a| json!({"option": a.typed, "values": a.values})).collect::<Vec<_>>())),
+        ("mode", json!(if o.zip { "zip" } else { "cross" })),
+    ];
+    let mut runner = Runner::open(&o.run, &base, what)?;
     let ids: Vec<String> = ids(&axes, &points);
     runner.record_points(&axes, &points, &ids)?;
-    let total = points.len() as u32 * o.repeat;
+    let repeat = o.run.repeat;
+    let total = points.len() as u32 * repeat;
     let mut k = 0;
-    'rounds: for run in 1..=o.repeat {
+    'rounds: for run in 1..=repeat {
         for (i, p) in points.iter().enumerate() {
             k += 1;
-            let what = describe(&axes, p);
-            let tag = if o.repeat > 1 {
-                format!("[{k}/{total}] {what} (run {run}/{})", o.repeat)
-            } else {
-                format!("[{k}/{total}] {what}")
-            };
+            let tag = runner.tag(&format!("[{k}/{total}] {}", describe(&axes, p)), run);
             match runner.run(&ids[i], &prepared[i], run, &tag)? {
                 Outcome::Interrupted => break 'rounds,
                 Outcome::Done | Outcome::Failed => {}
@@ -202,7 +171,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         }
     }
     let interrupted = STOP.load(Ordering::Relaxed);
-    let runs: Vec<Vec<Run>> = ids.iter().map(|id| runner.load_runs(id, o.repeat)).collect();
+    let runs: Vec<Vec<Run>> = ids.iter().map(|id| runner.load_runs(id)).collect();
     let (views, coords) = if o.zip { zip_view(&axes, &points, &ctx) } else { cross_view(&axes, &points, &ctx) };
     let title = format!("fiox sweep: {}", axes.iter().map(|a| a.typed.as_str()).collect::<Vec<_>>().join(" × "));
     let out = Outputs {
@@ -213,166 +182,36 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         zipped: o.zip,
         labels: points.clone(),
         runs,
-        settings: runner.settings(&o, &axes),
+        settings: runner.settings(&axes),
         extra: Vec::new(),
         headline: Vec::new(),
         notes: runner.failures.clone(),
-        with_ci: o.repeat > 1,
+        with_ci: repeat > 1,
     };
-    out.write(&o.out)?;
-    runner.finish(interrupted)?;
-    println!("results: {}", o.out.join("index.html").display());
-    if interrupted {
-        eprintln!("fiox: sweep interrupted; run the same command again to resume");
-        return Ok(ExitCode::from(128));
+    if let Some(code) = runner.conclude(&out, interrupted)? {
+        return Ok(code);
     }
     if !runner.failures.is_empty() {
-        eprintln!("fiox: {} run(s) failed; see {}", runner.failures.len(), o.out.join("points").display());
+        eprintln!("fiox: {} run(s) failed; see {}", runner.failures.len(), o.run.out.join("points").display());
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Every combination, first axis outermost (as nested shell loops).
-fn cross(axes: &[Axis]) -> Result<Vec<Vec<String>>> {
-    let n: usize = axes.iter().map(|a| a.values.len()).product();
-    if n > 10_000 {
-        bail!("sweep: {n} points is too many (the cross product of the axes); at most 10000");
-    }
-    let mut out: Vec<Vec<String>> = vec![Vec::new()];
-    for a in axes {
-        out =
-            out.into_iter().flat_map(|p| a.values.iter().map(move |v| [p.clone(), vec![v.clone()]].concat())).collect();
-    }
-    Ok(out)
-}
-
-fn zipped(axes: &[Axis]) -> Result<Vec<Vec<String>>> {
-    let n = axes[0].values.len();
-    if let Some(a) = axes.iter().find(|a| a.values.len() != n) {
-        bail!(
-            "sweep: --zip needs axes of equal length, but {} has {} values and {} has {n}",
-            a.typed,
-            a.values.len(),
-            axes[0].typed
-        );
-    }
-    Ok((0..n).map(|i| axes.iter().map(|a| a.values[i].clone()).collect()).collect())
-}
-
-/// `bs=4k iodepth=8`.
-pub(crate) fn describe(axes: &[Axis], values: &[String]) -> String {
-    axes.iter().zip(values).map(|(a, v)| format!("{}={v}", a.typed)).collect::<Vec<_>>().join(" ")
-}
-
-/// The axes as charted, and each point's index into their values.
-pub(crate) fn cross_view(axes: &[Axis], points: &[Vec<String>], ctx: &Ctx) -> (Vec<AxisView>, Vec<Vec<usize>>) {
-    let coords = points
-        .iter()
-        .map(|p| p.iter().enumerate().map(|(a, v)| axes[a].values.iter().position(|x| x == v).unwrap_or(0)).collect())
-        .collect();
-    (axis_views(axes, ctx), coords)
-}
-
-/// Zipped axes are one axis of points labelled with all their values (`randread 4k`), placed by
-/// the first axis's values when those are distinct numbers.
-pub(crate) fn zip_view(axes: &[Axis], points: &[Vec<String>], ctx: &Ctx) -> (Vec<AxisView>, Vec<Vec<usize>>) {
-    let firsts: Vec<&String> = points.iter().map(|p| &p[0]).collect();
-    let distinct = firsts.iter().collect::<std::collections::HashSet<_>>().len() == firsts.len();
-    let positions: Option<Vec<f64>> = firsts.iter().map(|v| axes[0].numeric(v, ctx)).collect();
-    let view = AxisView {
-        name: axes.iter().map(|a| a.typed.as_str()).collect::<Vec<_>>().join(", ") + " (zipped)",
-        values: points.iter().map(|p| p.join(" ")).collect(),
-        positions: positions.filter(|_| distinct),
-        bytes: axes[0].is_size(),
-        unit: time_unit(&axes[0]),
-    };
-    (vec![view], (0..points.len()).map(|i| vec![i]).collect())
-}
-
-/// The unit of a time option's values when all are bare numbers (`runtime=10,20` are seconds).
-pub(crate) fn time_unit(a: &Axis) -> Option<&'static str> {
-    use fiox_options::table::{Kind, TimeUnit};
-    let Kind::Time { unit } = a.def.kind else { return None };
-    if !a.values.iter().all(|v| v.trim().parse::<f64>().is_ok()) {
-        return None;
-    }
-    Some(match unit {
-        TimeUnit::Usec => "µs",
-        TimeUnit::Msec => "ms",
-        TimeUnit::Sec => "s",
-    })
-}
-
-/// File-name-safe, unique ids for the points: `bs=4k_iodepth=8`.
-pub(crate) fn ids(axes: &[Axis], points: &[Vec<String>]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for (i, p) in points.iter().enumerate() {
-        let mut id: String = axes
-            .iter()
-            .zip(p)
-            .map(|(a, v)| {
-                let v: String =
-                    v.chars().map(|c| if c.is_ascii_alphanumeric() || ".+-".contains(c) { c } else { '_' }).collect();
-                format!("{}={v}", a.typed)
-            })
-            .collect::<Vec<_>>()
-            .join("_");
-        if id.len() > 150 {
-            id.truncate(150);
-        }
-        if out.contains(&id) {
-            id = format!("{id}~{i}");
-        }
-        out.push(id);
-    }
-    out
-}
-
-pub(crate) fn axis_views(axes: &[Axis], ctx: &Ctx) -> Vec<AxisView> {
-    axes.iter()
-        .map(|a| AxisView {
-            unit: time_unit(a),
-            name: a.typed.clone(),
-            values: a.values.clone(),
-            positions: a.positions(ctx),
-            bytes: a.is_size(),
-        })
-        .collect()
-}
-
-impl RunSettings for Opts {
-    fn repeat(&self) -> u32 {
-        self.repeat
-    }
-    fn pause(&self) -> Duration {
-        self.pause
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ctx() -> Ctx {
-        Ctx { kb_base: 1024, pagesize: 4096, ncpus: 2, mb_memory: 1024 }
-    }
-
     #[test]
-    fn points_cross_and_zip() {
-        let a = axis::parse("numjobs=1,2", &ctx()).unwrap();
-        let b = axis::parse("iodepth=1,4,16", &ctx()).unwrap();
-        let c = cross(&[a.clone(), b.clone()]).unwrap();
-        assert_eq!(c.len(), 6);
-        assert_eq!(c[1], ["1", "4"]);
-        assert_eq!(c[3], ["2", "1"]);
-        assert!(zipped(&[a.clone(), b.clone()]).unwrap_err().to_string().contains("equal length"));
-        let b2 = axis::parse("iodepth=8,16", &ctx()).unwrap();
-        assert_eq!(zipped(&[a.clone(), b2.clone()]).unwrap(), [["1", "8"], ["2", "16"]]);
-        let f = axis::parse("filename=/dev/a,/dev/b", &ctx()).unwrap();
-        assert_eq!(
-            ids(&[f.clone(), a], &cross(&[f, axis::parse("numjobs=1,2", &ctx()).unwrap()]).unwrap())[3],
-            "filename=_dev_b_numjobs=2"
-        );
+    fn every_sweep_flag_is_handled() {
+        for f in cli::FLAGS.iter().filter(|f| f.commands.contains(&Command::Sweep)) {
+            let args: Vec<String> = [f.name].into_iter().chain(f.value.map(|_| "1")).map(String::from).collect();
+            let o = parse_opts(&args).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+            assert_eq!(o.is_none(), f.id == Id::Help, "{}", f.name);
+            assert!(o.is_none_or(|o| o.base.is_empty()), "{} went to the base job", f.name);
+        }
+        let o =
+            parse_opts(&["--vary=bs=4k".into(), "--name=j".into(), "--repeat".into(), "3".into()]).unwrap().unwrap();
+        assert_eq!((o.vary, o.base, o.run.repeat), (vec!["bs=4k".to_string()], vec!["--name=j".to_string()], 3));
     }
 }

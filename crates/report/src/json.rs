@@ -5,6 +5,9 @@
 //!
 //! JSON+ is JSON plus a `bins` object (bucket midpoint in ns → count, non-empty buckets only)
 //! next to every `percentile` object.
+//!
+//! `--json-lines` (a fiox addition) prints the same document on one line, in serde_json's
+//! compact form; see [`render_line`].
 
 use fiox_stats::{IoStat, SampleStat, Unified, DDIR_MIXED, LAT_MS_BUCKETS, LAT_NS_BUCKETS};
 
@@ -108,6 +111,49 @@ fn write_val(out: &mut String, v: &V, level: usize) {
 /// Top level: `fio version`, `timestamp`, `timestamp_ms`, `time`, `global options` (only when
 /// there are global options), `jobs`, `disk_util` (only when there are disks).
 pub fn render(r: &RunReport, plus: bool) -> String {
+    print(&V::O(document(r, plus)))
+}
+
+/// The document of [`render`] on one line (`--json-lines`), ending with a newline: compact,
+/// with numbers as serde_json writes the value fio's text stands for (`1.5` for `1.500000`), and
+/// a key given twice (an option set twice) once, in its first place with its last value, as
+/// JSON readers take it. This is the form `--json-lines` has always printed.
+///
+/// fio's printer can make text that is not strict JSON (a control character in a string is
+/// copied as is, a NaN is printed `nan`); such a document has no faithful compact form, so it
+/// is printed as [`render`] prints it.
+pub fn render_line(r: &RunReport, plus: bool) -> String {
+    let doc = V::O(document(r, plus));
+    match strict(&doc) {
+        Some(v) => v.to_string() + "\n",
+        None => print(&doc),
+    }
+}
+
+/// A value as strict JSON, or `None` if fio's text for it is not strict JSON. A float becomes
+/// the number its six-decimal text reads as, so the compact form shows what the document says.
+fn strict(v: &V) -> Option<serde_json::Value> {
+    use serde_json::Value;
+    // JSON allows no unescaped U+0000 to U+001F in a string, and fio escapes none of them.
+    let text = |s: &str| (!s.chars().any(|c| c < ' ')).then(|| s.to_string());
+    Some(match v {
+        V::U(n) => Value::from(*n),
+        V::I(n) => Value::from(*n),
+        V::F(x) => Value::Number(cf(*x).parse().ok()?),
+        V::S(s) => Value::String(text(s)?),
+        V::O(o) => Value::Object(o.0.iter().map(|(k, v)| Some((text(k)?, strict(v)?))).collect::<Option<_>>()?),
+        V::A(items) => Value::Array(items.iter().map(strict).collect::<Option<_>>()?),
+    })
+}
+
+fn print(doc: &V) -> String {
+    let mut out = String::new();
+    write_val(&mut out, doc, 0);
+    out.push('\n');
+    out
+}
+
+fn document(r: &RunReport, plus: bool) -> Obj {
     let mut top = Obj::default();
     top.s("fio version", &r.version).u("timestamp", r.timestamp).u("timestamp_ms", r.timestamp_ms).s("time", &r.time);
     if let Some(g) = r.global_options.as_ref().filter(|g| !g.is_empty()) {
@@ -121,10 +167,7 @@ pub fn render(r: &RunReport, plus: bool) -> String {
     if let Some(m) = &r.fiox {
         top.o("fiox", manifest(m));
     }
-    let mut out = String::new();
-    write_val(&mut out, &V::O(top), 0);
-    out.push('\n');
-    out
+    top
 }
 
 fn options(opts: &[(String, String)]) -> Obj {
@@ -502,5 +545,31 @@ mod tests {
         let mut s = String::new();
         write_val(&mut s, &V::O(o), 0);
         assert_eq!(s, "{\n  \"a\\\"b\\\\c\" : \"x\ty\\\"\",\n  \"n\" : -3,\n  \"f\" : 1.500000,\n  \"e\" : [\n    1,\n    2\n  ]\n}");
+    }
+
+    /// `--json-lines` is the document serde_json's compact writer makes of the pretty one (that
+    /// is how the form began, and what scripts read), without printing and parsing it.
+    #[test]
+    fn one_line_form() {
+        let mut r = simple_report();
+        // An option set twice, as `--bs=4k --bs=8k` echoes it.
+        r.jobs[0].job_options.push(("bs".into(), "8k".into()));
+        for plus in [false, true] {
+            let line = render_line(&r, plus);
+            let pretty: Value = serde_json::from_str(&render(&r, plus)).unwrap();
+            assert_eq!(line, pretty.to_string() + "\n");
+            assert_eq!(line.lines().count(), 1);
+        }
+        let line = render_line(&r, false);
+        assert!(line.contains(r#""job options":{"rw":"randrw","bs":"8k"},"read":{"io_bytes":4096000,"#), "{line}");
+        assert!(line.contains(r#""iops":1000.0,"#) && line.contains(r#""latency_us":{"2":0.09901,"#), "{line}");
+        assert!(line.contains(r#""desc":"does \"nothing\" \\ at all""#), "{line}");
+        // Text fio's printer makes that is not strict JSON stays as fio prints it.
+        r.jobs[1].description = Some("tab\there".into());
+        assert_eq!(render_line(&r, false), render(&r, false));
+        r.jobs[1].description = None;
+        r.disks[0].util = f64::NAN;
+        assert!(render(&r, false).contains("\"util\" : nan"));
+        assert_eq!(render_line(&r, false), render(&r, false));
     }
 }

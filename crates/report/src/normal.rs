@@ -2,8 +2,9 @@
 //! `Starting N processes` line, and everything printed after it (per-job reports, the
 //! `Run status group` summaries and the disk statistics).
 //!
-//! Layout, widths and unit choices follow fio 3.33's observed output
-//! (`/work/shared/reference/fio-3.33-example.txt` and runs of `/usr/bin/fio`).
+//! Layout, widths and unit choices follow fio 3.33's observed output: the reference run
+//! `fio-3.33-example.txt`, kept in `shared/reference/` beside the repository (the tests compare
+//! against it), and runs of fio 3.33 itself.
 
 use std::fmt::Write;
 

@@ -26,6 +26,9 @@ use worker::{Progress, WorkerResult};
 /// Set by Ctrl-C / SIGTERM; workers finish their in-flight I/O and stop.
 pub static STOP: AtomicBool = AtomicBool::new(false);
 
+/// Set by a second Ctrl-C / SIGTERM; workers stop without waiting for their in-flight I/O.
+pub static ABORT: AtomicBool = AtomicBool::new(false);
+
 /// Seed of a worker's random streams: fixed (per job and clone) with `randrepeat=1`, from the
 /// clock otherwise.
 fn seed_for(plan: &crate::plan::WorkerPlan) -> u64 {
@@ -59,6 +62,9 @@ pub type Diag = Arc<dyn Fn(&str) + Send + Sync>;
 /// Runs every worker; results are in the plan's worker order. Diagnostics (layout messages,
 /// I/O errors) go to `diag`; the status line, if any, to standard output.
 pub fn run(plan: &Plan, diag: Diag, status: Option<StatusLine>, interval: Option<Interval<'_>>) -> Result<Outcome> {
+    ABORT.store(false, Ordering::Relaxed);
+    fiox_engine::sys::abort_on_second_signal(&ABORT);
+    fiox_engine::sys::install_wake_signal();
     let mut results: Vec<Option<Result<WorkerResult>>> = (0..plan.workers.len()).map(|_| None).collect();
     // The block devices under the jobs' files, in job and file order, as fio lists them.
     let sys = std::path::Path::new("/sys");
@@ -136,7 +142,7 @@ pub fn run(plan: &Plan, diag: Diag, status: Option<StatusLine>, interval: Option
                 let (progress, phase_done) = (&progress, &phase_done);
                 s.spawn(move || interval_loop(earlier, progress, phase_done, iv));
             }
-            wait_for_workers(plan, phase_start, end, &rx, &progress, &mut results, phase_clock, &*diag);
+            wait_for_workers(plan, phase_start, &rx, &progress, &mut results, phase_clock, &*diag);
             phase_done.store(true, Ordering::Relaxed);
         });
         let after = crate::diskstats::snapshot(&devices, sys);
@@ -343,61 +349,128 @@ fn interval_loop(earlier: Vec<WorkerResult>, progress: &[Arc<Progress>], done: &
     }
 }
 
-/// Collects the phase's results. A worker that has not returned 2 s after the phase's runtime
-/// (or 3 s after a stop request) is stuck in a system call on a device that stopped answering:
-/// it is reported from the counters it published, with ETIMEDOUT, and left behind.
-#[allow(clippy::too_many_arguments)]
+/// How long a job may go without completing any I/O once a stop was requested (Ctrl-C,
+/// SIGTERM, exitall) before its in-flight I/O is given up: a stop should not wait out a dead
+/// device's full `hang_timeout`.
+const STOP_QUIET: Duration = Duration::from_secs(5);
+
+/// How long a woken worker has to return before it is reported from its last snapshot: it is
+/// then stuck in a system call no signal interrupts (a synchronous read of a dead device).
+const WAKE_GRACE: Duration = Duration::from_secs(2);
+
+/// The watchdog's view of one worker.
+struct Watch {
+    heartbeat: u64,
+    /// When the heartbeat last changed, or the worker last stopped being deliberately idle.
+    since: Instant,
+    /// When it was first woken.
+    woken: Option<Instant>,
+}
+
+/// Collects the phase's results, and watches the workers while they run. Liveness is judged by
+/// progress, not by the clock: a worker doing I/O is hung only when none of its I/O completes
+/// for its `hang_timeout` (5 s after a stop request). It is then woken (its wait interrupted)
+/// and reports what it did, with the I/O still in flight counted as dropped; one that does not
+/// return (stuck in an uninterruptible system call) is reported from its last snapshot and
+/// left behind. A second interrupt wakes every worker at once.
 fn wait_for_workers(
     plan: &Plan,
     first: usize,
-    end: usize,
     rx: &std::sync::mpsc::Receiver<(usize, Result<WorkerResult>)>,
     progress: &[Arc<Progress>],
     results: &mut [Option<Result<WorkerResult>>],
     phase_clock: Instant,
     diag: &(dyn Fn(&str) + Send + Sync),
 ) {
-    let workers = &plan.workers[first..end];
-    let deadline = workers.iter().all(|w| w.spec.runtime_us > 0).then(|| {
-        let longest =
-            workers.iter().map(|w| w.spec.startdelay_us + w.spec.ramp_time_us + w.spec.runtime_us).max().unwrap_or(0);
-        phase_clock + Duration::from_micros(longest) + Duration::from_secs(2)
-    });
-    let mut pending = end - first;
-    let mut stop_seen: Option<Instant> = None;
+    let start = Instant::now();
+    let mut watch: Vec<Watch> = progress.iter().map(|_| Watch { heartbeat: 0, since: start, woken: None }).collect();
+    let mut pending = progress.len();
     while pending > 0 {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok((i, r)) => {
-                results[i] = Some(r);
-                pending -= 1;
-            }
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                let now = Instant::now();
-                if STOP.load(Ordering::Relaxed) && stop_seen.is_none() {
-                    stop_seen = Some(now);
+                if results[i].is_none() {
+                    results[i] = Some(r);
+                    pending -= 1;
                 }
-                let late =
-                    deadline.is_some_and(|d| now > d) || stop_seen.is_some_and(|t| now > t + Duration::from_secs(3));
-                if late {
-                    break;
-                }
+                continue;
             }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         }
-    }
-    for (k, i) in (first..end).enumerate() {
-        if results[i].is_some() {
-            continue;
+        let now = Instant::now();
+        let (stop, abort) = (STOP.load(Ordering::Relaxed), ABORT.load(Ordering::Relaxed));
+        for (k, p) in progress.iter().enumerate() {
+            let i = first + k;
+            if results[i].is_some() {
+                continue;
+            }
+            let w = &mut watch[k];
+            let beat = p.heartbeat.load(Ordering::Relaxed);
+            let activity = p.activity.load(Ordering::Relaxed);
+            if beat != w.heartbeat || activity == worker::Activity::IDLE {
+                (w.heartbeat, w.since) = (beat, now);
+            }
+            let spec = &plan.workers[i].spec;
+            let mut bound = Duration::from_micros(spec.hang_timeout_us.max(1));
+            if stop {
+                bound = bound.min(STOP_QUIET);
+            }
+            let hung = activity != worker::Activity::IDLE && now.duration_since(w.since) >= bound;
+            if !(hung || abort) {
+                continue;
+            }
+            if w.woken.is_none() {
+                w.woken = Some(now);
+                p.wake.store(if abort { worker::Wake::ABORT } else { worker::Wake::HANG }, Ordering::Relaxed);
+            }
+            // Sent again every pass: a signal that arrives just before the worker starts to wait
+            // would otherwise be lost.
+            let tid = p.tid.load(Ordering::Relaxed);
+            if tid != 0 {
+                fiox_engine::sys::wake_thread(tid);
+            }
+            if w.woken.is_some_and(|t| now.duration_since(t) >= WAKE_GRACE) {
+                results[i] =
+                    Some(Ok(stuck_worker(&plan.workers[i], p, now.duration_since(w.since), phase_clock, diag)));
+                pending -= 1;
+            }
         }
-        let w = &plan.workers[i];
-        let p = &progress[k];
+    }
+}
+
+/// The report of a worker stuck in a system call that no signal interrupts: its last snapshot
+/// (at most [`worker`]'s snapshot period old when it stopped making progress), flagged.
+fn stuck_worker(
+    w: &crate::plan::WorkerPlan,
+    p: &Progress,
+    quiet: Duration,
+    phase_clock: Instant,
+    diag: &(dyn Fn(&str) + Send + Sync),
+) -> WorkerResult {
+    let last = p.snapshot.lock().ok().and_then(|s| s.as_ref().map(|s| s.1.clone()));
+    if let Some(r) = last.as_ref().filter(|_| p.activity.load(Ordering::Relaxed) == worker::Activity::FINISHING) {
+        // Its result was final; only closing its files hangs.
+        diag(&format!(
+            "fiox: job '{}': flushing or closing its files did not return for {:.0} s; the device stopped answering\n",
+            w.spec.name,
+            quiet.as_secs_f64()
+        ));
+        return WorkerResult { abandoned: true, ..r.clone() };
+    }
+    let files: Vec<String> = w.files.iter().map(|f| f.path.display().to_string()).collect();
+    let msg = format!(
+        "job '{}' is stuck in a system call on {}: no I/O completed for {:.0} s ({} in flight); \
+         reporting its figures as of its last snapshot",
+        w.spec.name,
+        if files.is_empty() { "no file".to_string() } else { files.join(", ") },
+        quiet.as_secs_f64(),
+        p.inflight.load(Ordering::Relaxed).max(1),
+    );
+    diag(&format!("fiox: {msg}\n"));
+    let mut r = last.unwrap_or_else(|| {
+        // No snapshot yet: the published counters are all there is.
         let elapsed_ms = phase_clock.elapsed().as_millis() as u64;
-        let mut ts = fiox_stats::ThreadStat {
-            jobs: 1,
-            error: libc::ETIMEDOUT,
-            job_runtime_ms: elapsed_ms,
-            ..Default::default()
-        };
+        let mut ts = fiox_stats::ThreadStat { jobs: 1, job_runtime_ms: elapsed_ms, ..Default::default() };
         for d in 0..3 {
             ts.dirs[d].io_bytes = p.bytes[d].load(Ordering::Relaxed);
             ts.dirs[d].total_ios = p.ios[d].load(Ordering::Relaxed);
@@ -406,12 +479,10 @@ fn wait_for_workers(
             }
             ts.issued[d] = ts.dirs[d].total_ios;
         }
-        let msg = format!(
-            "job '{}' did not return after its runtime: it is stuck in a system call on a device that stopped answering; \
-             reporting the I/O it had done (latencies unknown)",
-            w.spec.name
-        );
-        diag(&format!("fiox: {msg}\n"));
-        results[i] = Some(Ok(WorkerResult { ts, elapsed_ms, error: Some(msg), abandoned: true, ..Default::default() }));
-    }
+        WorkerResult { ts, elapsed_ms, ..Default::default() }
+    });
+    r.ts.error = libc::ETIMEDOUT;
+    r.error = Some(msg);
+    r.abandoned = true;
+    r
 }

@@ -3,6 +3,7 @@
 
 mod cli;
 mod differential;
+mod faults;
 mod lab;
 mod runner;
 mod seeds;

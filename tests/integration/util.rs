@@ -89,3 +89,45 @@ impl Drop for LoopDev {
         let _ = Command::new("losetup").arg("-d").arg(&self.path).status();
     }
 }
+
+/// A blkio cgroup that throttles a device's reads, removed when dropped.
+pub struct Throttle {
+    pub dir: std::path::PathBuf,
+    rule: &'static str,
+    majmin: String,
+}
+
+impl Throttle {
+    /// `rule` is the blkio file (`blkio.throttle.read_iops_device`, `..._bps_device`).
+    pub fn new(dev: &std::path::Path, rule: &'static str, value: u64) -> Result<Throttle, String> {
+        use std::os::unix::fs::MetadataExt;
+        let rdev = std::fs::metadata(dev).map_err(|e| e.to_string())?.rdev();
+        let (major, minor) = (((rdev >> 8) & 0xfff) | ((rdev >> 32) & !0xfff), (rdev & 0xff) | ((rdev >> 12) & !0xff));
+        let dir = std::path::PathBuf::from(format!(
+            "/sys/fs/cgroup/blkio/fiox-test-{}-{}",
+            std::process::id(),
+            dev.display().to_string().replace('/', "_")
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("no blkio cgroup: {e}"))?;
+        let t = Throttle { dir, rule, majmin: format!("{major}:{minor}") };
+        std::fs::write(t.dir.join(rule), format!("{} {value}", t.majmin)).map_err(|e| e.to_string())?;
+        Ok(t)
+    }
+
+    /// Changes the limit (0: none).
+    pub fn set(&self, value: u64) {
+        let _ = std::fs::write(self.dir.join(self.rule), format!("{} {value}", self.majmin));
+    }
+
+    /// Lets the device run at full speed again.
+    pub fn lift(&self) {
+        let _ = std::fs::write(self.dir.join(self.rule), format!("{} 0", self.majmin));
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        self.lift();
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}

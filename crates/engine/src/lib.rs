@@ -104,8 +104,8 @@ pub(crate) trait IoEngine {
     fn commit(&mut self) -> io::Result<u32> {
         Ok(0)
     }
-    /// Waits for at least `min` completions and appends at most `max` to `out`. With a wait
-    /// limit set, it may return with fewer once the limit has passed.
+    /// Waits for at least `min` completions and appends at most `max` to `out`. It may return
+    /// with fewer once a wait limit has passed or when a signal interrupts the wait.
     fn getevents(&mut self, _min: u32, _max: u32, _out: &mut Vec<Completion>) -> io::Result<()> {
         Ok(())
     }

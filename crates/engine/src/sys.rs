@@ -340,6 +340,7 @@ pub fn machine() -> (u64, u64, u64) {
 }
 
 static INTERRUPT: std::sync::OnceLock<&'static std::sync::atomic::AtomicBool> = std::sync::OnceLock::new();
+static ABORT: std::sync::OnceLock<&'static std::sync::atomic::AtomicBool> = std::sync::OnceLock::new();
 
 static CAUGHT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
@@ -349,15 +350,24 @@ pub fn caught_signal() -> i32 {
 }
 
 extern "C" fn on_signal(sig: libc::c_int) {
-    // Only atomic stores: async-signal-safe.
-    CAUGHT.store(sig, std::sync::atomic::Ordering::Relaxed);
+    // Only atomic loads and stores: async-signal-safe.
+    let again = CAUGHT.swap(sig, std::sync::atomic::Ordering::Relaxed) != 0;
     if let Some(flag) = INTERRUPT.get() {
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    if let (true, Some(flag)) = (again, ABORT.get()) {
         flag.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
-/// Makes SIGINT and SIGTERM set `flag` instead of killing the process, so a run can stop its
-/// I/O and still print what it measured.
+/// Makes a second SIGINT or SIGTERM (after the one [`stop_on_signals`] turns into a stop
+/// request) set `flag`: stop waiting for in-flight I/O.
+pub fn abort_on_second_signal(flag: &'static std::sync::atomic::AtomicBool) {
+    let _ = ABORT.set(flag);
+}
+
+/// Makes SIGINT and SIGTERM set `flag` instead of killing the process, so a run can finish its
+/// in-flight I/O and still print what it measured.
 pub fn stop_on_signals(flag: &'static std::sync::atomic::AtomicBool) {
     let _ = INTERRUPT.set(flag);
     for sig in [libc::SIGINT, libc::SIGTERM] {
@@ -368,6 +378,33 @@ pub fn stop_on_signals(flag: &'static std::sync::atomic::AtomicBool) {
             libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
+    }
+}
+
+/// The signal that wakes a worker thread out of a blocking wait (SIGURG: ignored by default,
+/// used by nothing fiox touches, and the choice other runtimes made for the same purpose).
+const WAKE_SIGNAL: libc::c_int = libc::SIGURG;
+
+extern "C" fn on_wake(_sig: libc::c_int) {}
+
+/// Installs a handler for the wake-up signal without `SA_RESTART`, so that a wait it
+/// interrupts returns `EINTR` to the engine instead of resuming.
+pub fn install_wake_signal() {
+    // SAFETY: sigaction is plain data; the handler does nothing.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_wake as *const () as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(WAKE_SIGNAL, &sa, std::ptr::null_mut());
+    }
+}
+
+/// Interrupts thread `tid` of this process if it is blocked in an interruptible wait (reaping
+/// completions, sleeping); a thread in an uninterruptible call is not affected.
+pub fn wake_thread(tid: u32) {
+    // SAFETY: no pointers; a thread id that has exited only makes the call fail.
+    unsafe {
+        libc::syscall(libc::SYS_tgkill, libc::getpid(), tid as libc::c_long, WAKE_SIGNAL);
     }
 }
 

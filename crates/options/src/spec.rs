@@ -180,6 +180,9 @@ pub struct JobSpec {
     pub iodepth_low: u32,
     pub direct: bool,
     pub runtime_us: u64,
+    /// `hang_timeout` (fiox): how long a job may go without any I/O completing before it is
+    /// declared hung.
+    pub hang_timeout_us: u64,
     pub time_based: bool,
     pub ramp_time_us: u64,
     pub loops: u32,
@@ -594,6 +597,7 @@ impl JobSpec {
             iodepth_low: m.u32("iodepth_low", iodepth)?,
             direct,
             runtime_us: m.time("runtime")?,
+            hang_timeout_us: m.time("hang_timeout")?,
             time_based: m.flag("time_based")?,
             ramp_time_us: m.time("ramp_time")?,
             loops: m.u32("loops", 1)?,

@@ -7,7 +7,7 @@
 //!       tick     end rules → Ramp | Measure | Drain(reason) | Done(reason); ramp over → measure
 //!       fill     gen → end rules (size) → pacer → cmdprio → content → queue   (not when draining)
 //!       submit   commit the batch; one clock read stamps its issue time
-//!       give up  (I/O in flight long after the end: the device stopped answering)
+//!       liveness (woken by the watchdog: the device stopped answering, or a second Ctrl-C)
 //!       reap     queue.reap → accountant | error rule → pacer
 //!       observe  publish counters, answer snapshots, samples, minimum rates
 //!   }
@@ -36,7 +36,7 @@ mod rules;
 mod setup;
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::time::Instant;
 
 use anyhow::{Context, Result};
@@ -63,15 +63,52 @@ pub struct Progress {
     /// Raised by the status reporter to ask for a snapshot (`--status-interval`); the worker
     /// answers by storing its statistics so far in `snapshot` with the same number.
     pub want: AtomicU64,
+    /// The latest snapshot: the answer to request `.0`, or the worker's own periodic copy, or
+    /// (`u64::MAX`) its final result.
     pub snapshot: std::sync::Mutex<Option<(u64, WorkerResult)>>,
+    /// I/Os completed so far, in every phase and direction: the watchdog's sign of life.
+    pub heartbeat: AtomicU64,
+    /// What the worker is doing ([`Activity`]), for the watchdog.
+    pub activity: AtomicU8,
+    /// The worker thread's id, for waking it out of a wait.
+    pub tid: AtomicU32,
+    /// I/Os in flight at the last publish.
+    pub inflight: AtomicU32,
+    /// Set by the watchdog before it wakes the worker ([`Wake`]).
+    pub wake: AtomicU8,
+}
+
+/// What a worker is doing, as the watchdog needs to know it.
+pub struct Activity;
+
+impl Activity {
+    /// Not started, or deliberately idle (startdelay, thinktime, a rate's pause): silence is
+    /// expected.
+    pub const IDLE: u8 = 0;
+    /// Doing I/O: silence longer than `hang_timeout` means the device stopped answering.
+    pub const IO: u8 = 1;
+    /// Flushing and closing after its result is final (in the snapshot slot).
+    pub const FINISHING: u8 = 2;
+}
+
+/// Why the watchdog woke a worker.
+pub struct Wake;
+
+impl Wake {
+    /// Nothing completed for the job's hang bound: give up on what is in flight.
+    pub const HANG: u8 = 1;
+    /// A second interrupt: stop at once without waiting for what is in flight.
+    pub const ABORT: u8 = 2;
 }
 
 impl Progress {
-    fn publish(&self, ts: &ThreadStat) {
+    fn publish(&self, ts: &ThreadStat, completed: u64, inflight: u32) {
         for d in 0..3 {
             self.bytes[d].store(ts.dirs[d].io_bytes, Ordering::Relaxed);
             self.ios[d].store(ts.dirs[d].total_ios, Ordering::Relaxed);
         }
+        self.heartbeat.store(completed, Ordering::Relaxed);
+        self.inflight.store(inflight, Ordering::Relaxed);
     }
 }
 
@@ -105,8 +142,12 @@ pub fn run(
     let files = setup::open_files(plan)?;
     let mut q = setup::queue(plan, files)?;
     let mut content = Content::new(spec, seed).with_context(|| format!("job '{}'", spec.name))?;
-    for i in 0..q.depth() {
-        content.initial(q.buf_mut(i));
+    // Only writes carry the buffers' contents; a job that only reads leaves them untouched, so
+    // a deep queue costs neither the time to fill them nor resident memory until used.
+    if spec.rw.writes() {
+        for i in 0..q.depth() {
+            content.initial(q.buf_mut(i));
+        }
     }
     if spec.startdelay_us > 0 {
         let until = Instant::now() + std::time::Duration::from_micros(spec.startdelay_us);
@@ -114,11 +155,14 @@ pub fn run(
             std::thread::sleep((until - Instant::now()).min(std::time::Duration::from_millis(100)));
         }
     }
+    progress.tid.store(sys::gettid(), Ordering::Relaxed);
+    progress.activity.store(Activity::IO, Ordering::Relaxed);
     let res = if plan.engine.metadata {
         meta::run(plan, &mut q, stop, progress, diag)?
     } else {
         Worker::new(plan, &mut q, content, seed, stop, progress, diag).run()?
     };
+    progress.activity.store(Activity::FINISHING, Ordering::Relaxed);
     // An abandoned queue still has I/O on a device that stopped answering: a flush could wait
     // for it forever.
     if (spec.end_fsync || spec.fsync_on_close) && !res.abandoned {
@@ -214,13 +258,18 @@ struct Stamps {
 }
 
 /// Observers' view of the worker: progress counters at most every millisecond, snapshots on
-/// request.
+/// request and every [`SNAPSHOT_EVERY_NS`].
 struct Publisher<'a> {
     progress: &'a Progress,
     next_at: u64,
     /// The last snapshot request answered.
     served: u64,
+    next_snapshot_at: u64,
 }
+
+/// How often a worker leaves a copy of its statistics for the watchdog, which reports a worker
+/// stuck in an uninterruptible system call from it.
+const SNAPSHOT_EVERY_NS: u64 = 250_000_000;
 
 /// One job clone's I/O loop. See the module documentation.
 struct Worker<'a> {
@@ -254,8 +303,8 @@ struct Worker<'a> {
     /// Pacing is on; with `steer`, a mixed job's direction follows its per-direction rates.
     pacing: bool,
     steer: bool,
-    /// Once the job should have ended with I/O in flight, when to give up on it.
-    give_up_at: Option<u64>,
+    /// I/Os completed, in every phase (the heartbeat).
+    completed: u64,
     abandoned: bool,
     publisher: Publisher<'a>,
     stop: &'a AtomicBool,
@@ -309,9 +358,9 @@ impl<'a> Worker<'a> {
             pending: None,
             pacing,
             steer,
-            give_up_at: None,
+            completed: 0,
             abandoned: false,
-            publisher: Publisher { progress, next_at: 0, served: 0 },
+            publisher: Publisher { progress, next_at: 0, served: 0, next_snapshot_at: SNAPSHOT_EVERY_NS },
             stop,
             diag,
         }
@@ -329,7 +378,7 @@ impl<'a> Worker<'a> {
                 (fresh, held) = self.fill()?;
             }
             self.submit_rest()?;
-            if self.give_up() {
+            if self.liveness() {
                 break;
             }
             if self.inflight > 0 {
@@ -355,8 +404,15 @@ impl<'a> Worker<'a> {
                 return;
             }
         }
+        self.ramp_check();
+    }
+
+    /// Ends the ramp once the clock has passed it. Measurement starts at the ramp's end, not
+    /// when the loop notices: with a deep queue of slow I/Os, one wait can outlast the ramp.
+    #[inline]
+    fn ramp_check(&mut self) {
         if !self.acct.measuring && self.now >= self.ramp_ns {
-            self.acct.start_measuring(self.now);
+            self.acct.start_measuring(self.ramp_ns);
             if self.phase == Phase::Ramp {
                 self.phase = Phase::Measure;
             }
@@ -381,8 +437,12 @@ impl<'a> Worker<'a> {
                 if at > t_pace {
                     self.pending = Some(next);
                     if self.inflight == 0 && self.batch.is_empty() {
+                        // A deliberate pause: the watchdog expects silence.
+                        let activity = &self.publisher.progress.activity;
+                        activity.store(Activity::IDLE, Ordering::Relaxed);
                         let clock = &self.clock;
                         self.pacer.wait(at.min(self.end.end_ns), &|| clock.now(), self.stop);
+                        activity.store(Activity::IO, Ordering::Relaxed);
                         self.now = self.clock.now();
                     }
                     return Ok((false, true));
@@ -465,6 +525,8 @@ impl<'a> Worker<'a> {
     /// Books an I/O that completed inside `queue`, timed from `t_start` to now.
     #[inline]
     fn completed_in_line(&mut self, idx: u32, result: i64, t_start: u64) {
+        self.completed += 1;
+        self.ramp_check();
         self.finish_io(idx, result, None, t_start);
         let ts = &mut self.acct.ts;
         ts.mark_depth(self.inflight + 1, 1);
@@ -480,6 +542,12 @@ impl<'a> Worker<'a> {
     #[inline]
     fn finish_io(&mut self, idx: u32, result: i64, start: Option<u64>, issue: u64) {
         let io = self.q.io(idx);
+        if result == -(libc::EINTR as i64) && self.publisher.progress.wake.load(Ordering::Relaxed) != 0 {
+            // A synchronous call the watchdog interrupted (a FUSE file, say): not the device's
+            // error; `liveness` reports the job.
+            self.acct.ts.dropped[(io.ddir as usize).min(3)] += 1;
+            return;
+        }
         if result < 0 {
             self.errors.io_failed(&io, (-result) as i32, self.plan, &mut self.acct.ts, self.diag);
             return;
@@ -517,35 +585,52 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// When the run should have ended (runtime over, or a stop request) and I/O is still in
-    /// flight, waits become short; one second later the rest is given up as dropped. Returns
-    /// whether the job gives up now.
-    fn give_up(&mut self) -> bool {
-        if self.inflight == 0 || (self.now < self.end.end_ns && !self.stop.load(Ordering::Relaxed)) {
+    /// Whether the job stops waiting for its in-flight I/O now. The watchdog (in the runner)
+    /// judges liveness by progress, not by the clock: it wakes a worker whose I/O has not
+    /// completed for `hang_timeout` (5 s after a stop request), or every worker on a second
+    /// interrupt. The I/O still in flight is then reported as dropped and left to the kernel.
+    fn liveness(&mut self) -> bool {
+        let wake = self.publisher.progress.wake.load(Ordering::Relaxed);
+        if wake == 0 {
             return false;
         }
-        let now = self.now;
-        let q = &mut *self.q;
-        let at = *self.give_up_at.get_or_insert_with(|| {
-            q.set_wait_limit(Some(std::time::Duration::from_millis(100)));
-            now + 1_000_000_000
-        });
-        if now < at {
-            return false;
-        }
+        let mut oldest = u64::MAX;
+        let mut files = Vec::new();
         for i in self.q.in_engine_units() {
-            let d = (self.q.io(i).ddir as usize).min(3);
+            let io = self.q.io(i);
+            let d = (io.ddir as usize).min(3);
             self.acct.ts.dropped[d] += 1;
             if d < 3 {
                 self.acct.ts.dirs[d].drop_ios += 1;
             }
+            oldest = oldest.min(self.stamps.issue[i as usize]);
+            if !files.contains(&io.file) {
+                files.push(io.file);
+            }
         }
-        let _ = writeln!(
-            self.diag,
-            "fiox: job '{}': {} I/Os still in flight 1 s after the job should have ended; \
-             the device stopped answering, so they are reported as dropped",
-            self.spec.name, self.inflight
-        );
+        let names: Vec<String> = files
+            .iter()
+            .filter_map(|&f| self.plan.files.get(f as usize))
+            .map(|f| f.path.display().to_string())
+            .collect();
+        let what = if self.inflight > 0 {
+            let age = self.now.saturating_sub(oldest) as f64 / 1e9;
+            format!("{} I/Os in flight on {}, the oldest issued {age:.1} s ago", self.inflight, names.join(", "))
+        } else {
+            // A synchronous engine: the call the watchdog interrupted was the one in flight.
+            let files: Vec<String> = self.plan.files.iter().map(|f| f.path.display().to_string()).collect();
+            format!("a synchronous I/O on {}", files.join(", "))
+        };
+        if wake == Wake::ABORT {
+            let _ = writeln!(
+                self.diag,
+                "fiox: job '{}': stopped without waiting for {what} (second interrupt); they are reported as dropped",
+                self.spec.name
+            );
+        } else {
+            let msg = format!("no I/O completed within the hang bound; the device stopped answering ({what})");
+            self.errors.job_failed(msg, libc::ETIMEDOUT, self.spec, &mut self.acct.ts, self.diag);
+        }
         self.abandoned = true;
         true
     }
@@ -563,6 +648,8 @@ impl<'a> Worker<'a> {
         if n == 0 {
             return Ok(());
         }
+        self.completed += n as u64;
+        self.ramp_check();
         self.acct.ts.complete_map[ThreadStat::batch_bucket(n as u32)] += 1;
         for k in 0..n {
             let c = self.completions[k];
@@ -583,7 +670,7 @@ impl<'a> Worker<'a> {
         let now = self.now;
         if now >= self.publisher.next_at {
             self.publisher.next_at = now + 1_000_000;
-            self.publisher.progress.publish(&self.acct.ts);
+            self.publisher.progress.publish(&self.acct.ts, self.completed, self.inflight);
             self.answer_snapshot();
         }
         self.acct.sample(now, self.spec.bs);
@@ -602,11 +689,14 @@ impl<'a> Worker<'a> {
     fn answer_snapshot(&mut self) {
         let p = self.publisher.progress;
         let want = p.want.load(Ordering::Relaxed);
-        if want == self.publisher.served {
+        if want == self.publisher.served && self.now < self.publisher.next_snapshot_at {
             return;
         }
+        // A periodic copy keeps the number of the last request answered, so that it never
+        // passes for the answer to a newer one.
         self.publisher.served = want;
-        let r = self.acct.result(self.now, sys::gettid(), 0);
+        self.publisher.next_snapshot_at = self.now + SNAPSHOT_EVERY_NS;
+        let r = WorkerResult { error: self.errors.first.clone(), ..self.acct.result(self.now, sys::gettid(), 0) };
         if let Ok(mut slot) = p.snapshot.lock() {
             *slot = Some((want, r));
         }

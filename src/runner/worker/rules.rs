@@ -155,8 +155,10 @@ impl ErrorRule {
         diag: &mut dyn Write,
     ) {
         let _ = writeln!(diag, "fiox: job '{}': {msg}", spec.name);
-        ts.error = errno;
-        self.first = Some(msg);
+        if self.first.is_none() {
+            ts.error = errno;
+            self.first = Some(msg);
+        }
     }
 }
 

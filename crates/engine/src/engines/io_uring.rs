@@ -226,7 +226,20 @@ impl IoEngine for Uring {
             };
             match r {
                 Ok(_) => {}
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                // Woken by a signal (the runner's watchdog, or a stop request): hand back what
+                // there is, so the caller can look at why.
+                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
+                    self.unqueued = 0;
+                    let mut cq = self.ring().completion();
+                    for cqe in &mut cq {
+                        out.push(Completion { index: cqe.user_data() as u32, result: cqe.result() as i64 });
+                        got += 1;
+                        if got >= max {
+                            break;
+                        }
+                    }
+                    return Ok(());
+                }
                 // The wait limit passed: hand back what there is.
                 Err(e) if e.raw_os_error() == Some(libc::ETIME) => {
                     self.unqueued = 0;

@@ -237,7 +237,8 @@ impl IoEngine for Libaio {
             if r < 0 {
                 let err = io::Error::last_os_error();
                 if err.raw_os_error() == Some(libc::EINTR) {
-                    continue;
+                    // Woken by a signal: the caller looks at why.
+                    break;
                 }
                 return Err(err);
             }

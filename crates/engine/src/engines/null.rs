@@ -2,6 +2,7 @@
 //! the tool itself. Like fio's, it behaves as an asynchronous engine: I/Os are queued and
 //! reported by `getevents`, so queue depth and batching are exercised.
 
+use std::collections::VecDeque;
 use std::io;
 
 use crate::{Completion, EngineInfo, IoEngine, IoUnit, QueueStatus};
@@ -12,7 +13,8 @@ pub struct Null {
     inline: bool,
     /// Queued but not yet committed, then committed but not yet reaped.
     queued: Vec<Completion>,
-    done: Vec<Completion>,
+    /// A ring, not a vector: a deep queue reaped a few at a time must not shift the rest.
+    done: VecDeque<Completion>,
 }
 
 impl IoEngine for Null {
@@ -33,7 +35,7 @@ impl IoEngine for Null {
 
     fn commit(&mut self) -> io::Result<u32> {
         let n = self.queued.len() as u32;
-        self.done.append(&mut self.queued);
+        self.done.extend(self.queued.drain(..));
         Ok(n)
     }
 

@@ -94,8 +94,13 @@ impl IoEngine for PosixAio {
             // SAFETY: every pointer is to an in-flight control block in `self.cbs`; the limit,
             // if any, lives in `self` for the call.
             let r = unsafe { libc::aio_suspend(self.list.as_ptr(), self.list.len() as i32, limit) };
-            if r != 0 && self.wait_limit.is_some() && io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN) {
-                return Ok(());
+            if r != 0 {
+                match io::Error::last_os_error().raw_os_error() {
+                    // The wait limit passed, or a signal woke the caller: it looks at why.
+                    Some(libc::EAGAIN) if self.wait_limit.is_some() => return Ok(()),
+                    Some(libc::EINTR) => return Ok(()),
+                    _ => {}
+                }
             }
         }
     }

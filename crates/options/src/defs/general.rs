@@ -28,6 +28,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("time_based", K::Flag, C::Time, "Keep running for the whole runtime, repeating the workload as needed"),
     O::new("ramp_time", K::Time { unit: TimeUnit::Sec }, C::Time, "Run this long before counting statistics").def("0"),
     O::new("startdelay", K::Time { unit: TimeUnit::Sec }, C::Time, "Wait this long before starting the job").def("0"),
+    O::new("hang_timeout", K::Time { unit: TimeUnit::Sec }, C::Time, "fiox: a job is hung when none of its I/O completes for this long; its in-flight I/O is then reported as dropped (after a stop request: at most 5 s)").def("300"),
     O::new("loops", INT1, C::Time, "Repeat the job's workload this many times").def("1"),
     O::new("number_ios", INT0, C::IoSize, "Stop after this many I/Os (0: no limit)").def("0"),
     O::new("filename", K::Str, C::Target, "File or device to use; several separated by ':'"),

@@ -118,7 +118,7 @@ fn unified(choice: fiox_options::UnifiedRw) -> Unified {
 }
 
 /// The C library's text for an errno, without Rust's "(os error N)" suffix.
-fn errno_text(errno: i32) -> String {
+pub fn errno_text(errno: i32) -> String {
     let s = std::io::Error::from_raw_os_error(errno).to_string();
     match s.find(" (os error") {
         Some(i) => s[..i].to_string(),

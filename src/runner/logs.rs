@@ -6,13 +6,68 @@
 //! completion latency, IOPS is 1); otherwise one line per direction and window, with the
 //! window's average (or maximum, `log_max_value=1` / `log_window_value=max`), and bs and offset
 //! 0. `log_window_value=both` (fio 3.36+) puts the maximum in a second value column after the
-//! average; bandwidth and IOPS windows have one figure, so both columns hold it. Entries are
-//! kept in memory and written when the job ends, as fio does.
+//! average; bandwidth and IOPS windows have one figure, so both columns hold it.
+//!
+//! fio keeps its logs in memory and writes them when the job ends, which stalls the report of
+//! a long per-I/O log and loses it all when the run is killed. fiox streams each log to its
+//! file through a bounded buffer: memory stays flat, the end costs one last flush, and a kill
+//! loses at most one buffer. A log that cannot be written (a full disk) is reported and
+//! dropped; the job and its results go on.
 
 use std::fmt::Write as _;
+use std::io::Write as _;
 
-use anyhow::{Context, Result};
 use fiox_options::JobSpec;
+
+/// Bytes of formatted lines a log holds before writing them out.
+const FLUSH_AT: usize = 256 << 10;
+
+/// A log file written as it grows: created on the first flush.
+struct Sink {
+    name: String,
+    buf: Vec<u8>,
+    file: Option<std::fs::File>,
+    /// The first write error; the log is abandoned from then on.
+    failed: Option<String>,
+}
+
+impl Sink {
+    fn new(name: String) -> Sink {
+        Sink { name, buf: Vec::with_capacity(FLUSH_AT + 256), file: None, failed: None }
+    }
+
+    #[inline]
+    fn maybe_flush(&mut self) {
+        if self.buf.len() >= FLUSH_AT {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.failed.is_some() {
+            self.buf.clear();
+            return;
+        }
+        let r = match &mut self.file {
+            Some(f) => f.write_all(&self.buf),
+            None => std::fs::File::create(&self.name).and_then(|mut f| {
+                let r = f.write_all(&self.buf);
+                self.file = Some(f);
+                r
+            }),
+        };
+        if let Err(e) = r {
+            self.failed = Some(format!("cannot write log file '{}': {e}", self.name));
+        }
+        self.buf.clear();
+    }
+}
+
+/// Appends a number in decimal (the logs' only formatting work, per line and column).
+#[inline]
+fn num(buf: &mut Vec<u8>, v: u64) {
+    buf.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
 
 /// The logs a job writes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -36,16 +91,6 @@ impl Kind {
     }
 }
 
-/// One log line before formatting.
-#[derive(Clone, Copy)]
-struct Entry {
-    time_ms: u64,
-    value: u64,
-    ddir: u8,
-    bs: u32,
-    offset: u64,
-}
-
 /// Running window of one log and direction.
 #[derive(Clone, Copy, Default)]
 struct Window {
@@ -56,22 +101,17 @@ struct Window {
 
 struct Log {
     kind: Kind,
-    prefix: String,
-    entries: Vec<Entry>,
-    /// Under `log_window_value=both`, each entry's window maximum (the second value column);
-    /// kept apart so that per-I/O entries stay small.
-    maxes: Vec<u64>,
+    sink: Sink,
     windows: [Window; 3],
 }
 
 /// `write_hist_log`: the completion-latency histogram's new counts every `log_hist_msec`, one
 /// line per direction: `time_ms, ddir, bs, count0, ..., count1855`.
 struct HistLog {
-    prefix: String,
     every_ms: u64,
     next_ms: u64,
     last: [Option<fiox_stats::LatHist>; 3],
-    text: String,
+    sink: Sink,
 }
 
 pub struct JobLogs {
@@ -81,8 +121,6 @@ pub struct JobLogs {
     /// 0: average, 1: maximum, 2: both (`log_window_value`).
     window_value: u8,
     offset: bool,
-    /// `.N` in file names (`per_job_logs=1`), N counting job clones from 1.
-    number: Option<usize>,
     /// End of the current averaging window, in ms since measurement started.
     window_end: u64,
     window_bytes: [u64; 3],
@@ -92,17 +130,17 @@ pub struct JobLogs {
 impl JobLogs {
     /// The logs the job asked for, if any; `number` is the clone's 1-based position in the run.
     pub fn new(spec: &JobSpec, number: usize) -> Option<JobLogs> {
+        let number = spec.per_job_logs.then_some(number);
+        // `.N` in file names (`per_job_logs=1`), N counting job clones from 1.
+        let name = |prefix: &str, suffix: &str| match number {
+            Some(n) => format!("{prefix}_{suffix}.{n}.log"),
+            None => format!("{prefix}_{suffix}.log"),
+        };
         let mut logs = Vec::new();
         let mut add = |prefix: &Option<String>, kinds: &[Kind]| {
             if let Some(p) = prefix {
                 for &k in kinds {
-                    logs.push(Log {
-                        kind: k,
-                        prefix: p.clone(),
-                        entries: Vec::new(),
-                        maxes: Vec::new(),
-                        windows: Default::default(),
-                    });
+                    logs.push(Log { kind: k, sink: Sink::new(name(p, k.suffix())), windows: Default::default() });
                 }
             }
         };
@@ -110,11 +148,10 @@ impl JobLogs {
         add(&spec.write_lat_log, &[Kind::Lat, Kind::Clat, Kind::Slat]);
         add(&spec.write_iops_log, &[Kind::Iops]);
         let hist = spec.write_hist_log.as_ref().map(|prefix| HistLog {
-            prefix: prefix.clone(),
             every_ms: spec.log_hist_msec,
             next_ms: spec.log_hist_msec,
             last: [None, None, None],
-            text: String::new(),
+            sink: Sink::new(name(prefix, "clat_hist")),
         });
         if logs.is_empty() && hist.is_none() {
             return None;
@@ -125,7 +162,6 @@ impl JobLogs {
             avg_ms: spec.log_avg_msec,
             window_value: spec.log_window_value,
             offset: spec.log_offset,
-            number: spec.per_job_logs.then_some(number),
             window_end: spec.log_avg_msec,
             window_bytes: [0; 3],
             window_ios: [0; 3],
@@ -152,7 +188,7 @@ impl JobLogs {
                 Kind::Iops => 1,
             };
             if self.avg_ms == 0 {
-                log.entries.push(Entry { time_ms, value, ddir: ddir as u8, bs, offset });
+                line(&mut log.sink, time_ms, value, None, ddir as u8, bs, self.offset.then_some(offset));
             } else if matches!(log.kind, Kind::Lat | Kind::Clat | Kind::Slat) {
                 let w = &mut log.windows[ddir];
                 w.sum += value;
@@ -190,10 +226,8 @@ impl JobLogs {
                         _ => continue,
                     };
                     let value = if self.window_value == 1 { max } else { avg };
-                    log.entries.push(Entry { time_ms: end, value, ddir: d as u8, bs: 0, offset: 0 });
-                    if self.window_value == 2 {
-                        log.maxes.push(max);
-                    }
+                    let second = (self.window_value == 2).then_some(max);
+                    line(&mut log.sink, end, value, second, d as u8, 0, self.offset.then_some(0));
                     log.windows[d] = Window::default();
                 }
             }
@@ -220,43 +254,61 @@ impl JobLogs {
             if delta.total() == 0 {
                 continue;
             }
-            let _ = write!(h.text, "{time_ms}, {d}, {}", bs[d]);
+            let buf = &mut h.sink.buf;
+            let _ = write!(Utf8(buf), "{time_ms}, {d}, {}", bs[d]);
             for c in delta.counts() {
-                let _ = write!(h.text, ", {c}");
+                buf.extend_from_slice(b", ");
+                num(buf, *c);
             }
-            h.text.push('\n');
+            buf.push(b'\n');
             h.last[d] = Some(now.clone());
+            h.sink.maybe_flush();
         }
     }
 
-    /// Writes the log files (in the current directory, as fio does).
-    pub fn write(&self) -> Result<()> {
-        if let Some(h) = &self.hist {
-            let name = match self.number {
-                Some(n) => format!("{}_clat_hist.{n}.log", h.prefix),
-                None => format!("{}_clat_hist.log", h.prefix),
-            };
-            std::fs::write(&name, &h.text).with_context(|| format!("cannot write log file '{name}'"))?;
+    /// Writes what is left and closes the files (in the current directory, as fio does);
+    /// the messages of logs that could not be written.
+    pub fn finish(&mut self) -> Vec<String> {
+        let sinks = self.logs.iter_mut().map(|l| &mut l.sink).chain(self.hist.iter_mut().map(|h| &mut h.sink));
+        let mut failed = Vec::new();
+        for sink in sinks {
+            sink.flush();
+            failed.extend(sink.failed.take());
         }
-        for log in &self.logs {
-            let name = match self.number {
-                Some(n) => format!("{}_{}.{n}.log", log.prefix, log.kind.suffix()),
-                None => format!("{}_{}.log", log.prefix, log.kind.suffix()),
-            };
-            let mut text = String::with_capacity(log.entries.len() * 24);
-            for (i, e) in log.entries.iter().enumerate() {
-                let _ = write!(text, "{}, {}, ", e.time_ms, e.value);
-                if let Some(max) = log.maxes.get(i) {
-                    let _ = write!(text, "{max}, ");
-                }
-                if self.offset {
-                    let _ = writeln!(text, "{}, {}, {}, 0", e.ddir, e.bs, e.offset);
-                } else {
-                    let _ = writeln!(text, "{}, {}, 0", e.ddir, e.bs);
-                }
-            }
-            std::fs::write(&name, text).with_context(|| format!("cannot write log file '{name}'"))?;
-        }
+        failed
+    }
+}
+
+/// One line: `time, value, [second value, ]ddir, bs, [offset, ]prio`.
+#[inline]
+fn line(sink: &mut Sink, time_ms: u64, value: u64, second: Option<u64>, ddir: u8, bs: u32, offset: Option<u64>) {
+    let buf = &mut sink.buf;
+    num(buf, time_ms);
+    buf.extend_from_slice(b", ");
+    num(buf, value);
+    buf.extend_from_slice(b", ");
+    if let Some(v) = second {
+        num(buf, v);
+        buf.extend_from_slice(b", ");
+    }
+    num(buf, ddir as u64);
+    buf.extend_from_slice(b", ");
+    num(buf, bs as u64);
+    buf.extend_from_slice(b", ");
+    if let Some(o) = offset {
+        num(buf, o);
+        buf.extend_from_slice(b", ");
+    }
+    buf.extend_from_slice(b"0\n");
+    sink.maybe_flush();
+}
+
+/// `write!` into a byte buffer.
+struct Utf8<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for Utf8<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
         Ok(())
     }
 }

@@ -711,7 +711,11 @@ impl<'a> Worker<'a> {
         let elapsed_ms = self.acct.elapsed_ms(self.now);
         if let Some(l) = &mut self.acct.logs {
             l.roll(elapsed_ms);
-            l.write()?;
+            // A log that could not be written fails the run, but never costs its results.
+            for msg in l.finish() {
+                let _ = writeln!(self.diag, "fiox: job '{}': {msg}", self.spec.name);
+                self.errors.first.get_or_insert(msg);
+            }
         }
         let progress = self.publisher.progress;
         let result = WorkerResult {

@@ -131,7 +131,7 @@ impl ErrorRule {
         if self.first.is_some() {
             return;
         }
-        let e = std::io::Error::from_raw_os_error(errno);
+        let e = crate::summary::errno_text(errno);
         let file = plan.files.get(io.file as usize).map(|f| f.path.display().to_string()).unwrap_or_default();
         let what = match io.ddir {
             Ddir::Read => "read",

@@ -156,8 +156,10 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         eprintln!("fiox: terminating on signal {signal}");
         return Ok(ExitCode::from(128));
     }
-    let failed = results.iter().any(|r| r.error.is_some());
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    // As fio: the number of jobs that ended on an error (errors a job went on after do not
+    // count).
+    let failed = results.iter().filter(|r| r.error.is_some()).count();
+    Ok(ExitCode::from(failed.min(255) as u8))
 }
 
 /// The report in every requested format, JSON first as fio prints it.

@@ -41,6 +41,9 @@ pub struct WorkerPlan {
     pub clock: crate::runner::clock::Source,
 }
 
+/// The most jobs (clones included) one run may have: fio 3.33's limit, measured.
+pub const MAX_JOBS: u64 = 4088;
+
 /// The whole run.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -66,6 +69,11 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
         }
     }
     let total: u64 = set.jobs.iter().map(|j| j.spec.numjobs as u64).sum();
+    if total > MAX_JOBS {
+        // fio 3.33 refuses the same runs ("maximum number of jobs reached"), so no job file
+        // written for fio has more; refusing before starting beats starting them slowly.
+        bail!("{total} jobs (counting numjobs clones) exceed the maximum of {MAX_JOBS}, fio's limit");
+    }
     if let Some(max) = max_jobs.filter(|&m| total > m) {
         bail!("{total} jobs (counting numjobs clones) exceed --max-jobs={max}");
     }

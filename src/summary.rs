@@ -87,6 +87,7 @@ fn job_report(
         groupid: w.groupid,
         pid: r.pid,
         error: ts.error,
+        errors_counted: spec.errors.counted,
         error_text: if ts.error != 0 {
             format!("func=io_u error, error={}", errno_text(ts.error))
         } else {
@@ -117,11 +118,7 @@ fn unified(choice: fiox_options::UnifiedRw) -> Unified {
     }
 }
 
-/// The C library's text for an errno, without Rust's "(os error N)" suffix.
+/// The C library's text for an errno.
 pub fn errno_text(errno: i32) -> String {
-    let s = std::io::Error::from_raw_os_error(errno).to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_string(),
-        None => s,
-    }
+    fiox_report::units::strerror(errno)
 }

@@ -29,6 +29,9 @@ pub static STOP: AtomicBool = AtomicBool::new(false);
 /// Set by a second Ctrl-C / SIGTERM; workers stop without waiting for their in-flight I/O.
 pub static ABORT: AtomicBool = AtomicBool::new(false);
 
+/// Set by `exitall` or `exitall_on_error` with `exit_what=all`: later phases do not run.
+static REST_CANCELLED: AtomicBool = AtomicBool::new(false);
+
 /// Seed of a worker's random streams: fixed (per job and clone) with `randrepeat=1`, from the
 /// clock otherwise.
 fn seed_for(plan: &crate::plan::WorkerPlan) -> u64 {
@@ -63,6 +66,7 @@ pub type Diag = Arc<dyn Fn(&str) + Send + Sync>;
 /// I/O errors) go to `diag`; the status line, if any, to standard output.
 pub fn run(plan: &Plan, diag: Diag, status: Option<StatusLine>, interval: Option<Interval<'_>>) -> Result<Outcome> {
     ABORT.store(false, Ordering::Relaxed);
+    REST_CANCELLED.store(false, Ordering::Relaxed);
     fiox_engine::sys::abort_on_second_signal(&ABORT);
     fiox_engine::sys::install_wake_signal();
     let mut results: Vec<Option<Result<WorkerResult>>> = (0..plan.workers.len()).map(|_| None).collect();
@@ -101,6 +105,10 @@ pub fn run(plan: &Plan, diag: Diag, status: Option<StatusLine>, interval: Option
         let phase_clock = Instant::now();
         let progress: Vec<Arc<Progress>> = (phase_start..end).map(|_| Arc::new(Progress::default())).collect();
         let phase_done = AtomicBool::new(false);
+        // The phase's own stop request: a signal's (copied in by the watchdog), or exitall's
+        // and exitall_on_error's, which end the jobs running now and leave later phases alone
+        // unless exit_what=all.
+        let phase_stop = Arc::new(AtomicBool::new(STOP.load(Ordering::Relaxed)));
         // Worker threads are not scoped: one stuck in a system call on a device that stopped
         // answering must not keep the run from reporting. Status threads only read counters.
         let (tx, rx) = std::sync::mpsc::channel();
@@ -115,15 +123,20 @@ pub fn run(plan: &Plan, diag: Diag, status: Option<StatusLine>, interval: Option
                     .collect(),
                 None => Vec::new(),
             };
-            let (tx, diag) = (tx.clone(), diag.clone());
+            let (tx, diag, stop) = (tx.clone(), diag.clone(), phase_stop.clone());
             std::thread::spawn(move || {
-                while !waits.iter().all(|p| p.done.load(Ordering::Relaxed)) && !STOP.load(Ordering::Relaxed) {
+                while !waits.iter().all(|p| p.done.load(Ordering::Relaxed)) && !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(5));
                 }
-                let r = worker::run(&w, seed_for(&w), &STOP, &p, &mut DiagBuf(&*diag));
-                if w.spec.exitall {
-                    // exitall: the first job to finish stops all the others.
-                    STOP.store(true, Ordering::Relaxed);
+                let r = worker::run(&w, seed_for(&w), &stop, &p, &mut DiagBuf(&*diag));
+                let failed = r.as_ref().map_or(true, |r| r.error.is_some());
+                // exitall: the first job to finish stops the others; exitall_on_error: the
+                // first to fail does.
+                if w.spec.exitall || (w.spec.exitall_on_error && failed) {
+                    stop.store(true, Ordering::Relaxed);
+                    if w.spec.exit_what == fiox_options::ExitWhat::All {
+                        REST_CANCELLED.store(true, Ordering::Relaxed);
+                    }
                 }
                 let _ = tx.send((i, r));
             });
@@ -142,18 +155,19 @@ pub fn run(plan: &Plan, diag: Diag, status: Option<StatusLine>, interval: Option
                 let (progress, phase_done) = (&progress, &phase_done);
                 s.spawn(move || interval_loop(earlier, progress, phase_done, iv));
             }
-            wait_for_workers(plan, phase_start, &rx, &progress, &mut results, phase_clock, &*diag);
+            let view = PhaseView { first: phase_start, progress: &progress, stop: &phase_stop, clock: phase_clock };
+            wait_for_workers(plan, view, &rx, &mut results, &*diag);
             phase_done.store(true, Ordering::Relaxed);
         });
         let after = crate::diskstats::snapshot(&devices, sys);
         let ms = phase_clock.elapsed().as_millis() as u64;
         disks.add(&devices, crate::diskstats::deltas(&before, &after, ms), ms);
-        if STOP.load(Ordering::Relaxed) {
+        if STOP.load(Ordering::Relaxed) || REST_CANCELLED.load(Ordering::Relaxed) {
             break;
         }
         phase_start = end;
     }
-    // Workers of phases that never started (after Ctrl-C) report nothing.
+    // Workers of phases that never started (after Ctrl-C, or exit_what=all) report nothing.
     let mut out = Vec::new();
     for r in results.into_iter().flatten() {
         out.push(r?);
@@ -358,6 +372,15 @@ const STOP_QUIET: Duration = Duration::from_secs(5);
 /// then stuck in a system call no signal interrupts (a synchronous read of a dead device).
 const WAKE_GRACE: Duration = Duration::from_secs(2);
 
+/// A running phase as the watchdog sees it: its first worker's index in the plan, the
+/// workers' progress, its stop request and when it started.
+struct PhaseView<'a> {
+    first: usize,
+    progress: &'a [Arc<Progress>],
+    stop: &'a AtomicBool,
+    clock: Instant,
+}
+
 /// The watchdog's view of one worker.
 struct Watch {
     heartbeat: u64,
@@ -375,17 +398,19 @@ struct Watch {
 /// left behind. A second interrupt wakes every worker at once.
 fn wait_for_workers(
     plan: &Plan,
-    first: usize,
+    phase: PhaseView<'_>,
     rx: &std::sync::mpsc::Receiver<(usize, Result<WorkerResult>)>,
-    progress: &[Arc<Progress>],
     results: &mut [Option<Result<WorkerResult>>],
-    phase_clock: Instant,
     diag: &(dyn Fn(&str) + Send + Sync),
 ) {
+    let PhaseView { first, progress, stop: phase_stop, clock: phase_clock } = phase;
     let start = Instant::now();
     let mut watch: Vec<Watch> = progress.iter().map(|_| Watch { heartbeat: 0, since: start, woken: None }).collect();
     let mut pending = progress.len();
     while pending > 0 {
+        if STOP.load(Ordering::Relaxed) {
+            phase_stop.store(true, Ordering::Relaxed);
+        }
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok((i, r)) => {
                 if results[i].is_none() {
@@ -398,7 +423,7 @@ fn wait_for_workers(
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
         }
         let now = Instant::now();
-        let (stop, abort) = (STOP.load(Ordering::Relaxed), ABORT.load(Ordering::Relaxed));
+        let (stop, abort) = (phase_stop.load(Ordering::Relaxed), ABORT.load(Ordering::Relaxed));
         for (k, p) in progress.iter().enumerate() {
             let i = first + k;
             if results[i].is_some() {

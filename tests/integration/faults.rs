@@ -193,3 +193,191 @@ fn interrupts_end_a_stalled_run_with_its_results() {
         }
     }
 }
+
+/// A 4 MiB disk whose reads of bytes 2 MiB to 2.25 MiB fail with EIO (four 64 KiB blocks),
+/// served by nbdkit's eval plugin and exposed as a file by nbdfuse; everything is stopped and
+/// removed when dropped, also when the test fails.
+struct EioDisk {
+    dir: tempfile::TempDir,
+    nbdkit: Option<Child>,
+    fuse: Option<Child>,
+}
+
+impl EioDisk {
+    const BAD: (u64, u64) = (2 << 20, (2 << 20) + (256 << 10));
+
+    fn start() -> Result<EioDisk, String> {
+        for tool in ["nbdkit", "nbdfuse"] {
+            if Command::new(tool).arg("--version").output().is_err() {
+                return Err(format!("{tool} is not installed"));
+            }
+        }
+        let dir = crate::util::scratch();
+        let sock = dir.path().join("sock");
+        let (lo, hi) = EioDisk::BAD;
+        let pread = format!(
+            "if [ $4 -lt {hi} ] && [ $(($4+$3)) -gt {lo} ]; then echo 'EIO planted' >&2; exit 1; fi; head -c $3 /dev/zero"
+        );
+        let nbdkit = Command::new("nbdkit")
+            .args(["--foreground", "-U"])
+            .arg(&sock)
+            .args(["eval", "get_size=echo 4194304", &format!("pread={pread}")])
+            .args(["pwrite=cat >/dev/null", "can_write=exit 0", "thread_model=echo parallel"])
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        let mut disk = EioDisk { dir, nbdkit: Some(nbdkit), fuse: None };
+        let t0 = Instant::now();
+        while !sock.exists() {
+            if t0.elapsed() > Duration::from_secs(10) {
+                return Err("nbdkit did not start".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let file = disk.path();
+        std::fs::write(&file, b"").map_err(|e| e.to_string())?;
+        let fuse = Command::new("nbdfuse")
+            .arg(&file)
+            .arg("--unix")
+            .arg(&sock)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| e.to_string())?;
+        disk.fuse = Some(fuse);
+        while std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0) != 4 << 20 {
+            if t0.elapsed() > Duration::from_secs(10) {
+                return Err("nbdfuse did not mount".into());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(disk)
+    }
+
+    fn path(&self) -> std::path::PathBuf {
+        self.dir.path().join("disk")
+    }
+}
+
+impl Drop for EioDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.path()).status();
+        for child in [self.fuse.take(), self.nbdkit.take()].into_iter().flatten() {
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// fio's error options against planted EIO: what stops a job, what it goes on after, the
+/// counts kept (failed I/Os count among `total_ios`, not in bytes or latencies), the JSON keys
+/// and the exit status, for both tools on the same disk.
+#[test]
+fn error_options_on_planted_eio_match_fio() {
+    let disk = match EioDisk::start() {
+        Ok(d) => d,
+        Err(why) => return println!("skipped: {why}"),
+    };
+    let path = disk.path();
+    let cases: &[(&str, &[&str])] = &[
+        ("stops at the first error", &["--ioengine=psync"]),
+        ("continue_on_error=read", &["--ioengine=psync", "--continue_on_error=read"]),
+        ("continue_on_error=write on reads", &["--ioengine=psync", "--continue_on_error=write"]),
+        ("ignore_error alone", &["--ioengine=psync", "--ignore_error=EIO"]),
+        ("ignore_error for writes only", &["--ioengine=psync", "--ignore_error=,EIO"]),
+        ("libaio, continue_on_error=all", &["--ioengine=libaio", "--iodepth=4", "--continue_on_error=all"]),
+        ("error_dump", &["--ioengine=psync", "--continue_on_error=1", "--error_dump=1"]),
+    ];
+    for (what, extra) in cases {
+        let mut args: Vec<String> = ["--name=j", "--rw=read", "--bs=64k", "--size=4m", "--output-format=json"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.push(format!("--filename={}", path.display()));
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let dir = crate::util::scratch();
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (f, x) = (crate::util::fio(dir.path(), &a), crate::util::fiox(dir.path(), &a));
+        let doc = |o: &crate::util::Out| -> serde_json::Value {
+            serde_json::from_str(&o.stdout[o.stdout.find('{').unwrap()..]).unwrap()
+        };
+        let (fj, xj) = (doc(&f), doc(&x));
+        let pick = |d: &serde_json::Value| {
+            let j = &d["jobs"][0];
+            (
+                j["error"].as_i64(),
+                j.get("total_err").and_then(|v| v.as_u64()),
+                j.get("first_error").and_then(|v| v.as_i64()),
+                j["read"]["io_bytes"].as_u64(),
+                j["read"]["clat_ns"]["N"].as_u64(),
+            )
+        };
+        assert_eq!(pick(&xj), pick(&fj), "{what}: (error, total_err, first_error, bytes, clat N)");
+        assert_eq!(x.code, f.code, "{what}: exit status; fiox stderr: {}", x.stderr);
+        let errors = |s: &str| s.lines().filter(|l| l.contains("io_u error on file")).count();
+        if what.starts_with("libaio") {
+            assert_eq!(errors(&x.stderr), 0, "{what}: continued errors are silent");
+        } else {
+            assert_eq!(errors(&x.stderr), errors(&f.stderr), "{what}: io_u error lines\n{}", x.stderr);
+            // psync issues nothing after the I/O that stopped the job, so issued counts agree.
+            let ios = |d: &serde_json::Value| d["jobs"][0]["read"]["total_ios"].as_u64();
+            assert_eq!(ios(&xj), ios(&fj), "{what}: total_ios counts the failed I/Os");
+        }
+        if let Some(line) = x.stderr.lines().find(|l| l.contains("io_u error")) {
+            assert!(
+                line.ends_with(&format!("Input/output error: read offset={}, buflen=65536", EioDisk::BAD.0)),
+                "{line}"
+            );
+        }
+    }
+    // The normal output's errors line and terse's two extra fields, as fio prints them.
+    let dir = crate::util::scratch();
+    let file = format!("--filename={}", path.display());
+    let base = ["--name=j", "--rw=read", "--bs=64k", "--size=4m", "--continue_on_error=all", &file];
+    let normal = crate::util::fiox(dir.path(), &base);
+    assert!(
+        normal.stdout.contains("     errors    : total=4, first_error=5/<Input/output error>\n"),
+        "{}",
+        normal.stdout
+    );
+    let mut terse_args = base.to_vec();
+    terse_args.push("--minimal");
+    let (ft, xt) = (crate::util::fio(dir.path(), &terse_args), crate::util::fiox(dir.path(), &terse_args));
+    let n = |s: &str| s.lines().next().unwrap_or("").split(';').count();
+    assert_eq!(n(&xt.stdout), n(&ft.stdout), "terse fields with continue_on_error");
+    assert!(xt.stdout.trim_end().ends_with(";4;5"), "{}", xt.stdout);
+}
+
+/// `exitall_on_error` stops the other running jobs when one fails (they report what they did,
+/// error 0), and the exit status counts the jobs that failed, as fio's does.
+#[test]
+fn exitall_on_error_and_the_exit_status_count_failed_jobs() {
+    let disk = match EioDisk::start() {
+        Ok(d) => d,
+        Err(why) => return println!("skipped: {why}"),
+    };
+    let dir = crate::util::scratch();
+    let file = format!("--filename={}", disk.path().display());
+    let job = ["--output-format=json", "--name=bad", "--rw=read", "--bs=64k", "--size=4m", &file];
+    let other = ["--name=other", "--ioengine=null", "--size=1g", "--time_based", "--runtime=4", "--rate_iops=1000"];
+    for stop in [false, true] {
+        let mut args = if stop { vec!["--exitall_on_error"] } else { Vec::new() };
+        args.extend(job);
+        args.extend(other);
+        let t0 = Instant::now();
+        let out = crate::util::fiox(dir.path(), &args);
+        let d: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let other_ms = d["jobs"][1]["job_runtime"].as_u64().unwrap();
+        assert_eq!(out.code, 1, "one job failed");
+        assert_eq!(d["jobs"][1]["error"].as_u64(), Some(0), "the stopped job has no error of its own");
+        if stop {
+            assert!(other_ms < 2000 && t0.elapsed() < Duration::from_secs(3), "exitall_on_error: {other_ms} ms");
+        } else {
+            assert!(other_ms >= 3900, "without exitall_on_error the other job runs its course: {other_ms} ms");
+        }
+    }
+    let two =
+        crate::util::fiox(dir.path(), &["--numjobs=2", "--name=bad", "--rw=read", "--bs=64k", "--size=4m", &file]);
+    assert_eq!(two.code, 2, "two failed jobs: {}", two.stderr);
+}

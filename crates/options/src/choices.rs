@@ -131,6 +131,97 @@ impl RandomGenerator {
     }
 }
 
+/// `exit_what`: what `exitall` and `exitall_on_error` stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitWhat {
+    /// The jobs running now; later stonewall groups still run.
+    Group,
+    /// The same (fio 3.33 behaves as for `group`).
+    Stonewall,
+    /// Everything: later groups do not run.
+    All,
+}
+
+impl ExitWhat {
+    pub fn from_word(word: &str) -> Option<ExitWhat> {
+        Some(match word {
+            "group" => ExitWhat::Group,
+            "stonewall" => ExitWhat::Stonewall,
+            "all" => ExitWhat::All,
+            _ => return None,
+        })
+    }
+}
+
+/// What an I/O error does to a job (`continue_on_error`, `ignore_error`, `error_dump`). Errors
+/// come in three types, fio's: read, write (also trims and syncs) and verify (any EILSEQ).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ErrorPolicy {
+    /// Per type: whether the listed errors let the job go on.
+    pub continues: [bool; 3],
+    /// Per type: the errors that let the job go on (fio's default: EIO and EILSEQ).
+    pub lists: [Vec<i32>; 3],
+    /// The report shows the error counts (`continue_on_error` or `ignore_error` was set).
+    pub counted: bool,
+    /// Print every error, also those the job goes on after (`error_dump`).
+    pub dump: bool,
+}
+
+impl ErrorPolicy {
+    /// fio's non-fatal errors.
+    pub const DEFAULT_LIST: [i32; 2] = [5, 84];
+
+    /// The policy of `continue_on_error=word`, before `ignore_error`.
+    pub fn continuing(word: &str) -> Option<ErrorPolicy> {
+        let continues = match word {
+            "none" | "0" => [false, false, false],
+            "read" => [true, false, false],
+            "write" => [false, true, false],
+            "io" => [true, true, false],
+            "verify" => [false, false, true],
+            "all" | "1" => [true, true, true],
+            _ => return None,
+        };
+        Some(ErrorPolicy {
+            continues,
+            lists: [0, 1, 2].map(|_| ErrorPolicy::DEFAULT_LIST.to_vec()),
+            counted: continues.iter().any(|&c| c),
+            dump: false,
+        })
+    }
+
+    /// Applies `ignore_error`: up to three lists (read, write, verify) of errno names or
+    /// numbers separated by `:`; a list given makes its type go on after those errors.
+    pub fn ignore(&mut self, value: &str) -> Result<(), String> {
+        let lists: Vec<&str> = value.split(',').collect();
+        if lists.len() > 3 {
+            return Err(format!("{} lists given; at most three: READ,WRITE,VERIFY", lists.len()));
+        }
+        for (t, list) in lists.iter().enumerate() {
+            if list.trim().is_empty() {
+                continue;
+            }
+            let mut errs = Vec::new();
+            for word in list.split([':', ';']).filter(|w| !w.trim().is_empty()) {
+                let n = crate::errno::parse(word)
+                    .ok_or_else(|| format!("unknown error '{}': use a name like EIO or a number", word.trim()))?;
+                errs.push(n);
+            }
+            self.lists[t] = errs;
+            self.continues[t] = true;
+        }
+        self.counted = true;
+        Ok(())
+    }
+
+    /// Whether errno `err` of an I/O of error type `t` (0 read, 1 write, 2 verify) lets the job
+    /// go on.
+    #[inline]
+    pub fn continues_after(&self, t: usize, err: i32) -> bool {
+        self.continues[t] && self.lists[t].contains(&err)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,10 +249,43 @@ mod tests {
         for w in words("random_generator") {
             assert!(RandomGenerator::from_word(w).is_some(), "random_generator={w}");
         }
+        for w in words("exit_what") {
+            assert!(ExitWhat::from_word(w).is_some(), "exit_what={w}");
+        }
+        for w in words("continue_on_error") {
+            assert!(ErrorPolicy::continuing(w).is_some(), "continue_on_error={w}");
+        }
         for w in words("clocksource") {
             assert!(ClockSource::from_word(w).is_some(), "clocksource={w}");
         }
         assert_eq!(Fallocate::from_word("1"), Some(Fallocate::Posix));
         assert_eq!(UnifiedRw::from_word("2"), Some(UnifiedRw::Both));
+    }
+}
+
+#[cfg(test)]
+mod error_policy_tests {
+    use super::ErrorPolicy;
+
+    #[test]
+    fn continue_on_error_and_ignore_error_as_fio_reads_them() {
+        let none = ErrorPolicy::continuing("none").unwrap();
+        assert!(!none.continues_after(0, 5) && !none.counted);
+        let read = ErrorPolicy::continuing("read").unwrap();
+        assert!(read.continues_after(0, 5) && read.continues_after(0, 84) && !read.continues_after(1, 5));
+        // ENOSPC is fatal unless listed.
+        assert!(!ErrorPolicy::continuing("all").unwrap().continues_after(1, 28));
+        // ignore_error alone turns continuing on for its lists only.
+        let mut p = ErrorPolicy::continuing("none").unwrap();
+        p.ignore("EIO,ENOSPC:122").unwrap();
+        assert!(p.continues_after(0, 5) && p.continues_after(1, 28) && p.continues_after(1, 122));
+        assert!(!p.continues_after(1, 5), "the write list replaces the default");
+        assert!(!p.continues_after(2, 84));
+        assert!(p.counted);
+        let mut p = ErrorPolicy::continuing("none").unwrap();
+        p.ignore(",EIO").unwrap();
+        assert!(!p.continues_after(0, 5) && p.continues_after(1, 5));
+        assert!(ErrorPolicy::default().ignore("EIO,EIO,EIO,EIO").is_err());
+        assert!(ErrorPolicy::default().ignore("EFOO").unwrap_err().contains("EFOO"));
     }
 }

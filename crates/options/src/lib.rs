@@ -10,6 +10,7 @@
 pub mod argv;
 pub mod choices;
 mod defs;
+pub mod errno;
 pub mod error;
 mod expr;
 pub mod fuzz;
@@ -21,7 +22,7 @@ pub mod spec;
 pub mod table;
 pub mod value;
 
-pub use choices::{ClockSource, Fallocate, MemKind, RandomGenerator, UnifiedRw};
+pub use choices::{ClockSource, ErrorPolicy, ExitWhat, Fallocate, MemKind, RandomGenerator, UnifiedRw};
 pub use error::{Error, Origin};
 pub use job::{assemble, Job, JobSet};
 pub use spec::{JobSpec, PrioRule, RandomDist, SizeSpec};

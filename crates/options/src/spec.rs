@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use crate::choices::{ClockSource, Fallocate, MemKind, RandomGenerator, UnifiedRw};
+use crate::choices::{ClockSource, ErrorPolicy, ExitWhat, Fallocate, MemKind, RandomGenerator, UnifiedRw};
 use crate::error::{Error, Origin, Result};
 use crate::jobfile::RawOpt;
 use crate::table::{self, Kind, OptDef, Support};
@@ -18,6 +18,7 @@ pub enum SizeSpec {
 }
 
 const DIST_FORMS: &str = "random, zipf:θ, pareto:h, normal:σ%, zoned:P/R%:..., zoned_abs:P/SIZE:...";
+const IGNORE_FORMS: &str = "READ,WRITE,VERIFY lists of errno names or numbers separated by ':', e.g. EIO:ENOSPC,EIO";
 const PATTERN_FORMS: &str = "0x hex bytes, a quoted string or a number, or several of those in a row";
 
 /// How random offsets are spread over the blocks (`random_distribution`).
@@ -259,6 +260,9 @@ pub struct JobSpec {
     pub clocksource: Option<ClockSource>,
     pub unified_rw_reporting: UnifiedRw,
     pub random_generator: RandomGenerator,
+    pub errors: ErrorPolicy,
+    pub exitall_on_error: bool,
+    pub exit_what: ExitWhat,
     pub per_job_logs: bool,
     /// `sync=`: open files with O_SYNC (`sync`, `1`) or O_DSYNC (`dsync`).
     pub open_sync: Option<bool>,
@@ -684,6 +688,18 @@ impl JobSpec {
             },
             unified_rw_reporting: m.typed("unified_rw_reporting", UnifiedRw::from_word)?,
             random_generator: m.typed("random_generator", RandomGenerator::from_word)?,
+            errors: {
+                let base = m.typed("continue_on_error", ErrorPolicy::continuing)?;
+                let ignore = |v: &str| {
+                    let mut p = base.clone();
+                    p.ignore(v).map(|()| p)
+                };
+                let mut p = m.custom("ignore_error", ignore, IGNORE_FORMS)?.unwrap_or(base);
+                p.dump = m.flag("error_dump")?;
+                p
+            },
+            exitall_on_error: m.flag("exitall_on_error")?,
+            exit_what: m.typed("exit_what", ExitWhat::from_word)?,
             per_job_logs: m.flag("per_job_logs")?,
             rate_min: m.per_dir_int("rate_min", 0)?,
             rate_iops_min: m.per_dir_int("rate_iops_min", 0)?,

@@ -221,6 +221,9 @@ fn job(r: &RunReport, j: &JobReport, plus: bool) -> Obj {
     o.o("latency_ns", table(&ns_refs, &calc::lat_pcts(&ts.lat_ns, ts)));
     o.o("latency_us", table(&ns_refs, &calc::lat_pcts(&ts.lat_us, ts)));
     o.o("latency_ms", table(&ms_refs, &calc::lat_pcts(&ts.lat_ms, ts)));
+    if j.errors_counted {
+        o.u("total_err", ts.total_err).put("first_error", V::I(ts.first_error as i64));
+    }
     // fiox has no latency_target: these are the values fio reports when it is not set.
     o.u("latency_depth", j.iodepth as u64).u("latency_target", 0).f("latency_percentile", 100.0).u("latency_window", 0);
     if let Some(desc) = j.description.as_deref().filter(|d| !d.is_empty()) {

@@ -37,6 +37,9 @@ pub struct JobReport {
     /// parentheses after `err=` (`file:io_u.c:1876, func=io_u error, error=Invalid argument`).
     /// Empty if none; only printed when `error` is non-zero.
     pub error_text: String,
+    /// The job may go on after errors (`continue_on_error`, `ignore_error`): the report shows
+    /// `total_err` and `first_error`.
+    pub errors_counted: bool,
     pub description: Option<String>,
     /// The job's own options as typed, in order (value-less flags omitted, as fio 3.33 does).
     pub job_options: Vec<(String, String)>,

@@ -242,6 +242,15 @@ fn job_report(r: &RunReport, job: &JobReport) -> String {
         ts.dropped[2],
         ts.dropped[3]
     );
+    if job.errors_counted {
+        let _ = writeln!(
+            s,
+            "     errors    : total={}, first_error={}/<{}>",
+            ts.total_err,
+            ts.first_error,
+            crate::units::strerror(ts.first_error)
+        );
+    }
     // fiox has no latency_target: fio prints these defaults when it is not set.
     let _ = writeln!(s, "     latency   : target=0, window=0, percentile=100.00%, depth={}", job.iodepth);
     s

@@ -83,6 +83,10 @@ fn job_line(r: &RunReport, j: &JobReport, version: u8) -> String {
             }
         }
     }
+    if j.errors_counted {
+        f.push(ts.total_err.to_string());
+        f.push(ts.first_error.to_string());
+    }
     let desc = j.description.as_deref().filter(|d| !d.is_empty());
     let mut line = f.join(";");
     match desc {

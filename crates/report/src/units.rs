@@ -207,6 +207,16 @@ pub fn cf(x: f64) -> String {
     cfmt(x, 0, 6)
 }
 
+/// The C library's text for an errno (`Input/output error`; `Success` for 0), as fio prints
+/// it, without Rust's `(os error N)` suffix.
+pub fn strerror(errno: i32) -> String {
+    let s = std::io::Error::from_raw_os_error(errno).to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -160,8 +160,12 @@ pub struct ThreadStat {
     pub dropped: [u64; 4],
     /// Wall time of the job in ms (what fio's JSON calls `job_runtime`).
     pub job_runtime_ms: u64,
-    /// First error (an errno), 0 if none.
+    /// First error (an errno), 0 if none; also when the job went on after it.
     pub error: i32,
+    /// I/Os that failed (fio's `total_err`).
+    pub total_err: u64,
+    /// The errno of the first failed I/O (fio's `first_error`).
+    pub first_error: i32,
     /// The merged direction, present only after [`ThreadStat::unify`] with [`Unified::Both`].
     pub mixed: Option<Box<DirStat>>,
 }
@@ -292,6 +296,10 @@ impl ThreadStat {
         if self.error == 0 {
             self.error = o.error;
         }
+        self.total_err += o.total_err;
+        if self.first_error == 0 {
+            self.first_error = o.first_error;
+        }
     }
 
     /// What happened since `earlier` (a snapshot of the same job): counts, sums and histograms
@@ -303,8 +311,14 @@ impl ThreadStat {
                 *o = x.saturating_sub(*y);
             }
         };
-        let mut out =
-            ThreadStat { jobs: self.jobs, error: self.error, job_runtime_ms: interval_ms, ..ThreadStat::default() };
+        let mut out = ThreadStat {
+            jobs: self.jobs,
+            error: self.error,
+            total_err: self.total_err.saturating_sub(earlier.total_err),
+            first_error: self.first_error,
+            job_runtime_ms: interval_ms,
+            ..ThreadStat::default()
+        };
         for (d, (now, then)) in self.dirs.iter().zip(earlier.dirs.iter()).enumerate() {
             let hist = |a: &Option<LatHist>, b: &Option<LatHist>| match (a, b) {
                 (Some(a), Some(b)) => Some(a.since(b)),

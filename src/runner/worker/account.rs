@@ -144,6 +144,15 @@ impl Accountant {
         ts.mark_clat_bucket(clat);
     }
 
+    /// Books an I/O that failed: it counts among the direction's I/Os (as fio's `total_ios`
+    /// and `issued` do), not in its bytes or latencies.
+    #[inline]
+    pub(super) fn failed(&mut self, io: &Io) {
+        if self.measuring && (io.ddir as usize) < 3 {
+            self.ts.dirs[io.ddir as usize].total_ios += 1;
+        }
+    }
+
     /// Takes bandwidth and IOPS samples when their windows have passed (fio's `bwavgtime`,
     /// `iopsavgtime`), for the directions the job does, and histogram log lines.
     #[inline]

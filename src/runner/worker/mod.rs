@@ -343,7 +343,7 @@ impl<'a> Worker<'a> {
             prio,
             acct,
             end: EndRules::new(plan),
-            errors: ErrorRule::default(),
+            errors: ErrorRule::new(spec),
             min_rate: MinRate::new(spec),
             depth: DepthLimits::new(spec, depth),
             iolog: spec.write_iolog.as_ref().map(|_| iolog::IoLog::new(plan)),
@@ -549,6 +549,7 @@ impl<'a> Worker<'a> {
             return;
         }
         if result < 0 {
+            self.acct.failed(&io);
             self.errors.io_failed(&io, (-result) as i32, self.plan, &mut self.acct.ts, self.diag);
             return;
         }

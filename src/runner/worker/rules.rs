@@ -5,7 +5,7 @@
 use std::io::Write;
 
 use fiox_engine::{Ddir, Io};
-use fiox_options::{JobSpec, RwMode};
+use fiox_options::{ErrorPolicy, JobSpec, RwMode};
 use fiox_stats::ThreadStat;
 
 use crate::plan::WorkerPlan;
@@ -105,21 +105,29 @@ impl EndRules {
     }
 }
 
-/// What an I/O error does to a job: today, as fio's default (`continue_on_error=none`), the
-/// first error is reported and ends the job.
-#[derive(Default)]
+/// What an I/O error does to a job: fio's `continue_on_error`, `ignore_error` and
+/// `error_dump`. The first failed I/O sets the job's `error`; failures of a type the job may go
+/// on after are counted (`total_err`, `first_error`); one the policy does not let the job go on
+/// after is printed and ends the job.
 pub(super) struct ErrorRule {
-    /// The first error, already described.
+    policy: ErrorPolicy,
+    /// The error that ended the job, described; `None` while it goes on.
     pub(super) first: Option<String>,
 }
 
 impl ErrorRule {
+    pub(super) fn new(spec: &JobSpec) -> ErrorRule {
+        ErrorRule { policy: spec.errors.clone(), first: None }
+    }
+
+    /// Whether an error ended the job.
     #[inline]
     pub(super) fn failed(&self) -> bool {
         self.first.is_some()
     }
 
-    /// An I/O finished with `errno`: fio's `io_u error` line, and the job's error.
+    /// An I/O finished with `errno`: counted; fio's `io_u error` line when it ends the job (or
+    /// with `error_dump`); the job's error when it is the first that ends it.
     pub(super) fn io_failed(
         &mut self,
         io: &Io,
@@ -128,7 +136,25 @@ impl ErrorRule {
         ts: &mut ThreadStat,
         diag: &mut dyn Write,
     ) {
-        if self.first.is_some() {
+        if ts.error == 0 {
+            ts.error = errno;
+        }
+        // fio's error types: EILSEQ is a verify error whatever the direction.
+        let kind = match io.ddir {
+            _ if errno == libc::EILSEQ => 2,
+            Ddir::Read => 0,
+            _ => 1,
+        };
+        // As fio (with synchronous engines): errors of a type the job may go on after are
+        // counted, also one not on the list that then ends the job.
+        if self.policy.continues[kind] {
+            ts.total_err += 1;
+            if ts.first_error == 0 {
+                ts.first_error = errno;
+            }
+        }
+        let fatal = !self.policy.continues_after(kind, errno);
+        if !fatal && !self.policy.dump {
             return;
         }
         let e = crate::summary::errno_text(errno);
@@ -141,11 +167,13 @@ impl ErrorRule {
         };
         let msg = format!("io_u error on file {file}: {e}: {what} offset={}, buflen={}", io.offset, io.len);
         let _ = writeln!(diag, "fiox: {msg}");
-        ts.error = errno;
-        self.first = Some(msg);
+        if fatal && self.first.is_none() {
+            self.first = Some(msg);
+        }
     }
 
-    /// The job failed for a reason other than an I/O (a minimum rate not met).
+    /// The job failed for a reason other than an I/O error (a minimum rate not met, a device
+    /// that stopped answering).
     pub(super) fn job_failed(
         &mut self,
         msg: String,
@@ -156,7 +184,9 @@ impl ErrorRule {
     ) {
         let _ = writeln!(diag, "fiox: job '{}': {msg}", spec.name);
         if self.first.is_none() {
-            ts.error = errno;
+            if ts.error == 0 {
+                ts.error = errno;
+            }
             self.first = Some(msg);
         }
     }

@@ -16,7 +16,8 @@ pub(super) static DEFS: &[O] = &[
     O::new("thread", K::Flag, C::Process, "Run jobs as threads instead of processes (fiox always uses threads; this changes what is printed)"),
     O::new("group_reporting", K::Flag, C::Measurement, "Report a reporting group as one job instead of each job separately"),
     O::new("exitall", K::Flag, C::Process, "Stop all jobs when one job finishes"),
-    O::new("exitall_on_error", K::Flag, C::Process, "Stop all jobs when one job stops on an error").not_yet(),
+    O::new("exitall_on_error", K::Flag, C::Process, "Stop all jobs when one job stops on an error"),
+    O::new("exit_what", K::Choice(EXIT_WHAT), C::Process, "What exitall and exitall_on_error stop").def("group"),
     O::new("cpus_allowed", K::Str, C::Process, "CPUs the job may run on, as a list like 0-3,6"),
     O::new("cpus_allowed_policy", K::Choice(CPU_POLICY), C::Process, "How cpus_allowed is shared between the clones of a job").def("shared"),
     O::new("cpumask", K::Str, C::Process, "CPU bit mask the job may run on").not_yet(),
@@ -53,6 +54,12 @@ pub(super) static DEFS: &[O] = &[
     O::new("readonly", K::Flag, C::Target, "Refuse to write (safety check)"),
     O::new("kb_base", K::Choice(KB_BASE), C::Units, "Base of size suffixes: 1024 (k=1024, KiB=1000) or 1000 (k=1000, KiB=1024)").def("1024"),
     O::new("unit_base", K::Choice(UNIT_BASE), C::Units, "Report bandwidth in bytes (8, or 0 for automatic) or bits (1)").def("0"),
+];
+
+static EXIT_WHAT: &[Choice] = &[
+    Choice { word: "group", help: "The jobs running now (later stonewall groups still run)" },
+    Choice { word: "stonewall", help: "The jobs running now, then go on with the next stonewall group" },
+    Choice { word: "all", help: "Everything: later groups do not run" },
 ];
 
 static CPU_POLICY: &[Choice] = &[

@@ -74,8 +74,9 @@ pub(super) static DEFS: &[O] = &[
     O::new("verify_async", INT0, C::Verify, "Number of threads verifying asynchronously").def("0").not_yet(),
     O::new("verify_state_save", K::Bool, C::Verify, "Save what was written, for a later verify").def("1").not_yet(),
     O::new("verify_state_load", K::Bool, C::Verify, "Load what an earlier run saved before verifying").def("0").not_yet(),
-    O::new("continue_on_error", K::Choice(CONT_ERR), C::Errors, "Which errors do not stop the job").def("none").not_yet(),
-    O::new("ignore_error", K::Str, C::Errors, "Errors (per direction) that are not counted as failures").not_yet(),
+    O::new("continue_on_error", K::Choice(CONT_ERR), C::Errors, "Which errors do not stop the job (only EIO and EILSEQ, unless ignore_error lists others)").def("none"),
+    O::new("ignore_error", K::Str, C::Errors, "Errors that do not stop the job, as READ,WRITE,VERIFY lists of names or numbers separated by ':' (EIO:ENOSPC,EIO)"),
+    O::new("error_dump", K::Bool, C::Errors, "Print every I/O error, also those that do not stop the job").def("0"),
     O::new("trim_percentage", PCT, C::IoType, "Percentage of verified blocks to trim").not_yet(),
 ];
 

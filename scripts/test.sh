@@ -27,6 +27,17 @@ if ! command -v chromium >/dev/null 2>&1; then
     exit 1
   fi
 fi
+# The fault tests serve a disk with planted errors through nbdkit and nbdfuse.
+if ! command -v nbdkit >/dev/null 2>&1 || ! command -v nbdfuse >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing nbdkit and nbdfuse for the fault tests" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq nbdkit libnbd-bin >/dev/null
+  else
+    echo "scripts/test.sh: nbdkit/nbdfuse are not installed and cannot be installed here; fault tests will skip" >&2
+  fi
+fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e

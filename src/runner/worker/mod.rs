@@ -328,7 +328,8 @@ impl<'a> Worker<'a> {
         let prio = CmdPrio::new(spec, seed);
         let clock = Clock::start(plan.clock);
         let ramp_ns = spec.ramp_time_us * 1000;
-        let acct = Accountant::new(spec, plan.number, ramp_ns == 0);
+        let end = EndRules::new(plan);
+        let acct = Accountant::new(spec, plan.number, ramp_ns == 0, end.end_ns);
         let pacer = Pacer::new(spec, seed);
         let pacing = pacer.active();
         let steer = pacing && gen.mixes() && pacer.limits_directions();
@@ -342,7 +343,7 @@ impl<'a> Worker<'a> {
             content,
             prio,
             acct,
-            end: EndRules::new(plan),
+            end,
             errors: ErrorRule::new(spec),
             min_rate: MinRate::new(spec),
             depth: DepthLimits::new(spec, depth),
@@ -549,7 +550,7 @@ impl<'a> Worker<'a> {
             return;
         }
         if result < 0 {
-            self.acct.failed(&io);
+            self.acct.failed(&io, self.now);
             self.errors.io_failed(&io, (-result) as i32, self.plan, &mut self.acct.ts, self.diag);
             return;
         }

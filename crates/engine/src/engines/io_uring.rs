@@ -58,6 +58,16 @@ impl Uring {
     fn ring(&mut self) -> &mut IoUring {
         self.ring.as_mut().expect("io_uring used before init")
     }
+
+    /// Moves up to `max` completions from the ring to `out`; returns how many.
+    fn drain(&mut self, max: u32, out: &mut Vec<Completion>) -> u32 {
+        let mut n = 0;
+        for cqe in self.ring().completion().take(max as usize) {
+            out.push(Completion { index: cqe.user_data() as u32, result: cqe.result() as i64 });
+            n += 1;
+        }
+        n
+    }
 }
 
 impl IoEngine for Uring {
@@ -200,21 +210,8 @@ impl IoEngine for Uring {
     }
 
     fn getevents(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
-        let mut got = 0u32;
-        loop {
-            {
-                let mut cq = self.ring().completion();
-                for cqe in &mut cq {
-                    out.push(Completion { index: cqe.user_data() as u32, result: cqe.result() as i64 });
-                    got += 1;
-                    if got >= max {
-                        break;
-                    }
-                }
-            }
-            if got >= min || got >= max {
-                return Ok(());
-            }
+        let mut got = self.drain(max, out);
+        while got < min && got < max {
             let want = (min - got) as usize;
             let r = match self.wait_limit {
                 Some(limit) => {
@@ -225,34 +222,19 @@ impl IoEngine for Uring {
                 None => self.ring().submit_and_wait(want),
             };
             match r {
-                Ok(_) => {}
-                // Woken by a signal (the runner's watchdog, or a stop request): hand back what
-                // there is, so the caller can look at why.
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => {
+                Ok(_) => self.unqueued = 0,
+                // Woken by a signal (the runner's watchdog, or a stop request), or the wait
+                // limit passed: hand back what there is, so the caller can look at why.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::ETIME)) => {
                     self.unqueued = 0;
-                    let mut cq = self.ring().completion();
-                    for cqe in &mut cq {
-                        out.push(Completion { index: cqe.user_data() as u32, result: cqe.result() as i64 });
-                        got += 1;
-                        if got >= max {
-                            break;
-                        }
-                    }
-                    return Ok(());
-                }
-                // The wait limit passed: hand back what there is.
-                Err(e) if e.raw_os_error() == Some(libc::ETIME) => {
-                    self.unqueued = 0;
-                    let mut cq = self.ring().completion();
-                    for cqe in &mut cq {
-                        out.push(Completion { index: cqe.user_data() as u32, result: cqe.result() as i64 });
-                    }
+                    self.drain(max - got, out);
                     return Ok(());
                 }
                 Err(e) => return Err(e),
             }
-            self.unqueued = 0;
+            got += self.drain(max - got, out);
         }
+        Ok(())
     }
 }
 

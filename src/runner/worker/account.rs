@@ -17,12 +17,11 @@ pub(super) struct Accountant {
     blank: ThreadStat,
     /// Measurement has started (ramp_time is over); before, finished I/Os are not booked.
     pub(super) measuring: bool,
-    /// Clock reading when measurement started.
+    /// Clock reading when measurement started. Measurement ends with the last I/O booked: the
+    /// I/O drained at the end of a job counts, over the time it took, so bytes, I/Os and
+    /// runtime always agree (fio books the drained I/O but stops its runtime at the end of
+    /// `runtime`, which inflates its bandwidth on deep, slow queues).
     pub(super) start: u64,
-    /// Clock reading when the runtime is over (`u64::MAX`: none). I/O that completes later (the
-    /// queue drained at the end of the job) is waited for but not booked, so the figures cover
-    /// exactly the runtime, as fio's do.
-    end: u64,
     usage0: sys::Usage,
     start_epoch_ms: u64,
     on: [bool; 3],
@@ -41,7 +40,7 @@ struct Sampler {
 }
 
 impl Accountant {
-    pub(super) fn new(spec: &JobSpec, number: usize, measuring: bool, end: u64) -> Accountant {
+    pub(super) fn new(spec: &JobSpec, number: usize, measuring: bool) -> Accountant {
         let on = [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()];
         let mut blank = ThreadStat { jobs: 1, ..ThreadStat::default() };
         for (d, &active) in on.iter().enumerate() {
@@ -59,7 +58,6 @@ impl Accountant {
             blank,
             measuring,
             start: 0,
-            end,
             usage0: clock::thread_usage(),
             start_epoch_ms: clock::epoch_ms(),
             on,
@@ -87,7 +85,7 @@ impl Accountant {
 
     /// Milliseconds measured by clock reading `now`.
     pub(super) fn elapsed_ms(&self, now: u64) -> u64 {
-        now.min(self.end).saturating_sub(self.start) / 1_000_000
+        now.saturating_sub(self.start) / 1_000_000
     }
 
     /// Books one I/O that moved `result` bytes (`result >= 0`). `start` is when it was
@@ -95,7 +93,7 @@ impl Accountant {
     /// got it, `done` when it was seen complete.
     #[inline]
     pub(super) fn complete(&mut self, io: &Io, result: i64, start: Option<u64>, issue: u64, done: u64) {
-        if !self.measuring || done > self.end {
+        if !self.measuring {
             return;
         }
         let ts = &mut self.ts;
@@ -152,8 +150,8 @@ impl Accountant {
     /// Books an I/O that failed: it counts among the direction's I/Os (as fio's `total_ios`
     /// and `issued` do), not in its bytes or latencies.
     #[inline]
-    pub(super) fn failed(&mut self, io: &Io, done: u64) {
-        if self.measuring && done <= self.end && (io.ddir as usize) < 3 {
+    pub(super) fn failed(&mut self, io: &Io) {
+        if self.measuring && (io.ddir as usize) < 3 {
             self.ts.dirs[io.ddir as usize].total_ios += 1;
         }
     }
@@ -162,7 +160,7 @@ impl Accountant {
     /// `iopsavgtime`), for the directions the job does, and histogram log lines.
     #[inline]
     pub(super) fn sample(&mut self, now: u64, bs: [u64; 3]) {
-        if !self.measuring || now > self.end {
+        if !self.measuring {
             return;
         }
         let (ts, on) = (&mut self.ts, self.on);

@@ -329,7 +329,7 @@ impl<'a> Worker<'a> {
         let clock = Clock::start(plan.clock);
         let ramp_ns = spec.ramp_time_us * 1000;
         let end = EndRules::new(plan);
-        let acct = Accountant::new(spec, plan.number, ramp_ns == 0, end.end_ns);
+        let acct = Accountant::new(spec, plan.number, ramp_ns == 0);
         let pacer = Pacer::new(spec, seed);
         let pacing = pacer.active();
         let steer = pacing && gen.mixes() && pacer.limits_directions();
@@ -550,7 +550,7 @@ impl<'a> Worker<'a> {
             return;
         }
         if result < 0 {
-            self.acct.failed(&io, self.now);
+            self.acct.failed(&io);
             self.errors.io_failed(&io, (-result) as i32, self.plan, &mut self.acct.ts, self.diag);
             return;
         }

@@ -157,11 +157,12 @@ fn a_device_that_stops_answering_is_reported_within_the_hang_bound() {
     }
 }
 
-/// A stop request on a dead device ends the run 5 s after the last completion (not after the
-/// full hang bound); a second one ends it at once. Either way the report is printed.
+/// A stop request (SIGINT or SIGTERM) on a dead device ends the run 5 s after the last
+/// completion (not after the full hang bound); a second one ends it at once. Either way the
+/// report is printed.
 #[test]
 fn interrupts_end_a_stalled_run_with_its_results() {
-    for (signals, bound) in [(1, 8.0), (2, 3.0)] {
+    for (signals, bound, sig) in [(1, 8.0, "-INT"), (2, 3.0, "-INT"), (1, 8.0, "-TERM")] {
         let dev = match LoopDev::new(64 << 20) {
             Ok(d) => d,
             Err(why) => return println!("skipped: no loop device: {why}"),
@@ -176,10 +177,10 @@ fn interrupts_end_a_stalled_run_with_its_results() {
         throttle.set(1);
         std::thread::sleep(Duration::from_millis(300));
         let t_int = Instant::now();
-        run.signal("-INT");
+        run.signal(sig);
         if signals == 2 {
             std::thread::sleep(Duration::from_millis(300));
-            run.signal("-INT");
+            run.signal(sig);
         }
         let (_, first) = run.first_byte();
         let waited = t_int.elapsed().as_secs_f64();
@@ -380,4 +381,85 @@ fn exitall_on_error_and_the_exit_status_count_failed_jobs() {
     let two =
         crate::util::fiox(dir.path(), &["--numjobs=2", "--name=bad", "--rw=read", "--bs=64k", "--size=4m", &file]);
     assert_eq!(two.code, 2, "two failed jobs: {}", two.stderr);
+}
+
+/// A file system that fills up mid-write: both tools stop with ENOSPC (28), keep the bytes
+/// written before it and exit with status 1.
+#[test]
+fn a_full_file_system_stops_the_job_with_its_bytes_like_fio() {
+    let dir = crate::util::scratch();
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    if !Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        return println!("skipped: cannot mount a tmpfs");
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _guard = Unmount(&mnt);
+    let file = mnt.join("f");
+    let name = format!("--filename={}", file.display());
+    let args = ["--output-format=json", "--name=fill", &name, "--size=16m", "--rw=write", "--bs=64k"];
+    let mut seen = Vec::new();
+    for fiox in [false, true] {
+        let _ = std::fs::remove_file(&file);
+        let out = if fiox { crate::util::fiox(dir.path(), &args) } else { crate::util::fio(dir.path(), &args) };
+        let doc: serde_json::Value = serde_json::from_str(&out.stdout[out.stdout.find('{').unwrap()..]).unwrap();
+        let job = &doc["jobs"][0];
+        seen.push((out.code, job["error"].as_u64(), job["write"]["io_bytes"].as_u64().unwrap()));
+        if fiox {
+            assert!(out.stderr.contains("No space left on device: write offset="), "{}", out.stderr);
+        }
+    }
+    let (f, x) = (seen[0], seen[1]);
+    assert_eq!((x.0, x.1), (f.0, f.1), "exit status and error: fio {f:?}, fiox {x:?}");
+    assert_eq!(x.1, Some(28));
+    assert!(x.2 >= 6 << 20 && x.2.abs_diff(f.2) <= 1 << 20, "bytes kept: fio {}, fiox {}", f.2, x.2);
+}
+
+/// A file truncated under a reading job: the reads that find nothing are errors (EIO), not
+/// successes, with psync (as fio) and libaio (where fio 3.33 counts empty reads as I/O done).
+#[test]
+fn a_file_truncated_mid_run_is_an_error() {
+    for engine in ["psync", "libaio"] {
+        let dir = crate::util::scratch();
+        let file = dir.path().join("f");
+        std::fs::write(&file, vec![7u8; 16 << 20]).unwrap();
+        let name = format!("--filename={}", file.display());
+        let engine_arg = format!("--ioengine={engine}");
+        let args = [
+            "--output-format=json",
+            "--name=t",
+            &name,
+            "--rw=read",
+            "--bs=64k",
+            "--time_based",
+            "--runtime=3",
+            "--rate=8m",
+            &engine_arg,
+        ];
+        let child = Command::new(fiox_bin())
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(800));
+        std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(0).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let job = &doc["jobs"][0];
+        assert_eq!(job["error"].as_u64(), Some(5), "{engine}: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(1), "{engine}");
+        assert!(job["read"]["io_bytes"].as_u64().unwrap() > 0, "{engine}: the reads before are kept");
+    }
 }

@@ -549,6 +549,13 @@ impl<'a> Worker<'a> {
             self.acct.ts.dropped[(io.ddir as usize).min(3)] += 1;
             return;
         }
+        // A read or write that moved nothing (a file truncated under the job) makes no progress:
+        // an error, as fio's synchronous engines report it ("full resid"), never a success.
+        let result = if result == 0 && io.len > 0 && matches!(io.ddir, Ddir::Read | Ddir::Write) {
+            -(libc::EIO as i64)
+        } else {
+            result
+        };
         if result < 0 {
             self.acct.failed(&io);
             self.errors.io_failed(&io, (-result) as i32, self.plan, &mut self.acct.ts, self.diag);

@@ -119,7 +119,17 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         newline: g.eta_newline.is_some(),
     });
     // --status-interval: the full report so far, in every requested format, each interval.
-    let sink = Output::new(g.output.as_deref(), head)?;
+    let sink = std::sync::Arc::new(Output::new(g.output.as_deref(), head)?);
+    // fio prints its layout lines with the normal output (stdout or --output), after the
+    // header, and nowhere in the other formats: standard error stays empty on success.
+    let notice: runner::Diag = if normal {
+        let sink = sink.clone();
+        std::sync::Arc::new(move |s: &str| {
+            let _ = sink.write(s);
+        })
+    } else {
+        std::sync::Arc::new(|_: &str| {})
+    };
     let previous: Mutex<Vec<runner::worker::WorkerResult>> = Mutex::new(Vec::new());
     let interval_report = |partial: &[runner::worker::WorkerResult]| {
         let shown: Vec<runner::worker::WorkerResult> = if g.interval_delta {
@@ -145,7 +155,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     let interval = g
         .status_interval
         .map(|ms| runner::Interval { every: std::time::Duration::from_millis(ms), report: &interval_report });
-    let outcome = runner::run(plan, diag, status, interval)?;
+    let outcome = runner::run(plan, diag, notice, status, interval)?;
     let results = outcome.workers;
     let mut report = summary::build(plan, &results, outcome.disks, runner::clock::epoch_ms());
     report.fiox = Some(crate::manifest::build(plan, &results, &report));

@@ -84,9 +84,10 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         let cl = argv::parse(line)?;
         let set = fiox_options::assemble(&cl, &[], &crate::fio::machine_ctx())?;
         let plan = plan::build(set, false, None)?;
-        let results = runner::run(&plan, std::sync::Arc::new(|_: &str| {}), None, None)
-            .with_context(|| format!("quick: the {} check failed", c.title))?
-            .workers;
+        let results =
+            runner::run(&plan, std::sync::Arc::new(|_: &str| {}), std::sync::Arc::new(|_: &str| {}), None, None)
+                .with_context(|| format!("quick: the {} check failed", c.title))?
+                .workers;
         let report = summary::build(&plan, &results, Vec::new(), 0);
         let ts = &report.jobs[0].ts;
         let d = if c.rw.contains("read") { 0 } else { 1 };

@@ -62,9 +62,16 @@ pub struct Interval<'a> {
 /// Where diagnostics go; shared with worker threads that may outlive a phase.
 pub type Diag = Arc<dyn Fn(&str) + Send + Sync>;
 
-/// Runs every worker; results are in the plan's worker order. Diagnostics (layout messages,
-/// I/O errors) go to `diag`; the status line, if any, to standard output.
-pub fn run(plan: &Plan, diag: Diag, status: Option<StatusLine>, interval: Option<Interval<'_>>) -> Result<Outcome> {
+/// Runs every worker; results are in the plan's worker order. Diagnostics (I/O errors, hung
+/// jobs) go to `diag`; fio's "Laying out IO file" lines to `notice` (which fio prints with its
+/// normal output, and not at all otherwise); the status line, if any, to standard output.
+pub fn run(
+    plan: &Plan,
+    diag: Diag,
+    notice: Diag,
+    status: Option<StatusLine>,
+    interval: Option<Interval<'_>>,
+) -> Result<Outcome> {
     ABORT.store(false, Ordering::Relaxed);
     REST_CANCELLED.store(false, Ordering::Relaxed);
     fiox_engine::sys::abort_on_second_signal(&ABORT);
@@ -94,7 +101,7 @@ pub fn run(plan: &Plan, diag: Diag, status: Option<StatusLine>, interval: Option
         // I/O is counted (in the jobs' statistics or the disk statistics).
         // filecreate makes its own files; filestat and filedelete need them laid out, as in fio.
         for w in plan.workers[phase_start..end].iter().filter(|w| !w.engine.diskless && !w.engine.creates_files) {
-            worker::layout(w, &mut DiagBuf(&*diag))?;
+            worker::layout(w, &mut DiagBuf(&*notice))?;
         }
         let devices = if phase_start == 0 || disks.devices.is_empty() {
             crate::diskstats::devices_for(&paths, sys)

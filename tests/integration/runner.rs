@@ -343,3 +343,28 @@ fn clocksource_is_honoured_and_reported() {
     let out = fiox(scratch().path(), &["--name=t", "--ioengine=null", "--size=1m", "--clocksource=cpu"]);
     assert_eq!(out.code, if kernel_tsc { 0 } else { 1 }, "{}", out.stderr);
 }
+
+/// fio prints "Laying out IO file" with its normal output (after the header, on stdout or in
+/// the --output file) and nowhere under other formats; a successful run leaves stderr empty,
+/// which harnesses built for fio check.
+#[test]
+fn layout_lines_go_with_the_normal_output_and_stderr_stays_empty() {
+    for format in ["normal", "json"] {
+        let mut lines = Vec::new();
+        for fio in [true, false] {
+            let dir = scratch();
+            let args =
+                ["--name=j", "--filename=lo.dat", "--size=4m", "--rw=read", &format!("--output-format={format}")];
+            let out = if fio { crate::util::fio(dir.path(), &args) } else { fiox(dir.path(), &args) };
+            assert_eq!(out.code, 0, "{format}: {}", out.stderr);
+            assert!(out.stderr.is_empty(), "{format}, fio={fio}: stderr: {}", out.stderr);
+            let at = out.stdout.lines().position(|l| l == "j: Laying out IO file (1 file / 4MiB)");
+            lines.push(at);
+            if format == "json" {
+                assert_eq!(at, None, "fio={fio}: JSON output stays pure");
+                serde_json::from_str::<serde_json::Value>(&out.stdout).expect("one JSON document");
+            }
+        }
+        assert_eq!(lines[0], lines[1], "{format}: the layout line's place (fio, fiox)");
+    }
+}

@@ -89,7 +89,7 @@ fn job_report(
         error: ts.error,
         errors_counted: spec.errors.counted,
         error_text: if ts.error != 0 {
-            format!("func=io_u error, error={}", errno_text(ts.error))
+            format!("func=io_u error, error={}", fiox_report::units::strerror(ts.error))
         } else {
             String::new()
         },
@@ -116,9 +116,4 @@ fn unified(choice: fiox_options::UnifiedRw) -> Unified {
         fiox_options::UnifiedRw::Both => Unified::Both,
         fiox_options::UnifiedRw::None => Unified::None,
     }
-}
-
-/// The C library's text for an errno.
-pub fn errno_text(errno: i32) -> String {
-    fiox_report::units::strerror(errno)
 }

@@ -14,7 +14,6 @@
 //! loses at most one buffer. A log that cannot be written (a full disk) is reported and
 //! dropped; the job and its results go on.
 
-use std::fmt::Write as _;
 use std::io::Write as _;
 
 use fiox_options::JobSpec;
@@ -255,7 +254,7 @@ impl JobLogs {
                 continue;
             }
             let buf = &mut h.sink.buf;
-            let _ = write!(Utf8(buf), "{time_ms}, {d}, {}", bs[d]);
+            let _ = write!(buf, "{time_ms}, {d}, {}", bs[d]);
             for c in delta.counts() {
                 buf.extend_from_slice(b", ");
                 num(buf, *c);
@@ -301,14 +300,4 @@ fn line(sink: &mut Sink, time_ms: u64, value: u64, second: Option<u64>, ddir: u8
     }
     buf.extend_from_slice(b"0\n");
     sink.maybe_flush();
-}
-
-/// `write!` into a byte buffer.
-struct Utf8<'a>(&'a mut Vec<u8>);
-
-impl std::fmt::Write for Utf8<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.0.extend_from_slice(s.as_bytes());
-        Ok(())
-    }
 }

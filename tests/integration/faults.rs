@@ -56,6 +56,20 @@ impl Run {
     }
 }
 
+/// A fresh 64 MiB loop device whose reads a blkio cgroup throttles (`value` 0: not yet). A
+/// fresh one per run: abandoned reads of an earlier run stay queued behind its throttle. The
+/// throttle is lifted (field order) before the device is detached.
+struct Throttled {
+    throttle: Throttle,
+    dev: LoopDev,
+}
+
+fn throttled(rule: &'static str, value: u64) -> Result<Throttled, String> {
+    let dev = LoopDev::new(64 << 20).map_err(|why| format!("no loop device: {why}"))?;
+    let throttle = Throttle::new(&dev.path, rule, value)?;
+    Ok(Throttled { throttle, dev })
+}
+
 fn job(dev: &Path, engine: &str, extra: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = [
         "--name=t",
@@ -81,19 +95,16 @@ fn reads(job: &serde_json::Value) -> (u64, u64) {
 /// same I/Os.
 #[test]
 fn a_slow_device_is_waited_for_like_fio() {
-    let dev = match LoopDev::new(64 << 20) {
-        Ok(d) => d,
-        Err(why) => return println!("skipped: no loop device: {why}"),
-    };
-    let throttle = match Throttle::new(&dev.path, "blkio.throttle.read_iops_device", 20) {
+    let t = match throttled("blkio.throttle.read_iops_device", 20) {
         Ok(t) => t,
         Err(why) => return println!("skipped: {why}"),
     };
+    let (dev, throttle) = (&t.dev, &t.throttle);
     for engine in ["libaio", "io_uring"] {
         let args = job(&dev.path, engine, &["--iodepth=8", "--runtime=1"]);
         let mut counts = Vec::new();
         for bin in [fio_bin(), fiox_bin()] {
-            let mut run = Run::start(&bin, &throttle, &args);
+            let mut run = Run::start(&bin, throttle, &args);
             let (_, first) = run.first_byte();
             let (json, stderr, code) = run.finish(first);
             let job = &json["jobs"][0];
@@ -121,17 +132,13 @@ fn a_slow_device_is_waited_for_like_fio() {
 #[test]
 fn a_device_that_stops_answering_is_reported_within_the_hang_bound() {
     for engine in ["libaio", "io_uring", "psync"] {
-        // A fresh device per engine: the abandoned reads of one stay queued behind its throttle.
-        let dev = match LoopDev::new(64 << 20) {
-            Ok(d) => d,
-            Err(why) => return println!("skipped: no loop device: {why}"),
-        };
-        let throttle = match Throttle::new(&dev.path, "blkio.throttle.read_bps_device", 0) {
+        let t = match throttled("blkio.throttle.read_bps_device", 0) {
             Ok(t) => t,
             Err(why) => return println!("skipped: {why}"),
         };
+        let (dev, throttle) = (&t.dev, &t.throttle);
         let args = job(&dev.path, engine, &["--iodepth=8", "--runtime=60", "--hang_timeout=2"]);
-        let mut run = Run::start(&fiox_bin(), &throttle, &args);
+        let mut run = Run::start(&fiox_bin(), throttle, &args);
         std::thread::sleep(Duration::from_millis(1000));
         throttle.set(1);
         let stopped = run.t0.elapsed();
@@ -163,16 +170,13 @@ fn a_device_that_stops_answering_is_reported_within_the_hang_bound() {
 #[test]
 fn interrupts_end_a_stalled_run_with_its_results() {
     for (signals, bound, sig) in [(1, 8.0, "-INT"), (2, 3.0, "-INT"), (1, 8.0, "-TERM")] {
-        let dev = match LoopDev::new(64 << 20) {
-            Ok(d) => d,
-            Err(why) => return println!("skipped: no loop device: {why}"),
-        };
-        let throttle = match Throttle::new(&dev.path, "blkio.throttle.read_bps_device", 0) {
+        let t = match throttled("blkio.throttle.read_bps_device", 0) {
             Ok(t) => t,
             Err(why) => return println!("skipped: {why}"),
         };
+        let (dev, throttle) = (&t.dev, &t.throttle);
         let args = job(&dev.path, "libaio", &["--iodepth=8", "--runtime=60"]);
-        let mut run = Run::start(&fiox_bin(), &throttle, &args);
+        let mut run = Run::start(&fiox_bin(), throttle, &args);
         std::thread::sleep(Duration::from_millis(1000));
         throttle.set(1);
         std::thread::sleep(Duration::from_millis(300));

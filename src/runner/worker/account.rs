@@ -187,27 +187,21 @@ impl Accountant {
         }
     }
 
-    /// The result so far, as of clock reading `now` (for snapshots and the end of the job).
+    /// The result so far, as of clock reading `now` (for snapshots).
     pub(super) fn result(&self, now: u64, pid: u32, seed: u64) -> WorkerResult {
-        let mut ts = self.ts.clone();
+        self.report(self.ts.clone(), now, pid, seed)
+    }
+
+    /// The final result, without a copy of the statistics.
+    pub(super) fn into_result(mut self, now: u64, pid: u32, seed: u64) -> WorkerResult {
+        let ts = std::mem::take(&mut self.ts);
+        self.report(ts, now, pid, seed)
+    }
+
+    fn report(&self, mut ts: ThreadStat, now: u64, pid: u32, seed: u64) -> WorkerResult {
         let elapsed_ms = self.elapsed_ms(now);
         finish_stats(&mut ts, elapsed_ms, &self.usage0);
         WorkerResult { ts, pid, start_epoch_ms: self.start_epoch_ms, elapsed_ms, seed, abandoned: false, error: None }
-    }
-
-    /// The final result: like [`Accountant::result`], without a copy of the statistics.
-    pub(super) fn into_result(mut self, now: u64, pid: u32, seed: u64) -> WorkerResult {
-        let elapsed_ms = self.elapsed_ms(now);
-        finish_stats(&mut self.ts, elapsed_ms, &self.usage0);
-        WorkerResult {
-            ts: self.ts,
-            pid,
-            start_epoch_ms: self.start_epoch_ms,
-            elapsed_ms,
-            seed,
-            abandoned: false,
-            error: None,
-        }
     }
 }
 

@@ -295,8 +295,6 @@ struct Worker<'a> {
     stamps: Stamps,
     /// Units queued since the last commit.
     batch: Vec<u32>,
-    /// Committed and not yet reaped.
-    inflight: u32,
     completions: Vec<Completion>,
     /// An I/O drawn but not yet issued (its rate was not due, or the engine was busy).
     pending: Option<NextIo>,
@@ -354,7 +352,6 @@ impl<'a> Worker<'a> {
             ramp_ns,
             stamps: Stamps { start: vec![0; depth as usize], issue: vec![0; depth as usize] },
             batch: Vec::with_capacity(depth as usize),
-            inflight: 0,
             completions: Vec::with_capacity(depth as usize),
             pending: None,
             pacing,
@@ -382,7 +379,7 @@ impl<'a> Worker<'a> {
             if self.liveness() {
                 break;
             }
-            if self.inflight > 0 {
+            if self.inflight() > 0 {
                 self.reap(held)?;
                 fresh = true;
             }
@@ -399,7 +396,7 @@ impl<'a> Worker<'a> {
     fn tick(&mut self) {
         let stop = self.stop.load(Ordering::Relaxed);
         if let Some(reason) = self.end.verdict(self.now, stop, self.errors.failed()) {
-            let idle = self.inflight == 0 && self.batch.is_empty();
+            let idle = self.q.in_engine() == 0;
             self.phase = if idle { Phase::Done(reason) } else { Phase::Drain(reason) };
             if idle {
                 return;
@@ -437,7 +434,7 @@ impl<'a> Worker<'a> {
                 let at = self.pacer.ready_at(next.ddir as usize);
                 if at > t_pace {
                     self.pending = Some(next);
-                    if self.inflight == 0 && self.batch.is_empty() {
+                    if self.q.in_engine() == 0 {
                         // A deliberate pause: the watchdog expects silence.
                         let activity = &self.publisher.progress.activity;
                         activity.store(Activity::IDLE, Ordering::Relaxed);
@@ -523,6 +520,13 @@ impl<'a> Worker<'a> {
         self.end.fit(next, &self.gen)
     }
 
+    /// I/Os committed to the engine and not yet reaped (the queue also holds the batch not yet
+    /// committed).
+    #[inline]
+    fn inflight(&self) -> u32 {
+        self.q.in_engine() - self.batch.len() as u32
+    }
+
     /// Books an I/O that completed inside `queue`, timed from `t_start` to now.
     #[inline]
     fn completed_in_line(&mut self, idx: u32, result: i64, t_start: u64) {
@@ -530,7 +534,7 @@ impl<'a> Worker<'a> {
         self.ramp_check();
         self.finish_io(idx, result, None, t_start);
         let ts = &mut self.acct.ts;
-        ts.mark_depth(self.inflight + 1, 1);
+        ts.mark_depth(self.q.in_engine() - self.batch.len() as u32 + 1, 1);
         ts.submit_map[1] += 1;
         ts.complete_map[1] += 1;
         if self.pacing {
@@ -572,8 +576,7 @@ impl<'a> Worker<'a> {
             self.stamps.issue[i as usize] = t_issue;
         }
         let n = self.batch.len() as u32;
-        self.inflight += n;
-        self.acct.ts.mark_depth(self.inflight, n as u64);
+        self.acct.ts.mark_depth(self.q.in_engine(), n as u64);
         self.acct.ts.submit_map[ThreadStat::batch_bucket(n)] += 1;
         self.batch.clear();
         Ok(())
@@ -587,7 +590,7 @@ impl<'a> Worker<'a> {
         }
         if !self.batch.is_empty() {
             self.submit()
-        } else if self.inflight > 0 {
+        } else if self.q.in_engine() > 0 {
             self.q.commit().context("submitting I/O failed").map(drop)
         } else {
             Ok(())
@@ -622,9 +625,10 @@ impl<'a> Worker<'a> {
             .filter_map(|&f| self.plan.files.get(f as usize))
             .map(|f| f.path.display().to_string())
             .collect();
-        let what = if self.inflight > 0 {
+        let inflight = self.inflight();
+        let what = if inflight > 0 {
             let age = self.now.saturating_sub(oldest) as f64 / 1e9;
-            format!("{} I/Os in flight on {}, the oldest issued {age:.1} s ago", self.inflight, names.join(", "))
+            format!("{} I/Os in flight on {}, the oldest issued {age:.1} s ago", inflight, names.join(", "))
         } else {
             // A synchronous engine: the call the watchdog interrupted was the one in flight.
             let files: Vec<String> = self.plan.files.iter().map(|f| f.path.display().to_string()).collect();
@@ -649,7 +653,7 @@ impl<'a> Worker<'a> {
     /// finished and filling goes on.
     fn reap(&mut self, held: bool) -> Result<()> {
         let full = self.q.idle_count() == 0 || held || matches!(self.phase, Phase::Drain(_)) || self.end.issued_all();
-        let min = self.depth.reap_min(self.inflight, full);
+        let min = self.depth.reap_min(self.inflight(), full);
         self.completions.clear();
         self.q.reap(min, self.depth.complete_max, &mut self.completions).context("reaping completions failed")?;
         self.now = self.clock.now();
@@ -665,7 +669,6 @@ impl<'a> Worker<'a> {
             let (start, issue) = (self.stamps.start[c.index as usize], self.stamps.issue[c.index as usize]);
             self.finish_io(c.index, c.result, Some(start), issue);
         }
-        self.inflight -= n as u32;
         if self.pacing {
             self.pacer.completed(n as u32, self.now);
         }
@@ -679,7 +682,7 @@ impl<'a> Worker<'a> {
         let now = self.now;
         if now >= self.publisher.next_at {
             self.publisher.next_at = now + 1_000_000;
-            self.publisher.progress.publish(&self.acct.ts, self.completed, self.inflight);
+            self.publisher.progress.publish(&self.acct.ts, self.completed, self.inflight());
             self.answer_snapshot();
         }
         self.acct.sample(now, self.spec.bs);

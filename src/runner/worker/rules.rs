@@ -157,7 +157,7 @@ impl ErrorRule {
         if !fatal && !self.policy.dump {
             return;
         }
-        let e = crate::summary::errno_text(errno);
+        let e = fiox_report::units::strerror(errno);
         let file = plan.files.get(io.file as usize).map(|f| f.path.display().to_string()).unwrap_or_default();
         let what = match io.ddir {
             Ddir::Read => "read",

@@ -53,9 +53,11 @@ pub fn build(plan: &Plan, results: &[WorkerResult], report: &RunReport) -> Manif
         .map(|l| l.trim_start_matches([' ', '\t', ':']).to_string())
         .unwrap_or_default();
     let seeds = plan.workers.iter().zip(results).map(|(w, r)| (w.spec.name.clone(), w.clone, r.seed)).collect();
+    // A job that never ran (its phase was cancelled) has no cost to show.
     let overhead: Vec<Overhead> = report
         .jobs
         .iter()
+        .filter(|j| j.ts.job_runtime_ms > 0 || j.ts.total_ios() > 0)
         .map(|j| {
             let ts = &j.ts;
             let ios = ts.total_ios().max(1) as f64;

@@ -21,18 +21,24 @@ use fiox_options::JobSpec;
 /// Bytes of formatted lines a log holds before writing them out.
 const FLUSH_AT: usize = 256 << 10;
 
+/// The longest a line waits in memory, so that a slow job's log is on disk up to the last
+/// second when the run is killed.
+const FLUSH_EVERY_MS: u64 = 1000;
+
 /// A log file written as it grows: created on the first flush.
 struct Sink {
     name: String,
     buf: Vec<u8>,
     file: Option<std::fs::File>,
+    /// Bytes in the file: whole lines only.
+    written: u64,
     /// The first write error; the log is abandoned from then on.
     failed: Option<String>,
 }
 
 impl Sink {
     fn new(name: String) -> Sink {
-        Sink { name, buf: Vec::with_capacity(FLUSH_AT + 256), file: None, failed: None }
+        Sink { name, buf: Vec::with_capacity(FLUSH_AT + 256), file: None, written: 0, failed: None }
     }
 
     #[inline]
@@ -55,8 +61,16 @@ impl Sink {
                 r
             }),
         };
-        if let Err(e) = r {
-            self.failed = Some(format!("cannot write log file '{}': {e}", self.name));
+        match r {
+            Ok(()) => self.written += self.buf.len() as u64,
+            Err(e) => {
+                // A write that stopped part way (a full disk) leaves half a line; the file is
+                // cut back to its last whole line, so every line a parser reads is true.
+                if let Some(f) = &self.file {
+                    let _ = f.set_len(self.written);
+                }
+                self.failed = Some(format!("cannot write log file '{}': {e}", self.name));
+            }
         }
         self.buf.clear();
     }
@@ -124,6 +138,9 @@ pub struct JobLogs {
     window_end: u64,
     window_bytes: [u64; 3],
     window_ios: [u64; 3],
+    /// When the buffers are next written out whatever their size, in ms since measurement
+    /// started.
+    next_flush_ms: u64,
 }
 
 impl JobLogs {
@@ -164,6 +181,7 @@ impl JobLogs {
             window_end: spec.log_avg_msec,
             window_bytes: [0; 3],
             window_ios: [0; 3],
+            next_flush_ms: FLUSH_EVERY_MS,
         })
     }
 
@@ -236,9 +254,23 @@ impl JobLogs {
         }
     }
 
-    /// Appends histogram lines for the windows that ended by `time_ms` (called between I/O
-    /// batches with the job's statistics so far; `bs` is each direction's block size).
-    pub fn hist_tick(&mut self, time_ms: u64, ts: &fiox_stats::ThreadStat, bs: [u64; 3]) {
+    /// Called between I/O batches with the job's statistics so far (`bs` is each direction's
+    /// block size): appends the histogram lines of the windows that ended by `time_ms`, and
+    /// once a second writes out what the buffers hold.
+    #[inline]
+    pub fn tick(&mut self, time_ms: u64, ts: &fiox_stats::ThreadStat, bs: [u64; 3]) {
+        self.hist_tick(time_ms, ts, bs);
+        if time_ms >= self.next_flush_ms {
+            self.next_flush_ms = time_ms + FLUSH_EVERY_MS;
+            for sink in self.logs.iter_mut().map(|l| &mut l.sink).chain(self.hist.iter_mut().map(|h| &mut h.sink)) {
+                if !sink.buf.is_empty() {
+                    sink.flush();
+                }
+            }
+        }
+    }
+
+    fn hist_tick(&mut self, time_ms: u64, ts: &fiox_stats::ThreadStat, bs: [u64; 3]) {
         let Some(h) = &mut self.hist else { return };
         if h.every_ms == 0 || time_ms < h.next_ms {
             return;

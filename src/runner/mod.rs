@@ -174,10 +174,11 @@ pub fn run(
         }
         phase_start = end;
     }
-    // Workers of phases that never started (after Ctrl-C, or exit_what=all) report nothing.
+    // Workers of phases that never started (after a signal, or exit_what=all) are reported
+    // with nothing done, as fio lists them: a job file's jobs are all in the report.
     let mut out = Vec::new();
-    for r in results.into_iter().flatten() {
-        out.push(r?);
+    for r in results {
+        out.push(r.unwrap_or_else(|| Ok(WorkerResult::default()))?);
     }
     Ok(Outcome { workers: out, disks: disks.finish() })
 }

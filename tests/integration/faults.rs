@@ -1,5 +1,7 @@
 //! Faults made for real: a device slowed or stopped by blkio throttling (the kernel here loads no
-//! modules, so no dm-delay or dm-error), interrupts mid-run. Each test compares fiox with fio
+//! modules, so no dm-delay or dm-error), interrupts and SIGKILL mid-run, a full file system
+//! (under the data or under a log), a file truncated or removed mid-run. Faults served by
+//! nbdkit are in `nbd_faults`. Each test compares fiox with fio
 //! 3.33 where fio behaves sanely, and pins what fiox reports: the message, the counters kept,
 //! the exit status, and that no run hangs past its bound.
 
@@ -9,6 +11,15 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::util::{fio_bin, fiox_bin, LoopDev, Throttle};
+
+/// Unmounts a scratch file system when dropped, also when the test fails.
+struct Unmount<'a>(&'a Path);
+
+impl Drop for Unmount<'_> {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0).status();
+    }
+}
 
 /// A run started inside a throttled cgroup, so that only its I/O is slowed.
 struct Run {
@@ -199,194 +210,6 @@ fn interrupts_end_a_stalled_run_with_its_results() {
     }
 }
 
-/// A 4 MiB disk whose reads of bytes 2 MiB to 2.25 MiB fail with EIO (four 64 KiB blocks),
-/// served by nbdkit's eval plugin and exposed as a file by nbdfuse; everything is stopped and
-/// removed when dropped, also when the test fails.
-struct EioDisk {
-    dir: tempfile::TempDir,
-    nbdkit: Option<Child>,
-    fuse: Option<Child>,
-}
-
-impl EioDisk {
-    const BAD: (u64, u64) = (2 << 20, (2 << 20) + (256 << 10));
-
-    fn start() -> Result<EioDisk, String> {
-        for tool in ["nbdkit", "nbdfuse"] {
-            if Command::new(tool).arg("--version").output().is_err() {
-                return Err(format!("{tool} is not installed"));
-            }
-        }
-        let dir = crate::util::scratch();
-        let sock = dir.path().join("sock");
-        let (lo, hi) = EioDisk::BAD;
-        let pread = format!(
-            "if [ $4 -lt {hi} ] && [ $(($4+$3)) -gt {lo} ]; then echo 'EIO planted' >&2; exit 1; fi; head -c $3 /dev/zero"
-        );
-        let nbdkit = Command::new("nbdkit")
-            .args(["--foreground", "-U"])
-            .arg(&sock)
-            .args(["eval", "get_size=echo 4194304", &format!("pread={pread}")])
-            .args(["pwrite=cat >/dev/null", "can_write=exit 0", "thread_model=echo parallel"])
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        let mut disk = EioDisk { dir, nbdkit: Some(nbdkit), fuse: None };
-        let t0 = Instant::now();
-        while !sock.exists() {
-            if t0.elapsed() > Duration::from_secs(10) {
-                return Err("nbdkit did not start".into());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let file = disk.path();
-        std::fs::write(&file, b"").map_err(|e| e.to_string())?;
-        let fuse = Command::new("nbdfuse")
-            .arg(&file)
-            .arg("--unix")
-            .arg(&sock)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .map_err(|e| e.to_string())?;
-        disk.fuse = Some(fuse);
-        while std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0) != 4 << 20 {
-            if t0.elapsed() > Duration::from_secs(10) {
-                return Err("nbdfuse did not mount".into());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Ok(disk)
-    }
-
-    fn path(&self) -> std::path::PathBuf {
-        self.dir.path().join("disk")
-    }
-}
-
-impl Drop for EioDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.path()).status();
-        for child in [self.fuse.take(), self.nbdkit.take()].into_iter().flatten() {
-            let mut child = child;
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-/// fio's error options against planted EIO: what stops a job, what it goes on after, the
-/// counts kept (failed I/Os count among `total_ios`, not in bytes or latencies), the JSON keys
-/// and the exit status, for both tools on the same disk.
-#[test]
-fn error_options_on_planted_eio_match_fio() {
-    let disk = match EioDisk::start() {
-        Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
-    };
-    let path = disk.path();
-    let cases: &[(&str, &[&str])] = &[
-        ("stops at the first error", &["--ioengine=psync"]),
-        ("continue_on_error=read", &["--ioengine=psync", "--continue_on_error=read"]),
-        ("continue_on_error=write on reads", &["--ioengine=psync", "--continue_on_error=write"]),
-        ("ignore_error alone", &["--ioengine=psync", "--ignore_error=EIO"]),
-        ("ignore_error for writes only", &["--ioengine=psync", "--ignore_error=,EIO"]),
-        ("libaio, continue_on_error=all", &["--ioengine=libaio", "--iodepth=4", "--continue_on_error=all"]),
-        ("error_dump", &["--ioengine=psync", "--continue_on_error=1", "--error_dump=1"]),
-    ];
-    for (what, extra) in cases {
-        let mut args: Vec<String> = ["--name=j", "--rw=read", "--bs=64k", "--size=4m", "--output-format=json"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        args.push(format!("--filename={}", path.display()));
-        args.extend(extra.iter().map(|s| s.to_string()));
-        let dir = crate::util::scratch();
-        let a: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (f, x) = (crate::util::fio(dir.path(), &a), crate::util::fiox(dir.path(), &a));
-        let doc = |o: &crate::util::Out| -> serde_json::Value {
-            serde_json::from_str(&o.stdout[o.stdout.find('{').unwrap()..]).unwrap()
-        };
-        let (fj, xj) = (doc(&f), doc(&x));
-        let pick = |d: &serde_json::Value| {
-            let j = &d["jobs"][0];
-            (
-                j["error"].as_i64(),
-                j.get("total_err").and_then(|v| v.as_u64()),
-                j.get("first_error").and_then(|v| v.as_i64()),
-                j["read"]["io_bytes"].as_u64(),
-                j["read"]["clat_ns"]["N"].as_u64(),
-            )
-        };
-        assert_eq!(pick(&xj), pick(&fj), "{what}: (error, total_err, first_error, bytes, clat N)");
-        assert_eq!(x.code, f.code, "{what}: exit status; fiox stderr: {}", x.stderr);
-        let errors = |s: &str| s.lines().filter(|l| l.contains("io_u error on file")).count();
-        if what.starts_with("libaio") {
-            assert_eq!(errors(&x.stderr), 0, "{what}: continued errors are silent");
-        } else {
-            assert_eq!(errors(&x.stderr), errors(&f.stderr), "{what}: io_u error lines\n{}", x.stderr);
-            // psync issues nothing after the I/O that stopped the job, so issued counts agree.
-            let ios = |d: &serde_json::Value| d["jobs"][0]["read"]["total_ios"].as_u64();
-            assert_eq!(ios(&xj), ios(&fj), "{what}: total_ios counts the failed I/Os");
-        }
-        if let Some(line) = x.stderr.lines().find(|l| l.contains("io_u error")) {
-            assert!(
-                line.ends_with(&format!("Input/output error: read offset={}, buflen=65536", EioDisk::BAD.0)),
-                "{line}"
-            );
-        }
-    }
-    // The normal output's errors line and terse's two extra fields, as fio prints them.
-    let dir = crate::util::scratch();
-    let file = format!("--filename={}", path.display());
-    let base = ["--name=j", "--rw=read", "--bs=64k", "--size=4m", "--continue_on_error=all", &file];
-    let normal = crate::util::fiox(dir.path(), &base);
-    assert!(
-        normal.stdout.contains("     errors    : total=4, first_error=5/<Input/output error>\n"),
-        "{}",
-        normal.stdout
-    );
-    let mut terse_args = base.to_vec();
-    terse_args.push("--minimal");
-    let (ft, xt) = (crate::util::fio(dir.path(), &terse_args), crate::util::fiox(dir.path(), &terse_args));
-    let n = |s: &str| s.lines().next().unwrap_or("").split(';').count();
-    assert_eq!(n(&xt.stdout), n(&ft.stdout), "terse fields with continue_on_error");
-    assert!(xt.stdout.trim_end().ends_with(";4;5"), "{}", xt.stdout);
-}
-
-/// `exitall_on_error` stops the other running jobs when one fails (they report what they did,
-/// error 0), and the exit status counts the jobs that failed, as fio's does.
-#[test]
-fn exitall_on_error_and_the_exit_status_count_failed_jobs() {
-    let disk = match EioDisk::start() {
-        Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
-    };
-    let dir = crate::util::scratch();
-    let file = format!("--filename={}", disk.path().display());
-    let job = ["--output-format=json", "--name=bad", "--rw=read", "--bs=64k", "--size=4m", &file];
-    let other = ["--name=other", "--ioengine=null", "--size=1g", "--time_based", "--runtime=4", "--rate_iops=1000"];
-    for stop in [false, true] {
-        let mut args = if stop { vec!["--exitall_on_error"] } else { Vec::new() };
-        args.extend(job);
-        args.extend(other);
-        let t0 = Instant::now();
-        let out = crate::util::fiox(dir.path(), &args);
-        let d: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
-        let other_ms = d["jobs"][1]["job_runtime"].as_u64().unwrap();
-        assert_eq!(out.code, 1, "one job failed");
-        assert_eq!(d["jobs"][1]["error"].as_u64(), Some(0), "the stopped job has no error of its own");
-        if stop {
-            assert!(other_ms < 2000 && t0.elapsed() < Duration::from_secs(3), "exitall_on_error: {other_ms} ms");
-        } else {
-            assert!(other_ms >= 3900, "without exitall_on_error the other job runs its course: {other_ms} ms");
-        }
-    }
-    let two =
-        crate::util::fiox(dir.path(), &["--numjobs=2", "--name=bad", "--rw=read", "--bs=64k", "--size=4m", &file]);
-    assert_eq!(two.code, 2, "two failed jobs: {}", two.stderr);
-}
-
 /// A file system that fills up mid-write: both tools stop with ENOSPC (28), keep the bytes
 /// written before it and exit with status 1.
 #[test]
@@ -401,12 +224,6 @@ fn a_full_file_system_stops_the_job_with_its_bytes_like_fio() {
         .is_ok_and(|s| s.success())
     {
         return println!("skipped: cannot mount a tmpfs");
-    }
-    struct Unmount<'a>(&'a Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            let _ = Command::new("umount").arg(self.0).status();
-        }
     }
     let _guard = Unmount(&mnt);
     let file = mnt.join("f");
@@ -466,4 +283,162 @@ fn a_file_truncated_mid_run_is_an_error() {
         assert_eq!(out.status.code(), Some(1), "{engine}");
         assert!(job["read"]["io_bytes"].as_u64().unwrap() > 0, "{engine}: the reads before are kept");
     }
+}
+
+/// A log on a disk that fills up: fio writes its logs at the end, cut off mid-line, says
+/// nothing and exits 0. fiox keeps the job's results whole, cuts the log back to its last whole
+/// line, names the file and the error, and fails the run.
+#[test]
+fn a_log_on_a_full_disk_is_reported_and_the_results_are_kept() {
+    let dir = crate::util::scratch();
+    let mnt = dir.path().join("small");
+    std::fs::create_dir(&mnt).unwrap();
+    if !Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(&mnt)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        return println!("skipped: cannot mount a tmpfs");
+    }
+    let _guard = Unmount(&mnt);
+    let prefix = format!("--write_lat_log={}", mnt.join("lat").display());
+    let args = ["--output-format=json", "--name=j", "--ioengine=null", "--size=1g", "--rw=randread", &prefix];
+    for fiox in [false, true] {
+        for f in std::fs::read_dir(&mnt).unwrap() {
+            std::fs::remove_file(f.unwrap().path()).unwrap();
+        }
+        let out = if fiox { crate::util::fiox(dir.path(), &args) } else { crate::util::fio(dir.path(), &args) };
+        let doc: serde_json::Value = serde_json::from_str(&out.stdout).expect("one JSON document");
+        let job = &doc["jobs"][0];
+        assert_eq!(job["read"]["total_ios"].as_u64(), Some(262144), "fiox {fiox}: every I/O is reported");
+        assert_eq!(job["error"].as_u64(), Some(0), "fiox {fiox}: the I/O itself did not fail");
+        let lat = std::fs::read(mnt.join("lat_lat.1.log")).unwrap();
+        if !fiox {
+            assert_eq!((out.code, out.stderr.as_str()), (0, ""), "fio is silent");
+            continue;
+        }
+        assert_eq!(out.code, 1, "a log that could not be written fails the run");
+        let want = format!("cannot write log file '{}': No space left on device", mnt.join("lat_lat.1.log").display());
+        assert!(out.stderr.contains(&want), "{}", out.stderr);
+        assert!(!lat.is_empty() && lat.ends_with(b"\n"), "the log ends on a whole line");
+        for line in String::from_utf8(lat).unwrap().lines() {
+            assert_eq!(line.split(", ").count(), 5, "{line:?}");
+        }
+    }
+}
+
+/// A file removed mid-run is still open: both tools go on to the end of the runtime without an
+/// error, and nothing creates the file again.
+#[test]
+fn a_file_removed_mid_run_is_read_to_the_end_like_fio() {
+    let mut counts = Vec::new();
+    for bin in [fio_bin(), fiox_bin()] {
+        let dir = crate::util::scratch();
+        let file = dir.path().join("f");
+        let name = format!("--filename={}", file.display());
+        let args =
+            ["--output-format=json", "--name=t", &name, "--size=16m", "--rw=randrw", "--time_based", "--runtime=2"];
+        let child = Command::new(&bin)
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while std::fs::metadata(&file).map_or(0, |m| m.len()) < 16 << 20 && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(700));
+        std::fs::remove_file(&file).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let doc: serde_json::Value = serde_json::from_str(&stdout[stdout.find('{').unwrap()..]).unwrap();
+        let job = &doc["jobs"][0];
+        let who = bin.display();
+        assert_eq!((out.status.code(), job["error"].as_u64()), (Some(0), Some(0)), "{who}");
+        assert!(job["job_runtime"].as_u64().unwrap() >= 1990, "{who}: the job runs its course");
+        assert!(!file.exists(), "{who}: the removed file is not made again");
+        counts.push(job["write"]["total_ios"].as_u64().unwrap() as f64);
+    }
+    let (f, x) = (counts[0], counts[1]);
+    assert!(x > f / 3.0 && x < f * 3.0, "writes: fio {f}, fiox {x}");
+}
+
+/// SIGKILL mid-run: no report can be printed, but fiox's logs are on disk up to the last
+/// second, in whole lines (fio keeps its logs in memory and loses them all).
+#[test]
+fn a_killed_run_keeps_its_logs_up_to_the_last_second() {
+    for bin in [fio_bin(), fiox_bin()] {
+        let dir = crate::util::scratch();
+        let args = [
+            "--name=j",
+            "--ioengine=null",
+            "--size=16m",
+            "--rw=randread",
+            "--rate_iops=1000",
+            "--time_based",
+            "--runtime=30",
+            "--write_lat_log=k",
+        ];
+        let mut child = Command::new(&bin)
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(3000));
+        child.kill().unwrap();
+        let status = child.wait().unwrap();
+        assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), Some(9));
+        let log = std::fs::read_to_string(dir.path().join("k_clat.1.log")).unwrap_or_default();
+        if bin == fio_bin() {
+            assert!(log.is_empty(), "fio wrote its log after all: a stronger baseline for this test");
+            continue;
+        }
+        assert!(log.ends_with('\n'), "whole lines only");
+        let last_ms: u64 = log.lines().last().unwrap().split(',').next().unwrap().parse().unwrap();
+        let lines = log.lines().count();
+        // Killed 3 s in: the log holds at least the first 1.5 s (1,000 I/Os a second).
+        assert!(last_ms >= 1500 && lines >= 1400, "{lines} lines, the last at {last_ms} ms");
+    }
+}
+
+/// A stop request during the first of two groups: the second group never starts, and both tools
+/// still list its job, with nothing done, in the report (exit status 128).
+#[test]
+fn jobs_that_never_started_are_listed_like_fio() {
+    let dir = crate::util::scratch();
+    let jobfile = dir.path().join("two.fio");
+    let job = "ioengine=null\nsize=1g\ntime_based\n";
+    std::fs::write(&jobfile, format!("[A]\n{job}runtime=5\n[B]\nstonewall\n{job}runtime=2\n")).unwrap();
+    let mut seen = Vec::new();
+    for bin in [fio_bin(), fiox_bin()] {
+        let child = Command::new(&bin)
+            .arg(&jobfile)
+            .arg("--output-format=json")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(1500));
+        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        let out = child.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let doc: serde_json::Value = serde_json::from_str(&stdout[stdout.find('{').unwrap()..]).unwrap();
+        let jobs: Vec<(String, u64, bool)> = doc["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                let ran = j["read"]["total_ios"].as_u64().unwrap() > 0;
+                (j["jobname"].as_str().unwrap().to_string(), j["groupid"].as_u64().unwrap(), ran)
+            })
+            .collect();
+        seen.push((out.status.code(), jobs));
+    }
+    assert_eq!(seen[1], seen[0], "fiox, then fio");
+    assert_eq!(seen[1], (Some(128), vec![("A".into(), 0, true), ("B".into(), 1, false)]));
 }

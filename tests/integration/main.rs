@@ -5,6 +5,7 @@ mod cli;
 mod differential;
 mod faults;
 mod lab;
+mod nbd_faults;
 mod runner;
 mod seeds;
 mod snapshots;

@@ -183,7 +183,7 @@ impl Accountant {
             self.iops.last_at = now;
         }
         if let Some(l) = &mut self.logs {
-            l.hist_tick(now.saturating_sub(self.start) / 1_000_000, &self.ts, bs);
+            l.tick(now.saturating_sub(self.start) / 1_000_000, &self.ts, bs);
         }
     }
 

@@ -479,6 +479,14 @@ impl<'a> Worker<'a> {
                     if self.batch.len() as u32 >= self.depth.batch_submit {
                         self.submit()?;
                         t_fill = self.stamps.issue[idx as usize];
+                        // A submission can block for a long time (libaio waits for request
+                        // slots when the device queue is full: tens of milliseconds per 8 MiB
+                        // I/O). Filling a deep queue must not run past the job's end, so the
+                        // clock read that stamped the batch is checked against it here.
+                        if t_fill >= self.end.end_ns || self.stop.load(Ordering::Relaxed) {
+                            self.now = t_fill;
+                            return Ok((true, false));
+                        }
                     }
                 }
                 QueueStatus::Busy => {

@@ -206,6 +206,27 @@ pub fn fadvise_dontneed(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
+/// Writes a file's dirty pages back and waits for them, so that they can be dropped. Unlike
+/// fdatasync it commits no metadata and does not flush the device's cache, so on a clean file it
+/// costs next to nothing (a job of 10,000 files pays it 10,000 times). File systems without it
+/// fall back to fdatasync.
+pub fn write_back(fd: RawFd) -> io::Result<()> {
+    let flags = libc::SYNC_FILE_RANGE_WAIT_BEFORE | libc::SYNC_FILE_RANGE_WRITE | libc::SYNC_FILE_RANGE_WAIT_AFTER;
+    // SAFETY: no pointers.
+    if unsafe { libc::sync_file_range(fd, 0, 0, flags) } == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    if err.raw_os_error() != Some(libc::EINVAL) && err.raw_os_error() != Some(libc::ESPIPE) {
+        return Err(err);
+    }
+    // SAFETY: no pointers.
+    if unsafe { libc::fdatasync(fd) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// CPU use of the calling thread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {

@@ -62,9 +62,10 @@ pub(super) fn open_files(plan: &WorkerPlan) -> Result<Vec<File>> {
             o.open(&f.path).with_context(|| format!("job '{}': cannot open '{}'", spec.name, f.path.display()))?;
         if spec.invalidate {
             // Start from a cold cache, as fio does by default (invalidate=1).
-            // Dirty pages cannot be dropped, so the file is flushed first (another program, or
-            // an earlier job, may just have written it).
-            let r = file.sync_data().and_then(|()| sys::drop_cache(file.as_raw_fd(), f.block_device));
+            // Dirty pages cannot be dropped, so they are written back first (another program,
+            // or an earlier job, may just have written the file; fio reads those from the cache).
+            let fd = file.as_raw_fd();
+            let r = sys::write_back(fd).and_then(|()| sys::drop_cache(fd, f.block_device));
             r.with_context(|| format!("job '{}': cannot drop the cache of '{}'", spec.name, f.path.display()))?;
         }
         files.push(file);

@@ -174,11 +174,21 @@ fn split_filenames(list: &str) -> Vec<String> {
     out
 }
 
+/// A generated file's name: `filename_format` with fio's keywords replaced. `$clientuid` is
+/// empty in a local run, as in fio.
+fn file_name(format: &str, job: &str, clone: u32, file: u32) -> String {
+    format
+        .replace("$jobname", job)
+        .replace("$jobnum", &clone.to_string())
+        .replace("$filenum", &file.to_string())
+        .replace("$clientuid", "")
+}
+
 fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
     let names: Vec<String> = match &spec.filename {
         Some(list) => split_filenames(list),
-        None => (0..spec.nrfiles).map(|n| format!("{}.{clone}.{n}", spec.name)).collect(),
+        None => (0..spec.nrfiles).map(|n| file_name(&spec.filename_format, &spec.name, clone, n)).collect(),
     };
     if names.is_empty() {
         bail!("job '{}': filename is empty", spec.name);

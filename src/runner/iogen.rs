@@ -197,7 +197,8 @@ pub struct IoGen {
     fsync_ddir: Ddir,
     writes_since_sync: u32,
     rw: RwMode,
-    modifier: u64,
+    /// `rw=...:N` (see `JobSpec::rw_modifier`).
+    modifier: i64,
     rwmixread: u32,
     /// Set by the worker under a per-direction rate limit: the direction whose turn it is.
     steer: Option<Ddir>,
@@ -336,7 +337,7 @@ impl IoGen {
         let random = self.rw.is_random() && (pct >= 100 || self.rng.below(100) < pct as u64);
         let io = if random && self.run_left == 0 {
             if self.modifier > 0 {
-                self.run_left = self.modifier - 1;
+                self.run_left = self.modifier as u64 - 1;
             }
             let r = &mut self.regions[file];
             let block = if let Some(d) = &self.dist {
@@ -399,7 +400,10 @@ impl IoGen {
             }
             let r = &mut self.regions[file];
             let rel = r.seq[d];
-            r.seq[d] += len + self.modifier;
+            let next = (rel + len) as i64 + self.modifier;
+            // Backwards (`read:-8k`) past the region's start goes on from its end, step
+            // included, as in fio.
+            r.seq[d] = if next >= 0 { next as u64 } else { (r.len as i64 + self.modifier).max(0) as u64 };
             NextIo { ddir, file, offset: r.start + rel, len: len as u32 }
         };
         if matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {

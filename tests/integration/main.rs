@@ -9,4 +9,5 @@ mod nbd_faults;
 mod runner;
 mod seeds;
 mod snapshots;
+mod surface;
 mod util;

@@ -153,6 +153,14 @@ mod tests {
         );
         assert!(d("zipf:1").unwrap_err().to_string().contains("must be above 0 and not 1"));
         assert!(d("zoned:60/10:30/20").unwrap_err().to_string().contains("add up to 90%"));
+        // fio 3.33's examples/rand-zones.fio: an empty range is the rest of the region; ranges
+        // may cover less than all of it, never more.
+        assert_eq!(
+            d("zoned:50/5:30/15:20/").unwrap(),
+            RandomDist::Zoned(vec![(50.0, 5.0), (30.0, 15.0), (20.0, 80.0)])
+        );
+        assert_eq!(d("zoned:50/5:50/10").unwrap(), RandomDist::Zoned(vec![(50.0, 5.0), (50.0, 10.0)]));
+        assert!(d("zoned:50/60:50/60").unwrap_err().to_string().contains("more than 100%"));
         assert!(d("zipf:1.2:0.5").unwrap_err().to_string().contains("center value"));
         assert!(d("bogus").unwrap_err().to_string().contains("'bogus' is not a distribution"));
     }

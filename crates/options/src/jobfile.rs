@@ -142,7 +142,7 @@ pub(crate) fn raw_opt(key: &str, value: Option<String>, origin: Origin) -> Resul
         origin: origin.clone(),
         suggestions: table::suggest(key),
     })?;
-    if value.is_none() && !matches!(def.kind, table::Kind::Flag | table::Kind::Bool) {
+    if value.is_none() && !matches!(def.kind, table::Kind::Flag | table::Kind::Bool) && !def.bare_job_name {
         return Err(Error::MissingValue { option: key.to_string(), origin, forms: def.forms() });
     }
     Ok(RawOpt { def, typed: key.to_string(), value, origin })

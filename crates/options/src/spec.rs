@@ -81,15 +81,32 @@ impl RandomDist {
             },
             "zoned" => {
                 let z = zones(false)?;
-                let mut out = Vec::new();
+                let mut out: Vec<(f64, Option<f64>)> = Vec::new();
                 for (p, r) in z {
+                    if r.is_empty() {
+                        // `20/`: the rest of the region, as in fio.
+                        out.push((p, None));
+                        continue;
+                    }
                     let r: f64 = r.parse().map_err(|_| format!("'{r}' is not a range percentage"))?;
-                    out.push((p, r));
+                    out.push((p, Some(r)));
                 }
-                let total: f64 = out.iter().map(|z| z.1).sum();
-                if (total - 100.0).abs() > 1e-6 {
-                    return Err(format!("zone range percentages add up to {total}%, not 100%"));
+                let mut used: f64 = out.iter().filter_map(|z| z.1).sum();
+                if used > 100.0 + 1e-6 {
+                    return Err(format!("zone range percentages add up to {used}%, more than 100%"));
                 }
+                // Ranges may cover less than the region (fio then never goes past them).
+                let out = out
+                    .into_iter()
+                    .map(|(p, r)| {
+                        let r = r.unwrap_or_else(|| {
+                            let rest = (100.0 - used).max(0.0);
+                            used += rest;
+                            rest
+                        });
+                        (p, r)
+                    })
+                    .collect();
                 Ok(RandomDist::Zoned(out))
             }
             "zoned_abs" => {
@@ -160,7 +177,9 @@ pub struct JobSpec {
     pub name: String,
     pub description: Option<String>,
     pub rw: RwMode,
-    pub rw_modifier: u64,
+    /// `rw=...:N`: the step added after each sequential I/O (negative: backwards), or the
+    /// number of I/Os in each random run.
+    pub rw_modifier: i64,
     pub rwmixread: u32,
     /// Block size per direction (read, write, trim).
     pub bs: [u64; 3],
@@ -171,6 +190,9 @@ pub struct JobSpec {
     pub offset_increment: SizeSpec,
     pub filename: Option<String>,
     pub directory: Option<String>,
+    /// How files are named when `filename` is not given: `$jobname`, `$jobnum` (the clone),
+    /// `$filenum` and `$clientuid` (empty outside client/server runs) are replaced.
+    pub filename_format: String,
     pub nrfiles: u32,
     pub ioengine: &'static str,
     pub engine: EngineOpts,
@@ -363,6 +385,11 @@ impl<'a> Merged<'a> {
             Some(Value::Time(v)) => v,
             _ => 0,
         })
+    }
+
+    /// A log's file-name prefix: the value, or the job's name when the option is written bare.
+    fn log_prefix(&self, name: &str, job: &str) -> Option<String> {
+        self.raw(name).map(|r| r.value.as_deref().map_or(job.to_string(), |v| v.trim().to_string()))
     }
 
     fn string(&self, name: &str) -> Option<String> {
@@ -588,6 +615,7 @@ impl JobSpec {
             offset_increment: m.size_spec("offset_increment")?.unwrap_or(SizeSpec::Bytes(0)),
             filename: m.string("filename"),
             directory: m.string("directory"),
+            filename_format: m.string("filename_format").unwrap_or_else(|| "$jobname.$jobnum.$filenum".into()),
             nrfiles: m.u32("nrfiles", 1)?,
             ioengine,
             engine,
@@ -668,10 +696,10 @@ impl JobSpec {
             },
             write_iolog: m.string("write_iolog").map(|s| s.trim().to_string()),
             wait_for: m.string("wait_for").map(|s| s.trim().to_string()),
-            write_bw_log: m.string("write_bw_log").map(|s| s.trim().to_string()),
-            write_lat_log: m.string("write_lat_log").map(|s| s.trim().to_string()),
-            write_iops_log: m.string("write_iops_log").map(|s| s.trim().to_string()),
-            write_hist_log: m.string("write_hist_log").map(|s| s.trim().to_string()),
+            write_bw_log: m.log_prefix("write_bw_log", name),
+            write_lat_log: m.log_prefix("write_lat_log", name),
+            write_iops_log: m.log_prefix("write_iops_log", name),
+            write_hist_log: m.log_prefix("write_hist_log", name),
             log_hist_msec: m.int("log_hist_msec")?.unwrap_or(0) as u64,
             log_avg_msec: m.int("log_avg_msec")?.unwrap_or(0) as u64,
             log_window_value: match m.choice("log_window_value")? {
@@ -750,7 +778,7 @@ impl JobSpec {
         if self.time_based && self.runtime_us == 0 {
             return err("time_based needs a runtime".into());
         }
-        if self.rw_modifier > 0 && self.rw.is_random() && self.rw_modifier > 1 << 20 {
+        if self.rw.is_random() && self.rw_modifier > 1 << 20 {
             return err(format!("rw modifier {} is too large for a random pattern (it counts I/Os)", self.rw_modifier));
         }
         if self.readonly && (self.rw.writes() || self.rw.trims()) {

@@ -133,6 +133,9 @@ pub struct OptDef {
     pub support: Support,
     /// Engine-private options name the engines that own them; empty for general options.
     pub engines: &'static [&'static str],
+    /// Written bare in a job file, the option takes the job's name as its value (fio's log
+    /// prefixes).
+    pub bare_job_name: bool,
 }
 
 impl OptDef {
@@ -149,7 +152,12 @@ impl OptDef {
             help,
             support: Support::Full,
             engines: &[],
+            bare_job_name: false,
         }
+    }
+    pub const fn bare_job_name(mut self) -> Self {
+        self.bare_job_name = true;
+        self
     }
     pub const fn alias(mut self, aliases: &'static [&'static str]) -> Self {
         self.aliases = aliases;

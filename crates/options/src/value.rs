@@ -110,7 +110,7 @@ pub enum Value {
     Split(Vec<(u64, f64)>),
     /// `cmdprio_bssplit` entries.
     PrioSplit(Vec<PrioSplitEntry>),
-    Rw(RwMode, u64),
+    Rw(RwMode, i64),
 }
 
 /// A parsed option value: one value, or one per direction (`None` keeps that direction's
@@ -263,8 +263,15 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
                 .find(|(w, _)| *w == word)
                 .map(|(_, m)| *m)
                 .ok_or_else(|| format!("'{word}' is not an I/O direction"))?;
-            let n = match modifier {
-                Some(m) => parse_size(m.trim(), ctx)?,
+            // A negative step (`read:-8k`) reads or writes backwards.
+            let n = match modifier.map(str::trim) {
+                Some(m) => match m.strip_prefix('-') {
+                    Some(back) if mode.is_random() => {
+                        return Err(format!("'-{back}' is negative; a random pattern's :N counts I/Os"))
+                    }
+                    Some(back) => -(parse_size(back.trim(), ctx)?.min(i64::MAX as u64) as i64),
+                    None => parse_size(m, ctx)?.min(i64::MAX as u64) as i64,
+                },
                 None => 0,
             };
             Ok(Value::Rw(mode, n))
@@ -691,6 +698,8 @@ mod tests {
         assert_eq!(p("rw", "randread:8").unwrap(), Parsed::One(Value::Rw(RwMode::RandRead, 8)));
         assert_eq!(p("rw", "rw:4k").unwrap(), Parsed::One(Value::Rw(RwMode::ReadWrite, 4096)));
         assert_eq!(p("readwrite", "randrw").unwrap(), Parsed::One(Value::Rw(RwMode::RandRw, 0)));
+        assert_eq!(p("rw", "read:-8k").unwrap(), Parsed::One(Value::Rw(RwMode::Read, -8192)));
+        assert!(p("rw", "randread:-8").is_err());
         assert!(p("rw", "foo").unwrap_err().contains("'foo' is not an I/O direction"));
     }
 

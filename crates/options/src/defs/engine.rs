@@ -7,13 +7,13 @@ const BOOL: K = K::Bool;
 #[rustfmt::skip]
 pub(super) static DEFS: &[O] = &[
     O::new("ioengine", K::Choice(ENGINES), C::Engine, "How the job does its I/O").def("psync"),
-    O::new("hipri", BOOL, C::Engine, "Use polled I/O completions (needs poll queues)").def("0").engines(&["io_uring", "pvsync2"]),
+    O::new("hipri", K::Flag, C::Engine, "Use polled I/O completions (needs poll queues)").def("0").engines(&["io_uring", "pvsync2"]),
     O::new("hipri_percentage", K::Int { min: 0, max: 100 }, C::Engine, "Percentage of I/Os that are polled").def("100").engines(&["pvsync2"]).not_yet(),
     O::new("uncached", BOOL, C::Engine, "Drop the pages from the cache after buffered I/O (RWF_DONTCACHE)").def("0").engines(&["io_uring", "pvsync2"]),
     O::new("nowait", BOOL, C::Engine, "Fail instead of blocking (RWF_NOWAIT)").def("0").engines(&["io_uring", "libaio", "pvsync2"]),
-    O::new("fixedbufs", BOOL, C::Engine, "Register the I/O buffers with the ring").def("0").engines(&["io_uring"]),
-    O::new("registerfiles", BOOL, C::Engine, "Register the files with the ring").def("0").engines(&["io_uring"]),
-    O::new("sqthread_poll", BOOL, C::Engine, "Let a kernel thread poll the submission queue").def("0").engines(&["io_uring"]),
+    O::new("fixedbufs", K::Flag, C::Engine, "Register the I/O buffers with the ring").def("0").engines(&["io_uring"]),
+    O::new("registerfiles", K::Flag, C::Engine, "Register the files with the ring").def("0").engines(&["io_uring"]),
+    O::new("sqthread_poll", K::Flag, C::Engine, "Let a kernel thread poll the submission queue").def("0").engines(&["io_uring"]),
     O::new("sqthread_poll_cpu", K::Int { min: 0, max: 4096 }, C::Engine, "CPU of the submission polling thread").engines(&["io_uring"]),
     O::new("nonvectored", K::Int { min: -1, max: 1 }, C::Engine, "Use non-vectored read/write commands (-1: when the kernel has them)").def("-1").engines(&["io_uring"]),
     O::new("force_async", K::Int { min: 0, max: i64::MAX, }, C::Engine, "Mark every Nth request IOSQE_ASYNC").def("0").engines(&["io_uring"]),
@@ -21,7 +21,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("cmdprio_class", K::Int { min: 1, max: 3 }, C::Engine, "Priority class of those I/Os (1 realtime, 2 best effort, 3 idle)").per_dir().engines(&["io_uring", "libaio"]),
     O::new("cmdprio", K::Int { min: 0, max: 7 }, C::Engine, "Priority level of those I/Os (0 is highest)").per_dir().engines(&["io_uring", "libaio"]),
     O::new("cmdprio_bssplit", K::PrioSplit, C::Engine, "Priority percentages by block size (bs/pct[/class/level]:...)").per_dir().engines(&["io_uring", "libaio"]),
-    O::new("userspace_reap", BOOL, C::Engine, "Reap completions from user space instead of io_getevents").def("0").engines(&["libaio"]),
+    O::new("userspace_reap", K::Flag, C::Engine, "Reap completions from user space instead of io_getevents").def("0").engines(&["libaio"]),
 ];
 
 /// Every engine name fio 3.33 knows. Which of them fiox implements is the engine registry's

@@ -1,0 +1,138 @@
+//! fio 3.33's wider option surface (issue: every option and engine), each family against the
+//! real fio on the same job: what files are made, which offsets are done, which logs appear.
+
+use std::path::Path;
+
+use crate::util::{fio, fiox, listing, scratch};
+
+/// The (direction, offset) of every I/O in a version 3 iolog.
+fn offsets(path: &Path) -> Vec<(String, u64)> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 5).then(|| (f[2].to_string(), f[3].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// Runs both tools on `args` plus a `write_iolog` each; the two logs' I/Os.
+fn both_iologs(args: &[&str]) -> (Vec<(String, u64)>, Vec<(String, u64)>) {
+    let dir = scratch();
+    let run = |fiox_run: bool| {
+        let log = if fiox_run { "--write_iolog=x.log" } else { "--write_iolog=f.log" };
+        let mut a = vec!["--name=t", "--filename=t.dat", "--output-format=json", log];
+        a.extend(args);
+        let out = if fiox_run { fiox(dir.path(), &a) } else { fio(dir.path(), &a) };
+        assert_eq!(out.code, 0, "fiox {fiox_run} {args:?}: {}", out.stderr);
+    };
+    run(false);
+    run(true);
+    (offsets(&dir.path().join("f.log")), offsets(&dir.path().join("x.log")))
+}
+
+/// Boolean engine options that fio takes bare (`--fixedbufs --registerfiles`) never swallow the
+/// next option.
+#[test]
+fn engine_flags_work_bare_like_fio() {
+    let dir = scratch();
+    let args = [
+        "--name=bare",
+        "--ioengine=io_uring",
+        "--fixedbufs",
+        "--registerfiles",
+        "--filename=bare.dat",
+        "--size=1m",
+        "--rw=write",
+        "--output-format=json",
+    ];
+    for (who, out) in [("fio", fio(dir.path(), &args)), ("fiox", fiox(dir.path(), &args))] {
+        assert_eq!(out.code, 0, "{who}: {}", out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        assert_eq!(v["jobs"][0]["write"]["io_bytes"].as_u64(), Some(1 << 20), "{who}");
+    }
+    let job = dir.path().join("bare.fio");
+    std::fs::write(&job, "[j]\nioengine=libaio\nuserspace_reap\nfilename=bare.dat\nsize=1m\n").unwrap();
+    let out = fiox(dir.path(), &["--output-format=json", job.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+/// `rw=read:-8k` reads backwards, wrapping from the start to the end of the region, and fio's
+/// old spellings (`fileoffset`, `ratemin`, `ratecycle`) mean what they mean in fio.
+#[test]
+fn backwards_steps_and_old_spellings_give_fios_offsets() {
+    let cases: &[&[&str]] = &[
+        &["--size=64k", "--bs=4k", "--rw=read:-8k"],
+        &["--size=64k", "--bs=8k", "--rw=write:-12k"],
+        &["--size=64k", "--bs=8k", "--rw=read:-16k", "--loops=2"],
+        &["--size=128k", "--fileoffset=64k", "--bs=16k", "--rw=read"],
+        &["--size=64k", "--rw=read", "--ratemin=1k", "--ratecycle=500"],
+    ];
+    for args in cases {
+        let (f, x) = both_iologs(args);
+        assert!(!f.is_empty(), "{args:?}");
+        assert_eq!(x, f, "{args:?}: fiox's I/Os, then fio's");
+    }
+}
+
+/// A log option written bare in a job file is named after the job, as in fio.
+#[test]
+fn bare_log_options_are_named_after_the_job() {
+    for bin in [true, false] {
+        let dir = scratch();
+        let job = dir.path().join("j.fio");
+        std::fs::write(&job, "[global]\nwrite_bw_log\n[foo]\nioengine=null\nsize=1m\nwrite_iops_log\n").unwrap();
+        let path = job.to_str().unwrap();
+        let out = if bin { fiox(dir.path(), &["--output-format=json", path]) } else { fio(dir.path(), &[path]) };
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(listing(dir.path()), ["foo_bw.1.log", "foo_iops.1.log", "j.fio"], "fiox {bin}");
+    }
+}
+
+/// `filename_format` names a job's files, with `$jobname`, `$jobnum`, `$filenum` and
+/// `$clientuid` (empty in a local run) replaced.
+#[test]
+fn filename_format_names_files_like_fio() {
+    let mut seen = Vec::new();
+    for bin in [false, true] {
+        let dir = scratch();
+        let args = [
+            "--name=a",
+            "--size=8k",
+            "--numjobs=2",
+            "--nrfiles=2",
+            "--filesize=4k",
+            "--filename_format=f-$jobname-$jobnum-$filenum-$clientuid-x",
+            "--output-format=json",
+        ];
+        let out = if bin { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        seen.push(listing(dir.path()));
+    }
+    assert_eq!(seen[0], ["f-a-0-0--x", "f-a-0-1--x", "f-a-1-0--x", "f-a-1-1--x"]);
+    assert_eq!(seen[1], seen[0]);
+}
+
+/// `random_distribution=zoned` with a zone whose range is left out (fio 3.33's
+/// examples/rand-zones.fio): that zone is the rest of the region. Ranges that cover less than
+/// the region keep the I/O inside them.
+#[test]
+fn zoned_ranges_spread_like_fios() {
+    for dist in ["zoned:50/5:30/15:20/", "zoned:50/5:30/15:20/10"] {
+        let d = format!("--random_distribution={dist}");
+        let args = ["--size=100m", "--bs=4k", "--rw=randread", "--norandommap", "--ioengine=null", &d];
+        let (f, x) = both_iologs(&args);
+        // Shares of the I/O in each tenth of the region.
+        let tenths = |v: &[(String, u64)]| -> Vec<f64> {
+            let mut h = [0u64; 10];
+            for (_, off) in v {
+                h[(*off * 10 / (100 << 20)) as usize] += 1;
+            }
+            h.iter().map(|&c| c as f64 / v.len() as f64).collect()
+        };
+        let (tf, tx) = (tenths(&f), tenths(&x));
+        for (a, b) in tf.iter().zip(&tx) {
+            assert!((a - b).abs() < 0.02, "{dist}: fio {tf:?}, fiox {tx:?}");
+        }
+    }
+}

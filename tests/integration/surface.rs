@@ -5,8 +5,11 @@ use std::path::Path;
 
 use crate::util::{fio, fiox, listing, scratch};
 
-/// The (direction, offset) of every I/O in a version 3 iolog.
-fn offsets(path: &Path) -> Vec<(String, u64)> {
+/// The (direction, offset) of every I/O in an iolog.
+type Ios = Vec<(String, u64)>;
+
+/// The I/Os of a version 3 iolog.
+fn offsets(path: &Path) -> Ios {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     text.lines()
         .filter_map(|l| {
@@ -17,7 +20,7 @@ fn offsets(path: &Path) -> Vec<(String, u64)> {
 }
 
 /// Runs both tools on `args` plus a `write_iolog` each; the two logs' I/Os.
-fn both_iologs(args: &[&str]) -> (Vec<(String, u64)>, Vec<(String, u64)>) {
+fn both_iologs(args: &[&str]) -> (Ios, Ios) {
     let dir = scratch();
     let run = |fiox_run: bool| {
         let log = if fiox_run { "--write_iolog=x.log" } else { "--write_iolog=f.log" };

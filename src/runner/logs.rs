@@ -76,6 +76,13 @@ impl Sink {
     }
 }
 
+/// One I/O's bandwidth as fio logs it (and, with a per-I/O log, samples it): its bytes over its
+/// completion latency, in bytes per millisecond.
+#[inline]
+pub fn io_bw(bytes: u32, clat_ns: u64) -> u64 {
+    bytes as u64 * 1_000_000 / clat_ns.max(1)
+}
+
 /// Appends a number in decimal (the logs' only formatting work, per line and column).
 #[inline]
 fn num(buf: &mut Vec<u8>, v: u64) {
@@ -131,6 +138,8 @@ pub struct JobLogs {
     logs: Vec<Log>,
     hist: Option<HistLog>,
     avg_ms: u64,
+    /// Per-I/O bandwidth lines are written (`disable_bw_measurement` leaves the log empty).
+    keep_bw: bool,
     /// 0: average, 1: maximum, 2: both (`log_window_value`).
     window_value: u8,
     offset: bool,
@@ -161,7 +170,14 @@ impl JobLogs {
             }
         };
         add(&spec.write_bw_log, &[Kind::Bw]);
-        add(&spec.write_lat_log, &[Kind::Lat, Kind::Clat, Kind::Slat]);
+        // A latency the job does not keep has no log file at all, as in fio.
+        let [slat, clat, lat] = spec.keep_lat;
+        let kept: Vec<Kind> = [(lat, Kind::Lat), (clat, Kind::Clat), (slat, Kind::Slat)]
+            .into_iter()
+            .filter(|k| k.0)
+            .map(|k| k.1)
+            .collect();
+        add(&spec.write_lat_log, &kept);
         add(&spec.write_iops_log, &[Kind::Iops]);
         let hist = spec.write_hist_log.as_ref().map(|prefix| HistLog {
             every_ms: spec.log_hist_msec,
@@ -176,6 +192,7 @@ impl JobLogs {
             logs,
             hist,
             avg_ms: spec.log_avg_msec,
+            keep_bw: spec.keep_bw,
             window_value: spec.log_window_value,
             offset: spec.log_offset,
             window_end: spec.log_avg_msec,
@@ -200,8 +217,8 @@ impl JobLogs {
                     Some(s) => s,
                     None => continue,
                 },
-                // One I/O's bandwidth: its bytes over its completion latency (bytes/ms).
-                Kind::Bw => bs as u64 * 1_000_000 / clat.max(1),
+                Kind::Bw if !self.keep_bw => continue,
+                Kind::Bw => io_bw(bs, clat),
                 Kind::Iops => 1,
             };
             if self.avg_ms == 0 {

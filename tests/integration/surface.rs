@@ -139,3 +139,96 @@ fn zoned_ranges_spread_like_fios() {
         }
     }
 }
+
+/// `disable_lat`, `disable_clat`, `disable_slat`, `disable_bw_measurement` and `gtod_reduce`:
+/// the same statistics left out of JSON (N=0, no percentiles) and of the normal output (no line,
+/// no latency buckets), and the same log files made, as fio.
+#[test]
+fn disabled_measurements_are_left_out_like_fio() {
+    let cases: &[&[&str]] = &[
+        &["--gtod_reduce=1"],
+        &["--disable_clat=1"],
+        &["--disable_slat=1", "--disable_lat=1"],
+        &["--disable_bw_measurement=1"],
+    ];
+    // What a run shows: per latency (N > 0, has percentiles), the normal output's line labels,
+    // the log files and which of them are empty.
+    type Shown = (Vec<(bool, bool)>, Vec<String>, Vec<(String, bool)>);
+    let shown = |fiox_run: bool, extra: &[&str]| -> Shown {
+        let dir = scratch();
+        let mut args = vec![
+            "--name=a",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--filename=g.dat",
+            "--size=1m",
+            "--rw=randread",
+            "--write_lat_log=l",
+            "--write_bw_log=b",
+            "--output-format=json,normal",
+        ];
+        args.extend(extra);
+        let out = if fiox_run { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        // The layout line may come first.
+        let start = out.stdout.find("{\n").expect("the JSON document");
+        let end = out.stdout.find("\n}\n").expect("the JSON document") + 3;
+        let v: serde_json::Value = serde_json::from_str(&out.stdout[start..end]).unwrap();
+        let read = &v["jobs"][0]["read"];
+        let lats = ["slat_ns", "clat_ns", "lat_ns"]
+            .iter()
+            .map(|k| (read[k]["N"].as_u64().unwrap() > 0, read[k].get("percentile").is_some()))
+            .collect();
+        // Labels in order, a run of lines with one label (the latency buckets) counted once.
+        let mut labels: Vec<String> = out.stdout[end..]
+            .lines()
+            .skip_while(|l| !l.contains("groupid="))
+            .take_while(|l| !l.starts_with("Run status"))
+            .filter_map(|l| l.split_once(':').map(|(k, _)| k.split('(').next().unwrap().trim().to_string()))
+            .filter(|k| !k.is_empty() && !k.starts_with('|'))
+            .collect();
+        labels.dedup();
+        let logs = listing(dir.path())
+            .into_iter()
+            .filter(|f| f.ends_with(".log"))
+            .map(|f| {
+                let empty = std::fs::metadata(dir.path().join(&f)).unwrap().len() == 0;
+                (f, empty)
+            })
+            .collect();
+        (lats, labels, logs)
+    };
+    for extra in cases {
+        let (f, x) = (shown(false, extra), shown(true, extra));
+        assert_eq!(x, f, "{extra:?}: fiox, then fio");
+    }
+}
+
+/// With a per-I/O bandwidth and IOPS log, fio's bandwidth and IOPS statistics are that log's
+/// values: one sample per I/O (each I/O's bytes over its latency; IOPS 1).
+#[test]
+fn per_io_logs_are_the_bandwidth_and_iops_samples_like_fio() {
+    for fiox_run in [false, true] {
+        let dir = scratch();
+        let args = [
+            "--name=a",
+            "--filename=g.dat",
+            "--size=1m",
+            "--bs=64k",
+            "--rw=read",
+            "--write_bw_log=b",
+            "--write_iops_log=b",
+            "--output-format=json",
+        ];
+        let out = if fiox_run { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
+        let v: serde_json::Value = serde_json::from_str(&out.stdout[out.stdout.find('{').unwrap()..]).unwrap();
+        let r = &v["jobs"][0]["read"];
+        let log = std::fs::read_to_string(dir.path().join("b_bw.1.log")).unwrap();
+        let values: Vec<f64> = log.lines().map(|l| l.split(", ").nth(1).unwrap().parse().unwrap()).collect();
+        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let who = if fiox_run { "fiox" } else { "fio" };
+        assert_eq!(r["bw_samples"].as_u64(), Some(16), "{who}");
+        assert_eq!((r["iops_samples"].as_u64(), r["iops_mean"].as_f64()), (Some(16), Some(1.0)), "{who}");
+        assert!((r["bw_mean"].as_f64().unwrap() - mean).abs() <= mean * 1e-6 + 1.0, "{who}: bw_mean is the log's");
+    }
+}

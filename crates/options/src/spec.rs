@@ -193,6 +193,11 @@ pub struct JobSpec {
     /// How files are named when `filename` is not given: `$jobname`, `$jobnum` (the clone),
     /// `$filenum` and `$clientuid` (empty outside client/server runs) are replaced.
     pub filename_format: String,
+    /// Which latencies are kept: `[slat, clat, lat]` (`disable_slat`, `disable_clat`,
+    /// `disable_lat`, all off under `gtod_reduce`).
+    pub keep_lat: [bool; 3],
+    /// Each I/O's bandwidth goes to a per-I/O bw log (off: `disable_bw_measurement`).
+    pub keep_bw: bool,
     pub nrfiles: u32,
     pub ioengine: &'static str,
     pub engine: EngineOpts,
@@ -615,6 +620,11 @@ impl JobSpec {
             offset_increment: m.size_spec("offset_increment")?.unwrap_or(SizeSpec::Bytes(0)),
             filename: m.string("filename"),
             directory: m.string("directory"),
+            keep_lat: {
+                let all = !m.flag("gtod_reduce")?;
+                [all && !m.flag("disable_slat")?, all && !m.flag("disable_clat")?, all && !m.flag("disable_lat")?]
+            },
+            keep_bw: !m.flag("gtod_reduce")? && !m.flag("disable_bw_measurement")?,
             filename_format: m.string("filename_format").unwrap_or_else(|| "$jobname.$jobnum.$filenum".into()),
             nrfiles: m.u32("nrfiles", 1)?,
             ioengine,

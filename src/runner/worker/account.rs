@@ -27,6 +27,13 @@ pub(super) struct Accountant {
     on: [bool; 3],
     /// Per-priority latency is total latency with lat_percentiles, completion latency otherwise.
     prio_total_lat: bool,
+    /// `[slat, clat, lat]`: which latencies are kept (`disable_*`, `gtod_reduce`).
+    keep: [bool; 3],
+    /// With a per-I/O bandwidth or IOPS log (`log_avg_msec=0`), fio's bandwidth and IOPS
+    /// statistics are that log's values, one sample per I/O, instead of periodic samples. `bw`
+    /// is `Some(kept)` then: whether each I/O's bandwidth is kept (`disable_bw_measurement`).
+    per_io_bw: Option<bool>,
+    per_io_iops: bool,
     bw: Sampler,
     iops: Sampler,
     pub(super) logs: Option<JobLogs>,
@@ -46,6 +53,14 @@ impl Accountant {
         for (d, &active) in on.iter().enumerate() {
             if active {
                 blank.dirs[d] = DirStat::active();
+                // A latency the job does not keep has no histogram, so no percentiles either.
+                let [slat, clat, lat] = spec.keep_lat;
+                let ds = &mut blank.dirs[d];
+                for (keep, hist) in [(slat, &mut ds.slat_hist), (clat, &mut ds.clat_hist), (lat, &mut ds.lat_hist)] {
+                    if !keep {
+                        *hist = None;
+                    }
+                }
                 let rules = spec.engine.cmdprio_rules(d);
                 if !rules.is_empty() {
                     let prios: Vec<u16> = std::iter::once(0).chain(rules.iter().map(|r| r.ioprio)).collect();
@@ -62,6 +77,9 @@ impl Accountant {
             start_epoch_ms: clock::epoch_ms(),
             on,
             prio_total_lat: spec.lat_percentiles,
+            keep: spec.keep_lat,
+            per_io_bw: (spec.write_bw_log.is_some() && spec.log_avg_msec == 0).then_some(spec.keep_bw),
+            per_io_iops: spec.write_iops_log.is_some() && spec.log_avg_msec == 0,
             bw: Sampler { window_ns: spec.bwavgtime_ms.max(1) * 1_000_000, last_at: 0, last: [0; 3] },
             iops: Sampler { window_ns: spec.iopsavgtime_ms.max(1) * 1_000_000, last_at: 0, last: [0; 3] },
             logs: JobLogs::new(spec, number),
@@ -117,14 +135,19 @@ impl Accountant {
             ds.short_ios += 1;
             ts.short[d] += 1;
         }
-        ds.clat.add(clat);
+        let [keep_slat, keep_clat, keep_lat] = self.keep;
+        if keep_clat {
+            ds.clat.add(clat);
+        }
         if let Some(h) = &mut ds.clat_hist {
             h.add(clat);
         }
         let lat = match start {
             Some(s) => {
                 let slat = issue.saturating_sub(s);
-                ds.slat.add(slat);
+                if keep_slat {
+                    ds.slat.add(slat);
+                }
                 if let Some(h) = &mut ds.slat_hist {
                     h.add(slat);
                 }
@@ -132,7 +155,9 @@ impl Accountant {
             }
             None => clat,
         };
-        ds.lat.add(lat);
+        if keep_lat {
+            ds.lat.add(lat);
+        }
         if let Some(h) = &mut ds.lat_hist {
             h.add(lat);
         }
@@ -144,7 +169,15 @@ impl Accountant {
             let slat = start.map(|s| issue.saturating_sub(s));
             l.io(done.saturating_sub(self.start) / 1_000_000, d, io.len, io.offset, slat, clat, lat);
         }
-        ts.mark_clat_bucket(clat);
+        if keep_clat {
+            ts.mark_clat_bucket(clat);
+        }
+        if self.per_io_bw == Some(true) {
+            ts.dirs[d].bw.add(crate::runner::logs::io_bw(io.len, clat));
+        }
+        if self.per_io_iops {
+            ts.dirs[d].iops.add(1);
+        }
     }
 
     /// Books an I/O that failed: it counts among the direction's I/Os (as fio's `total_ios`
@@ -164,7 +197,7 @@ impl Accountant {
             return;
         }
         let (ts, on) = (&mut self.ts, self.on);
-        if now - self.bw.last_at >= self.bw.window_ns {
+        if self.per_io_bw.is_none() && now - self.bw.last_at >= self.bw.window_ns {
             let ms = (now - self.bw.last_at) / 1_000_000;
             for d in (0..3).filter(|&d| on[d]) {
                 let delta = ts.dirs[d].io_bytes - self.bw.last[d];
@@ -173,7 +206,7 @@ impl Accountant {
             }
             self.bw.last_at = now;
         }
-        if now - self.iops.last_at >= self.iops.window_ns {
+        if !self.per_io_iops && now - self.iops.last_at >= self.iops.window_ns {
             let ms = (now - self.iops.last_at) / 1_000_000;
             for d in (0..3).filter(|&d| on[d]) {
                 let delta = ts.dirs[d].total_ios - self.iops.last[d];

@@ -140,6 +140,10 @@ pub struct JobLogs {
     avg_ms: u64,
     /// Per-I/O bandwidth lines are written (`disable_bw_measurement` leaves the log empty).
     keep_bw: bool,
+    /// The last column holds each I/O's priority value (`log_prio`), with `job_prio` for I/Os
+    /// that cmdprio left alone; otherwise 1 for an I/O cmdprio raised and 0 for the rest.
+    log_prio: bool,
+    job_prio: u16,
     /// 0: average, 1: maximum, 2: both (`log_window_value`).
     window_value: u8,
     offset: bool,
@@ -193,6 +197,8 @@ impl JobLogs {
             hist,
             avg_ms: spec.log_avg_msec,
             keep_bw: spec.keep_bw,
+            log_prio: spec.log_prio,
+            job_prio: spec.ioprio.map_or(0, |(class, level)| (class << 13 | level) as u16),
             window_value: spec.log_window_value,
             offset: spec.log_offset,
             window_end: spec.log_avg_msec,
@@ -205,7 +211,22 @@ impl JobLogs {
     /// Records one completed I/O. Times are ms since measurement started; latencies in ns;
     /// `slat` is `None` for synchronous engines (their slat log stays empty, as in fio).
     #[allow(clippy::too_many_arguments)]
-    pub fn io(&mut self, time_ms: u64, ddir: usize, bs: u32, offset: u64, slat: Option<u64>, clat: u64, lat: u64) {
+    pub fn io(
+        &mut self,
+        time_ms: u64,
+        ddir: usize,
+        bs: u32,
+        offset: u64,
+        ioprio: u16,
+        slat: Option<u64>,
+        clat: u64,
+        lat: u64,
+    ) {
+        let prio = match (self.log_prio, ioprio) {
+            (true, 0) => Prio::Value(self.job_prio),
+            (true, v) => Prio::Value(v),
+            (false, v) => Prio::Flag(v != 0),
+        };
         if self.avg_ms > 0 {
             self.roll(time_ms);
         }
@@ -222,7 +243,7 @@ impl JobLogs {
                 Kind::Iops => 1,
             };
             if self.avg_ms == 0 {
-                line(&mut log.sink, time_ms, value, None, ddir as u8, bs, self.offset.then_some(offset));
+                line(&mut log.sink, time_ms, value, None, ddir as u8, bs, self.offset.then_some(offset), prio);
             } else if matches!(log.kind, Kind::Lat | Kind::Clat | Kind::Slat) {
                 let w = &mut log.windows[ddir];
                 w.sum += value;
@@ -261,13 +282,36 @@ impl JobLogs {
                     };
                     let value = if self.window_value == 1 { max } else { avg };
                     let second = (self.window_value == 2).then_some(max);
-                    line(&mut log.sink, end, value, second, d as u8, 0, self.offset.then_some(0));
+                    // A window mixes priorities: fio writes 0 (0x0000 under log_prio).
+                    let prio = if self.log_prio { Prio::Value(0) } else { Prio::Flag(false) };
+                    line(&mut log.sink, end, value, second, d as u8, 0, self.offset.then_some(0), prio);
                     log.windows[d] = Window::default();
                 }
             }
             self.window_bytes = [0; 3];
             self.window_ios = [0; 3];
             self.window_end += self.avg_ms;
+        }
+    }
+
+    /// Ends the job's last averaging window at `time_ms`, the end of the job: its latency
+    /// lines are written with that time, as fio writes them (bandwidth and IOPS lines are not).
+    pub fn end_windows(&mut self, time_ms: u64) {
+        self.roll(time_ms);
+        if self.avg_ms == 0 {
+            return;
+        }
+        let prio = if self.log_prio { Prio::Value(0) } else { Prio::Flag(false) };
+        for log in self.logs.iter_mut().filter(|l| matches!(l.kind, Kind::Lat | Kind::Clat | Kind::Slat)) {
+            for d in 0..3 {
+                let w = std::mem::take(&mut log.windows[d]);
+                if w.n == 0 {
+                    continue;
+                }
+                let value = if self.window_value == 1 { w.max } else { w.sum / w.n };
+                let second = (self.window_value == 2).then_some(w.max);
+                line(&mut log.sink, time_ms, value, second, d as u8, 0, self.offset.then_some(0), prio);
+            }
         }
     }
 
@@ -327,9 +371,28 @@ impl JobLogs {
     }
 }
 
+/// A log line's last column.
+#[derive(Clone, Copy)]
+enum Prio {
+    /// Whether cmdprio raised the I/O's priority.
+    Flag(bool),
+    /// The I/O's priority value (`log_prio`), printed as fio does: `0x%04x`.
+    Value(u16),
+}
+
 /// One line: `time, value, [second value, ]ddir, bs, [offset, ]prio`.
 #[inline]
-fn line(sink: &mut Sink, time_ms: u64, value: u64, second: Option<u64>, ddir: u8, bs: u32, offset: Option<u64>) {
+#[allow(clippy::too_many_arguments)]
+fn line(
+    sink: &mut Sink,
+    time_ms: u64,
+    value: u64,
+    second: Option<u64>,
+    ddir: u8,
+    bs: u32,
+    offset: Option<u64>,
+    prio: Prio,
+) {
     let buf = &mut sink.buf;
     num(buf, time_ms);
     buf.extend_from_slice(b", ");
@@ -347,6 +410,13 @@ fn line(sink: &mut Sink, time_ms: u64, value: u64, second: Option<u64>, ddir: u8
         num(buf, o);
         buf.extend_from_slice(b", ");
     }
-    buf.extend_from_slice(b"0\n");
+    match prio {
+        Prio::Flag(false) => buf.push(b'0'),
+        Prio::Flag(true) => buf.push(b'1'),
+        Prio::Value(v) => {
+            let _ = write!(buf, "0x{v:04x}");
+        }
+    }
+    buf.push(b'\n');
     sink.maybe_flush();
 }

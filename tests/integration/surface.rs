@@ -232,3 +232,51 @@ fn per_io_logs_are_the_bandwidth_and_iops_samples_like_fio() {
         assert!((r["bw_mean"].as_f64().unwrap() - mean).abs() <= mean * 1e-6 + 1.0, "{who}: bw_mean is the log's");
     }
 }
+
+/// The logs' last column: 1 for an I/O whose priority cmdprio raised, 0 otherwise; under
+/// `log_prio` each I/O's priority value as fio prints it (`0x2000`, `0x4003`). An averaging
+/// window still open when the job ends is written at the job's end.
+#[test]
+fn log_priorities_and_the_last_window_like_fio() {
+    let cases: &[&[&str]] = &[
+        &["--log_prio=1", "--prioclass=3", "--cmdprio_percentage=50", "--cmdprio_class=1"],
+        &["--prioclass=3", "--cmdprio_percentage=50", "--cmdprio_class=1"],
+        &["--log_prio=1"],
+        &["--log_prio=1", "--prio=3"],
+        &["--log_prio=1", "--log_avg_msec=10", "--size=1m"],
+    ];
+    for extra in cases {
+        let mut seen = Vec::new();
+        for fiox_run in [false, true] {
+            let dir = scratch();
+            let mut args = vec![
+                "--name=a",
+                "--ioengine=libaio",
+                "--iodepth=4",
+                "--filename=g.dat",
+                "--size=256k",
+                "--rw=randread",
+                "--write_lat_log=p",
+                "--output-format=json",
+            ];
+            args.extend(*extra);
+            let out = if fiox_run { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            let v: serde_json::Value = serde_json::from_str(&out.stdout[out.stdout.find('{').unwrap()..]).unwrap();
+            let runtime = v["jobs"][0]["job_runtime"].as_u64().unwrap();
+            let log = std::fs::read_to_string(dir.path().join("p_clat.1.log")).unwrap();
+            let mut prios: Vec<String> = log.lines().map(|l| l.rsplit(", ").next().unwrap().to_string()).collect();
+            let last_ms: u64 = log.lines().last().unwrap().split(',').next().unwrap().parse().unwrap();
+            if extra.iter().any(|e| e.starts_with("--log_avg_msec")) {
+                assert!(
+                    last_ms.abs_diff(runtime) <= 1,
+                    "fiox {fiox_run}: the last window ends with the job ({last_ms} ms, runtime {runtime} ms)"
+                );
+            }
+            prios.sort();
+            prios.dedup();
+            seen.push(prios);
+        }
+        assert_eq!(seen[1], seen[0], "{extra:?}: fiox's priority values, then fio's");
+    }
+}

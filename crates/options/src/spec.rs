@@ -198,6 +198,8 @@ pub struct JobSpec {
     pub keep_lat: [bool; 3],
     /// Each I/O's bandwidth goes to a per-I/O bw log (off: `disable_bw_measurement`).
     pub keep_bw: bool,
+    /// Logs carry each I/O's priority value (`log_prio`) rather than whether cmdprio chose it.
+    pub log_prio: bool,
     pub nrfiles: u32,
     pub ioengine: &'static str,
     pub engine: EngineOpts,
@@ -624,6 +626,7 @@ impl JobSpec {
                 let all = !m.flag("gtod_reduce")?;
                 [all && !m.flag("disable_slat")?, all && !m.flag("disable_clat")?, all && !m.flag("disable_lat")?]
             },
+            log_prio: m.flag("log_prio")?,
             keep_bw: !m.flag("gtod_reduce")? && !m.flag("disable_bw_measurement")?,
             filename_format: m.string("filename_format").unwrap_or_else(|| "$jobname.$jobnum.$filenum".into()),
             nrfiles: m.u32("nrfiles", 1)?,
@@ -702,7 +705,9 @@ impl JobSpec {
             nice: m.int("nice")?.unwrap_or(0) as i32,
             ioprio: match (m.int("prioclass")?, m.int("prio")?) {
                 (None, None) => None,
-                (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(4) as u32)),
+                // fio's defaults: best effort when only `prio` is given, level 0 when only the
+                // class is (its logs show 0x4003 for prio=3, 0x6000 for prioclass=3).
+                (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(0) as u32)),
             },
             write_iolog: m.string("write_iolog").map(|s| s.trim().to_string()),
             wait_for: m.string("wait_for").map(|s| s.trim().to_string()),

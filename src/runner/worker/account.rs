@@ -167,7 +167,7 @@ impl Accountant {
         }
         if let Some(l) = &mut self.logs {
             let slat = start.map(|s| issue.saturating_sub(s));
-            l.io(done.saturating_sub(self.start) / 1_000_000, d, io.len, io.offset, slat, clat, lat);
+            l.io(done.saturating_sub(self.start) / 1_000_000, d, io.len, io.offset, io.ioprio, slat, clat, lat);
         }
         if keep_clat {
             ts.mark_clat_bucket(clat);

@@ -730,7 +730,7 @@ impl<'a> Worker<'a> {
         }
         let elapsed_ms = self.acct.elapsed_ms(self.now);
         if let Some(l) = &mut self.acct.logs {
-            l.roll(elapsed_ms);
+            l.end_windows(elapsed_ms);
             // A log that could not be written fails the run, but never costs its results.
             for msg in l.finish() {
                 let _ = writeln!(self.diag, "fiox: job '{}': {msg}", self.spec.name);

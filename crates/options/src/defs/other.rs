@@ -41,7 +41,6 @@ pub(super) static DEFS: &[O] = &[
     O::new("log_compression_cpus", K::Str, C::Other, HELP).not_yet(),
     O::new("log_entries", K::Str, C::Other, HELP).not_yet(),
     O::new("log_hist_coarseness", K::Str, C::Other, HELP).not_yet(),
-    O::new("log_prio", K::Bool, C::Other, HELP).not_yet(),
     O::new("log_store_compressed", K::Bool, C::Other, HELP).not_yet(),
     O::new("log_unix_epoch", K::Bool, C::Other, HELP).not_yet(),
     O::new("max_open_zones", K::Str, C::Other, HELP).not_yet(),

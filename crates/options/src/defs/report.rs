@@ -29,6 +29,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("log_hist_msec", INT0, C::Logging, "Write a histogram log entry every this many ms").def("0"),
     O::new("log_max_value", K::Bool, C::Logging, "Log the window's maximum instead of its average").def("0"),
     O::new("log_offset", K::Bool, C::Logging, "Add each I/O's offset to log entries").def("0"),
+    O::new("log_prio", K::Bool, C::Logging, "Log each I/O's priority value (0x<class<<13|level>) instead of 1 for a cmdprio I/O").def("0"),
     O::new("per_job_logs", K::Bool, C::Logging, "Put each job's index in its log file names").def("1"),
     O::new("log_window_value", K::Choice(WINDOW_VALUE), C::Logging, "Log the window's average, maximum or both (fio 3.36+)").def("avg"),
     O::new("log_issue_time", K::Bool, C::Logging, "Add each I/O's issue time to log entries (fio 3.36+)").def("0").not_yet(),

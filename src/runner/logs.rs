@@ -144,6 +144,9 @@ pub struct JobLogs {
     /// that cmdprio left alone; otherwise 1 for an I/O cmdprio raised and 0 for the rest.
     log_prio: bool,
     job_prio: u16,
+    /// Added to every line's time: the epoch of `log_unix_epoch`/`log_alternate_epoch`, in
+    /// ms, at the job's start; 0 for times since the start.
+    time_base: u64,
     /// 0: average, 1: maximum, 2: both (`log_window_value`).
     window_value: u8,
     offset: bool,
@@ -198,6 +201,7 @@ impl JobLogs {
             avg_ms: spec.log_avg_msec,
             keep_bw: spec.keep_bw,
             log_prio: spec.log_prio,
+            time_base: 0,
             job_prio: spec.ioprio.map_or(0, |(class, level)| (class << 13 | level) as u16),
             window_value: spec.log_window_value,
             offset: spec.log_offset,
@@ -243,7 +247,8 @@ impl JobLogs {
                 Kind::Iops => 1,
             };
             if self.avg_ms == 0 {
-                line(&mut log.sink, time_ms, value, None, ddir as u8, bs, self.offset.then_some(offset), prio);
+                let t = self.time_base + time_ms;
+                line(&mut log.sink, t, value, None, ddir as u8, bs, self.offset.then_some(offset), prio);
             } else if matches!(log.kind, Kind::Lat | Kind::Clat | Kind::Slat) {
                 let w = &mut log.windows[ddir];
                 w.sum += value;
@@ -284,7 +289,8 @@ impl JobLogs {
                     let second = (self.window_value == 2).then_some(max);
                     // A window mixes priorities: fio writes 0 (0x0000 under log_prio).
                     let prio = if self.log_prio { Prio::Value(0) } else { Prio::Flag(false) };
-                    line(&mut log.sink, end, value, second, d as u8, 0, self.offset.then_some(0), prio);
+                    let t = self.time_base + end;
+                    line(&mut log.sink, t, value, second, d as u8, 0, self.offset.then_some(0), prio);
                     log.windows[d] = Window::default();
                 }
             }
@@ -292,6 +298,12 @@ impl JobLogs {
             self.window_ios = [0; 3];
             self.window_end += self.avg_ms;
         }
+    }
+
+    /// Measurement starts now: under `log_unix_epoch`/`log_alternate_epoch`, times count from
+    /// that clock's epoch from here on.
+    pub fn start(&mut self, epoch_clock: Option<i32>) {
+        self.time_base = epoch_clock.and_then(fiox_engine::sys::clock_ms).unwrap_or(0);
     }
 
     /// Ends the job's last averaging window at `time_ms`, the end of the job: its latency
@@ -310,7 +322,8 @@ impl JobLogs {
                 }
                 let value = if self.window_value == 1 { w.max } else { w.sum / w.n };
                 let second = (self.window_value == 2).then_some(w.max);
-                line(&mut log.sink, time_ms, value, second, d as u8, 0, self.offset.then_some(0), prio);
+                let t = self.time_base + time_ms;
+                line(&mut log.sink, t, value, second, d as u8, 0, self.offset.then_some(0), prio);
             }
         }
     }
@@ -332,6 +345,7 @@ impl JobLogs {
     }
 
     fn hist_tick(&mut self, time_ms: u64, ts: &fiox_stats::ThreadStat, bs: [u64; 3]) {
+        let time_base = self.time_base;
         let Some(h) = &mut self.hist else { return };
         if h.every_ms == 0 || time_ms < h.next_ms {
             return;
@@ -347,7 +361,7 @@ impl JobLogs {
                 continue;
             }
             let buf = &mut h.sink.buf;
-            let _ = write!(buf, "{time_ms}, {d}, {}", bs[d]);
+            let _ = write!(buf, "{}, {d}, {}", time_ms + time_base, bs[d]);
             for c in delta.counts() {
                 buf.extend_from_slice(b", ");
                 num(buf, *c);

@@ -82,7 +82,7 @@ pub fn run(
     let paths: Vec<std::path::PathBuf> = plan
         .workers
         .iter()
-        .filter(|w| !w.engine.diskless)
+        .filter(|w| !w.engine.diskless && w.spec.disk_util)
         .flat_map(|w| w.files.iter().map(|f| f.path.clone()))
         .collect();
     let mut disks = DiskTotals::default();

@@ -280,3 +280,37 @@ fn log_priorities_and_the_last_window_like_fio() {
         assert_eq!(seen[1], seen[0], "{extra:?}: fiox's priority values, then fio's");
     }
 }
+
+/// `log_unix_epoch` and `log_alternate_epoch` (with `log_alternate_epoch_clock_id`): log times
+/// count from the clock's epoch; `disk_util=0` leaves the disk statistics out. Both as in fio.
+#[test]
+fn log_epochs_and_disk_util_like_fio() {
+    // The two clocks, read without unsafe code: the wall clock, and CLOCK_BOOTTIME (clock id 7)
+    // through /proc/uptime, which has 10 ms steps.
+    let now_ms = |boottime: bool| -> u64 {
+        if boottime {
+            let up = std::fs::read_to_string("/proc/uptime").unwrap();
+            (up.split_whitespace().next().unwrap().parse::<f64>().unwrap() * 1000.0) as u64
+        } else {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64
+        }
+    };
+    let cases: &[(&[&str], bool)] =
+        &[(&["--log_unix_epoch=1"], false), (&["--log_alternate_epoch=1", "--log_alternate_epoch_clock_id=7"], true)];
+    for fiox_run in [false, true] {
+        for (extra, clock) in cases {
+            let dir = scratch();
+            let mut args = vec!["--name=a", "--filename=g.dat", "--size=256k", "--write_lat_log=u", "--disk_util=0"];
+            args.extend(*extra);
+            args.push("--output-format=json,normal");
+            let before = now_ms(*clock).saturating_sub(20);
+            let out = if fiox_run { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
+            let after = now_ms(*clock) + 20;
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            assert!(!out.stdout.contains("\"disk_util\" : [") && !out.stdout.contains("Disk stats"), "fiox {fiox_run}");
+            let log = std::fs::read_to_string(dir.path().join("u_clat.1.log")).unwrap();
+            let t: u64 = log.lines().next().unwrap().split(',').next().unwrap().parse().unwrap();
+            assert!((before..=after).contains(&t), "fiox {fiox_run} {extra:?}: {t} not in {before}..={after}");
+        }
+    }
+}

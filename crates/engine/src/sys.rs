@@ -227,6 +227,17 @@ pub fn write_back(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
+/// Milliseconds since the epoch of clock `id` (a clock_gettime clock id); `None` for a clock
+/// this kernel does not have.
+pub fn clock_ms(id: i32) -> Option<u64> {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid, writable timespec for the call.
+    if unsafe { libc::clock_gettime(id as libc::clockid_t, &mut ts) } != 0 {
+        return None;
+    }
+    Some(ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000)
+}
+
 /// CPU use of the calling thread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {

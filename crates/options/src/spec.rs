@@ -200,6 +200,12 @@ pub struct JobSpec {
     pub keep_bw: bool,
     /// Logs carry each I/O's priority value (`log_prio`) rather than whether cmdprio chose it.
     pub log_prio: bool,
+    /// The clock whose epoch log times count from under `log_unix_epoch` or
+    /// `log_alternate_epoch` (`log_alternate_epoch_clock_id`, CLOCK_REALTIME by default);
+    /// `None`: the job's start.
+    pub log_epoch_clock: Option<i32>,
+    /// The devices under the job's files are in the disk statistics (`disk_util`).
+    pub disk_util: bool,
     pub nrfiles: u32,
     pub ioengine: &'static str,
     pub engine: EngineOpts,
@@ -627,6 +633,11 @@ impl JobSpec {
                 [all && !m.flag("disable_slat")?, all && !m.flag("disable_clat")?, all && !m.flag("disable_lat")?]
             },
             log_prio: m.flag("log_prio")?,
+            // fio reads the clock id under either option.
+            log_epoch_clock: (m.flag("log_alternate_epoch")? || m.flag("log_unix_epoch")?)
+                .then(|| m.int("log_alternate_epoch_clock_id").map(|id| id.unwrap_or(0) as i32))
+                .transpose()?,
+            disk_util: m.flag("disk_util")?,
             keep_bw: !m.flag("gtod_reduce")? && !m.flag("disable_bw_measurement")?,
             filename_format: m.string("filename_format").unwrap_or_else(|| "$jobname.$jobnum.$filenum".into()),
             nrfiles: m.u32("nrfiles", 1)?,

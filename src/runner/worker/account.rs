@@ -34,6 +34,7 @@ pub(super) struct Accountant {
     /// is `Some(kept)` then: whether each I/O's bandwidth is kept (`disable_bw_measurement`).
     per_io_bw: Option<bool>,
     per_io_iops: bool,
+    log_epoch_clock: Option<i32>,
     bw: Sampler,
     iops: Sampler,
     pub(super) logs: Option<JobLogs>,
@@ -80,9 +81,15 @@ impl Accountant {
             keep: spec.keep_lat,
             per_io_bw: (spec.write_bw_log.is_some() && spec.log_avg_msec == 0).then_some(spec.keep_bw),
             per_io_iops: spec.write_iops_log.is_some() && spec.log_avg_msec == 0,
+            log_epoch_clock: spec.log_epoch_clock,
             bw: Sampler { window_ns: spec.bwavgtime_ms.max(1) * 1_000_000, last_at: 0, last: [0; 3] },
             iops: Sampler { window_ns: spec.iopsavgtime_ms.max(1) * 1_000_000, last_at: 0, last: [0; 3] },
-            logs: JobLogs::new(spec, number),
+            logs: JobLogs::new(spec, number).map(|mut l| {
+                if measuring {
+                    l.start(spec.log_epoch_clock);
+                }
+                l
+            }),
         }
     }
 
@@ -94,6 +101,9 @@ impl Accountant {
         self.start = now;
         self.usage0 = clock::thread_usage();
         self.start_epoch_ms = clock::epoch_ms();
+        if let Some(l) = &mut self.logs {
+            l.start(self.log_epoch_clock);
+        }
         self.ts = self.blank.clone();
         self.bw.last_at = now;
         self.bw.last = [0; 3];

@@ -92,7 +92,8 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
             bail!("job '{}': rw={} writes, but --readonly was given", spec.name, spec.rw.name());
         }
         for clone in 0..spec.numjobs {
-            let files = if engine.diskless { diskless_files(&spec)? } else { plan_files(&spec, clone)? };
+            let files =
+                if engine.diskless { diskless_files(&spec)? } else { plan_files(&spec, clone, engine.creates_files)? };
             let region: u64 = files.iter().map(|f| f.region_len).sum();
             let io_bytes = match spec.io_size {
                 Some(SizeSpec::Bytes(b)) => b,
@@ -184,7 +185,7 @@ fn file_name(format: &str, job: &str, clone: u32, file: u32) -> String {
         .replace("$clientuid", "")
 }
 
-fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
+fn plan_files(spec: &JobSpec, clone: u32, engine_creates_files: bool) -> Result<Vec<FilePlan>> {
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
     let names: Vec<String> = match &spec.filename {
         Some(list) => split_filenames(list),
@@ -244,15 +245,26 @@ fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
         } else {
             file_size
         };
+        // A percentage offset is of the file's real size (0 for a file not made yet), rounded
+        // up to offset_align or to the smallest block size, as in fio; a byte offset is taken
+        // as given.
+        let align = if spec.offset_align > 0 { spec.offset_align } else { crate::runner::iogen::min_block_size(spec) };
+        let real = existing.unwrap_or(0);
+        let of_file = |p: f64| ((real as f64 * p / 100.0) as u64).div_ceil(align.max(1)) * align.max(1);
         let offset = match spec.offset {
             SizeSpec::Bytes(b) => b,
-            SizeSpec::Percent(p) => (file_size as f64 * p / 100.0) as u64,
+            SizeSpec::Percent(p) => of_file(p),
         };
         let inc = match spec.offset_increment {
             SizeSpec::Bytes(b) => b,
-            SizeSpec::Percent(p) => (file_size as f64 * p / 100.0) as u64,
+            SizeSpec::Percent(p) => of_file(p),
         };
-        let region_start = offset + inc * clone as u64;
+        // file_append: the region starts where the file ends now (offset= is not used).
+        let region_start = match existing {
+            Some(end) if spec.file_append && !block_device => end,
+            _ if spec.file_append && !block_device => 0,
+            _ => offset + inc * clone as u64,
+        };
         // The region is `size` bytes from the offset. A regular file is laid out to cover it
         // (fio makes it offset + size long); a device must already be that large. Without a
         // size, an existing file or device is used from the offset to its end.
@@ -271,6 +283,22 @@ fn plan_files(spec: &JobSpec, clone: u32) -> Result<Vec<FilePlan>> {
             );
         }
         let layout_size = if block_device { 0 } else { region_start + region_len };
+        if !spec.allow_file_create && !block_device && !engine_creates_files {
+            // fio deletes a file that is too short before it refuses; fiox leaves it alone.
+            match existing {
+                None => bail!(
+                    "job '{}': '{}' does not exist, and allow_file_create=0 forbids creating it",
+                    spec.name,
+                    path.display()
+                ),
+                Some(len) if len < layout_size => bail!(
+                    "job '{}': '{}' is {len} bytes, the job needs {layout_size}, and allow_file_create=0 forbids extending it",
+                    spec.name,
+                    path.display()
+                ),
+                Some(_) => {}
+            }
+        }
         if block_device && spec.direct {
             // O_DIRECT needs sizes and offsets in whole logical blocks; say so now rather than
             // fail every I/O with EINVAL.

@@ -164,6 +164,13 @@ pub fn block_sizes(spec: &JobSpec) -> Vec<u64> {
     out
 }
 
+/// The smallest block a job issues in the directions it does (what fio aligns percentage
+/// offsets to).
+pub fn min_block_size(spec: &JobSpec) -> u64 {
+    let dirs = [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()];
+    (0..3).filter(|&d| dirs[d]).map(|d| BlockSizes::of(spec, d).min()).min().unwrap_or(spec.bs[0])
+}
+
 /// The largest block a job can issue, for buffer sizing and region checks.
 pub fn max_block(spec: &JobSpec) -> u64 {
     (0..3).map(|d| BlockSizes::of(spec, d).max()).max().unwrap_or(spec.bs[0])

@@ -314,3 +314,43 @@ fn log_epochs_and_disk_util_like_fio() {
         }
     }
 }
+
+/// File setup: `file_append` writes after a file's end, `offset_align` rounds a percentage
+/// offset (of the file's real size) up, `create_only` lays out and does no I/O, and
+/// `allow_file_create=0` refuses a missing file before any I/O. All as in fio.
+#[test]
+fn file_setup_options_like_fio() {
+    let cases: &[(&[&str], u64)] = &[
+        (&["--size=256k", "--bs=64k", "--rw=write", "--file_append=1"], 1 << 20),
+        (&["--offset=10%", "--bs=1k", "--size=8k", "--rw=read", "--offset_align=4k"], 1_000_000),
+        (&["--offset=10%", "--bs=1k", "--size=8k", "--rw=read"], 1_000_000),
+    ];
+    for (args, existing) in cases {
+        let mut seen = Vec::new();
+        for fiox_run in [false, true] {
+            let dir = scratch();
+            std::fs::write(dir.path().join("t.dat"), vec![0u8; *existing as usize]).unwrap();
+            let mut a = vec!["--name=t", "--filename=t.dat", "--output-format=json", "--write_iolog=l.log"];
+            a.extend(*args);
+            let out = if fiox_run { fiox(dir.path(), &a) } else { fio(dir.path(), &a) };
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            let size = std::fs::metadata(dir.path().join("t.dat")).unwrap().len();
+            seen.push((offsets(&dir.path().join("l.log")), size));
+        }
+        assert_eq!(seen[1], seen[0], "{args:?}: fiox, then fio");
+    }
+    for fiox_run in [false, true] {
+        let dir = scratch();
+        let a = ["--name=t", "--filename=c.dat", "--size=64k", "--create_only=1", "--output-format=json"];
+        let out = if fiox_run { fiox(dir.path(), &a) } else { fio(dir.path(), &a) };
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(std::fs::metadata(dir.path().join("c.dat")).unwrap().len(), 64 << 10);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout[out.stdout.find('{').unwrap()..]).unwrap();
+        assert_eq!(v["jobs"][0]["read"]["total_ios"].as_u64(), Some(0), "fiox {fiox_run}: no I/O");
+        let a = ["--name=t", "--filename=nope.dat", "--size=64k", "--allow_file_create=0", "--write_iolog=l.log"];
+        let out = if fiox_run { fiox(dir.path(), &a) } else { fio(dir.path(), &a) };
+        assert_eq!(out.code, 1, "fiox {fiox_run}");
+        assert!(out.stderr.contains("allow_file_create=0"), "{}", out.stderr);
+        assert!(!dir.path().join("nope.dat").exists() && !dir.path().join("l.log").exists());
+    }
+}

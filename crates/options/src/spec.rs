@@ -309,6 +309,19 @@ pub struct JobSpec {
     pub rate_iops_min: [u64; 3],
     pub rate_cycle_ms: u64,
     pub create_on_open: bool,
+    /// Files must exist and be large enough (`allow_file_create=0`).
+    pub allow_file_create: bool,
+    /// Lay out, then no I/O (`create_only`).
+    pub create_only: bool,
+    /// fsync a file after writing its layout (`create_fsync`).
+    pub create_fsync: bool,
+    /// A file's region starts at its current end (`file_append`).
+    pub file_append: bool,
+    /// What a percentage offset is rounded up to (`offset_align`; 0: the block size).
+    pub offset_align: u64,
+    /// In client/server runs, generated file names start with the client's name
+    /// (`unique_filename`); a local run names files the same either way, as fio does.
+    pub unique_filename: bool,
     pub overwrite: bool,
     pub fallocate: Fallocate,
     /// The bytes of `buffer_pattern`, repeated through write buffers.
@@ -634,9 +647,10 @@ impl JobSpec {
             },
             log_prio: m.flag("log_prio")?,
             // fio reads the clock id under either option.
-            log_epoch_clock: (m.flag("log_alternate_epoch")? || m.flag("log_unix_epoch")?)
-                .then(|| m.int("log_alternate_epoch_clock_id").map(|id| id.unwrap_or(0) as i32))
-                .transpose()?,
+            log_epoch_clock: {
+                let id = m.int("log_alternate_epoch_clock_id")?.unwrap_or(0) as i32;
+                (m.flag("log_alternate_epoch")? | m.flag("log_unix_epoch")?).then_some(id)
+            },
             disk_util: m.flag("disk_util")?,
             keep_bw: !m.flag("gtod_reduce")? && !m.flag("disable_bw_measurement")?,
             filename_format: m.string("filename_format").unwrap_or_else(|| "$jobname.$jobnum.$filenum".into()),
@@ -662,7 +676,9 @@ impl JobSpec {
             group_reporting: m.flag("group_reporting")?,
             stonewall: m.flag("stonewall")?,
             new_group: m.flag("new_group")?,
-            randrepeat: m.flag("randrepeat")?,
+            // fiox draws every random choice from one seeded stream per job, so `allrandrepeat`
+            // makes all of them repeatable exactly as randrepeat does.
+            randrepeat: m.flag("allrandrepeat")? | m.flag("randrepeat")?,
             randseed: m.int("randseed")?.unwrap_or(0x89) as u64,
             norandommap: m.flag("norandommap")?,
             lockmem: m.size("lockmem")?.unwrap_or(0),
@@ -758,6 +774,12 @@ impl JobSpec {
             rate_min: m.per_dir_int("rate_min", 0)?,
             rate_iops_min: m.per_dir_int("rate_iops_min", 0)?,
             create_on_open: m.flag("create_on_open")?,
+            allow_file_create: m.flag("allow_file_create")?,
+            create_only: m.flag("create_only")?,
+            create_fsync: m.flag("create_fsync")?,
+            file_append: m.flag("file_append")?,
+            offset_align: m.size("offset_align")?.unwrap_or(0),
+            unique_filename: m.flag("unique_filename")?,
             buffer_pattern: m.custom("buffer_pattern", value::parse_pattern, PATTERN_FORMS)?,
             buffer_compress_percentage: m.u32("buffer_compress_percentage", 0)?,
             buffer_compress_chunk: m.size("buffer_compress_chunk")?.unwrap_or(512),

@@ -84,7 +84,9 @@ pub fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
             off += n as u64;
         }
         file.flush()?;
-        file.sync_all().ok();
+        if plan.spec.create_fsync {
+            file.sync_all().ok();
+        }
     }
     Ok(())
 }

@@ -138,6 +138,10 @@ pub fn run(
     diag: &mut dyn Write,
 ) -> Result<WorkerResult> {
     let spec = &*plan.spec;
+    if spec.create_only {
+        // The files are laid out (before the phase started): the job is done, with no I/O.
+        return Ok(WorkerResult { seed, ..WorkerResult::default() });
+    }
     let _locked = setup::thread_settings(plan)?;
     let files = setup::open_files(plan)?;
     let mut q = setup::queue(plan, files)?;

@@ -22,6 +22,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("end_fsync", K::Bool, C::IoType, "fsync the files when the job's writes are done").def("0"),
     O::new("fsync_on_close", K::Bool, C::IoType, "fsync each file when closing it").def("0"),
     O::new("randrepeat", K::Bool, C::IoType, "Use the same random sequence on every run").def("1"),
+    O::new("allrandrepeat", K::Bool, C::IoType, "Make every random choice repeatable, whatever randrepeat says").def("0"),
     O::new("randseed", K::Int { min: 0, max: i64::MAX, }, C::IoType, "Seed of the random generators").def("0x89"),
     O::new("norandommap", K::Flag, C::IoType, "Do not track which blocks were done; random I/O may repeat blocks"),
     O::new("random_generator", K::Choice(RANDGEN), C::IoType, "Random number generator for offsets (fiox uses its own for all three; lfsr keeps each block once per pass even with norandommap)").def("tausworthe"),

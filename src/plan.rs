@@ -88,6 +88,9 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 fiox_engine::names().join(", ")
             )
         })?;
+        if spec.pre_read && (engine.diskless || engine.metadata) {
+            bail!("job '{}': pre_read=1, but ioengine={} reads no file contents", spec.name, spec.ioengine);
+        }
         if readonly && (spec.rw.writes() || spec.rw.trims()) {
             bail!("job '{}': rw={} writes, but --readonly was given", spec.name, spec.rw.name());
         }

@@ -171,6 +171,11 @@ pub fn min_block_size(spec: &JobSpec) -> u64 {
     (0..3).filter(|&d| dirs[d]).map(|d| BlockSizes::of(spec, d).min()).min().unwrap_or(spec.bs[0])
 }
 
+/// The largest read block of a job (what `pre_read` reads in).
+pub fn max_read_block(spec: &JobSpec) -> u64 {
+    BlockSizes::of(spec, 0).max()
+}
+
 /// The largest block a job can issue, for buffer sizing and region checks.
 pub fn max_block(spec: &JobSpec) -> u64 {
     (0..3).map(|d| BlockSizes::of(spec, d).max()).max().unwrap_or(spec.bs[0])

@@ -7,6 +7,7 @@
 pub mod clock;
 pub mod content;
 pub mod eta;
+pub mod exec;
 pub mod iogen;
 pub mod logs;
 pub mod offsets;
@@ -20,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
-use crate::plan::Plan;
+use crate::plan::{Plan, WorkerPlan};
 use worker::{Progress, WorkerResult};
 
 /// Set by Ctrl-C / SIGTERM; workers finish their in-flight I/O and stop.
@@ -130,12 +131,12 @@ pub fn run(
                     .collect(),
                 None => Vec::new(),
             };
-            let (tx, diag, stop) = (tx.clone(), diag.clone(), phase_stop.clone());
+            let (tx, diag, stop, notice) = (tx.clone(), diag.clone(), phase_stop.clone(), notice.clone());
             std::thread::spawn(move || {
                 while !waits.iter().all(|p| p.done.load(Ordering::Relaxed)) && !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(5));
                 }
-                let r = worker::run(&w, seed_for(&w), &stop, &p, &mut DiagBuf(&*diag));
+                let r = run_job(&w, &stop, &p, &*diag, &*notice);
                 let failed = r.as_ref().map_or(true, |r| r.error.is_some());
                 // exitall: the first job to finish stops the others; exitall_on_error: the
                 // first to fail does.
@@ -234,6 +235,34 @@ impl DiskTotals {
 }
 
 /// Line-buffers a worker's diagnostics into the shared sink.
+/// One job clone: `exec_prerun`, the I/O, `exec_postrun` (also after an error). A failing
+/// prerun ends the job before any I/O; a failing postrun fails it, keeping its results.
+fn run_job(
+    w: &WorkerPlan,
+    stop: &AtomicBool,
+    progress: &Progress,
+    diag: &(dyn Fn(&str) + Sync),
+    notice: &(dyn Fn(&str) + Sync),
+) -> Result<WorkerResult> {
+    let spec = &w.spec;
+    if let Some(cmd) = &spec.exec_prerun {
+        exec::run(&spec.name, cmd, exec::When::Pre, notice)?;
+    }
+    let mut r = worker::run(w, seed_for(w), stop, progress, &mut DiagBuf(diag));
+    if let Some(cmd) = &spec.exec_postrun {
+        if let Err(e) = exec::run(&spec.name, cmd, exec::When::Post, notice) {
+            match &mut r {
+                Ok(res) => {
+                    diag(&format!("fiox: {e:#}\n"));
+                    res.error.get_or_insert(format!("{e:#}"));
+                }
+                Err(_) => diag(&format!("fiox: {e:#}\n")),
+            }
+        }
+    }
+    r
+}
+
 struct DiagBuf<'a>(&'a (dyn Fn(&str) + Sync));
 
 impl Write for DiagBuf<'_> {

@@ -354,3 +354,36 @@ fn file_setup_options_like_fio() {
         assert!(!dir.path().join("nope.dat").exists() && !dir.path().join("l.log").exists());
     }
 }
+
+/// `exec_prerun`/`exec_postrun` run around the job with their output saved in
+/// `JOBNAME.prerun.txt`/`.postrun.txt` and fio's "Saving output" line in the normal output;
+/// `pre_read` reads the files first without counting it. A failing prerun is an error that
+/// names the command (fio skips the job silently and exits 0).
+#[test]
+fn exec_and_pre_read_like_fio() {
+    for fiox_run in [false, true] {
+        let dir = scratch();
+        let args = [
+            "--name=j",
+            "--filename=x.dat",
+            "--size=64k",
+            "--pre_read=1",
+            "--exec_prerun=echo before",
+            "--exec_postrun=echo after",
+        ];
+        let out = if fiox_run { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        for (file, text) in [("j.prerun.txt", "before\n"), ("j.postrun.txt", "after\n")] {
+            assert_eq!(std::fs::read_to_string(dir.path().join(file)).unwrap(), text, "fiox {fiox_run}");
+        }
+        assert!(out.stdout.contains("j : Saving output of prerun in j.prerun.txt\n"), "{}", out.stdout);
+        assert!(out.stdout.contains("io=64.0KiB"), "fiox {fiox_run}: the pre-read is not counted\n{}", out.stdout);
+    }
+    let dir = scratch();
+    let out = fiox(dir.path(), &["--name=j", "--filename=x.dat", "--size=64k", "--exec_prerun=exit 3"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("exec_prerun 'exit 3' failed with exit status 3"), "{}", out.stderr);
+    assert!(
+        !dir.path().join("x.dat").exists() || std::fs::metadata(dir.path().join("x.dat")).unwrap().len() == 64 << 10
+    );
+}

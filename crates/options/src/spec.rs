@@ -313,6 +313,11 @@ pub struct JobSpec {
     pub allow_file_create: bool,
     /// Lay out, then no I/O (`create_only`).
     pub create_only: bool,
+    /// Read the files' regions into the cache before the job (`pre_read`).
+    pub pre_read: bool,
+    /// Shell commands run before and after the job (`exec_prerun`, `exec_postrun`).
+    pub exec_prerun: Option<String>,
+    pub exec_postrun: Option<String>,
     /// fsync a file after writing its layout (`create_fsync`).
     pub create_fsync: bool,
     /// A file's region starts at its current end (`file_append`).
@@ -776,6 +781,9 @@ impl JobSpec {
             create_on_open: m.flag("create_on_open")?,
             allow_file_create: m.flag("allow_file_create")?,
             create_only: m.flag("create_only")?,
+            pre_read: m.flag("pre_read")?,
+            exec_prerun: m.string("exec_prerun"),
+            exec_postrun: m.string("exec_postrun"),
             create_fsync: m.flag("create_fsync")?,
             file_append: m.flag("file_append")?,
             offset_align: m.size("offset_align")?.unwrap_or(0),
@@ -813,6 +821,10 @@ impl JobSpec {
         }
         if self.filename.is_none() && self.size.is_none() && self.filesize.is_none() && self.io_size.is_none() {
             return err("no target size: set size= (or filesize=), or filename= to an existing file or device".into());
+        }
+        if self.pre_read && self.direct {
+            // fio fails the job with EIO after its first I/O here.
+            return err("pre_read=1 fills the page cache, which direct=1 bypasses: use one or the other".into());
         }
         if matches!(self.size, Some(SizeSpec::Bytes(0))) && self.filename.is_none() {
             return err("size=0 leaves nothing to do".into());

@@ -387,3 +387,38 @@ fn exec_and_pre_read_like_fio() {
         !dir.path().join("x.dat").exists() || std::fs::metadata(dir.path().join("x.dat")).unwrap().len() == 64 << 10
     );
 }
+
+/// The `falloc` and `ftruncate` engines against fio: per direction, the error, the bytes and
+/// I/Os counted, and what is left of the file (size and allocated blocks).
+#[test]
+fn falloc_and_ftruncate_engines_like_fio() {
+    use std::os::unix::fs::MetadataExt;
+    let cases = [
+        ("falloc", "read"),
+        ("falloc", "write"),
+        ("falloc", "trim"),
+        ("falloc", "randread"),
+        ("falloc", "randtrim"),
+        ("ftruncate", "write"),
+        ("ftruncate", "read"),
+        ("ftruncate", "trim"),
+    ];
+    for (engine, rw) in cases {
+        let mut seen = Vec::new();
+        for fiox_run in [false, true] {
+            let dir = scratch();
+            let (e, r) = (format!("--ioengine={engine}"), format!("--rw={rw}"));
+            let args = ["--output-format=json", "--name=j", "--filename=x", "--size=64k", "--bs=16k", &e, &r];
+            let out = if fiox_run { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
+            let v: serde_json::Value = serde_json::from_str(&out.stdout[out.stdout.find('{').unwrap()..]).unwrap();
+            let j = &v["jobs"][0];
+            let counts: Vec<(u64, u64)> = ["read", "write", "trim"]
+                .iter()
+                .map(|d| (j[d]["io_bytes"].as_u64().unwrap(), j[d]["total_ios"].as_u64().unwrap()))
+                .collect();
+            let meta = std::fs::metadata(dir.path().join("x")).unwrap();
+            seen.push((out.code, j["error"].as_u64(), counts, meta.len(), meta.blocks()));
+        }
+        assert_eq!(seen[1], seen[0], "{engine} {rw}: fiox, then fio");
+    }
+}

@@ -128,6 +128,9 @@ pub struct EngineInfo {
     pub metadata: bool,
     /// The engine creates the job's files itself (filecreate), so they are not laid out first.
     pub creates_files: bool,
+    /// The engine changes the file whatever the direction (falloc: a read reserves space), so
+    /// its files are opened for writing.
+    pub writes_any_direction: bool,
     pub(crate) make: fn() -> Box<dyn IoEngine>,
 }
 
@@ -143,6 +146,8 @@ pub static ENGINES: &[EngineInfo] = &[
     engines::posixaio::INFO,
     engines::mmap::INFO,
     engines::null::INFO,
+    engines::falloc::INFO,
+    engines::ftruncate::INFO,
     engines::filemeta::FILECREATE,
     engines::filemeta::FILESTAT,
     engines::filemeta::FILEDELETE,

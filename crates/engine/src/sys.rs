@@ -176,6 +176,28 @@ pub fn trim(fd: RawFd, off: u64, len: u64, block_device: bool) -> i64 {
     }
 }
 
+/// fallocate(2): `len` on success, `-errno` on failure, as an I/O's result.
+pub fn fallocate(fd: RawFd, mode: i32, off: u64, len: u64) -> i64 {
+    // SAFETY: no pointers.
+    let r = unsafe { libc::fallocate(fd, mode, off as libc::off_t, len as libc::off_t) };
+    if r < 0 {
+        ret(-1)
+    } else {
+        len as i64
+    }
+}
+
+/// ftruncate(2): 0 on success, `-errno` on failure.
+pub fn ftruncate(fd: RawFd, len: u64) -> i64 {
+    // SAFETY: no pointers.
+    let r = unsafe { libc::ftruncate(fd, len as libc::off_t) };
+    if r < 0 {
+        ret(-1)
+    } else {
+        0
+    }
+}
+
 /// Size in bytes of an open block device.
 pub fn block_device_size(fd: RawFd) -> io::Result<u64> {
     let mut size: u64 = 0;

@@ -103,7 +103,7 @@ pub fn enghelp(which: &str, available: &[&str]) -> Result<String> {
     let owned: Vec<&OptDef> = table::all().filter(|o| o.engines.contains(&engine)).collect();
     match option {
         None if owned.is_empty() => {
-            let _ = writeln!(out, "ioengine '{engine}' has no options of its own");
+            let _ = writeln!(out, "IO engine {engine} has no options");
         }
         None => {
             for o in owned {

@@ -46,7 +46,7 @@ pub(super) fn open_files(plan: &WorkerPlan) -> Result<Vec<File>> {
     if plan.engine.diskless || plan.engine.metadata {
         return Ok(Vec::new());
     }
-    let write = spec.rw.writes() || spec.rw.trims();
+    let write = spec.rw.writes() || spec.rw.trims() || plan.engine.writes_any_direction;
     let mut files = Vec::with_capacity(plan.files.len());
     for f in &plan.files {
         let mut o = OpenOptions::new();

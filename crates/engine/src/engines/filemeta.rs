@@ -53,6 +53,7 @@ const fn info(name: &'static str, op: Op) -> EngineInfo {
         diskless: false,
         metadata: true,
         creates_files: matches!(op, Op::Create),
+        writes_any_direction: false,
         make: match op {
             Op::Create => || Box::new(FileMeta { op: Op::Create, paths: Vec::new() }),
             Op::Stat => || Box::new(FileMeta { op: Op::Stat, paths: Vec::new() }),

@@ -52,5 +52,6 @@ pub const INFO: EngineInfo = EngineInfo {
     diskless: true,
     metadata: false,
     creates_files: false,
+    writes_any_direction: false,
     make: || Box::new(Null::default()),
 };

@@ -130,5 +130,6 @@ pub const INFO: EngineInfo = EngineInfo {
     diskless: false,
     metadata: false,
     creates_files: false,
+    writes_any_direction: false,
     make: || Box::new(PosixAio::default()),
 };

@@ -74,6 +74,7 @@ const fn info(name: &'static str, call: Call) -> EngineInfo {
         diskless: false,
         metadata: false,
         creates_files: false,
+        writes_any_direction: false,
         make: match call {
             Call::Sync => || Box::new(SyncEngine { call: Call::Sync, flags: 0 }),
             Call::Psync => || Box::new(SyncEngine { call: Call::Psync, flags: 0 }),

@@ -310,7 +310,9 @@ impl JobLogs {
     /// lines are written with that time, as fio writes them (bandwidth and IOPS lines are not).
     pub fn end_windows(&mut self, time_ms: u64) {
         self.roll(time_ms);
-        if self.avg_ms == 0 {
+        // A window that would start and end at the job's end (its I/O completed in the same
+        // millisecond as the last full window ended) is not written, as in fio.
+        if self.avg_ms == 0 || time_ms + self.avg_ms <= self.window_end {
             return;
         }
         let prio = if self.log_prio { Prio::Value(0) } else { Prio::Flag(false) };

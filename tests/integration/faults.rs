@@ -12,12 +12,23 @@ use std::time::{Duration, Instant};
 
 use crate::util::{fio_bin, fiox_bin, LoopDev, Throttle};
 
-/// Unmounts a scratch file system when dropped, also when the test fails.
-struct Unmount<'a>(&'a Path);
+/// A small tmpfs mounted at `dir/small`, unmounted when dropped (also when the test fails).
+struct SmallFs(std::path::PathBuf);
 
-impl Drop for Unmount<'_> {
+impl SmallFs {
+    /// `None` where no file system can be mounted (not root).
+    fn mount(dir: &Path, size: &str) -> Option<SmallFs> {
+        let mnt = dir.join("small");
+        std::fs::create_dir(&mnt).ok()?;
+        let opts = format!("size={size}");
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", &opts, "tmpfs"]).arg(&mnt).status();
+        ok.is_ok_and(|s| s.success()).then_some(SmallFs(mnt))
+    }
+}
+
+impl Drop for SmallFs {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.0).status();
+        let _ = Command::new("umount").arg(&self.0).status();
     }
 }
 
@@ -215,17 +226,10 @@ fn interrupts_end_a_stalled_run_with_its_results() {
 #[test]
 fn a_full_file_system_stops_the_job_with_its_bytes_like_fio() {
     let dir = crate::util::scratch();
-    let mnt = dir.path().join("small");
-    std::fs::create_dir(&mnt).unwrap();
-    if !Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=8m", "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .is_ok_and(|s| s.success())
-    {
+    let Some(fs) = SmallFs::mount(dir.path(), "8m") else {
         return println!("skipped: cannot mount a tmpfs");
-    }
-    let _guard = Unmount(&mnt);
+    };
+    let mnt = fs.0.clone();
     let file = mnt.join("f");
     let name = format!("--filename={}", file.display());
     let args = ["--output-format=json", "--name=fill", &name, "--size=16m", "--rw=write", "--bs=64k"];
@@ -291,17 +295,10 @@ fn a_file_truncated_mid_run_is_an_error() {
 #[test]
 fn a_log_on_a_full_disk_is_reported_and_the_results_are_kept() {
     let dir = crate::util::scratch();
-    let mnt = dir.path().join("small");
-    std::fs::create_dir(&mnt).unwrap();
-    if !Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .is_ok_and(|s| s.success())
-    {
+    let Some(fs) = SmallFs::mount(dir.path(), "1m") else {
         return println!("skipped: cannot mount a tmpfs");
-    }
-    let _guard = Unmount(&mnt);
+    };
+    let mnt = fs.0.clone();
     let prefix = format!("--write_lat_log={}", mnt.join("lat").display());
     let args = ["--output-format=json", "--name=j", "--ioengine=null", "--size=1g", "--rw=randread", &prefix];
     for fiox in [false, true] {

@@ -3,7 +3,21 @@
 
 use std::path::Path;
 
-use crate::util::{fio, fiox, listing, scratch};
+use crate::util::{fio, fiox, listing, scratch, Out};
+
+/// Runs fiox or, if `fiox_run` is false, fio, with `args` in `dir`.
+fn tool(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
+    if fiox_run {
+        fiox(dir, args)
+    } else {
+        fio(dir, args)
+    }
+}
+
+/// The JSON document of a run (fio may print a line before it).
+fn json(out: &Out) -> serde_json::Value {
+    serde_json::from_str(&out.stdout[out.stdout.find('{').expect("a JSON document")..]).unwrap()
+}
 
 /// The (direction, offset) of every I/O in an iolog.
 type Ios = Vec<(String, u64)>;
@@ -26,7 +40,7 @@ fn both_iologs(args: &[&str]) -> (Ios, Ios) {
         let log = if fiox_run { "--write_iolog=x.log" } else { "--write_iolog=f.log" };
         let mut a = vec!["--name=t", "--filename=t.dat", "--output-format=json", log];
         a.extend(args);
-        let out = if fiox_run { fiox(dir.path(), &a) } else { fio(dir.path(), &a) };
+        let out = tool(fiox_run, dir.path(), &a);
         assert_eq!(out.code, 0, "fiox {fiox_run} {args:?}: {}", out.stderr);
     };
     run(false);
@@ -108,7 +122,7 @@ fn filename_format_names_files_like_fio() {
             "--filename_format=f-$jobname-$jobnum-$filenum-$clientuid-x",
             "--output-format=json",
         ];
-        let out = if bin { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
+        let out = tool(bin, dir.path(), &args);
         assert_eq!(out.code, 0, "{}", out.stderr);
         seen.push(listing(dir.path()));
     }
@@ -168,7 +182,7 @@ fn disabled_measurements_are_left_out_like_fio() {
             "--output-format=json,normal",
         ];
         args.extend(extra);
-        let out = if fiox_run { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
+        let out = tool(fiox_run, dir.path(), &args);
         assert_eq!(out.code, 0, "{}", out.stderr);
         // The layout line may come first.
         let start = out.stdout.find("{\n").expect("the JSON document");
@@ -220,8 +234,8 @@ fn per_io_logs_are_the_bandwidth_and_iops_samples_like_fio() {
             "--write_iops_log=b",
             "--output-format=json",
         ];
-        let out = if fiox_run { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
-        let v: serde_json::Value = serde_json::from_str(&out.stdout[out.stdout.find('{').unwrap()..]).unwrap();
+        let out = tool(fiox_run, dir.path(), &args);
+        let v = json(&out);
         let r = &v["jobs"][0]["read"];
         let log = std::fs::read_to_string(dir.path().join("b_bw.1.log")).unwrap();
         let values: Vec<f64> = log.lines().map(|l| l.split(", ").nth(1).unwrap().parse().unwrap()).collect();
@@ -260,9 +274,9 @@ fn log_priorities_and_the_last_window_like_fio() {
                 "--output-format=json",
             ];
             args.extend(*extra);
-            let out = if fiox_run { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
+            let out = tool(fiox_run, dir.path(), &args);
             assert_eq!(out.code, 0, "{}", out.stderr);
-            let v: serde_json::Value = serde_json::from_str(&out.stdout[out.stdout.find('{').unwrap()..]).unwrap();
+            let v = json(&out);
             let runtime = v["jobs"][0]["job_runtime"].as_u64().unwrap();
             let log = std::fs::read_to_string(dir.path().join("p_clat.1.log")).unwrap();
             let mut prios: Vec<String> = log.lines().map(|l| l.rsplit(", ").next().unwrap().to_string()).collect();
@@ -304,7 +318,7 @@ fn log_epochs_and_disk_util_like_fio() {
             args.extend(*extra);
             args.push("--output-format=json,normal");
             let before = now_ms(*clock).saturating_sub(20);
-            let out = if fiox_run { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
+            let out = tool(fiox_run, dir.path(), &args);
             let after = now_ms(*clock) + 20;
             assert_eq!(out.code, 0, "{}", out.stderr);
             assert!(!out.stdout.contains("\"disk_util\" : [") && !out.stdout.contains("Disk stats"), "fiox {fiox_run}");
@@ -332,7 +346,7 @@ fn file_setup_options_like_fio() {
             std::fs::write(dir.path().join("t.dat"), vec![0u8; *existing as usize]).unwrap();
             let mut a = vec!["--name=t", "--filename=t.dat", "--output-format=json", "--write_iolog=l.log"];
             a.extend(*args);
-            let out = if fiox_run { fiox(dir.path(), &a) } else { fio(dir.path(), &a) };
+            let out = tool(fiox_run, dir.path(), &a);
             assert_eq!(out.code, 0, "{}", out.stderr);
             let size = std::fs::metadata(dir.path().join("t.dat")).unwrap().len();
             seen.push((offsets(&dir.path().join("l.log")), size));
@@ -342,13 +356,13 @@ fn file_setup_options_like_fio() {
     for fiox_run in [false, true] {
         let dir = scratch();
         let a = ["--name=t", "--filename=c.dat", "--size=64k", "--create_only=1", "--output-format=json"];
-        let out = if fiox_run { fiox(dir.path(), &a) } else { fio(dir.path(), &a) };
+        let out = tool(fiox_run, dir.path(), &a);
         assert_eq!(out.code, 0, "{}", out.stderr);
         assert_eq!(std::fs::metadata(dir.path().join("c.dat")).unwrap().len(), 64 << 10);
-        let v: serde_json::Value = serde_json::from_str(&out.stdout[out.stdout.find('{').unwrap()..]).unwrap();
+        let v = json(&out);
         assert_eq!(v["jobs"][0]["read"]["total_ios"].as_u64(), Some(0), "fiox {fiox_run}: no I/O");
         let a = ["--name=t", "--filename=nope.dat", "--size=64k", "--allow_file_create=0", "--write_iolog=l.log"];
-        let out = if fiox_run { fiox(dir.path(), &a) } else { fio(dir.path(), &a) };
+        let out = tool(fiox_run, dir.path(), &a);
         assert_eq!(out.code, 1, "fiox {fiox_run}");
         assert!(out.stderr.contains("allow_file_create=0"), "{}", out.stderr);
         assert!(!dir.path().join("nope.dat").exists() && !dir.path().join("l.log").exists());
@@ -371,7 +385,7 @@ fn exec_and_pre_read_like_fio() {
             "--exec_prerun=echo before",
             "--exec_postrun=echo after",
         ];
-        let out = if fiox_run { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
+        let out = tool(fiox_run, dir.path(), &args);
         assert_eq!(out.code, 0, "{}", out.stderr);
         for (file, text) in [("j.prerun.txt", "before\n"), ("j.postrun.txt", "after\n")] {
             assert_eq!(std::fs::read_to_string(dir.path().join(file)).unwrap(), text, "fiox {fiox_run}");
@@ -409,8 +423,8 @@ fn falloc_and_ftruncate_engines_like_fio() {
             let dir = scratch();
             let (e, r) = (format!("--ioengine={engine}"), format!("--rw={rw}"));
             let args = ["--output-format=json", "--name=j", "--filename=x", "--size=64k", "--bs=16k", &e, &r];
-            let out = if fiox_run { fiox(dir.path(), &args) } else { fio(dir.path(), &args) };
-            let v: serde_json::Value = serde_json::from_str(&out.stdout[out.stdout.find('{').unwrap()..]).unwrap();
+            let out = tool(fiox_run, dir.path(), &args);
+            let v = json(&out);
             let j = &v["jobs"][0];
             let counts: Vec<(u64, u64)> = ["read", "write", "trim"]
                 .iter()

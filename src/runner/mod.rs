@@ -120,6 +120,7 @@ pub fn run(
         // Worker threads are not scoped: one stuck in a system call on a device that stopped
         // answering must not keep the run from reporting. Status threads only read counters.
         let (tx, rx) = std::sync::mpsc::channel();
+        let flows = flow_members(&plan.workers[phase_start..end]);
         for (k, i) in (phase_start..end).enumerate() {
             let w = plan.workers[i].clone();
             let p = progress[k].clone();
@@ -132,11 +133,12 @@ pub fn run(
                 None => Vec::new(),
             };
             let (tx, diag, stop, notice) = (tx.clone(), diag.clone(), phase_stop.clone(), notice.clone());
+            let flow = flows[k].clone();
             std::thread::spawn(move || {
                 while !waits.iter().all(|p| p.done.load(Ordering::Relaxed)) && !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(5));
                 }
-                let r = run_job(&w, &stop, &p, &*diag, &*notice);
+                let r = run_job(&w, &stop, &p, flow, &*diag, &*notice);
                 let failed = r.as_ref().map_or(true, |r| r.error.is_some());
                 // exitall: the first job to finish stops the others; exitall_on_error: the
                 // first to fail does.
@@ -235,12 +237,33 @@ impl DiskTotals {
 }
 
 /// Line-buffers a worker's diagnostics into the shared sink.
+/// The flow groups of a phase's workers (`flow` set, grouped by `flow_id`): each worker's place
+/// in its group, or `None`.
+fn flow_members(workers: &[WorkerPlan]) -> Vec<Option<worker::flow::FlowMember>> {
+    let mut out: Vec<Option<worker::flow::FlowMember>> = vec![None; workers.len()];
+    let mut ids: Vec<u64> = workers.iter().filter(|w| w.spec.flow != 0).map(|w| w.spec.flow_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        let members: Vec<usize> =
+            (0..workers.len()).filter(|&i| workers[i].spec.flow != 0 && workers[i].spec.flow_id == id).collect();
+        let flows: Vec<i64> = members.iter().map(|&i| workers[i].spec.flow).collect();
+        let group = worker::flow::FlowGroup::new(&flows);
+        for (me, &i) in members.iter().enumerate() {
+            let sleep_us = workers[i].spec.flow_sleep_us;
+            out[i] = Some(worker::flow::FlowMember { group: group.clone(), me, sleep_us });
+        }
+    }
+    out
+}
+
 /// One job clone: `exec_prerun`, the I/O, `exec_postrun` (also after an error). A failing
 /// prerun ends the job before any I/O; a failing postrun fails it, keeping its results.
 fn run_job(
     w: &WorkerPlan,
     stop: &AtomicBool,
     progress: &Progress,
+    flow: Option<worker::flow::FlowMember>,
     diag: &(dyn Fn(&str) + Sync),
     notice: &(dyn Fn(&str) + Sync),
 ) -> Result<WorkerResult> {
@@ -248,7 +271,7 @@ fn run_job(
     if let Some(cmd) = &spec.exec_prerun {
         exec::run(&spec.name, cmd, exec::When::Pre, notice)?;
     }
-    let mut r = worker::run(w, seed_for(w), stop, progress, &mut DiagBuf(diag));
+    let mut r = worker::run(w, seed_for(w), stop, progress, flow, &mut DiagBuf(diag));
     if let Some(cmd) = &spec.exec_postrun {
         if let Err(e) = exec::run(&spec.name, cmd, exec::When::Post, notice) {
             match &mut r {

@@ -436,3 +436,46 @@ fn falloc_and_ftruncate_engines_like_fio() {
         assert_eq!(seen[1], seen[0], "{engine} {rw}: fiox, then fio");
     }
 }
+
+/// `flow`: jobs sharing a `flow_id` keep their I/O counts in the ratio of their weights, as in
+/// fio; a member that has finished holds nobody back.
+#[test]
+fn flow_keeps_jobs_in_proportion_like_fio() {
+    for (fa, fb) in [("1", "8"), ("3", "1")] {
+        let want = fa.parse::<f64>().unwrap() / fb.parse::<f64>().unwrap();
+        for fiox_run in [false, true] {
+            let dir = scratch();
+            let (a, b) = (format!("--flow={fa}"), format!("--flow={fb}"));
+            let job = ["--size=4m", "--time_based", "--runtime=1"];
+            let args = [
+                &["--output-format=json", "--name=a", "--filename=a.dat", a.as_str()][..],
+                &job,
+                &["--name=b", "--filename=b.dat", b.as_str()],
+                &job,
+            ]
+            .concat();
+            let v = json(&tool(fiox_run, dir.path(), &args));
+            let ios: Vec<f64> = (0..2).map(|j| v["jobs"][j]["read"]["total_ios"].as_f64().unwrap()).collect();
+            let ratio = ios[0] / ios[1];
+            assert!((ratio / want - 1.0).abs() < 0.05, "fiox {fiox_run} flow {fa}:{fb}: {ios:?}");
+        }
+    }
+    let dir = scratch();
+    let args = [
+        "--output-format=json",
+        "--name=short",
+        "--filename=a.dat",
+        "--size=256k",
+        "--flow=1",
+        "--name=long",
+        "--filename=b.dat",
+        "--size=4m",
+        "--time_based",
+        "--runtime=1",
+        "--flow=1",
+    ];
+    let v = json(&fiox(dir.path(), &args));
+    let long = &v["jobs"][1];
+    assert!(long["job_runtime"].as_u64().unwrap() >= 990, "{long}");
+    assert!(long["read"]["total_ios"].as_u64().unwrap() > 1000, "the long job goes on once the short one is done");
+}

@@ -313,6 +313,10 @@ pub struct JobSpec {
     pub allow_file_create: bool,
     /// Lay out, then no I/O (`create_only`).
     pub create_only: bool,
+    /// `flow`, `flow_id`, `flow_sleep` (µs): flow control among jobs.
+    pub flow: i64,
+    pub flow_id: u64,
+    pub flow_sleep_us: u64,
     /// Read the files' regions into the cache before the job (`pre_read`).
     pub pre_read: bool,
     /// Shell commands run before and after the job (`exec_prerun`, `exec_postrun`).
@@ -781,6 +785,9 @@ impl JobSpec {
             create_on_open: m.flag("create_on_open")?,
             allow_file_create: m.flag("allow_file_create")?,
             create_only: m.flag("create_only")?,
+            flow: m.int("flow")?.unwrap_or(0),
+            flow_id: m.int("flow_id")?.unwrap_or(0) as u64,
+            flow_sleep_us: m.int("flow_sleep")?.unwrap_or(0) as u64,
             pre_read: m.flag("pre_read")?,
             exec_prerun: m.string("exec_prerun"),
             exec_postrun: m.string("exec_postrun"),

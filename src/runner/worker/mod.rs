@@ -29,6 +29,7 @@
 //! The loop allocates nothing: units, buffers, timestamps and the completion list are made once.
 
 mod account;
+pub mod flow;
 mod iolog;
 mod layout;
 mod meta;
@@ -135,9 +136,12 @@ pub fn run(
     seed: u64,
     stop: &AtomicBool,
     progress: &Progress,
+    flow: Option<flow::FlowMember>,
     diag: &mut dyn Write,
 ) -> Result<WorkerResult> {
     let spec = &*plan.spec;
+    // However the job ends, its flow group stops waiting for it.
+    let _flow_done = flow.clone().map(flow::Done);
     if spec.create_only {
         // The files are laid out (before the phase started): the job is done, with no I/O.
         return Ok(WorkerResult { seed, ..WorkerResult::default() });
@@ -164,7 +168,10 @@ pub fn run(
     let res = if plan.engine.metadata {
         meta::run(plan, &mut q, stop, progress, diag)?
     } else {
-        Worker::new(plan, &mut q, content, seed, stop, progress, diag).run()?
+        if let Some(f) = &flow {
+            f.start();
+        }
+        Worker::new(plan, &mut q, content, seed, stop, progress, diag).with_flow(flow).run()?
     };
     progress.activity.store(Activity::FINISHING, Ordering::Relaxed);
     // An abandoned queue still has I/O on a device that stopped answering: a flush could wait
@@ -309,6 +316,8 @@ struct Worker<'a> {
     completed: u64,
     abandoned: bool,
     publisher: Publisher<'a>,
+    /// `flow`: the job's place among the jobs whose I/O it keeps in proportion.
+    flow: Option<flow::FlowMember>,
     stop: &'a AtomicBool,
     diag: &'a mut dyn Write,
 }
@@ -363,9 +372,16 @@ impl<'a> Worker<'a> {
             completed: 0,
             abandoned: false,
             publisher: Publisher { progress, next_at: 0, served: 0, next_snapshot_at: SNAPSHOT_EVERY_NS },
+            flow: None,
             stop,
             diag,
         }
+    }
+
+    /// Puts the job in its flow group.
+    fn with_flow(mut self, flow: Option<flow::FlowMember>) -> Self {
+        self.flow = flow;
+        self
     }
 
     fn run(mut self) -> Result<WorkerResult> {
@@ -431,6 +447,19 @@ impl<'a> Worker<'a> {
             if self.end.issued_all() {
                 break;
             }
+            if let Some(f) = &self.flow {
+                if !f.may_issue() {
+                    // Ahead of its flow group: wait for its own I/O, or pause when it has none.
+                    if self.q.in_engine() == 0 {
+                        let activity = &self.publisher.progress.activity;
+                        activity.store(Activity::IDLE, Ordering::Relaxed);
+                        f.pause();
+                        activity.store(Activity::IO, Ordering::Relaxed);
+                        self.now = self.clock.now();
+                    }
+                    return Ok((false, true));
+                }
+            }
             // One clock read serves the rate checks of this I/O.
             let t_pace = if self.pacing { self.clock.now() } else { 0 };
             let Some(next) = self.next_io(t_pace) else { break };
@@ -472,6 +501,9 @@ impl<'a> Worker<'a> {
                     // Done in line (a synchronous engine; a trim on a ring engine; the null
                     // engine at depth 1): no submission phase, so no slat, as in fio.
                     self.end.issued(&next);
+                    if let Some(f) = &self.flow {
+                        f.issued();
+                    }
                     self.now = self.clock.now();
                     self.completed_in_line(idx, result, t_start);
                     // Back to the loop head, which checks the time and the stop flag.
@@ -479,6 +511,9 @@ impl<'a> Worker<'a> {
                 }
                 QueueStatus::Queued => {
                     self.end.issued(&next);
+                    if let Some(f) = &self.flow {
+                        f.issued();
+                    }
                     self.batch.push(idx);
                     if self.batch.len() as u32 >= self.depth.batch_submit {
                         self.submit()?;

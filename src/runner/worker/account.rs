@@ -148,7 +148,9 @@ impl Accountant {
         let [keep_slat, keep_clat, keep_lat] = self.keep;
         if keep_clat {
             ds.clat.add(clat);
+            ts.mark_clat_bucket(clat);
         }
+        let ds = &mut ts.dirs[d];
         if let Some(h) = &mut ds.clat_hist {
             h.add(clat);
         }
@@ -178,15 +180,13 @@ impl Accountant {
         if let Some(l) = &mut self.logs {
             let slat = start.map(|s| issue.saturating_sub(s));
             l.io(done.saturating_sub(self.start) / 1_000_000, d, io.len, io.offset, io.ioprio, slat, clat, lat);
-        }
-        if keep_clat {
-            ts.mark_clat_bucket(clat);
-        }
-        if self.per_io_bw == Some(true) {
-            ts.dirs[d].bw.add(crate::runner::logs::io_bw(io.len, clat));
-        }
-        if self.per_io_iops {
-            ts.dirs[d].iops.add(1);
+            // Per-I/O bw and iops logs exist only with logs, so this costs nothing without.
+            if self.per_io_bw == Some(true) {
+                ds.bw.add(crate::runner::logs::io_bw(io.len, clat));
+            }
+            if self.per_io_iops {
+                ds.iops.add(1);
+            }
         }
     }
 

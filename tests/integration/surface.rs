@@ -479,3 +479,21 @@ fn flow_keeps_jobs_in_proportion_like_fio() {
     assert!(long["job_runtime"].as_u64().unwrap() >= 990, "{long}");
     assert!(long["read"]["total_ios"].as_u64().unwrap() > 1000, "the long job goes on once the short one is done");
 }
+
+/// The options of fio's built-in profiles (tiobench's `threads`, `block`, ...; act's `load`,
+/// ...) are accepted in any job and change nothing there, as in fio: the same jobs, I/Os and
+/// echoed job options.
+#[test]
+fn profile_options_do_nothing_outside_a_profile_like_fio() {
+    let mut seen = Vec::new();
+    for fiox_run in [false, true] {
+        let dir = scratch();
+        let job = dir.path().join("p.fio");
+        std::fs::write(&job, "[a]\nioengine=null\nsize=1m\nnumruns=3\nblock=8k\ndir=/tmp\nthreads=4\nload=2\n")
+            .unwrap();
+        let v = json(&tool(fiox_run, dir.path(), &["--output-format=json", job.to_str().unwrap()]));
+        let jobs = v["jobs"].as_array().unwrap();
+        seen.push((jobs.len(), jobs[0]["read"]["total_ios"].as_u64(), jobs[0]["job options"].clone()));
+    }
+    assert_eq!(seen[1], seen[0], "fiox, then fio");
+}

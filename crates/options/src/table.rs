@@ -78,6 +78,8 @@ pub enum Category {
     Logging,
     Errors,
     Units,
+    /// Options of fio's built-in profiles, which do nothing outside them.
+    Profile,
     Other,
 }
 
@@ -101,6 +103,7 @@ impl Category {
             Category::Logging => "Logging",
             Category::Errors => "Error handling",
             Category::Units => "Units",
+            Category::Profile => "Profile options (no effect without --profile, as in fio)",
             Category::Other => "Other fio options (not supported yet)",
         }
     }
@@ -248,7 +251,9 @@ pub fn lookup(name: &str) -> Option<&'static OptDef> {
 
 /// The closest option names to a misspelt one, best first, for "did you mean" hints.
 pub fn suggest(name: &str) -> Vec<&'static str> {
+    // Profile options do nothing outside their profile: never a useful guess.
     let mut scored: Vec<(usize, &'static str)> = all()
+        .filter(|o| o.category != Category::Profile)
         .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
         .map(|n| (edit_distance(name, n), n))
         .filter(|(d, n)| *d <= (name.len().max(n.len()) / 3).max(2) || n.starts_with(name) || name.starts_with(n))

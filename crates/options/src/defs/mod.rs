@@ -10,7 +10,9 @@ mod engine;
 mod general;
 mod io;
 mod other;
+mod profile;
 mod report;
 
 /// All tables, in `--cmdhelp` order.
-pub(crate) static TABLES: &[&[OptDef]] = &[general::DEFS, io::DEFS, report::DEFS, engine::DEFS, other::DEFS];
+pub(crate) static TABLES: &[&[OptDef]] =
+    &[general::DEFS, io::DEFS, report::DEFS, engine::DEFS, profile::DEFS, other::DEFS];

@@ -265,39 +265,44 @@ impl JobLogs {
     /// Closes every averaging window that ended before `time_ms`.
     pub fn roll(&mut self, time_ms: u64) {
         while self.avg_ms > 0 && time_ms >= self.window_end {
-            let end = self.window_end;
-            let (bytes, ios) = (self.window_bytes, self.window_ios);
-            for log in &mut self.logs {
-                for d in 0..3 {
-                    let (avg, max) = match log.kind {
-                        // KiB/s and I/Os per second over the window.
-                        Kind::Bw if bytes[d] > 0 => {
-                            let v = bytes[d] * 1000 / self.avg_ms / 1024;
-                            (v, v)
-                        }
-                        Kind::Iops if ios[d] > 0 => {
-                            let v = ios[d] * 1000 / self.avg_ms;
-                            (v, v)
-                        }
-                        Kind::Lat | Kind::Clat | Kind::Slat if log.windows[d].n > 0 => {
-                            let w = log.windows[d];
-                            (w.sum / w.n, w.max)
-                        }
-                        _ => continue,
-                    };
-                    let value = if self.window_value == 1 { max } else { avg };
-                    let second = (self.window_value == 2).then_some(max);
-                    // A window mixes priorities: fio writes 0 (0x0000 under log_prio).
-                    let prio = if self.log_prio { Prio::Value(0) } else { Prio::Flag(false) };
-                    let t = self.time_base + end;
-                    line(&mut log.sink, t, value, second, d as u8, 0, self.offset.then_some(0), prio);
-                    log.windows[d] = Window::default();
-                }
-            }
-            self.window_bytes = [0; 3];
-            self.window_ios = [0; 3];
+            self.close_window(self.window_end, false);
             self.window_end += self.avg_ms;
         }
+    }
+
+    /// Writes the open window's lines with time `at` and starts a new window; with
+    /// `latency_only`, only the latency logs' lines.
+    fn close_window(&mut self, at: u64, latency_only: bool) {
+        let (bytes, ios) = (self.window_bytes, self.window_ios);
+        // A window mixes priorities: fio writes 0 (0x0000 under log_prio).
+        let prio = if self.log_prio { Prio::Value(0) } else { Prio::Flag(false) };
+        for log in &mut self.logs {
+            for d in 0..3 {
+                let (avg, max) = match log.kind {
+                    // KiB/s and I/Os per second over the window.
+                    Kind::Bw if bytes[d] > 0 && !latency_only => {
+                        let v = bytes[d] * 1000 / self.avg_ms / 1024;
+                        (v, v)
+                    }
+                    Kind::Iops if ios[d] > 0 && !latency_only => {
+                        let v = ios[d] * 1000 / self.avg_ms;
+                        (v, v)
+                    }
+                    Kind::Lat | Kind::Clat | Kind::Slat if log.windows[d].n > 0 => {
+                        let w = log.windows[d];
+                        (w.sum / w.n, w.max)
+                    }
+                    _ => continue,
+                };
+                let value = if self.window_value == 1 { max } else { avg };
+                let second = (self.window_value == 2).then_some(max);
+                let t = self.time_base + at;
+                line(&mut log.sink, t, value, second, d as u8, 0, self.offset.then_some(0), prio);
+                log.windows[d] = Window::default();
+            }
+        }
+        self.window_bytes = [0; 3];
+        self.window_ios = [0; 3];
     }
 
     /// Measurement starts now: under `log_unix_epoch`/`log_alternate_epoch`, times count from
@@ -315,19 +320,7 @@ impl JobLogs {
         if self.avg_ms == 0 || time_ms + self.avg_ms <= self.window_end {
             return;
         }
-        let prio = if self.log_prio { Prio::Value(0) } else { Prio::Flag(false) };
-        for log in self.logs.iter_mut().filter(|l| matches!(l.kind, Kind::Lat | Kind::Clat | Kind::Slat)) {
-            for d in 0..3 {
-                let w = std::mem::take(&mut log.windows[d]);
-                if w.n == 0 {
-                    continue;
-                }
-                let value = if self.window_value == 1 { w.max } else { w.sum / w.n };
-                let second = (self.window_value == 2).then_some(w.max);
-                let t = self.time_base + time_ms;
-                line(&mut log.sink, t, value, second, d as u8, 0, self.offset.then_some(0), prio);
-            }
-        }
+        self.close_window(time_ms, true);
     }
 
     /// Called between I/O batches with the job's statistics so far (`bs` is each direction's

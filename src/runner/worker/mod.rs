@@ -500,20 +500,14 @@ impl<'a> Worker<'a> {
                 QueueStatus::Completed(result) => {
                     // Done in line (a synchronous engine; a trim on a ring engine; the null
                     // engine at depth 1): no submission phase, so no slat, as in fio.
-                    self.end.issued(&next);
-                    if let Some(f) = &self.flow {
-                        f.issued();
-                    }
+                    self.issued(&next);
                     self.now = self.clock.now();
                     self.completed_in_line(idx, result, t_start);
                     // Back to the loop head, which checks the time and the stop flag.
                     return Ok((true, false));
                 }
                 QueueStatus::Queued => {
-                    self.end.issued(&next);
-                    if let Some(f) = &self.flow {
-                        f.issued();
-                    }
+                    self.issued(&next);
                     self.batch.push(idx);
                     if self.batch.len() as u32 >= self.depth.batch_submit {
                         self.submit()?;
@@ -535,6 +529,15 @@ impl<'a> Worker<'a> {
             }
         }
         Ok((false, false))
+    }
+
+    /// Counts an I/O the engine took: toward the job's size, and in its flow group.
+    #[inline]
+    fn issued(&mut self, next: &NextIo) {
+        self.end.issued(next);
+        if let Some(f) = &self.flow {
+            f.issued();
+        }
     }
 
     /// The next I/O to issue: the one held back, or a new one from the generator, fitted to

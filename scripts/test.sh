@@ -38,6 +38,18 @@ if ! command -v nbdkit >/dev/null 2>&1 || ! command -v nbdfuse >/dev/null 2>&1; 
     echo "scripts/test.sh: nbdkit/nbdfuse are not installed and cannot be installed here; fault tests will skip" >&2
   fi
 fi
+# The kernel-hint tests compare the system calls of both tools under strace.
+if ! command -v strace >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "scripts/test.sh: installing strace for the kernel-hint tests" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq strace >/dev/null
+  else
+    echo "scripts/test.sh: strace is not installed and cannot be installed here (need root and apt-get)" >&2
+    exit 1
+  fi
+fi
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e

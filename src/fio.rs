@@ -71,7 +71,9 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
         out.write_all(USAGE.as_bytes())?;
         return Ok(ExitCode::from(1));
     }
-    let env = |v: &str| std::env::var(v).ok();
+    // An unset `${VAR}` stops a run (see `jobfile::expand_env`), but --parse-only substitutes
+    // nothing, as fio does: a job file written for another machine's environment still checks.
+    let env = |v: &str| std::env::var(v).ok().or_else(|| g.parse_only.then(String::new));
     let mut files = Vec::new();
     for p in &cl.job_files {
         files.push(jobfile::read(p, &env)?);

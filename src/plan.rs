@@ -230,6 +230,18 @@ fn plan_files(spec: &JobSpec, clone: u32, engine_creates_files: bool) -> Result<
                 Some(e) => (e as f64 * p / 100.0) as u64,
                 None => bail!("job '{}': size={p}% of '{}', which does not exist", spec.name, path.display()),
             },
+            // fill_device without a size: what the file has plus the file system's free space,
+            // shared among the job's files.
+            (None, None) if spec.fill_device && !block_device => {
+                let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    Some(d) => d.to_path_buf(),
+                    None => PathBuf::from("."),
+                };
+                let free = fiox_engine::sys::free_space(&dir).with_context(|| {
+                    format!("job '{}': fill_device: cannot read the free space of '{}'", spec.name, dir.display())
+                })?;
+                existing.unwrap_or(0) + free / nfiles
+            }
             (None, None) => match existing {
                 Some(e) => e,
                 None => bail!(
@@ -271,7 +283,7 @@ fn plan_files(spec: &JobSpec, clone: u32, engine_creates_files: bool) -> Result<
         // The region is `size` bytes from the offset. A regular file is laid out to cover it
         // (fio makes it offset + size long); a device must already be that large. Without a
         // size, an existing file or device is used from the offset to its end.
-        let sized = spec.size.is_some() || spec.filesize.is_some();
+        let sized = spec.size.is_some() || spec.filesize.is_some() || (spec.fill_device && !block_device);
         let region_len = if block_device || !sized {
             file_size.min(existing.unwrap_or(0).saturating_sub(region_start))
         } else {

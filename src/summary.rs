@@ -22,7 +22,9 @@ pub fn build(plan: &Plan, results: &[WorkerResult], disks: Vec<fiox_report::Disk
     let groups_n = plan.workers.iter().map(|w| w.groupid).max().map_or(0, |g| g + 1);
     let mut groups = Vec::new();
     for g in 0..groups_n {
-        let members: Vec<usize> = (0..results.len()).filter(|&i| plan.workers[i].groupid == g).collect();
+        // stats=0: the job ran, but no report shows it (nor its group's totals).
+        let members: Vec<usize> =
+            (0..results.len()).filter(|&i| plan.workers[i].groupid == g && plan.workers[i].spec.stats).collect();
         if members.is_empty() {
             continue;
         }

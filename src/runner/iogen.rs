@@ -204,6 +204,8 @@ pub struct IoGen {
     /// How each direction picks its block size.
     sizes: [BlockSizes; 3],
     percentage_random: [u32; 3],
+    /// `bs_is_seq_rand`.
+    seq_rand: bool,
     /// Insert an fsync (or fdatasync) after this many writes (0: never).
     fsync_every: u32,
     fsync_ddir: Ddir,
@@ -218,7 +220,7 @@ pub struct IoGen {
     norandommap: bool,
     seed: u64,
     regions: Vec<Region>,
-    file: usize,
+    files: super::files::FilePicker,
     rng: Rng,
     /// I/Os left in the current sequential run of a `randread:N` job.
     run_left: u64,
@@ -230,7 +232,13 @@ pub struct IoGen {
 impl IoGen {
     pub fn new(spec: &JobSpec, regions: &[(u64, u64)], seed: u64) -> IoGen {
         let sizes = [0, 1, 2].map(|d| BlockSizes::of(spec, d));
-        let on = [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()];
+        let on = if spec.bs_is_seq_rand {
+            // The first list serves sequential I/O, the second random I/O.
+            let some_seq = !spec.rw.is_random() || spec.percentage_random.iter().any(|&p| p < 100);
+            [some_seq, spec.rw.is_random(), spec.rw.trims()]
+        } else {
+            [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()]
+        };
         let used = || (0..3).filter(|&d| on[d]);
         let min_bs = used().map(|d| sizes[d].min()).min().unwrap_or(spec.bs[0]);
         let max_bs = used().map(|d| sizes[d].max()).max().unwrap_or(spec.bs[0]);
@@ -278,6 +286,7 @@ impl IoGen {
             loops_left: spec.loops.max(1),
             sizes,
             percentage_random: spec.percentage_random,
+            seq_rand: spec.bs_is_seq_rand,
             fsync_every,
             fsync_ddir,
             writes_since_sync: 0,
@@ -288,8 +297,8 @@ impl IoGen {
             min_bs,
             norandommap,
             seed,
+            files: super::files::FilePicker::new(spec.file_service.clone(), regions.len(), spec.openfiles as usize),
             regions,
-            file: 0,
             rng: Rng::new(seed.wrapping_mul(0x2545_f491_4f6c_dd1d)),
             run_left: 0,
             last: None,
@@ -342,11 +351,12 @@ impl IoGen {
         }
         let ddir = self.pick_ddir();
         let d = ddir as usize;
-        let mut len = self.sizes[d].pick(&mut self.rng);
-        let file = self.file;
-        self.file = (self.file + 1) % self.regions.len();
         let pct = self.percentage_random[d];
         let random = self.rw.is_random() && (pct >= 100 || self.rng.below(100) < pct as u64);
+        // bs_is_seq_rand: the read sizes serve sequential I/O, the write sizes random I/O.
+        let sizes = if self.seq_rand && d < 2 { random as usize } else { d };
+        let mut len = self.sizes[sizes].pick(&mut self.rng);
+        let file = self.files.pick(&mut self.rng);
         let io = if random && self.run_left == 0 {
             if self.modifier > 0 {
                 self.run_left = self.modifier as u64 - 1;
@@ -424,7 +434,27 @@ impl IoGen {
         }
         self.last = Some(io);
         self.count_write(io.ddir);
+        if self.regions.len() > 1 && self.region_done(io.file, d) {
+            self.files.finished(io.file);
+        }
         Some(io)
+    }
+
+    /// Whether file `f`'s region is done for this pass in direction `d`: every block done for
+    /// random I/O (never without a random map), no whole smallest block left for sequential.
+    fn region_done(&self, f: usize, d: usize) -> bool {
+        let r = &self.regions[f];
+        if self.rw.is_random() && self.dist.is_none() && !self.norandommap {
+            if r.covered.is_some() {
+                r.done >= r.nblocks
+            } else {
+                r.next == r.nblocks
+            }
+        } else if self.rw.is_random() {
+            false
+        } else {
+            r.seq[d] + self.sizes[d].min() > r.len
+        }
     }
 
     /// The file that started a new pass with the last I/O, if one did.

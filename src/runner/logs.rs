@@ -131,6 +131,8 @@ struct HistLog {
     every_ms: u64,
     next_ms: u64,
     last: [Option<fiox_stats::LatHist>; 3],
+    /// `log_hist_coarseness`: each column sums 2^c adjacent buckets of the histogram.
+    coarseness: u32,
     sink: Sink,
 }
 
@@ -189,6 +191,7 @@ impl JobLogs {
         let hist = spec.write_hist_log.as_ref().map(|prefix| HistLog {
             every_ms: spec.log_hist_msec,
             next_ms: spec.log_hist_msec,
+            coarseness: spec.log_hist_coarseness,
             last: [None, None, None],
             sink: Sink::new(name(prefix, "clat_hist")),
         });
@@ -357,9 +360,9 @@ impl JobLogs {
             }
             let buf = &mut h.sink.buf;
             let _ = write!(buf, "{}, {d}, {}", time_ms + time_base, bs[d]);
-            for c in delta.counts() {
+            for group in delta.counts().chunks(1 << h.coarseness) {
                 buf.extend_from_slice(b", ");
-                num(buf, *c);
+                num(buf, group.iter().sum());
             }
             buf.push(b'\n');
             h.last[d] = Some(now.clone());

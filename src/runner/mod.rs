@@ -8,6 +8,8 @@ pub mod clock;
 pub mod content;
 pub mod eta;
 pub mod exec;
+pub mod files;
+pub mod host;
 pub mod iogen;
 pub mod logs;
 pub mod offsets;

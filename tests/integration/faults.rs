@@ -13,11 +13,11 @@ use std::time::{Duration, Instant};
 use crate::util::{fio_bin, fiox_bin, LoopDev, Throttle};
 
 /// A small tmpfs mounted at `dir/small`, unmounted when dropped (also when the test fails).
-struct SmallFs(std::path::PathBuf);
+pub(crate) struct SmallFs(pub(crate) std::path::PathBuf);
 
 impl SmallFs {
     /// `None` where no file system can be mounted (not root).
-    fn mount(dir: &Path, size: &str) -> Option<SmallFs> {
+    pub(crate) fn mount(dir: &Path, size: &str) -> Option<SmallFs> {
         let mnt = dir.join("small");
         std::fs::create_dir(&mnt).ok()?;
         let opts = format!("size={size}");

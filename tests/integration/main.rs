@@ -4,6 +4,7 @@
 mod cli;
 mod differential;
 mod faults;
+mod host;
 mod lab;
 mod nbd_faults;
 mod runner;

@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::util::{fio, fiox, listing, scratch, Out};
 
 /// Runs fiox or, if `fiox_run` is false, fio, with `args` in `dir`.
-fn tool(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
+pub(crate) fn tool(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
     if fiox_run {
         fiox(dir, args)
     } else {
@@ -15,7 +15,7 @@ fn tool(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
 }
 
 /// The JSON document of a run (fio may print a line before it).
-fn json(out: &Out) -> serde_json::Value {
+pub(crate) fn json(out: &Out) -> serde_json::Value {
     serde_json::from_str(&out.stdout[out.stdout.find('{').expect("a JSON document")..]).unwrap()
 }
 
@@ -496,4 +496,194 @@ fn profile_options_do_nothing_outside_a_profile_like_fio() {
         seen.push((jobs.len(), jobs[0]["read"]["total_ios"].as_u64(), jobs[0]["job options"].clone()));
     }
     assert_eq!(seen[1], seen[0], "fiox, then fio");
+}
+
+/// `file_service_type` and `openfiles`: the same order of files and blocks as fio 3.33 for the
+/// deterministic types, and the same per-file totals for random choice (fio skips done files).
+#[test]
+fn file_service_types_visit_files_like_fio() {
+    // (file index, block) of each read in a version 3 iolog; file names end in ".<index>".
+    let reads = |path: &Path| -> Vec<(u32, u64)> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                (f.len() == 5 && f[2] == "read")
+                    .then(|| (f[1].rsplit('.').next().unwrap().parse().unwrap(), f[3].parse::<u64>().unwrap() / 4096))
+            })
+            .collect()
+    };
+    for (service, openfiles) in [
+        ("roundrobin", "0"),
+        ("roundrobin", "2"),
+        ("roundrobin:2", "2"),
+        ("sequential", "0"),
+        ("random", "0"),
+        ("random:2", "3"),
+    ] {
+        let dir = scratch();
+        let mut got = Vec::new();
+        for fiox_run in [false, true] {
+            let log = if fiox_run { "--write_iolog=x.log" } else { "--write_iolog=f.log" };
+            let args = ["--name=j", "--nrfiles=4", "--filesize=16k", "--bs=4k", "--rw=read", log, "--output=/dev/null"];
+            let mut a = args.to_vec();
+            let s = format!("--file_service_type={service}");
+            let o = format!("--openfiles={openfiles}");
+            a.extend([s.as_str(), o.as_str()]);
+            let out = tool(fiox_run, dir.path(), &a);
+            assert_eq!(out.code, 0, "{service}: {}", out.stderr);
+            got.push(reads(&dir.path().join(if fiox_run { "x.log" } else { "f.log" })));
+        }
+        let (fio, fiox) = (&got[0], &got[1]);
+        assert_eq!(fiox.len(), 16, "{service}: {fiox:?}");
+        if service.starts_with("random") {
+            let mut a = fio.clone();
+            let mut b = fiox.clone();
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b, "{service} openfiles={openfiles}: each file gets each block once");
+        } else {
+            assert_eq!(fiox, fio, "{service} openfiles={openfiles}");
+        }
+    }
+}
+
+/// `fill_device`: a sequential write without a size fills the file system and ends without an
+/// error, as in fio; a read job first fills it, then reads it all.
+#[test]
+fn fill_device_writes_until_the_file_system_is_full_like_fio() {
+    let dir = scratch();
+    let Some(fs) = crate::faults::SmallFs::mount(dir.path(), "8m") else { return };
+    for rw in ["write", "read"] {
+        let mut got = Vec::new();
+        for fiox_run in [false, true] {
+            let file = fs.0.join("f");
+            let _ = std::fs::remove_file(&file);
+            let name = format!("--filename={}", file.display());
+            let rw_arg = format!("--rw={rw}");
+            let out = tool(
+                fiox_run,
+                dir.path(),
+                &["--name=f", &name, "--fill_device=1", &rw_arg, "--bs=64k", "--output-format=json"],
+            );
+            assert_eq!(out.code, 0, "fiox {fiox_run} {rw}: {}", out.stderr);
+            if fiox_run {
+                assert!(out.stderr.is_empty(), "a full file system is the expected end: {}", out.stderr);
+            }
+            let j = &json(&out)["jobs"][0];
+            assert_eq!(j["error"], 0);
+            got.push((j[rw]["io_bytes"].as_u64().unwrap(), std::fs::metadata(&file).unwrap().len()));
+        }
+        assert_eq!(got[1], got[0], "{rw}: bytes moved and file size, fiox vs fio");
+        assert_eq!(got[1].0, 8 << 20, "{rw}");
+    }
+}
+
+/// `log_hist_coarseness`: each histogram-log column sums 2^N buckets, as many columns as fio's.
+#[test]
+fn hist_log_coarseness_like_fio() {
+    let dir = scratch();
+    for c in ["0", "2", "6"] {
+        let mut widths = Vec::new();
+        for (fiox_run, prefix) in [(false, "f"), (true, "x")] {
+            let log = format!("--write_hist_log={prefix}{c}");
+            let coarse = format!("--log_hist_coarseness={c}");
+            let out = tool(
+                fiox_run,
+                dir.path(),
+                &[
+                    "--name=h",
+                    "--ioengine=null",
+                    "--size=1g",
+                    "--time_based",
+                    "--runtime=1",
+                    &log,
+                    "--log_hist_msec=100",
+                    &coarse,
+                    "--output=/dev/null",
+                ],
+            );
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            let text = std::fs::read_to_string(dir.path().join(format!("{prefix}{c}_clat_hist.1.log"))).unwrap();
+            let first = text.lines().next().unwrap_or_else(|| panic!("fiox {fiox_run}: an empty histogram log"));
+            widths.push(first.split(", ").count());
+        }
+        assert_eq!(widths[1], widths[0], "coarseness {c}");
+    }
+}
+
+/// `bs_is_seq_rand`: the read sizes serve sequential I/O and the write sizes random I/O.
+#[test]
+fn bs_is_seq_rand_picks_sizes_by_randomness_like_fio() {
+    let dir = scratch();
+    for (rw, want) in [("read", 4096), ("write", 4096), ("randread", 65536), ("randwrite", 65536)] {
+        let rw_arg = format!("--rw={rw}");
+        let out = tool(
+            true,
+            dir.path(),
+            &[
+                "--name=b",
+                "--ioengine=null",
+                "--size=1m",
+                &rw_arg,
+                "--bs=4k,64k",
+                "--bs_is_seq_rand=1",
+                "--output-format=json",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let j = &json(&out)["jobs"][0];
+        let d = if rw.contains("read") { "read" } else { "write" };
+        assert_eq!(j[d]["io_bytes"], 1 << 20, "{rw}");
+        assert_eq!(j[d]["total_ios"], (1 << 20) / want, "{rw}: blocks of {want}");
+        // fio 3.33 uses the same sizes (its random map ends random jobs early: see README).
+        let f = tool(
+            false,
+            dir.path(),
+            &[
+                "--name=b",
+                "--ioengine=null",
+                "--size=1m",
+                &rw_arg,
+                "--bs=4k,64k",
+                "--bs_is_seq_rand=1",
+                "--output-format=json",
+            ],
+        );
+        let fj = &json(&f)["jobs"][0];
+        let avg = fj[d]["io_bytes"].as_u64().unwrap() / fj[d]["total_ios"].as_u64().unwrap();
+        assert!(avg > want / 2 && avg <= want, "fio {rw}: average block {avg}, list says {want}");
+    }
+}
+
+/// `rate_ignore_thinktime`: by default the rate makes up for the time spent thinking (fio: 200
+/// I/Os in 2 s at rate_iops=100 with 100 ms thinks every 10 I/Os); with 1 it does not (~105).
+#[test]
+fn rate_catches_up_after_thinktime_like_fio() {
+    let dir = scratch();
+    for fiox_run in [false, true] {
+        let mut counts = Vec::new();
+        for ignore in ["0", "1"] {
+            let flag = format!("--rate_ignore_thinktime={ignore}");
+            let args = [
+                "--name=r",
+                "--ioengine=null",
+                "--size=100m",
+                "--rate_iops=100",
+                "--thinktime=100ms",
+                "--thinktime_blocks=10",
+                "--thinktime_blocks_type=issue",
+                "--time_based",
+                "--runtime=2",
+                &flag,
+                "--output-format=json",
+            ];
+            let out = tool(fiox_run, dir.path(), &args);
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            counts.push(json(&out)["jobs"][0]["read"]["total_ios"].as_u64().unwrap());
+        }
+        assert!((180..=215).contains(&counts[0]), "fiox {fiox_run}: catch-up {counts:?}");
+        assert!((90..=125).contains(&counts[1]), "fiox {fiox_run}: no catch-up {counts:?}");
+    }
 }

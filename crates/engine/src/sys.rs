@@ -511,6 +511,95 @@ pub fn set_ioprio(class: u32, level: u32) -> io::Result<()> {
     Ok(())
 }
 
+/// Switches the calling thread (only it: the raw system calls, not libc's wrappers, which
+/// change every thread of the process) to group `gid` and user `uid`, group first while the
+/// thread may still change it.
+pub fn set_thread_ids(uid: Option<u32>, gid: Option<u32>) -> io::Result<()> {
+    let keep = -1i64 as libc::c_long;
+    if let Some(g) = gid {
+        let g = g as libc::c_long;
+        // SAFETY: no pointers; the kernel changes the calling thread's credentials only.
+        if unsafe { libc::syscall(libc::SYS_setresgid, g, g, keep) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    if let Some(u) = uid {
+        let u = u as libc::c_long;
+        // SAFETY: as above.
+        if unsafe { libc::syscall(libc::SYS_setresuid, u, u, keep) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The calling thread's NUMA memory policy, as set_mempolicy(2) numbers the modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumaMode {
+    Default = 0,
+    Preferred = 1,
+    Bind = 2,
+    Interleave = 3,
+    Local = 4,
+}
+
+/// Sets the calling thread's NUMA memory policy over `nodes` (empty for default and local).
+pub fn set_mempolicy(mode: NumaMode, nodes: &[usize]) -> io::Result<()> {
+    const WORDS: usize = 16;
+    let mut mask = [0 as libc::c_ulong; WORDS];
+    let bits = libc::c_ulong::BITS as usize;
+    for &n in nodes {
+        if n >= WORDS * bits {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("node {n} is out of range")));
+        }
+        mask[n / bits] |= 1 << (n % bits);
+    }
+    let (ptr, maxnode) =
+        if nodes.is_empty() { (std::ptr::null(), 0) } else { (mask.as_ptr(), (WORDS * bits) as libc::c_ulong) };
+    // SAFETY: the mask lives on our stack for the call and holds `maxnode` bits (or is null
+    // with maxnode 0); the policy applies to the calling thread.
+    if unsafe { libc::syscall(libc::SYS_set_mempolicy, mode as libc::c_long, ptr, maxnode) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// posix_fadvise(2) over the whole file; `random` picks POSIX_FADV_RANDOM, else SEQUENTIAL.
+pub fn fadvise_pattern(fd: RawFd, random: bool) -> io::Result<()> {
+    let advice = if random { libc::POSIX_FADV_RANDOM } else { libc::POSIX_FADV_SEQUENTIAL };
+    // SAFETY: no pointers; fd is the caller's open descriptor.
+    match unsafe { libc::posix_fadvise(fd, 0, 0, advice) } {
+        0 => Ok(()),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
+/// F_SET_RW_HINT: the expected lifetime of data written through the file's inode.
+pub fn set_write_hint(fd: RawFd, hint: u64) -> io::Result<()> {
+    const F_SET_RW_HINT: libc::c_int = 1036;
+    let value: u64 = hint;
+    // SAFETY: the kernel reads one u64 from the pointer, which lives on our stack.
+    if unsafe { libc::fcntl(fd, F_SET_RW_HINT, &value as *const u64) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Bytes an unprivileged user may still write on the file system holding `path` (statvfs's
+/// f_bavail blocks of f_frsize bytes).
+pub fn free_space(path: &std::path::Path) -> io::Result<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "a path with a NUL byte"))?;
+    // SAFETY: statvfs is plain data; zeroed is a valid value, overwritten by the call.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` lives on our stack for the call.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
 /// Drops a block device's buffer cache (`invalidate` on a device).
 pub fn flush_block_device(fd: RawFd) -> io::Result<()> {
     const BLKFLSBUF: libc::c_ulong = 0x1261;

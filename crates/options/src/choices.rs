@@ -46,6 +46,99 @@ impl MemKind {
     }
 }
 
+/// How files are chosen (the parsed `file_service_type`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum FileService {
+    RoundRobin(u32),
+    Sequential,
+    Random(u32),
+    /// A distribution over the files; they are not skipped when done.
+    Weighted(crate::spec::RandomDist),
+}
+
+impl FileService {
+    /// Reads fio's forms: `roundrobin[:N]`, `sequential`, `random[:N]`, `zipf:θ`, `pareto:h`,
+    /// `normal:σ` and `gauss:σ`.
+    pub fn parse(text: &str) -> Result<FileService, String> {
+        let text = text.trim();
+        let (kind, arg) = match text.split_once(':') {
+            Some((k, a)) => (k.trim(), Some(a.trim())),
+            None => (text, None),
+        };
+        let count = |default: u32| -> Result<u32, String> {
+            match arg {
+                None => Ok(default),
+                Some(a) => match a.parse::<u32>() {
+                    Ok(n) if n > 0 => Ok(n),
+                    _ => Err(format!("'{a}' is not a count of I/Os (1 or more)")),
+                },
+            }
+        };
+        let real = |default: f64, ok: fn(f64) -> bool, what: &str| -> Result<f64, String> {
+            match arg {
+                None => Ok(default),
+                Some(a) => match a.parse::<f64>() {
+                    Ok(v) if ok(v) => Ok(v),
+                    _ => Err(format!("'{a}' is not a valid {what}")),
+                },
+            }
+        };
+        use crate::spec::RandomDist as R;
+        Ok(match kind {
+            "roundrobin" => FileService::RoundRobin(count(1)?),
+            "sequential" if arg.is_none() => FileService::Sequential,
+            "random" => FileService::Random(count(1)?),
+            // Without a value: the defaults of random_distribution's forms.
+            "zipf" => {
+                FileService::Weighted(R::Zipf(real(1.2, |v| v > 0.0 && v != 1.0, "zipf exponent (above 0, not 1)")?))
+            }
+            "pareto" => {
+                FileService::Weighted(R::Pareto(real(0.2, |v| v > 0.0 && v < 1.0, "pareto power (between 0 and 1)")?))
+            }
+            "normal" | "gauss" => {
+                FileService::Weighted(R::Normal(real(10.0, |v| v > 0.0 && v <= 100.0, "deviation in %")?))
+            }
+            "sequential" => return Err("'sequential' takes no :N".into()),
+            _ => return Err(format!("'{kind}' is not a file service type")),
+        })
+    }
+}
+
+/// `fadvise_hint`: the posix_fadvise(2) advice given when a file is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fadvise {
+    None,
+    /// Sequential for sequential jobs, random for random ones (fio's default, `1`).
+    FollowRw,
+    Sequential,
+    Random,
+}
+
+impl Fadvise {
+    pub fn from_word(word: &str) -> Option<Fadvise> {
+        Some(match word {
+            "0" => Fadvise::None,
+            "1" => Fadvise::FollowRw,
+            "sequential" => Fadvise::Sequential,
+            "random" => Fadvise::Random,
+            _ => return None,
+        })
+    }
+}
+
+/// `write_hint`: the data lifetime passed with F_SET_RW_HINT, as the kernel numbers it
+/// (`RWH_WRITE_LIFE_*`).
+pub fn write_hint_from_word(word: &str) -> Option<u64> {
+    Some(match word {
+        "none" => 1,
+        "short" => 2,
+        "medium" => 3,
+        "long" => 4,
+        "extreme" => 5,
+        _ => return None,
+    })
+}
+
 /// `fallocate`: how files are preallocated when they are laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fallocate {
@@ -248,6 +341,12 @@ mod tests {
         }
         for w in words("random_generator") {
             assert!(RandomGenerator::from_word(w).is_some(), "random_generator={w}");
+        }
+        for w in words("fadvise_hint") {
+            assert!(Fadvise::from_word(w).is_some(), "fadvise_hint={w}");
+        }
+        for w in words("write_hint") {
+            assert!(write_hint_from_word(w).is_some(), "write_hint={w}");
         }
         for w in words("exit_what") {
             assert!(ExitWhat::from_word(w).is_some(), "exit_what={w}");

@@ -15,6 +15,7 @@ pub mod error;
 mod expr;
 pub mod fuzz;
 pub mod help;
+pub mod host;
 pub mod job;
 pub mod jobfile;
 pub mod showcmd;
@@ -22,7 +23,9 @@ pub mod spec;
 pub mod table;
 pub mod value;
 
-pub use choices::{ClockSource, ErrorPolicy, ExitWhat, Fallocate, MemKind, RandomGenerator, UnifiedRw};
+pub use choices::{
+    ClockSource, ErrorPolicy, ExitWhat, Fadvise, Fallocate, FileService, MemKind, RandomGenerator, UnifiedRw,
+};
 pub use error::{Error, Origin};
 pub use job::{assemble, Job, JobSet};
 pub use spec::{JobSpec, PrioRule, RandomDist, SizeSpec};

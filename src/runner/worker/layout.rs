@@ -48,6 +48,13 @@ pub fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
             .truncate(false)
             .open(&f.path)
             .with_context(|| format!("job '{}': cannot create '{}'", plan.spec.name, f.path.display()))?;
+        // The job runs as uid/gid: the files it laid out must be theirs, as fio's are (it
+        // switches user before creating them).
+        let (uid, gid) = (plan.spec.host.uid, plan.spec.host.gid);
+        if uid.is_some() || gid.is_some() {
+            std::os::unix::fs::fchown(&file, uid, gid)
+                .with_context(|| format!("job '{}': cannot give '{}' to uid/gid", plan.spec.name, f.path.display()))?;
+        }
         let have = file.metadata()?.len();
         // Jobs that only write get the space reserved and no data, as in fio; jobs that read
         // (or overwrite=1) get real data so that reads hit the device.
@@ -60,7 +67,11 @@ pub fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
             // A failed preallocation (ENOSPC on a small file system) is not an error, and fio
             // says nothing of it: the writes meet the full disk themselves, and the job then
             // reports what it wrote and the ENOSPC it stopped on.
-            let _ = sys::preallocate(file.as_raw_fd(), how, f.layout_size);
+            // fill_device writes until the file system is full: reserving it first would make
+            // the first write fail.
+            if !plan.spec.fill_device {
+                let _ = sys::preallocate(file.as_raw_fd(), how, f.layout_size);
+            }
             // `none` leaves the size to the writes, `keep` reserves without growing the file.
             if how == sys::Prealloc::Allocate || plan.spec.fallocate == Fallocate::Truncate {
                 file.set_len(f.layout_size.max(have))?;

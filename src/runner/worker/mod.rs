@@ -612,6 +612,14 @@ impl<'a> Worker<'a> {
         };
         if result < 0 {
             self.acct.failed(&io);
+            // fill_device: a full file system is the end the job was written for, not an error.
+            if self.spec.fill_device
+                && io.ddir == Ddir::Write
+                && [libc::ENOSPC, libc::EDQUOT].contains(&(-result as i32))
+            {
+                self.end.exhausted();
+                return;
+            }
             self.errors.io_failed(&io, (-result) as i32, self.plan, &mut self.acct.ts, self.diag);
             return;
         }

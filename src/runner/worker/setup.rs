@@ -8,13 +8,26 @@ use std::os::unix::fs::OpenOptionsExt;
 
 use anyhow::{Context, Result};
 use fiox_engine::{sys, IoQueue, QueueConfig, QueueError};
-use fiox_options::JobSpec;
+use fiox_options::{Fadvise, JobSpec};
 
 use crate::plan::WorkerPlan;
 
-/// `cpus_allowed`, `nice`, `prioclass`/`prio` for the calling thread, and `lockmem` (held
-/// while the returned value lives).
-pub(super) fn thread_settings(plan: &WorkerPlan) -> Result<Option<sys::LockedMem>> {
+/// What the thread holds while the job runs: locked memory and its cgroup membership.
+pub(super) struct Held {
+    _locked: Option<sys::LockedMem>,
+    _cgroup: Option<crate::runner::host::CgroupMember>,
+}
+
+/// `cpus_allowed`, `nice`, `prioclass`/`prio` and the host settings (user, NUMA, cgroup, I/O
+/// scheduler) for the calling thread, and `lockmem` (held while the returned value lives).
+pub(super) fn thread_settings(plan: &WorkerPlan) -> Result<Held> {
+    let held = thread_settings_inner(plan)?;
+    // After affinity and priorities: the host settings end with giving up root (uid=).
+    let cgroup = crate::runner::host::apply(plan)?;
+    Ok(Held { _locked: held, _cgroup: cgroup })
+}
+
+fn thread_settings_inner(plan: &WorkerPlan) -> Result<Option<sys::LockedMem>> {
     let spec = &*plan.spec;
     if !spec.cpus_allowed.is_empty() {
         let cpus = if spec.cpus_split {
@@ -72,9 +85,29 @@ pub(super) fn open_files(plan: &WorkerPlan) -> Result<Vec<File>> {
             let r = sys::write_back(fd).and_then(|()| sys::drop_cache(fd, f.block_device));
             r.with_context(|| format!("job '{}': cannot drop the cache of '{}'", spec.name, f.path.display()))?;
         }
+        hints(&file, spec).with_context(|| format!("job '{}': '{}'", spec.name, f.path.display()))?;
         files.push(file);
     }
     Ok(files)
+}
+
+/// `fadvise_hint` and `write_hint` for a file just opened.
+fn hints(file: &File, spec: &JobSpec) -> Result<()> {
+    let fd = file.as_raw_fd();
+    let random = match spec.fadvise {
+        Fadvise::None => None,
+        Fadvise::FollowRw => Some(spec.rw.is_random()),
+        Fadvise::Sequential => Some(false),
+        Fadvise::Random => Some(true),
+    };
+    if let Some(random) = random {
+        // fio ignores a refusal (some devices and file systems have no readahead to tune).
+        let _ = sys::fadvise_pattern(fd, random);
+    }
+    if let (Some(hint), true) = (spec.write_hint, spec.rw.writes()) {
+        sys::set_write_hint(fd, hint).context("cannot set write_hint (F_SET_RW_HINT)")?;
+    }
+    Ok(())
 }
 
 /// `pre_read`: reads `len` bytes from `start` of the file, so that the job finds them cached.

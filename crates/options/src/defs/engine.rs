@@ -60,4 +60,24 @@ static ENGINES: &[Choice] = &[
     Choice { word: "exec", help: "Run a program alongside" },
     Choice { word: "e4defrag", help: "ext4 online defragmentation" },
     Choice { word: "http", help: "HTTP, WebDAV and S3" },
+    Choice { word: "gfapi_async", help: "GlusterFS, asynchronous" },
+    // fio 3.33 engines that Debian's build leaves out (they need libraries or hardware Debian's
+    // fio is not built with). fio's --parse-only accepts job files naming them, so fiox does
+    // too; a run refuses them before any I/O.
+    Choice { word: "libiscsi", help: "iSCSI initiator in user space" },
+    Choice { word: "nfs", help: "NFS client in user space (libnfs)" },
+    Choice { word: "libhdfs", help: "Hadoop HDFS" },
+    Choice { word: "cpp_null", help: "The null engine, written in C++" },
+    Choice { word: "ime_psync", help: "DDN IME, synchronous" },
+    Choice { word: "ime_psyncv", help: "DDN IME, vectored" },
+    Choice { word: "ime_aio", help: "DDN IME, asynchronous" },
+    Choice { word: "xnvme", help: "xNVMe" },
+    Choice { word: "dfs", help: "DAOS file system" },
+    Choice { word: "libcufile", help: "NVIDIA GPUDirect Storage" },
+    Choice { word: "librpma_apm_client", help: "PMDK librpma, APM client" },
+    Choice { word: "librpma_apm_server", help: "PMDK librpma, APM server" },
+    Choice { word: "librpma_gpspm_client", help: "PMDK librpma, GPSPM client" },
+    Choice { word: "librpma_gpspm_server", help: "PMDK librpma, GPSPM server" },
+    Choice { word: "windowsaio", help: "Windows overlapped I/O (Windows only)" },
+    Choice { word: "solarisaio", help: "Solaris asynchronous I/O (Solaris only)" },
 ];

@@ -32,7 +32,11 @@ pub(super) static DEFS: &[O] = &[
     O::new("bssplit", K::BsSplit, C::BlockSize, "Weighted mix of block sizes (4k/50:64k/50)").per_dir(),
     O::new("blockalign", K::Size, C::BlockSize, "Alignment of random offsets (default: the block size)").alias(&["ba"]).per_dir(),
     O::new("bs_unaligned", K::Flag, C::BlockSize, "Do not align block sizes within a range").alias(&["blocksize_unaligned"]),
-    O::new("bs_is_seq_rand", K::Bool, C::BlockSize, "Read the bs list as sequential,random instead of read,write").def("0").not_yet(),
+    O::new("bs_is_seq_rand", K::Bool, C::BlockSize, "Read the bs lists as sequential,random instead of read,write").def("0"),
+    O::new("fadvise_hint", K::Choice(FADVISE), C::IoType, "posix_fadvise hint given when a file is opened: 1 follows rw (sequential or random)").def("1"),
+    O::new("write_hint", K::Choice(WRITE_HINT), C::IoType, "Expected lifetime of the written data, passed to the kernel (F_SET_RW_HINT)"),
+    O::new("write_barrier", INT0, C::IoType, "fio: make every Nth write a barrier write; no Linux engine of fio 3.33 issues barriers, so this has no effect").def("0"),
+    O::new("atomic", K::Bool, C::IoType, "fio: open with O_ATOMIC, which Linux does not have; no effect here, as in fio").def("0"),
     O::new("zero_buffers", K::Flag, C::Buffers, "Fill I/O buffers with zeros"),
     O::new("refill_buffers", K::Flag, C::Buffers, "Refill the buffer with new data before every write"),
     O::new("scramble_buffers", K::Bool, C::Buffers, "Lightly scramble buffer contents before each write to defeat dedupe").def("1"),
@@ -54,7 +58,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("rate_iops_min", INT0, C::Rate, "Fail the job if IOPS fall below this").per_dir(),
     O::new("rate_process", K::Choice(RATE_PROCESS), C::Rate, "How rate-limited I/O is spaced in time").def("linear"),
     O::new("rate_cycle", INT0, C::Rate, "Window in ms over which rate_min is checked").def("1000").alias(&["ratecycle"]),
-    O::new("rate_ignore_thinktime", K::Bool, C::Rate, "Let rate limiting catch up after think time").def("0").not_yet(),
+    O::new("rate_ignore_thinktime", K::Bool, C::Rate, "Go on at the rate after a think instead of making up for the time thought (fio's default catches up)").def("0"),
     O::new("thinktime", K::Time { unit: TimeUnit::Usec, }, C::Rate, "Pause this long after an I/O (microseconds unless a unit is given)").def("0"),
     O::new("thinktime_spin", K::Time { unit: TimeUnit::Usec, }, C::Rate, "Busy-spin this long of each think time").def("0"),
     O::new("thinktime_blocks", INT1, C::Rate, "Think only after this many blocks").def("1"),
@@ -79,6 +83,21 @@ pub(super) static DEFS: &[O] = &[
     O::new("ignore_error", K::Str, C::Errors, "Errors that do not stop the job, as READ,WRITE,VERIFY lists of names or numbers separated by ':' (EIO:ENOSPC,EIO)"),
     O::new("error_dump", K::Bool, C::Errors, "Print every I/O error, also those that do not stop the job").def("0"),
     O::new("trim_percentage", PCT, C::IoType, "Percentage of verified blocks to trim").not_yet(),
+];
+
+static FADVISE: &[Choice] = &[
+    Choice { word: "0", help: "No hint" },
+    Choice { word: "1", help: "POSIX_FADV_SEQUENTIAL for sequential jobs, POSIX_FADV_RANDOM for random ones" },
+    Choice { word: "sequential", help: "POSIX_FADV_SEQUENTIAL" },
+    Choice { word: "random", help: "POSIX_FADV_RANDOM" },
+];
+
+static WRITE_HINT: &[Choice] = &[
+    Choice { word: "none", help: "RWH_WRITE_LIFE_NONE" },
+    Choice { word: "short", help: "RWH_WRITE_LIFE_SHORT" },
+    Choice { word: "medium", help: "RWH_WRITE_LIFE_MEDIUM" },
+    Choice { word: "long", help: "RWH_WRITE_LIFE_LONG" },
+    Choice { word: "extreme", help: "RWH_WRITE_LIFE_EXTREME" },
 ];
 
 static RW_SEQ: &[Choice] = &[

@@ -8,6 +8,7 @@ use crate::table::OptDef;
 
 mod engine;
 mod general;
+mod host;
 mod io;
 mod other;
 mod profile;
@@ -15,4 +16,4 @@ mod report;
 
 /// All tables, in `--cmdhelp` order.
 pub(crate) static TABLES: &[&[OptDef]] =
-    &[general::DEFS, io::DEFS, report::DEFS, engine::DEFS, profile::DEFS, other::DEFS];
+    &[general::DEFS, host::DEFS, io::DEFS, report::DEFS, engine::DEFS, profile::DEFS, other::DEFS];

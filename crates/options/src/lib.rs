@@ -25,5 +25,5 @@ pub mod value;
 pub use choices::{ClockSource, ErrorPolicy, ExitWhat, Fallocate, MemKind, RandomGenerator, UnifiedRw};
 pub use error::{Error, Origin};
 pub use job::{assemble, Job, JobSet};
-pub use spec::{JobSpec, PrioRule, RandomDist, SizeSpec};
+pub use spec::{JobSpec, LatencyTarget, PrioRule, RandomDist, SizeSpec, SteadyState};
 pub use value::{Ctx, RwMode};

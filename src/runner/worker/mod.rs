@@ -77,6 +77,10 @@ pub struct Progress {
     pub inflight: AtomicU32,
     /// Set by the watchdog before it wakes the worker ([`Wake`]).
     pub wake: AtomicU8,
+    /// Measurement has started (ramp_time is over): the published counters count from here.
+    pub measuring: AtomicBool,
+    /// Set by steady-state detection: the job ends as if its runtime were over.
+    pub end: AtomicBool,
 }
 
 /// What a worker is doing, as the watchdog needs to know it.
@@ -128,6 +132,12 @@ pub struct WorkerResult {
     pub abandoned: bool,
     /// The I/O error that stopped the job, already described.
     pub error: Option<String>,
+    /// fio's `func=` for the job's error when it is not an I/O error (`max latency exceeded`).
+    pub error_func: Option<&'static str>,
+    /// Steady-state detection's window, on the worker that carries it (a group's last).
+    pub steady: Option<fiox_report::SteadyReport>,
+    /// The queue depth latency-target mode settled on.
+    pub latency_depth: Option<u32>,
 }
 
 /// Runs one worker to the end. `stop` asks every worker to finish early (Ctrl-C, exitall).
@@ -385,6 +395,9 @@ impl<'a> Worker<'a> {
     }
 
     fn run(mut self) -> Result<WorkerResult> {
+        if self.acct.measuring {
+            self.publisher.progress.measuring.store(true, Ordering::Relaxed);
+        }
         loop {
             self.tick();
             if let Phase::Done(_) = self.phase {
@@ -415,6 +428,10 @@ impl<'a> Worker<'a> {
     #[inline]
     fn tick(&mut self) {
         let stop = self.stop.load(Ordering::Relaxed);
+        if self.publisher.progress.end.load(Ordering::Relaxed) {
+            // Steady state attained: the runtime is over now.
+            self.end.end_ns = self.end.end_ns.min(self.now);
+        }
         if let Some(reason) = self.end.verdict(self.now, stop, self.errors.failed()) {
             let idle = self.q.in_engine() == 0;
             self.phase = if idle { Phase::Done(reason) } else { Phase::Drain(reason) };
@@ -431,6 +448,7 @@ impl<'a> Worker<'a> {
     fn ramp_check(&mut self) {
         if !self.acct.measuring && self.now >= self.ramp_ns {
             self.acct.start_measuring(self.ramp_ns);
+            self.publisher.progress.measuring.store(true, Ordering::Relaxed);
             if self.phase == Phase::Ramp {
                 self.phase = Phase::Measure;
             }

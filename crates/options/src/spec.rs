@@ -888,7 +888,7 @@ impl JobSpec {
                 let ramp_us = m.time("steadystate_ramp_time")?;
                 let ss = m.custom("steadystate", SteadyState::parse, SS_FORMS)?;
                 let ss = ss.unwrap_or_else(|| SteadyState::parse("iops_slope:0.01%").expect("the default parses"));
-                (dur_s > 0).then(|| SteadyState { dur_s, ramp_us, ..ss })
+                (dur_s > 0).then_some(SteadyState { dur_s, ramp_us, ..ss })
             },
             latency_target: {
                 let target_us = m.time("latency_target")?;

@@ -656,8 +656,8 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// `max_latency` and latency-target mode, for one I/O that took `lat` nanoseconds.
-    #[cold]
+    /// `max_latency` and latency-target mode, for one I/O that took `lat` nanoseconds. Not
+    /// marked cold: in latency-target mode every I/O comes here.
     fn judge_latency(&mut self, io: &Io, lat: u64) {
         if lat > self.max_latency_ns {
             self.latency_failed(io, lat, self.max_latency_ns);

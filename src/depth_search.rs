@@ -4,8 +4,16 @@
 //!
 //! It is a pure state machine: [`DepthSearch::next`] says which depth to try and is told what
 //! the previous try measured. Keeping the measuring out means the search can be tested without
-//! running anything, and can drive both `fiox sweep --find-knee` (one child run per depth) and,
-//! later, the runner's own `latency_target`. It depends on nothing else in fiox.
+//! running anything, and drives both `fiox sweep --find-knee` (one child run per depth) and the
+//! runner's `latency_target` mode (one latency window per depth, inside a running job). It
+//! depends on nothing else in fiox.
+//!
+//! The two share the walk and the bisection but differ in two rules, on purpose. The knee
+//! search pays a whole run for every depth, so it stops early when throughput stops growing
+//! and bisects on a log scale for a few steps only. fio's latency target (observed on fio 3.33:
+//! depths 1, 2, 4, ..., 32, then 24, 28, 26, 27 on a device that missed at 32) pays only a
+//! window per depth and must report the same depth fio would: it ignores throughput, includes
+//! the cap in the walk, and halves the interval until the two depths are adjacent.
 
 /// Throughput must grow by at least this factor from one depth to the next to count as growth.
 const GROWTH: f64 = 1.03;
@@ -37,6 +45,18 @@ pub enum End {
     Capped,
 }
 
+/// How the interval between the deepest depth that met the target and the first that missed
+/// is narrowed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Narrow {
+    /// Not at all: the walk's depths are all that is tried.
+    No,
+    /// Geometric midpoints, at most [`BISECT_STEPS`] of them (the knee search).
+    Geometric,
+    /// Arithmetic midpoints, rounded down, until the depths are adjacent (fio's latency target).
+    Halving,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Phase {
     Walk,
@@ -53,7 +73,9 @@ enum Phase {
 #[derive(Debug, Clone)]
 pub struct DepthSearch {
     walk: Vec<u32>,
-    bisect: bool,
+    narrow: Narrow,
+    /// Whether throughput that stops growing ends the walk.
+    plateau: bool,
     /// Index into `walk` of the depth to try next.
     at: usize,
     /// The most IOPS among the depths that met the target.
@@ -68,17 +90,37 @@ impl DepthSearch {
     /// Doubles the depth from 1 while it stays within `max`, then bisects.
     pub fn doubling(max: u32) -> DepthSearch {
         let walk = std::iter::successors(Some(1u32), |d| d.checked_mul(2).filter(|n| *n <= max)).collect();
-        DepthSearch::new(walk, true)
+        DepthSearch::new(walk, Narrow::Geometric, true)
     }
 
     /// Walks the given depths in order, without bisecting: a user's list names the depths
     /// they care about.
     pub fn over(depths: Vec<u32>) -> DepthSearch {
-        DepthSearch::new(depths, false)
+        DepthSearch::new(depths, Narrow::No, true)
     }
 
-    fn new(walk: Vec<u32>, bisect: bool) -> DepthSearch {
-        DepthSearch { walk, bisect, at: 0, best_iops: 0.0, flat: 0, deepest_met: None, phase: Phase::Walk }
+    /// fio's `latency_target` search: doubles from 1 up to `max` (which is tried even when it
+    /// is not a power of two), then halves the interval between the deepest depth that met
+    /// the target and the first that missed until they are adjacent. Throughput plays no part.
+    pub fn latency_target(max: u32) -> DepthSearch {
+        let max = max.max(1);
+        let mut walk: Vec<u32> = std::iter::successors(Some(1u32), |d| d.checked_mul(2).filter(|n| *n < max)).collect();
+        if walk.last() != Some(&max) {
+            walk.push(max);
+        }
+        DepthSearch::new(walk, Narrow::Halving, false)
+    }
+
+    /// A new latency-target search below a depth that missed after an earlier search had
+    /// settled on it (`latency_run`): nothing below it is known to meet the target any more.
+    pub fn latency_target_below(missed: u32) -> DepthSearch {
+        let mut s = DepthSearch::new(Vec::new(), Narrow::Halving, false);
+        s.phase = Phase::Bisect { lo: 0, hi: missed.max(1), steps: 0 };
+        s
+    }
+
+    fn new(walk: Vec<u32>, narrow: Narrow, plateau: bool) -> DepthSearch {
+        DepthSearch { walk, narrow, plateau, at: 0, best_iops: 0.0, flat: 0, deepest_met: None, phase: Phase::Walk }
     }
 
     /// The depths the walk may try, in order, before any bisection.
@@ -112,7 +154,7 @@ impl DepthSearch {
     fn walk_step(&mut self, last: Option<&Probe>) -> Option<u32> {
         if let Some(p) = last {
             if !p.met {
-                return match (self.bisect, self.deepest_met) {
+                return match (self.narrow != Narrow::No, self.deepest_met) {
                     (true, Some(lo)) => {
                         self.phase = Phase::Bisect { lo, hi: p.depth, steps: 0 };
                         self.bisect_step(None)
@@ -124,7 +166,7 @@ impl DepthSearch {
             let flat = self.best_iops > 0.0 && p.iops < self.best_iops * GROWTH;
             self.flat = if flat { self.flat + 1 } else { 0 };
             self.best_iops = self.best_iops.max(p.iops);
-            if self.flat >= FLAT_STEPS {
+            if self.plateau && self.flat >= FLAT_STEPS {
                 return self.finish(End::Plateau);
             }
         }
@@ -150,11 +192,15 @@ impl DepthSearch {
             }
             steps += 1;
         }
-        if steps >= BISECT_STEPS || hi - lo <= 1 {
+        let limited = self.narrow == Narrow::Geometric && steps >= BISECT_STEPS;
+        if limited || hi.saturating_sub(lo) <= 1 {
             return self.finish(End::Missed);
         }
-        // The geometric mean, because the walk's steps are ratios: each try halves hi/lo.
-        let mid = ((lo as f64 * hi as f64).sqrt().round() as u32).clamp(lo + 1, hi - 1);
+        let mid = match self.narrow {
+            // The geometric mean, because the walk's steps are ratios: each try halves hi/lo.
+            Narrow::Geometric => ((lo as f64 * hi as f64).sqrt().round() as u32).clamp(lo + 1, hi - 1),
+            _ => lo + (hi - lo) / 2,
+        };
         self.phase = Phase::Bisect { lo, hi, steps };
         Some(mid)
     }
@@ -230,6 +276,33 @@ mod tests {
         assert_eq!((s.end(), s.deepest_met()), (Some(End::Capped), Some(64)));
         let (tried, _) = drive(DepthSearch::doubling(1), |d| (true, d as f64));
         assert_eq!(tried, [1]);
+    }
+
+    #[test]
+    fn the_latency_target_search_halves_to_adjacent_depths() {
+        // fio 3.33 on this machine's disk (docs/fio-observed/steadystate.md): 32 missed, and
+        // the depths tried after it were 24, 28, 26, 27 (settling on 27), or 24, 28, 26, 25.
+        let (tried, s) = drive(DepthSearch::latency_target(64), |d| (d <= 27, 1.0));
+        assert_eq!(tried, [1, 2, 4, 8, 16, 32, 24, 28, 26, 27]);
+        assert_eq!(s.deepest_met(), Some(27));
+        let (tried, s) = drive(DepthSearch::latency_target(64), |d| (d <= 25, 1.0));
+        assert_eq!(tried, [1, 2, 4, 8, 16, 32, 24, 28, 26, 25]);
+        assert_eq!(s.deepest_met(), Some(25));
+        // Flat throughput does not stop it, and the cap is tried even when not a power of two.
+        let (tried, s) = drive(DepthSearch::latency_target(100), |_| (true, 1.0));
+        assert_eq!(tried, [1, 2, 4, 8, 16, 32, 64, 100]);
+        assert_eq!((s.end(), s.deepest_met()), (Some(End::Capped), Some(100)));
+        let (tried, s) = drive(DepthSearch::latency_target(64), |_| (false, 1.0));
+        assert_eq!((tried, s.deepest_met()), (vec![1], None));
+    }
+
+    #[test]
+    fn a_search_below_a_settled_depth_that_missed() {
+        let (tried, s) = drive(DepthSearch::latency_target_below(25), |d| (d <= 20, 1.0));
+        assert_eq!(tried, [12, 18, 21, 19, 20]);
+        assert_eq!(s.deepest_met(), Some(20));
+        let (tried, s) = drive(DepthSearch::latency_target_below(1), |_| (true, 1.0));
+        assert_eq!((tried, s.deepest_met()), (vec![], None));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the group asked for `group_reporting`, plus the group totals.
 
 use fiox_options::jobfile::RawOpt;
-use fiox_report::{JobReport, RunReport, Units};
+use fiox_report::{JobReport, LatencyTargetReport, RunReport, Units};
 use fiox_stats::{GroupStat, ThreadStat, Unified};
 
 use crate::plan::Plan;
@@ -50,7 +50,11 @@ pub fn build(plan: &Plan, results: &[WorkerResult], disks: Vec<fiox_report::Disk
             // fio names a merged report after the group's first job, with the last job's options.
             let first = members[0];
             let last = *members.last().expect("not empty");
-            jobs.push(job_report(plan, first, last, &results[first], ts, unified, &ctime));
+            let mut report = job_report(plan, first, last, &results[first], ts, unified, &ctime);
+            // Steady state is judged over the whole group and kept with one of its jobs.
+            report.steady = members.iter().find_map(|&i| results[i].steady.clone());
+            report.iodepth = members.iter().find_map(|&i| results[i].latency_depth).unwrap_or(report.iodepth);
+            jobs.push(report);
         } else {
             for (&i, ts) in members.iter().zip(stats) {
                 jobs.push(job_report(plan, i, i, &results[i], ts, unified, &ctime));
@@ -91,7 +95,8 @@ fn job_report(
         error: ts.error,
         errors_counted: spec.errors.counted,
         error_text: if ts.error != 0 {
-            format!("func=io_u error, error={}", fiox_report::units::strerror(ts.error))
+            let func = r.error_func.unwrap_or("io_u error");
+            format!("func={func}, error={}", fiox_report::units::strerror(ts.error))
         } else {
             String::new()
         },
@@ -105,7 +110,14 @@ fn job_report(
         slat_percentiles: spec.slat_percentiles,
         percentile_list: spec.percentile_list.clone(),
         units: Units { kb_base: spec.kb_base, unit_base: spec.unit_base, sig_figs: spec.significant_figures },
-        iodepth: spec.iodepth,
+        iodepth: r.latency_depth.unwrap_or(spec.iodepth),
+        latency_target: spec.latency_target.map_or_else(Default::default, |lt| LatencyTargetReport {
+            // fio reports the target in nanoseconds and the window in microseconds.
+            target_ns: lt.target_us * 1000,
+            window_us: lt.window_us,
+            percentile: lt.percentile,
+        }),
+        steady: r.steady.clone(),
         job_start_ms: r.start_epoch_ms,
         elapsed_s: r.elapsed_ms.div_ceil(1000),
         ctime: ctime.to_string(),

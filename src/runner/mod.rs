@@ -14,6 +14,7 @@ pub mod iogen;
 pub mod logs;
 pub mod offsets;
 pub mod pacer;
+pub mod steady;
 pub mod worker;
 
 use std::io::Write;
@@ -167,9 +168,19 @@ pub fn run(
                 let (progress, phase_done) = (&progress, &phase_done);
                 s.spawn(move || interval_loop(earlier, progress, phase_done, iv));
             }
+            let steady = {
+                let (progress, phase_done) = (&progress, &phase_done);
+                let workers = &plan.workers[phase_start..end];
+                s.spawn(move || steady::monitor(workers, progress, phase_done))
+            };
             let view = PhaseView { first: phase_start, progress: &progress, stop: &phase_stop, clock: phase_clock };
             wait_for_workers(plan, view, &rx, &mut results, &*diag);
             phase_done.store(true, Ordering::Relaxed);
+            for (k, report) in steady.join().unwrap_or_default() {
+                if let Some(Ok(r)) = results[phase_start + k].as_mut() {
+                    r.steady = Some(report);
+                }
+            }
         });
         let after = crate::diskstats::snapshot(&devices, sys);
         let ms = phase_clock.elapsed().as_millis() as u64;

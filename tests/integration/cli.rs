@@ -59,9 +59,9 @@ fn missing_file_empty_job_and_no_target() {
 #[test]
 fn unsupported_options_are_refused_not_ignored() {
     refused(
-        &["--name=j", "--size=1m", "--latency_target=10ms"],
+        &["--name=j", "--size=1m", "--verify_fatal=1"],
         &[],
-        "option 'latency_target' (command line) is not supported yet",
+        "option 'verify_fatal' (command line) is not supported yet",
     );
     refused(&["--name=j", "--size=1m", "--verify=md5"], &[], "accepted now: 0, none");
     refused(&["--name=j", "--size=1m", "--ioengine=rbd"], &[], "ioengine 'rbd' is not supported yet");

@@ -10,5 +10,6 @@ mod nbd_faults;
 mod runner;
 mod seeds;
 mod snapshots;
+mod steady;
 mod surface;
 mod util;

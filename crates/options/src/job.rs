@@ -125,7 +125,7 @@ mod tests {
         assert!(e.contains("defines no jobs"), "{e}");
         let e = set("[a]\nsize=1m\nfixedbufs=1\n", &[]).unwrap_err().to_string();
         assert!(e.contains("belongs to ioengine io_uring"), "{e}");
-        let e = set("[a]\nsize=1m\nlatency_target=10ms\n", &[]).unwrap_err().to_string();
+        let e = set("[a]\nsize=1m\nverify_fatal=1\n", &[]).unwrap_err().to_string();
         assert!(e.contains("not supported yet"), "{e}");
         assert!(set("[a]\nsize=1m\nverify=0\n", &[]).is_ok());
         let e = set("[a]\nsize=1m\nverify=md5\n", &[]).unwrap_err().to_string();

@@ -24,6 +24,8 @@ const DIST_FORMS: &str = "random, zipf:θ, pareto:h, normal:σ%, zoned:P/R%:...,
 const IGNORE_FORMS: &str = "READ,WRITE,VERIFY lists of errno names or numbers separated by ':', e.g. EIO:ENOSPC,EIO";
 const MEMPOLICY_FORMS: &str = "default, local, prefer:N, bind:LIST or interleave:LIST (LIST like 0,2-3)";
 const FILE_SERVICE_FORMS: &str = "roundrobin[:N], sequential, random[:N], zipf:θ, pareto:h, normal:σ or gauss:σ";
+const SS_FORMS: &str =
+    "iops, iops_slope, bw or bw_slope, ':' and a threshold: a number or a percentage of the mean, e.g. iops_slope:0.1%";
 const PATTERN_FORMS: &str = "0x hex bytes, a quoted string or a number, or several of those in a row";
 
 /// How random offsets are spread over the blocks (`random_distribution`).
@@ -125,6 +127,71 @@ impl RandomDist {
             other => Err(format!("'{other}' is not a distribution (random, zipf, pareto, normal, zoned, zoned_abs)")),
         }
     }
+}
+
+/// What steady state is judged on (`steadystate`, `ss_dur`, `ss_ramp`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SteadyState {
+    /// Bandwidth rather than IOPS.
+    pub bw: bool,
+    /// The least-squares slope of the window rather than its largest deviation from the mean.
+    pub slope: bool,
+    /// The threshold; a percentage of the window's mean when `pct`.
+    pub limit: f64,
+    pub pct: bool,
+    /// The rolling window, in whole one-second samples.
+    pub dur_s: u64,
+    /// How long after measurement starts samples begin to be collected (microseconds).
+    pub ramp_us: u64,
+}
+
+impl SteadyState {
+    /// The criterion's name as fio writes it (`iops_slope`).
+    pub fn name(&self) -> &'static str {
+        match (self.bw, self.slope) {
+            (false, false) => "iops",
+            (false, true) => "iops_slope",
+            (true, false) => "bw",
+            (true, true) => "bw_slope",
+        }
+    }
+
+    /// `criterion:limit[%]`, the criterion one of fio's four words, the limit a number of 0 or
+    /// more; the window and ramp are filled in by the caller.
+    fn parse(text: &str) -> std::result::Result<SteadyState, String> {
+        let text = text.trim();
+        let Some((word, limit)) = text.split_once(':') else {
+            return Err("a threshold must follow the criterion, as in iops_slope:0.1% or bw:2m".into());
+        };
+        let (bw, slope) = match word.trim() {
+            "iops" => (false, false),
+            "iops_slope" => (false, true),
+            "bw" => (true, false),
+            "bw_slope" => (true, true),
+            other => return Err(format!("'{other}' is not a criterion (iops, iops_slope, bw, bw_slope)")),
+        };
+        let limit = limit.trim();
+        let (number, pct) = match limit.strip_suffix('%') {
+            Some(n) => (n.trim(), true),
+            None => (limit, false),
+        };
+        let limit: f64 = number.parse().map_err(|_| format!("threshold '{limit}' is not a number or a percentage"))?;
+        if !limit.is_finite() || limit < 0.0 {
+            return Err(format!("threshold '{number}' must be a number of 0 or more"));
+        }
+        Ok(SteadyState { bw, slope, limit, pct, dur_s: 0, ramp_us: 0 })
+    }
+}
+
+/// fio's latency-target mode (`latency_target`, `latency_window`, `latency_percentile`,
+/// `latency_run`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatencyTarget {
+    pub target_us: u64,
+    pub window_us: u64,
+    pub percentile: f64,
+    /// Keep adjusting the depth for the whole run instead of ending once it is found.
+    pub run: bool,
 }
 
 /// Options that only some engines read.
@@ -367,6 +434,12 @@ pub struct JobSpec {
     pub write_hint: Option<u64>,
     /// `stats=0`: the job runs but no report shows it.
     pub stats: bool,
+    /// Steady-state detection, when `steadystate_duration` is set.
+    pub steadystate: Option<SteadyState>,
+    /// Latency-target mode, when `latency_target` is set.
+    pub latency_target: Option<LatencyTarget>,
+    /// `max_latency`: an I/O slower than this fails the job (microseconds; 0: no limit).
+    pub max_latency_us: u64,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -849,6 +922,24 @@ impl JobSpec {
                 None
             },
             stats: m.flag("stats")?,
+            steadystate: {
+                // fio samples once a second, so the window is a whole number of seconds.
+                let dur_s = m.time("steadystate_duration")? / 1_000_000;
+                let ramp_us = m.time("steadystate_ramp_time")?;
+                let ss = m.custom("steadystate", SteadyState::parse, SS_FORMS)?;
+                let ss = ss.unwrap_or_else(|| SteadyState::parse("iops_slope:0.01%").expect("the default parses"));
+                (dur_s > 0).then_some(SteadyState { dur_s, ramp_us, ..ss })
+            },
+            latency_target: {
+                let target_us = m.time("latency_target")?;
+                let (window_us, run) = (m.time("latency_window")?, m.flag("latency_run")?);
+                let percentile = match m.one("latency_percentile")? {
+                    Some(Value::Float(p)) => p,
+                    _ => 100.0,
+                };
+                (target_us > 0).then_some(LatencyTarget { target_us, window_us, percentile, run })
+            },
+            max_latency_us: m.time("max_latency")?,
             open_sync: match m.choice("sync")? {
                 "sync" | "1" => Some(true),
                 "dsync" => Some(false),

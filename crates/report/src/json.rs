@@ -12,7 +12,7 @@
 use fiox_stats::{IoStat, SampleStat, Unified, DDIR_MIXED, LAT_MS_BUCKETS, LAT_NS_BUCKETS};
 
 use crate::calc::{self, LatKind};
-use crate::model::{DiskUtil, JobReport, RunReport};
+use crate::model::{DiskUtil, JobReport, RunReport, SteadyReport};
 use crate::units::cf;
 
 /// A JSON value as fio prints it.
@@ -224,11 +224,40 @@ fn job(r: &RunReport, j: &JobReport, plus: bool) -> Obj {
     if j.errors_counted {
         o.u("total_err", ts.total_err).put("first_error", V::I(ts.first_error as i64));
     }
-    // fiox has no latency_target: these are the values fio reports when it is not set.
-    o.u("latency_depth", j.iodepth as u64).u("latency_target", 0).f("latency_percentile", 100.0).u("latency_window", 0);
+    let lt = &j.latency_target;
+    o.u("latency_depth", j.iodepth as u64)
+        .u("latency_target", lt.target_ns)
+        .f("latency_percentile", lt.percentile)
+        .u("latency_window", lt.window_us);
     if let Some(desc) = j.description.as_deref().filter(|d| !d.is_empty()) {
         o.s("desc", desc);
     }
+    if let Some(ss) = &j.steady {
+        o.o("steadystate", steady(ss));
+    }
+    o
+}
+
+/// fio 3.33's `steadystate` block (observed): the limit and the criterion as `%f` text with a
+/// `%` for percentage limits, bandwidth in bytes per second, the means truncated to integers.
+fn steady(ss: &SteadyReport) -> Obj {
+    let pct = if ss.pct { "%" } else { "" };
+    let mut o = Obj::default();
+    o.s("ss", &format!("{}:{}{pct}", ss.name, cf(ss.limit)))
+        .u("duration", ss.duration_s)
+        .u("attained", ss.attained as u64)
+        // fio keeps this figure in single precision: a slope of -202315339 prints as
+        // -202315344.000000 here but exactly under `slope` (observed).
+        .s("criterion", &format!("{}{pct}", cf(ss.criterion as f32 as f64)))
+        .f("max_deviation", ss.max_deviation)
+        .f("slope", ss.slope);
+    let mut data = Obj::default();
+    let list = |v: &[u64]| V::A(v.iter().map(|&x| V::U(x)).collect());
+    data.u("bw_mean", ss.bw_mean as u64)
+        .u("iops_mean", ss.iops_mean as u64)
+        .put("iops", list(&ss.iops))
+        .put("bw", list(&ss.bw));
+    o.o("data", data);
     o
 }
 

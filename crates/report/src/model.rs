@@ -54,8 +54,13 @@ pub struct JobReport {
     pub slat_percentiles: bool,
     pub percentile_list: Vec<f64>,
     pub units: Units,
-    /// The iodepth setting, printed on the `latency :` line and in JSON `latency_depth`.
+    /// The iodepth setting, or the depth latency-target mode found: printed on the
+    /// `latency :` line and in JSON `latency_depth`.
     pub iodepth: u32,
+    /// Latency-target mode's settings (all zero, percentile 100, when it is off).
+    pub latency_target: LatencyTargetReport,
+    /// Steady-state detection, when the job asked for it (`steadystate_duration`).
+    pub steady: Option<SteadyReport>,
     /// Milliseconds since the epoch when the job started. fio 3.36 and later print it as JSON
     /// `job_start`; fio 3.33, which the formats follow, does not, so it is unused for now.
     pub job_start_ms: u64,
@@ -64,6 +69,60 @@ pub struct JobReport {
     /// Local time the report was made, as fio's header prints it (`Sat Nov 21 07:09:51 2026`),
     /// without a trailing newline.
     pub ctime: String,
+}
+
+/// Latency-target mode's settings as fio reports them: the target in nanoseconds, the window in
+/// microseconds (fio 3.33's units, observed).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LatencyTargetReport {
+    pub target_ns: u64,
+    pub window_us: u64,
+    pub percentile: f64,
+}
+
+impl Default for LatencyTargetReport {
+    fn default() -> Self {
+        LatencyTargetReport { target_ns: 0, window_us: 0, percentile: 100.0 }
+    }
+}
+
+/// What steady-state detection saw over its last window, for one job or, under
+/// `group_reporting`, for its group (whose samples are the sums over its jobs).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SteadyReport {
+    /// The criterion as fio names it (`iops`, `iops_slope`, `bw`, `bw_slope`).
+    pub name: String,
+    pub limit: f64,
+    /// The limit, and so the criterion, is a percentage of the window's mean.
+    pub pct: bool,
+    /// Samples in the window (seconds).
+    pub duration_s: u64,
+    pub attained: bool,
+    /// The judged value: the slope or the largest deviation from the mean, as a percentage of
+    /// the mean when `pct`; 0 until the window has filled.
+    pub criterion: f64,
+    /// Largest distance of a sample from the mean (deviation criteria only, else 0).
+    pub max_deviation: f64,
+    /// Least-squares slope per sample (slope criteria only, else 0).
+    pub slope: f64,
+    /// Means over the window's slots, empty slots counting as 0: bytes/s and I/Os per second.
+    pub bw_mean: f64,
+    pub iops_mean: f64,
+    /// The window's samples, oldest first; slots not filled yet are 0 at the end.
+    pub iops: Vec<u64>,
+    pub bw: Vec<u64>,
+}
+
+impl SteadyReport {
+    /// Whether the criterion is judged on bandwidth rather than IOPS.
+    pub fn on_bw(&self) -> bool {
+        self.name.starts_with("bw")
+    }
+
+    /// Whether the criterion is a slope rather than a deviation.
+    pub fn on_slope(&self) -> bool {
+        self.name.ends_with("_slope")
+    }
 }
 
 /// A block device's figures over a run, from `/sys/block/*/stat` deltas: fio's `ios=`,

@@ -251,9 +251,38 @@ fn job_report(r: &RunReport, job: &JobReport) -> String {
             crate::units::strerror(ts.first_error)
         );
     }
-    // fiox has no latency_target: fio prints these defaults when it is not set.
-    let _ = writeln!(s, "     latency   : target=0, window=0, percentile=100.00%, depth={}", job.iodepth);
+    let lt = &job.latency_target;
+    let _ = writeln!(
+        s,
+        "     latency   : target={}, window={}, percentile={}%, depth={}",
+        lt.target_ns,
+        lt.window_us,
+        cfmt(lt.percentile, 0, 2),
+        job.iodepth
+    );
+    if let Some(ss) = &job.steady {
+        s.push_str(&steady_line(ss, &job.units));
+    }
     s
+}
+
+/// `  steadystate  : attained=yes, bw=17.8GiB/s (18.6GB/s), iops=4660k, iops mean dev=4.709%`:
+/// the window's means, and the criterion with three decimals (fio 3.33, observed).
+fn steady_line(ss: &crate::model::SteadyReport, u: &crate::model::Units) -> String {
+    let (bw1, bw2) = units::bw_pair(ss.bw_mean as u64, u);
+    let iops = num2str(ss.iops_mean as u64, u.sig_figs, 1000, Unit::None);
+    let what = match (ss.on_bw(), ss.on_slope()) {
+        (false, false) => "iops mean dev",
+        (false, true) => "iops slope",
+        (true, false) => "bw mean dev",
+        (true, true) => "bw slope",
+    };
+    format!(
+        "  steadystate  : attained={}, bw={bw1} ({bw2}), iops={iops}, {what}={}{}\n",
+        if ss.attained { "yes" } else { "no" },
+        cfmt(ss.criterion, 0, 3),
+        if ss.pct { "%" } else { "" }
+    )
 }
 
 /// `1=0.1%, 2=0.1%, ..., >=64=0.0%`.

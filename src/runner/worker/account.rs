@@ -244,7 +244,7 @@ impl Accountant {
     fn report(&self, mut ts: ThreadStat, now: u64, pid: u32, seed: u64) -> WorkerResult {
         let elapsed_ms = self.elapsed_ms(now);
         finish_stats(&mut ts, elapsed_ms, &self.usage0);
-        WorkerResult { ts, pid, start_epoch_ms: self.start_epoch_ms, elapsed_ms, seed, abandoned: false, error: None }
+        WorkerResult { ts, pid, start_epoch_ms: self.start_epoch_ms, elapsed_ms, seed, ..WorkerResult::default() }
     }
 }
 

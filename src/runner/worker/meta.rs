@@ -83,6 +83,6 @@ pub(super) fn run(
         elapsed_ms: now / 1_000_000,
         seed: 0,
         error,
-        abandoned: false,
+        ..WorkerResult::default()
     })
 }

@@ -31,6 +31,7 @@
 mod account;
 pub mod flow;
 mod iolog;
+mod latency;
 mod layout;
 mod meta;
 mod rules;
@@ -77,6 +78,10 @@ pub struct Progress {
     pub inflight: AtomicU32,
     /// Set by the watchdog before it wakes the worker ([`Wake`]).
     pub wake: AtomicU8,
+    /// Measurement has started (ramp_time is over): the published counters count from here.
+    pub measuring: AtomicBool,
+    /// Set by steady-state detection: the job ends as if its runtime were over.
+    pub end: AtomicBool,
 }
 
 /// What a worker is doing, as the watchdog needs to know it.
@@ -128,6 +133,12 @@ pub struct WorkerResult {
     pub abandoned: bool,
     /// The I/O error that stopped the job, already described.
     pub error: Option<String>,
+    /// fio's `func=` for the job's error when it is not an I/O error (`max latency exceeded`).
+    pub error_func: Option<&'static str>,
+    /// Steady-state detection's window, on the worker that carries it (a group's last).
+    pub steady: Option<fiox_report::SteadyReport>,
+    /// The queue depth latency-target mode settled on.
+    pub latency_depth: Option<u32>,
 }
 
 /// Runs one worker to the end. `stop` asks every worker to finish early (Ctrl-C, exitall).
@@ -318,6 +329,10 @@ struct Worker<'a> {
     publisher: Publisher<'a>,
     /// `flow`: the job's place among the jobs whose I/O it keeps in proportion.
     flow: Option<flow::FlowMember>,
+    /// Latency-target mode: the depth it allows and its windows.
+    latency: Option<latency::LatencyMode>,
+    /// `max_latency` in nanoseconds (`u64::MAX`: none).
+    max_latency_ns: u64,
     stop: &'a AtomicBool,
     diag: &'a mut dyn Write,
 }
@@ -373,6 +388,11 @@ impl<'a> Worker<'a> {
             abandoned: false,
             publisher: Publisher { progress, next_at: 0, served: 0, next_snapshot_at: SNAPSHOT_EVERY_NS },
             flow: None,
+            latency: spec.latency_target.as_ref().map(|lt| latency::LatencyMode::new(lt, depth, 0)),
+            max_latency_ns: match spec.max_latency_us {
+                0 => u64::MAX,
+                us => us.saturating_mul(1000),
+            },
             stop,
             diag,
         }
@@ -385,6 +405,9 @@ impl<'a> Worker<'a> {
     }
 
     fn run(mut self) -> Result<WorkerResult> {
+        if self.acct.measuring {
+            self.publisher.progress.measuring.store(true, Ordering::Relaxed);
+        }
         loop {
             self.tick();
             if let Phase::Done(_) = self.phase {
@@ -415,6 +438,10 @@ impl<'a> Worker<'a> {
     #[inline]
     fn tick(&mut self) {
         let stop = self.stop.load(Ordering::Relaxed);
+        if self.publisher.progress.end.load(Ordering::Relaxed) {
+            // Steady state attained: the runtime is over now.
+            self.end.end_ns = self.end.end_ns.min(self.now);
+        }
         if let Some(reason) = self.end.verdict(self.now, stop, self.errors.failed()) {
             let idle = self.q.in_engine() == 0;
             self.phase = if idle { Phase::Done(reason) } else { Phase::Drain(reason) };
@@ -431,6 +458,7 @@ impl<'a> Worker<'a> {
     fn ramp_check(&mut self) {
         if !self.acct.measuring && self.now >= self.ramp_ns {
             self.acct.start_measuring(self.ramp_ns);
+            self.publisher.progress.measuring.store(true, Ordering::Relaxed);
             if self.phase == Phase::Ramp {
                 self.phase = Phase::Measure;
             }
@@ -444,7 +472,7 @@ impl<'a> Worker<'a> {
         let sync_engine = self.plan.engine.sync;
         let mut t_fill = if sync_engine { 0 } else { self.clock.now() };
         while let Some(idx) = self.q.next_idle() {
-            if self.end.issued_all() {
+            if self.end.issued_all() || self.at_latency_depth() {
                 break;
             }
             if let Some(f) = &self.flow {
@@ -529,6 +557,12 @@ impl<'a> Worker<'a> {
             }
         }
         Ok((false, false))
+    }
+
+    /// Whether latency-target mode allows no more I/O in flight now.
+    #[inline]
+    fn at_latency_depth(&self) -> bool {
+        self.latency.as_ref().is_some_and(|l| self.q.in_engine() >= l.depth)
     }
 
     /// Counts an I/O the engine took: toward the job's size, and in its flow group.
@@ -624,6 +658,51 @@ impl<'a> Worker<'a> {
             return;
         }
         self.acct.complete(&io, result, start, issue, self.now);
+        let lat = self.now.saturating_sub(start.unwrap_or(issue));
+        if lat > self.max_latency_ns || self.latency.is_some() {
+            self.judge_latency(&io, lat);
+        }
+    }
+
+    /// `max_latency` and latency-target mode, for one I/O that took `lat` nanoseconds. Not
+    /// marked cold: in latency-target mode every I/O comes here.
+    fn judge_latency(&mut self, io: &Io, lat: u64) {
+        if lat > self.max_latency_ns {
+            self.latency_failed(io, lat, self.max_latency_ns);
+            return;
+        }
+        let Some(mode) = &mut self.latency else { return };
+        match mode.completed(io, lat, self.now) {
+            latency::Verdict::Continue => {}
+            latency::Verdict::Restart => {
+                // fio reports the window measured at the depth found, not the search.
+                self.acct.start_measuring(self.now);
+            }
+            latency::Verdict::End => self.end.end_ns = self.end.end_ns.min(self.now),
+            latency::Verdict::Fail(slow, slow_lat) => {
+                let target = mode.target_ns();
+                self.latency_failed(&slow, slow_lat, target);
+            }
+        }
+    }
+
+    /// Fails the job as fio does when an I/O is slower than `max_latency` (or than the
+    /// latency target at depth 1): ETIMEDOUT, "max latency exceeded".
+    fn latency_failed(&mut self, io: &Io, lat: u64, max: u64) {
+        if self.errors.failed() {
+            return;
+        }
+        let file = self.plan.files.get(io.file as usize).map(|f| f.path.display().to_string()).unwrap_or_default();
+        let what = match io.ddir {
+            Ddir::Read => "read",
+            Ddir::Write => "write",
+            Ddir::Trim => "trim",
+            Ddir::Sync | Ddir::DataSync => "sync",
+        };
+        let msg =
+            format!("latency of {lat} nsec exceeds specified max ({max} nsec): {file} {what} {} {}", io.offset, io.len);
+        self.errors.job_failed(msg, libc::ETIMEDOUT, self.spec, &mut self.acct.ts, self.diag);
+        self.errors.func = Some("max latency exceeded");
     }
 
     /// Commits the batch: one clock read stamps the issue time of all of it.
@@ -710,7 +789,11 @@ impl<'a> Worker<'a> {
     /// full, an I/O is held back, or the job is draining); otherwise it collects what has
     /// finished and filling goes on.
     fn reap(&mut self, held: bool) -> Result<()> {
-        let full = self.q.idle_count() == 0 || held || matches!(self.phase, Phase::Drain(_)) || self.end.issued_all();
+        let full = self.q.idle_count() == 0
+            || held
+            || matches!(self.phase, Phase::Drain(_))
+            || self.end.issued_all()
+            || self.at_latency_depth();
         let min = self.depth.reap_min(self.inflight(), full);
         self.completions.clear();
         self.q.reap(min, self.depth.complete_max, &mut self.completions).context("reaping completions failed")?;
@@ -790,6 +873,8 @@ impl<'a> Worker<'a> {
         let progress = self.publisher.progress;
         let result = WorkerResult {
             error: self.errors.first,
+            error_func: self.errors.func,
+            latency_depth: self.latency.as_ref().map(|l| l.depth),
             abandoned: self.abandoned,
             ..self.acct.into_result(self.now, clock::thread_id(self.plan.number), self.seed)
         };

@@ -113,11 +113,13 @@ pub(super) struct ErrorRule {
     policy: ErrorPolicy,
     /// The error that ended the job, described; `None` while it goes on.
     pub(super) first: Option<String>,
+    /// fio's `func=` for an error that is not an I/O error (`max latency exceeded`).
+    pub(super) func: Option<&'static str>,
 }
 
 impl ErrorRule {
     pub(super) fn new(spec: &JobSpec) -> ErrorRule {
-        ErrorRule { policy: spec.errors.clone(), first: None }
+        ErrorRule { policy: spec.errors.clone(), first: None, func: None }
     }
 
     /// Whether an error ended the job.

@@ -33,6 +33,7 @@ pub mod flow;
 mod iolog;
 mod layout;
 mod meta;
+mod noio;
 mod rules;
 mod setup;
 
@@ -137,6 +138,7 @@ pub fn run(
     stop: &AtomicBool,
     progress: &Progress,
     flow: Option<flow::FlowMember>,
+    env: JobEnv<'_>,
     diag: &mut dyn Write,
 ) -> Result<WorkerResult> {
     let spec = &*plan.spec;
@@ -165,7 +167,12 @@ pub fn run(
     }
     progress.tid.store(sys::gettid(), Ordering::Relaxed);
     progress.activity.store(Activity::IO, Ordering::Relaxed);
-    let res = if plan.engine.metadata {
+    if let Some(line) = q.banner() {
+        (env.notice)(&line);
+    }
+    let res = if plan.engine.no_io {
+        noio::run(plan, &mut q, stop, progress, env.io_peers)?
+    } else if plan.engine.metadata {
         meta::run(plan, &mut q, stop, progress, diag)?
     } else {
         if let Some(f) = &flow {
@@ -191,6 +198,14 @@ pub fn run(
         }
     }
     Ok(WorkerResult { pid: clock::thread_id(plan.number), ..res })
+}
+
+/// What a job sees of the run around it.
+pub struct JobEnv<'a> {
+    /// Where the job's own start-up line goes (cpuio's and exec's), with fio's normal output.
+    pub notice: &'a (dyn Fn(&str) + Sync),
+    /// The progress of the phase's jobs that do I/O (cpuio's `exit_on_io_done` waits for them).
+    pub io_peers: &'a [std::sync::Arc<Progress>],
 }
 
 /// Where a job is in its life.

@@ -130,6 +130,11 @@ pub(crate) trait IoEngine {
     fn finish(&mut self) -> bool {
         false
     }
+    /// The peer has ended the stream (net: the sender closed, or sent its close message). An
+    /// I/O that then moves nothing ends the job instead of failing it.
+    fn peer_done(&self) -> bool {
+        false
+    }
 }
 
 /// What the planner knows of a job when it asks an engine whether the job can run here.

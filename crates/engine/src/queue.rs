@@ -279,6 +279,12 @@ impl IoQueue {
         self.busy == 0 && self.engine.finish()
     }
 
+    /// Whether the peer has ended the stream (net): an I/O that moved nothing is then the end
+    /// of the job, not an error.
+    pub fn peer_done(&self) -> bool {
+        self.engine.peer_done()
+    }
+
     /// Bounds how long one `reap` may wait (`None`: as long as it takes).
     pub fn set_wait_limit(&mut self, limit: Option<Duration>) {
         self.engine.set_wait_limit(limit);

@@ -677,6 +677,37 @@ impl JobSpec {
         engine.ttl = m.u32("ttl", 1)?;
         engine.window_size = m.int("window_size")?.map(|v| v as u32);
         engine.mss = m.int("mss")?.map(|v| v as u32);
+        if matches!(ioengine, "net" | "netsplice") {
+            // fio's net engines also take their peer as `filename=host,port[,protocol]`, and a
+            // UNIX socket's path as the filename.
+            if let Some(f) = m.string("filename") {
+                let parts: Vec<&str> = f.split(',').collect();
+                if engine.protocol == "unix" && parts.len() == 1 {
+                    engine.hostname = Some(f.clone());
+                } else if (2..=3).contains(&parts.len()) {
+                    let port: u16 =
+                        parts[1].parse().ok().filter(|&p| p > 0).ok_or_else(|| {
+                            m.job_err(format!("filename={f}: '{}' is not a port (1 to 65535)", parts[1]))
+                        })?;
+                    engine.hostname = Some(parts[0].to_string());
+                    engine.port = Some(port);
+                    if let Some(&p) = parts.get(2) {
+                        engine.protocol = match p {
+                            "tcp" => "tcp",
+                            "tcpv6" => "tcpv6",
+                            "udp" => "udp",
+                            "udpv6" => "udpv6",
+                            "unix" => "unix",
+                            other => {
+                                return Err(m.job_err(format!(
+                                    "filename={f}: '{other}' is not a protocol (tcp, tcpv6, udp, udpv6, unix)"
+                                )))
+                            }
+                        };
+                    }
+                }
+            }
+        }
         for name in [
             "cmd_type",
             "readfua",

@@ -618,6 +618,11 @@ impl<'a> Worker<'a> {
             self.acct.ts.dropped[(io.ddir as usize).min(3)] += 1;
             return;
         }
+        if result == 0 && io.len > 0 && self.q.peer_done() {
+            // The peer ended the stream (net): the job is over, and this I/O did not happen.
+            self.end.exhausted();
+            return;
+        }
         // A read or write that moved nothing (a file truncated under the job) makes no progress:
         // an error, as fio's synchronous engines report it ("full resid"), never a success.
         let result = if result == 0 && io.len > 0 && matches!(io.ddir, Ddir::Read | Ddir::Write) {

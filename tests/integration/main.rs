@@ -3,6 +3,7 @@
 
 mod cli;
 mod differential;
+mod engines_more;
 mod faults;
 mod lab;
 mod nbd_faults;

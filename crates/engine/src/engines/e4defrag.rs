@@ -39,6 +39,7 @@ impl IoEngine for E4defrag {
         let donor = OpenOptions::new()
             .write(true)
             .create(true)
+            .truncate(false)
             .mode(0o644)
             .open(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("cannot open donorname={}: {e}", path.display())))?;

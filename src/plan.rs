@@ -88,6 +88,9 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 fiox_engine::names().join(", ")
             )
         })?;
+        if let Some(check) = engine.preflight {
+            check(&spec).map_err(|e| anyhow::anyhow!("job '{}': {e}", spec.name))?;
+        }
         if spec.pre_read && (engine.diskless || engine.metadata) {
             bail!("job '{}': pre_read=1, but ioengine={} reads no file contents", spec.name, spec.ioengine);
         }
@@ -95,8 +98,13 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
             bail!("job '{}': rw={} writes, but --readonly was given", spec.name, spec.rw.name());
         }
         for clone in 0..spec.numjobs {
-            let files =
-                if engine.diskless { diskless_files(&spec)? } else { plan_files(&spec, clone, engine.creates_files)? };
+            let files = if engine.no_io {
+                no_io_files(&spec)
+            } else if engine.diskless {
+                diskless_files(&spec)?
+            } else {
+                plan_files(&spec, clone, engine.creates_files)?
+            };
             let region: u64 = files.iter().map(|f| f.region_len).sum();
             let io_bytes = match spec.io_size {
                 Some(SizeSpec::Bytes(b)) => b,
@@ -139,6 +147,18 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
     }
     let had_global_section = !set.global_options.is_empty();
     Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section })
+}
+
+/// The no-I/O engines (cpuio, exec) have no file and no size: their jobs end on time. fio
+/// gives them a huge internal file; so does fiox, so that no size check refuses them.
+fn no_io_files(spec: &JobSpec) -> Vec<FilePlan> {
+    vec![FilePlan {
+        path: PathBuf::from(format!("{}.0.0", spec.name)),
+        block_device: false,
+        layout_size: 0,
+        region_start: 0,
+        region_len: 1 << 60,
+    }]
 }
 
 /// The null engine needs no file, only a region size to generate offsets in.

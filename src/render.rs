@@ -13,6 +13,13 @@ pub fn header(plan: &Plan) -> String {
     let mut s = String::new();
     for job in &plan.jobs {
         let spec = &job.spec;
+        if fiox_engine::find(spec.ioengine).is_some_and(|e| e.no_io) {
+            // fio prints no header line for cpuio and exec jobs, only the clones' `...`.
+            if spec.numjobs > 1 {
+                s.push_str("...\n");
+            }
+            continue;
+        }
         let bs = [0, 1, 2].map(|d| {
             if !spec.bssplit[d].is_empty() {
                 let sizes = spec.bssplit[d].iter().map(|e| e.0);

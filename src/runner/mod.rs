@@ -137,11 +137,15 @@ pub fn run(
             };
             let (tx, diag, stop, notice) = (tx.clone(), diag.clone(), phase_stop.clone(), notice.clone());
             let flow = flows[k].clone();
+            let io_peers: Vec<Arc<Progress>> = (phase_start..end)
+                .filter(|&j| j != i && !plan.workers[j].engine.no_io)
+                .map(|j| progress[j - phase_start].clone())
+                .collect();
             std::thread::spawn(move || {
                 while !waits.iter().all(|p| p.done.load(Ordering::Relaxed)) && !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(5));
                 }
-                let r = run_job(&w, &stop, &p, flow, &*diag, &*notice);
+                let r = run_job(&w, &stop, &p, flow, &io_peers, &*diag, &*notice);
                 let failed = r.as_ref().map_or(true, |r| r.error.is_some());
                 // exitall: the first job to finish stops the others; exitall_on_error: the
                 // first to fail does.
@@ -277,6 +281,7 @@ fn run_job(
     stop: &AtomicBool,
     progress: &Progress,
     flow: Option<worker::flow::FlowMember>,
+    io_peers: &[Arc<Progress>],
     diag: &(dyn Fn(&str) + Sync),
     notice: &(dyn Fn(&str) + Sync),
 ) -> Result<WorkerResult> {
@@ -284,7 +289,8 @@ fn run_job(
     if let Some(cmd) = &spec.exec_prerun {
         exec::run(&spec.name, cmd, exec::When::Pre, notice)?;
     }
-    let mut r = worker::run(w, seed_for(w), stop, progress, flow, &mut DiagBuf(diag));
+    let env = worker::JobEnv { notice, io_peers };
+    let mut r = worker::run(w, seed_for(w), stop, progress, flow, env, &mut DiagBuf(diag));
     if let Some(cmd) = &spec.exec_postrun {
         if let Err(e) = exec::run(&spec.name, cmd, exec::When::Post, notice) {
             match &mut r {

@@ -90,6 +90,9 @@ pub(crate) struct Setup<'a> {
     /// work to the waiting call).
     pub waits_for_completions: bool,
     pub opts: &'a EngineOpts,
+    /// The job's name and runtime (microseconds, 0: none): exec's `%n` and `%r`.
+    pub job_name: &'a str,
+    pub runtime_us: u64,
 }
 
 /// An I/O engine, driven by one worker thread through its [`IoQueue`].
@@ -113,7 +116,29 @@ pub(crate) trait IoEngine {
     /// sets it when the runtime is over, so that a device that stopped answering cannot hold
     /// the job past it.
     fn set_wait_limit(&mut self, _limit: Option<std::time::Duration>) {}
+    /// No-I/O engines (cpuio, exec): how long the job pauses after each of its "I/Os", in
+    /// nanoseconds. That pause is what sets the engine's duty cycle.
+    fn think_ns(&self) -> u64 {
+        0
+    }
+    /// The line the engine prints when the job starts (cpuio, exec), if any.
+    fn banner(&self) -> Option<String> {
+        None
+    }
+    /// Called once when the job's time is up, before the queue is dropped. Returns true when
+    /// the work it did counts as one more I/O (exec's stopping of its program, as fio counts it).
+    fn finish(&mut self) -> bool {
+        false
+    }
+    /// The peer has ended the stream (net: the sender closed, or sent its close message). An
+    /// I/O that then moves nothing ends the job instead of failing it.
+    fn peer_done(&self) -> bool {
+        false
+    }
 }
+
+/// What the planner knows of a job when it asks an engine whether the job can run here.
+pub type Preflight = fn(&fiox_options::JobSpec) -> Result<(), String>;
 
 /// A registry entry.
 #[derive(Debug)]
@@ -131,6 +156,15 @@ pub struct EngineInfo {
     /// The engine changes the file whatever the direction (falloc: a read reserves space), so
     /// its files are opened for writing.
     pub writes_any_direction: bool,
+    /// The engine moves no data (cpuio, exec): each "I/O" is counted as a read of no bytes, the
+    /// job has no file, and its report has no direction block, as in fio.
+    pub no_io: bool,
+    /// The engine talks to a peer over a socket (net, netsplice) instead of opening files.
+    pub network: bool,
+    /// Checks that the job can run on this machine (devices, libraries, required options),
+    /// made when the run is planned, before any file is laid out. The error is one line that
+    /// says what is missing.
+    pub preflight: Option<Preflight>,
     pub(crate) make: fn() -> Box<dyn IoEngine>,
 }
 
@@ -151,7 +185,41 @@ pub static ENGINES: &[EngineInfo] = &[
     engines::filemeta::FILECREATE,
     engines::filemeta::FILESTAT,
     engines::filemeta::FILEDELETE,
+    engines::cpuio::INFO,
+    engines::exec::INFO,
+    engines::splice::INFO,
+    engines::e4defrag::INFO,
+    engines::net::NET,
+    engines::net::NETSPLICE,
+    engines::sg::INFO,
+    engines::io_uring_cmd::INFO,
+    engines::dev_dax::INFO,
+    engines::libpmem::INFO,
+    engines::pmemblk::INFO,
+    engines::mtd::INFO,
+    engines::nbd::INFO,
+    engines::rdma::INFO,
+    engines::gfapi::GFAPI,
+    engines::gfapi::GFAPI_ASYNC,
 ];
+
+impl EngineInfo {
+    /// An engine entry with every flag off: engines spell out only what differs.
+    pub(crate) const fn base(name: &'static str, make: fn() -> Box<dyn IoEngine>) -> EngineInfo {
+        EngineInfo {
+            name,
+            sync: true,
+            diskless: false,
+            metadata: false,
+            creates_files: false,
+            writes_any_direction: false,
+            no_io: false,
+            network: false,
+            preflight: None,
+            make,
+        }
+    }
+}
 
 pub fn find(name: &str) -> Option<&'static EngineInfo> {
     ENGINES.iter().find(|e| e.name == name)

@@ -55,6 +55,9 @@ pub struct QueueConfig<'a> {
     /// task work to the waiting call).
     pub waits_for_completions: bool,
     pub opts: &'a EngineOpts,
+    /// The job's name and runtime in microseconds (0: none), for engines that use them (exec).
+    pub job_name: &'a str,
+    pub runtime_us: u64,
 }
 
 /// Why a queue could not be made.
@@ -111,6 +114,8 @@ impl IoQueue {
                 depth,
                 waits_for_completions: cfg.waits_for_completions,
                 opts: cfg.opts,
+                job_name: cfg.job_name,
+                runtime_us: cfg.runtime_us,
             })
             .map_err(QueueError::Engine)?;
         let units = (0..depth as usize)
@@ -256,6 +261,28 @@ impl IoQueue {
             self.busy -= 1;
         }
         Ok(())
+    }
+
+    /// No-I/O engines: the pause after each "I/O", in nanoseconds (0 for the others).
+    pub fn think_ns(&self) -> u64 {
+        self.engine.think_ns()
+    }
+
+    /// The line the engine prints when the job starts, if any (cpuio, exec).
+    pub fn banner(&self) -> Option<String> {
+        self.engine.banner()
+    }
+
+    /// Lets the engine wind down when the job's time is up (exec stops its program). Returns
+    /// true when that counts as one more I/O.
+    pub fn finish(&mut self) -> bool {
+        self.busy == 0 && self.engine.finish()
+    }
+
+    /// Whether the peer has ended the stream (net): an I/O that moved nothing is then the end
+    /// of the job, not an error.
+    pub fn peer_done(&self) -> bool {
+        self.engine.peer_done()
     }
 
     /// Bounds how long one `reap` may wait (`None`: as long as it takes).

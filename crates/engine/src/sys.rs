@@ -680,3 +680,133 @@ pub fn preallocate(fd: RawFd, how: Prealloc, len: u64) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// A pipe, both ends closed on drop: `(read end, write end)`.
+pub(crate) fn pipe() -> io::Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: `fds` is a two-element array the kernel fills in.
+    let r = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and belong to nobody else.
+    Ok(unsafe { (std::os::fd::OwnedFd::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// `splice(2)` of up to `len` bytes from `from` to `to`; a `Some` offset is the file side's
+/// position (and is advanced). Bytes moved or `-errno`.
+pub(crate) fn splice(
+    from: RawFd,
+    from_off: Option<&mut i64>,
+    to: RawFd,
+    to_off: Option<&mut i64>,
+    len: usize,
+    flags: u32,
+) -> i64 {
+    let p = |o: Option<&mut i64>| o.map_or(std::ptr::null_mut(), |o| o as *mut i64);
+    // SAFETY: the offsets are null or point to live i64s; no buffer is involved.
+    ret(unsafe { libc::splice(from, p(from_off), to, p(to_off), len, flags) })
+}
+
+/// `vmsplice(2)` of one buffer: into the pipe `fd` (its write end: the pipe takes the bytes) or
+/// out of it (its read end: the bytes are copied into the buffer). Bytes moved or `-errno`.
+///
+/// # Safety
+/// `buf` must point to `len` bytes that nothing else reads or writes during the call.
+pub(crate) unsafe fn vmsplice(fd: RawFd, buf: *mut u8, len: usize, flags: u32) -> i64 {
+    let iov = libc::iovec { iov_base: buf.cast(), iov_len: len };
+    // SAFETY: one iovec describing memory the caller vouches for.
+    ret(unsafe { libc::vmsplice(fd, &iov, 1, flags) })
+}
+
+/// Waits until `fd` can be written to (`poll` with POLLOUT, no time limit).
+pub(crate) fn wait_writable(fd: RawFd) -> i64 {
+    let mut p = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+    // SAFETY: one pollfd on the stack.
+    ret(unsafe { libc::poll(&mut p, 1, -1) } as isize)
+}
+
+/// ext4's `struct move_extent` (EXT4_IOC_MOVE_EXT).
+#[repr(C)]
+struct MoveExtent {
+    reserved: u32,
+    donor_fd: u32,
+    orig_start: u64,
+    donor_start: u64,
+    len: u64,
+    moved_len: u64,
+}
+
+/// `_IOWR('f', 15, struct move_extent)`.
+const EXT4_IOC_MOVE_EXT: libc::c_ulong = 0xc028_660f;
+
+/// Swaps `len` blocks at block `start` of `fd` with the same blocks of `donor` (ext4 online
+/// defragmentation). Returns the blocks moved or `-errno`.
+pub(crate) fn move_extent(fd: RawFd, donor: RawFd, start: u64, len: u64) -> i64 {
+    let mut me =
+        MoveExtent { reserved: 0, donor_fd: donor as u32, orig_start: start, donor_start: start, len, moved_len: 0 };
+    // SAFETY: the kernel reads and updates the struct on the stack, nothing else.
+    let r = unsafe { libc::ioctl(fd, EXT4_IOC_MOVE_EXT, &mut me as *mut MoveExtent) };
+    if r < 0 {
+        ret(-1)
+    } else {
+        me.moved_len as i64
+    }
+}
+
+/// The file system block size of `fd` (`st_blksize`).
+pub(crate) fn block_size(fd: RawFd) -> io::Result<u64> {
+    // SAFETY: fstat fills in a zeroed stat struct on the stack.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `st` is valid for writes.
+    if unsafe { libc::fstat(fd, &mut st) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.st_blksize.max(1) as u64)
+}
+
+/// `send(2)` of a buffer (MSG_NOSIGNAL: a closed peer is EPIPE, not a signal).
+///
+/// # Safety
+/// `buf` must point to `len` bytes that nothing writes during the call.
+pub(crate) unsafe fn send(fd: RawFd, buf: *const u8, len: usize) -> i64 {
+    // SAFETY: the caller vouches for `buf`.
+    ret(unsafe { libc::send(fd, buf.cast(), len, libc::MSG_NOSIGNAL) })
+}
+
+/// `recv(2)` into a buffer (`flags`: MSG_WAITALL for a stream).
+///
+/// # Safety
+/// `buf` must point to `len` bytes that nothing else reads or writes during the call.
+pub(crate) unsafe fn recv(fd: RawFd, buf: *mut u8, len: usize, flags: i32) -> i64 {
+    // SAFETY: the caller vouches for `buf`.
+    ret(unsafe { libc::recv(fd, buf.cast(), len, flags) })
+}
+
+/// Sets an integer socket option.
+pub(crate) fn set_sockopt(fd: RawFd, level: i32, name: i32, value: i32) -> io::Result<()> {
+    // SAFETY: the option value is an int on the stack, its size given.
+    let r = unsafe {
+        libc::setsockopt(fd, level, name, (&value as *const i32).cast(), std::mem::size_of::<i32>() as libc::socklen_t)
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// The file system type (statfs `f_type`) of the file system holding `path`.
+pub(crate) fn fs_type(path: &std::path::Path) -> io::Result<i64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: statfs fills in a zeroed struct on the stack.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` is valid for writes.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.f_type as i64)
+}

@@ -106,8 +106,10 @@ pub fn enghelp(which: &str, available: &[&str]) -> Result<String> {
             let _ = writeln!(out, "IO engine {engine} has no options");
         }
         None => {
+            // fio's layout: names padded to 24 columns, a child option indented by two.
             for o in owned {
-                let _ = writeln!(out, "{:<20}: {}", o.name, o.help);
+                let name = if o.parent.is_some() { format!("  {}", o.name) } else { o.name.to_string() };
+                let _ = writeln!(out, "{name:<24}: {}", o.help);
             }
         }
         Some(name) => {

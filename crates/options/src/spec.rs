@@ -213,6 +213,39 @@ pub struct EngineOpts {
     pub cmdprio: [u32; 3],
     /// Per direction: `(block size, percent, explicit (class, level))` (`cmdprio_bssplit`).
     pub cmdprio_bssplit: [Vec<crate::value::PrioSplitEntry>; 3],
+    /// cpuio: the share of a CPU to burn (0: not given; values above 100, and negative ones as
+    /// in fio, mean 100), the length of one burn in microseconds, qsort instead of a busy loop,
+    /// and whether to stop once the jobs doing I/O have finished.
+    pub cpuload: u32,
+    pub cpuchunks: u32,
+    pub cpumode_qsort: bool,
+    pub exit_on_io_done: bool,
+    /// exec: the program, its raw argument string, seconds between SIGTERM and SIGKILL, and
+    /// whether its output goes to JOBNAME.stdout/.stderr.
+    pub program: Option<String>,
+    pub arguments: Option<String>,
+    pub grace_time: u32,
+    pub std_redirect: bool,
+    /// e4defrag: the donor file and whether its space is allocated per I/O.
+    pub donorname: Option<String>,
+    pub inplace: bool,
+    /// e4defrag: how much of the donor to allocate at start (`filesize`, its low end; 0: unset).
+    pub donor_size: u64,
+    /// net/netsplice (hostname and port also rdma).
+    pub hostname: Option<String>,
+    pub port: Option<u16>,
+    pub protocol: &'static str,
+    pub nodelay: bool,
+    pub listen: bool,
+    pub pingpong: bool,
+    pub interface: Option<String>,
+    pub ttl: u32,
+    pub window_size: Option<u32>,
+    pub mss: Option<u32>,
+    /// Options of engines fiox cannot run on this kind of machine (sg, io_uring_cmd, mtd,
+    /// nbd, rdma, gfapi): parsed and checked so that job files for them are accepted, and
+    /// named in the error that refuses the run. `(option, value)` in the order read.
+    pub other: Vec<(&'static str, String)>,
 }
 
 /// One rule of which I/Os get a priority: those of `bs` (any size if `None`), `pct` percent of
@@ -685,7 +718,90 @@ impl JobSpec {
                 Some(Value::PrioSplit(s)) => s,
                 _ => Vec::new(),
             }),
+            ..EngineOpts::default()
         };
+        let mut engine = engine;
+        engine.cpuload = match m.int("cpuload")? {
+            None | Some(0) => 0,
+            // fio stores the value unsigned, so a negative one wraps to a huge load, which is
+            // then capped like any load above 100.
+            Some(v) if !(0..=100).contains(&v) => 100,
+            Some(v) => v as u32,
+        };
+        engine.cpuchunks = m.u32("cpuchunks", 50000)?;
+        engine.cpumode_qsort = m.choice("cpumode")? == "qsort";
+        engine.exit_on_io_done = m.flag("exit_on_io_done")?;
+        engine.program = m.string("program");
+        engine.arguments = m.string("arguments");
+        engine.grace_time = m.u32("grace_time", 1)?;
+        engine.std_redirect = m.flag("std_redirect")?;
+        engine.donorname = m.string("donorname");
+        engine.inplace = m.int("inplace")?.unwrap_or(0) == 1;
+        if let Some(Value::Range(lo, _)) = m.one("filesize")? {
+            engine.donor_size = lo;
+        }
+        engine.hostname = m.string("hostname");
+        engine.port = m.int("port")?.map(|p| p as u16);
+        engine.protocol = m.choice("protocol")?;
+        engine.nodelay = m.flag("nodelay")?;
+        engine.listen = m.flag("listen")?;
+        engine.pingpong = m.flag("pingpong")?;
+        engine.interface = m.string("interface");
+        engine.ttl = m.u32("ttl", 1)?;
+        engine.window_size = m.int("window_size")?.map(|v| v as u32);
+        engine.mss = m.int("mss")?.map(|v| v as u32);
+        if matches!(ioengine, "net" | "netsplice") {
+            // fio's net engines also take their peer as `filename=host,port[,protocol]`, and a
+            // UNIX socket's path as the filename.
+            if let Some(f) = m.string("filename") {
+                let parts: Vec<&str> = f.split(',').collect();
+                if engine.protocol == "unix" && parts.len() == 1 {
+                    engine.hostname = Some(f.clone());
+                } else if (2..=3).contains(&parts.len()) {
+                    let port: u16 =
+                        parts[1].parse().ok().filter(|&p| p > 0).ok_or_else(|| {
+                            m.job_err(format!("filename={f}: '{}' is not a port (1 to 65535)", parts[1]))
+                        })?;
+                    engine.hostname = Some(parts[0].to_string());
+                    engine.port = Some(port);
+                    if let Some(&p) = parts.get(2) {
+                        engine.protocol = match p {
+                            "tcp" => "tcp",
+                            "tcpv6" => "tcpv6",
+                            "udp" => "udp",
+                            "udpv6" => "udpv6",
+                            "unix" => "unix",
+                            other => {
+                                return Err(m.job_err(format!(
+                                    "filename={f}: '{other}' is not a protocol (tcp, tcpv6, udp, udpv6, unix)"
+                                )))
+                            }
+                        };
+                    }
+                }
+            }
+        }
+        for name in [
+            "cmd_type",
+            "readfua",
+            "writefua",
+            "sg_write_mode",
+            "stream_id",
+            "skip_bad",
+            "uri",
+            "bindname",
+            "verb",
+            "volume",
+            "brick",
+            "single-instance",
+        ] {
+            // Read (and so checked) even when unset, so that every row of the table is used.
+            let _ = m.parsed(name)?;
+            if let Some(v) = m.string(name) {
+                engine.other.push((name, v));
+            }
+        }
+        let engine = engine;
         if m.is_set("cmdprio_percentage") && m.is_set("cmdprio_bssplit") {
             return Err(m.job_err("cmdprio_percentage and cmdprio_bssplit cannot be used together".into()));
         }
@@ -957,7 +1073,10 @@ impl JobSpec {
         if self.bs.contains(&0) {
             return err("bs must be at least 1 byte".into());
         }
-        if self.filename.is_none()
+        // cpuio and exec have no file: their jobs end on time, not on a size.
+        let sized = !matches!(self.ioengine, "cpuio" | "exec");
+        if sized
+            && self.filename.is_none()
             && self.size.is_none()
             && self.filesize.is_none()
             && self.io_size.is_none()

@@ -141,6 +141,9 @@ pub struct OptDef {
     /// Written bare in a job file, the option takes the job's name as its value (fio's log
     /// prefixes).
     pub bare_job_name: bool,
+    /// The option refines another (`cpuchunks` under `cpuload`); `--enghelp` indents it below
+    /// its parent, as fio does.
+    pub parent: Option<&'static str>,
 }
 
 impl OptDef {
@@ -158,10 +161,15 @@ impl OptDef {
             support: Support::Full,
             engines: &[],
             bare_job_name: false,
+            parent: None,
         }
     }
     pub const fn bare_job_name(mut self) -> Self {
         self.bare_job_name = true;
+        self
+    }
+    pub const fn child_of(mut self, parent: &'static str) -> Self {
+        self.parent = Some(parent);
         self
     }
     pub const fn alias(mut self, aliases: &'static [&'static str]) -> Self {

@@ -200,7 +200,9 @@ fn job_report(r: &RunReport, job: &JobReport) -> String {
     }
     for &(ddir, name) in calc::report_dirs(job.unified) {
         let d = ts.dir(ddir);
-        if d.io_bytes > 0 || d.total_ios > 0 {
+        // A direction with I/Os but neither bytes nor runtime (cpuio's and exec's "I/Os", I/Os
+        // that all failed) has no block in fio's report.
+        if d.io_bytes > 0 || (d.total_ios > 0 && d.runtime_ms > 0) {
             dir_block(&mut s, r, job, ddir, name);
         }
     }

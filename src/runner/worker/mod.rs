@@ -34,6 +34,7 @@ mod iolog;
 mod latency;
 mod layout;
 mod meta;
+mod noio;
 mod rules;
 mod setup;
 
@@ -148,6 +149,7 @@ pub fn run(
     stop: &AtomicBool,
     progress: &Progress,
     flow: Option<flow::FlowMember>,
+    env: JobEnv<'_>,
     diag: &mut dyn Write,
 ) -> Result<WorkerResult> {
     let spec = &*plan.spec;
@@ -176,7 +178,12 @@ pub fn run(
     }
     progress.tid.store(sys::gettid(), Ordering::Relaxed);
     progress.activity.store(Activity::IO, Ordering::Relaxed);
-    let res = if plan.engine.metadata {
+    if let Some(line) = q.banner() {
+        (env.notice)(&line);
+    }
+    let res = if plan.engine.no_io {
+        noio::run(plan, &mut q, stop, progress, env.io_peers)?
+    } else if plan.engine.metadata {
         meta::run(plan, &mut q, stop, progress, diag)?
     } else {
         if let Some(f) = &flow {
@@ -202,6 +209,14 @@ pub fn run(
         }
     }
     Ok(WorkerResult { pid: clock::thread_id(plan.number), ..res })
+}
+
+/// What a job sees of the run around it.
+pub struct JobEnv<'a> {
+    /// Where the job's own start-up line goes (cpuio's and exec's), with fio's normal output.
+    pub notice: &'a (dyn Fn(&str) + Sync),
+    /// The progress of the phase's jobs that do I/O (cpuio's `exit_on_io_done` waits for them).
+    pub io_peers: &'a [std::sync::Arc<Progress>],
 }
 
 /// Where a job is in its life.
@@ -635,6 +650,11 @@ impl<'a> Worker<'a> {
             // A synchronous call the watchdog interrupted (a FUSE file, say): not the device's
             // error; `liveness` reports the job.
             self.acct.ts.dropped[(io.ddir as usize).min(3)] += 1;
+            return;
+        }
+        if result == 0 && io.len > 0 && self.q.peer_done() {
+            // The peer ended the stream (net): the job is over, and this I/O did not happen.
+            self.end.exhausted();
             return;
         }
         // A read or write that moved nothing (a file truncated under the job) makes no progress:

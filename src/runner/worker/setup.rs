@@ -150,6 +150,8 @@ pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
         mem: spec.mem,
         waits_for_completions: spec.iodepth_batch_complete_min >= 1,
         opts: &spec.engine,
+        job_name: &spec.name,
+        runtime_us: spec.runtime_us,
     };
     IoQueue::new(cfg).map_err(|e| match e {
         QueueError::Buffers(e) => {

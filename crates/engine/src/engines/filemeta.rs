@@ -54,6 +54,9 @@ const fn info(name: &'static str, op: Op) -> EngineInfo {
         metadata: true,
         creates_files: matches!(op, Op::Create),
         writes_any_direction: false,
+        no_io: false,
+        network: false,
+        preflight: None,
         make: match op {
             Op::Create => || Box::new(FileMeta { op: Op::Create, paths: Vec::new() }),
             Op::Stat => || Box::new(FileMeta { op: Op::Stat, paths: Vec::new() }),

@@ -37,5 +37,8 @@ pub const INFO: EngineInfo = EngineInfo {
     metadata: false,
     creates_files: false,
     writes_any_direction: false,
+    no_io: false,
+    network: false,
+    preflight: None,
     make: || Box::new(Ftruncate),
 };

@@ -75,6 +75,9 @@ const fn info(name: &'static str, call: Call) -> EngineInfo {
         metadata: false,
         creates_files: false,
         writes_any_direction: false,
+        no_io: false,
+        network: false,
+        preflight: None,
         make: match call {
             Call::Sync => || Box::new(SyncEngine { call: Call::Sync, flags: 0 }),
             Call::Psync => || Box::new(SyncEngine { call: Call::Psync, flags: 0 }),

@@ -1,0 +1,355 @@
+//! The engines added for fio 3.33's Linux list: cpuio, exec, splice, e4defrag, net and
+//! netsplice against the real fio on the same jobs; the engines fiox cannot run here (sg,
+//! io_uring_cmd, dev-dax, libpmem, pmemblk, mtd, nbd, rdma, gfapi) for their options and their
+//! refusal before any I/O.
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::util::{fio, fiox, listing, scratch, Out};
+
+/// Runs fiox or, if `fiox_run` is false, fio, with `args` in `dir`.
+fn tool(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
+    if fiox_run {
+        fiox(dir, args)
+    } else {
+        fio(dir, args)
+    }
+}
+
+/// The JSON document of a run (fio may print lines before it).
+fn json(out: &Out) -> serde_json::Value {
+    serde_json::from_str(&out.stdout[out.stdout.find('{').expect("a JSON document")..]).unwrap()
+}
+
+/// (total_ios, io_bytes) of a direction of the first job.
+fn ios(v: &serde_json::Value, dir: &str) -> (u64, u64) {
+    let d = &v["jobs"][0][dir];
+    (d["total_ios"].as_u64().unwrap(), d["io_bytes"].as_u64().unwrap())
+}
+
+/// A TCP/UDP port nobody uses right now (the kernel's pick), for one test.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn cpuio_reports_what_fio_reports() {
+    let dir = scratch();
+    let args = ["--name=c", "--ioengine=cpuio", "--cpuload=50", "--cpuchunks=20000", "--runtime=1"];
+    let mut counts = Vec::new();
+    for fiox_run in [false, true] {
+        let mut a = args.to_vec();
+        a.push("--output-format=json");
+        let out = tool(fiox_run, dir.path(), &a);
+        assert_eq!((out.code, out.stderr.as_str()), (0, ""), "fiox {fiox_run}");
+        let v = json(&out);
+        let (n, bytes) = ios(&v, "read");
+        assert_eq!(bytes, 0, "fiox {fiox_run}");
+        assert_eq!(ios(&v, "write"), (0, 0));
+        assert_eq!(v["jobs"][0]["read"]["runtime"].as_u64(), Some(0), "fiox {fiox_run}");
+        assert!(v.get("disk_util").is_none(), "fiox {fiox_run}: no disk statistics");
+        counts.push(n);
+        // The normal report: the engine's line, no job header, no read block, no group line.
+        let out = tool(fiox_run, dir.path(), &args);
+        assert_eq!(out.code, 0);
+        assert!(out.stdout.contains("c (noop): ioengine=cpuio, cpuload=50, cpucycle=20000\n"), "{}", out.stdout);
+        assert!(!out.stdout.contains("(g=0)"), "{}", out.stdout);
+        assert!(!out.stdout.contains("  read:") && !out.stdout.contains("READ:"), "{}", out.stdout);
+        assert!(out.stdout.contains("issued rwts: total="), "{}", out.stdout);
+    }
+    // 1 s at 20 ms burns and 50 % load: 25 "I/Os" each.
+    for n in &counts {
+        assert!((23..=26).contains(n), "{counts:?}");
+    }
+    // Bad input: no cpuload, a mode fio does not have.
+    let out = fiox(dir.path(), &["--name=c", "--ioengine=cpuio", "--runtime=1"]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("cpuload"), "{}", out.stderr);
+    let out = fiox(dir.path(), &["--name=c", "--ioengine=cpuio", "--cpuload=5", "--cpumode=bogus", "--runtime=1"]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("cpumode") && out.stderr.contains("bogus"), "{}", out.stderr);
+    assert!(listing(dir.path()).is_empty(), "{:?}", listing(dir.path()));
+}
+
+#[test]
+fn exec_runs_the_program_like_fio() {
+    let mut seen = Vec::new();
+    for fiox_run in [false, true] {
+        let dir = scratch();
+        let args = [
+            "--name=e",
+            "--ioengine=exec",
+            "--program=/bin/echo",
+            "--arguments=hello  %n %r",
+            "--runtime=1",
+            "--grace_time=0",
+            "--output-format=json",
+        ];
+        let out = tool(fiox_run, dir.path(), &args);
+        assert_eq!((out.code, out.stderr.as_str()), (0, ""), "fiox {fiox_run}");
+        let v = json(&out);
+        let (n, bytes) = ios(&v, "read");
+        assert_eq!(bytes, 0);
+        assert!((10..=12).contains(&n), "fiox {fiox_run}: {n} I/Os");
+        assert_eq!(std::fs::read_to_string(dir.path().join("e.stdout")).unwrap(), "hello e 1\n");
+        assert_eq!(std::fs::read_to_string(dir.path().join("e.stderr")).unwrap(), "");
+        seen.push(listing(dir.path()));
+    }
+    assert_eq!(seen[0], seen[1], "the same files");
+    let dir = scratch();
+    for (args, needle) in [
+        (vec!["--name=e", "--ioengine=exec", "--runtime=1"], "program="),
+        (vec!["--name=e", "--ioengine=exec", "--program=/no/such/program", "--runtime=1"], "/no/such/program"),
+    ] {
+        let out = fiox(dir.path(), &args);
+        assert_ne!(out.code, 0);
+        assert!(out.stderr.contains(needle), "{}", out.stderr);
+    }
+    assert!(listing(dir.path()).is_empty(), "{:?}", listing(dir.path()));
+}
+
+#[test]
+fn splice_moves_what_fio_moves() {
+    for rw in ["write", "read", "randwrite"] {
+        let mut got = Vec::new();
+        for fiox_run in [false, true] {
+            let dir = scratch();
+            let args =
+                ["--name=s", "--ioengine=splice", "--filename=s.dat", "--size=1m", "--bs=150k", "--output-format=json"];
+            let mut a = args.to_vec();
+            let rw_arg = format!("--rw={rw}");
+            a.push(&rw_arg);
+            let out = tool(fiox_run, dir.path(), &a);
+            assert_eq!((out.code, out.stderr.as_str()), (0, ""), "fiox {fiox_run} {rw}");
+            let v = json(&out);
+            got.push((ios(&v, "read"), ios(&v, "write"), std::fs::metadata(dir.path().join("s.dat")).unwrap().len()));
+        }
+        assert_eq!(got[0], got[1], "rw={rw}");
+    }
+    // A splice write puts the buffer's bytes in the file, across the pipe's 64 KiB chunks.
+    let dir = scratch();
+    let args = ["--name=s", "--ioengine=splice", "--filename=s.dat", "--size=500k", "--bs=100k", "--rw=write"];
+    let out = fiox(dir.path(), &[&args[..], &["--buffer_pattern=0xdeadbeef"]].concat());
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    let data = std::fs::read(dir.path().join("s.dat")).unwrap();
+    assert_eq!(data.len(), 500 << 10);
+    assert!(data.chunks(4).all(|c| c == [0xde, 0xad, 0xbe, 0xef]), "the pattern, everywhere");
+}
+
+#[test]
+fn e4defrag_swaps_blocks_like_fio() {
+    for extra in [["--filesize=64k", "--rw=write"], ["--inplace=1", "--size=64k"]] {
+        let mut got = Vec::new();
+        for fiox_run in [false, true] {
+            let dir = scratch();
+            let mut a = vec![
+                "--name=d",
+                "--ioengine=e4defrag",
+                "--filename=d.dat",
+                "--donorname=donor",
+                "--bs=16k",
+                "--rw=write",
+                "--output-format=json",
+            ];
+            a.extend(extra);
+            let out = tool(fiox_run, dir.path(), &a);
+            if !fiox_run && out.code != 0 {
+                println!("skipped: fio's e4defrag fails here (not ext4?): {}", out.stdout);
+                return;
+            }
+            assert_eq!((out.code, out.stderr.as_str()), (0, ""), "fiox {fiox_run} {extra:?}");
+            let size = |f: &str| std::fs::metadata(dir.path().join(f)).unwrap().len();
+            got.push((ios(&json(&out), "write"), size("d.dat"), size("donor")));
+        }
+        assert_eq!(got[0], got[1], "{extra:?}");
+    }
+    let dir = scratch();
+    let out = fiox(dir.path(), &["--name=d", "--ioengine=e4defrag", "--filename=d.dat", "--size=64k", "--rw=write"]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("donorname="), "{}", out.stderr);
+    let out = fiox(dir.path(), &["--name=d", "--ioengine=e4defrag", "--donorname=x", "--filename=d.dat", "--size=64k"]);
+    assert!(out.stderr.contains("filesize="), "{}", out.stderr);
+    assert!(listing(dir.path()).is_empty(), "nothing laid out: {:?}", listing(dir.path()));
+}
+
+/// One receiver and one sender on loopback; the two JSON documents.
+fn net_pair(fiox_recv: bool, fiox_send: bool, extra: &[&str]) -> (serde_json::Value, serde_json::Value) {
+    let dir = scratch();
+    let port = format!("--port={}", free_port());
+    let udp = extra.iter().any(|a| a.contains("udp"));
+    let mut recv_args = vec!["--name=r", "--ioengine=net", &port, "--rw=read", "--bs=4k", "--size=1m"];
+    if !udp {
+        recv_args.push("--listen");
+    }
+    recv_args.extend(extra);
+    recv_args.push("--output-format=json");
+    let bin = if fiox_recv { crate::util::fiox_bin() } else { crate::util::fio_bin() };
+    let recv = std::process::Command::new(bin)
+        .args(&recv_args)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    // UDP has no flow control: a rate keeps loopback from dropping datagrams.
+    let mut send_args = vec!["--name=w", "--ioengine=net", "--hostname=127.0.0.1", &port, "--rw=write", "--bs=4k"];
+    send_args.extend(["--size=1m", "--rate=8m", "--output-format=json"]);
+    send_args.extend(extra);
+    let sent = tool(fiox_send, dir.path(), &send_args);
+    assert_eq!((sent.code, sent.stderr.as_str()), (0, ""), "sender (fiox {fiox_send})");
+    let o = recv.wait_with_output().unwrap();
+    let recv = Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    };
+    assert_eq!((recv.code, recv.stderr.as_str()), (0, ""), "receiver (fiox {fiox_recv})");
+    (json(&recv), json(&sent))
+}
+
+#[test]
+fn net_tcp_interoperates_with_fio() {
+    for (fiox_recv, fiox_send) in [(true, false), (false, true), (true, true)] {
+        let (r, w) = net_pair(fiox_recv, fiox_send, &[]);
+        assert_eq!(ios(&w, "write"), (256, 1 << 20), "sender, fiox {fiox_send}");
+        let (n, bytes) = ios(&r, "read");
+        if fiox_recv {
+            assert_eq!((n, bytes), (256, 1 << 20), "fiox's receiver waits for whole blocks");
+        } else {
+            // fio's receiver counts each short read as an I/O and stops a little short.
+            assert!(n >= 256 && bytes <= 1 << 20 && bytes > 900_000, "fio's receiver: {n} I/Os, {bytes} bytes");
+        }
+    }
+}
+
+#[test]
+fn net_udp_ends_on_fios_close_datagram() {
+    for (fiox_recv, fiox_send) in [(true, false), (false, true), (true, true)] {
+        let (r, w) = net_pair(fiox_recv, fiox_send, &["--protocol=udp"]);
+        assert_eq!(ios(&w, "write"), (256, 1 << 20), "sender, fiox {fiox_send}");
+        // Loopback may still drop a datagram under load; the receiver ends anyway.
+        let (n, bytes) = ios(&r, "read");
+        assert!(n > 200 && bytes == n * 4096, "receiver (fiox {fiox_recv}): {n} datagrams, {bytes} bytes");
+    }
+}
+
+#[test]
+fn net_options_and_bad_input() {
+    let dir = scratch();
+    // filename=host,port,proto is the peer; a listening UDP job is refused as fio refuses it.
+    let port = free_port().to_string();
+    for (args, needle) in [
+        (vec!["--name=n", "--ioengine=net", "--rw=write", "--size=1m", "--hostname=127.0.0.1"], "port="),
+        (vec!["--name=n", "--ioengine=net", "--rw=write", "--size=1m", "--port=1"], "hostname="),
+        (
+            vec!["--name=n", "--ioengine=net", "--rw=read", "--size=1m", "--port=1", "--protocol=udp", "--listen"],
+            "listen",
+        ),
+        (vec!["--name=n", "--ioengine=net", "--rw=randrw", "--size=1m", "--port=1", "--listen"], "rw=randrw"),
+        (vec!["--name=n", "--ioengine=net", "--rw=write", "--size=1m", "--filename=localhost,x"], "not a port"),
+        (vec!["--name=n", "--ioengine=net", "--rw=write", "--size=1m", "--port=70000"], "70000"),
+        (vec!["--name=n", "--ioengine=net", "--rw=write", "--size=1m", "--protocol=sctp", "--port=1"], "sctp"),
+    ] {
+        let out = fiox(dir.path(), &args);
+        assert_ne!(out.code, 0, "{args:?}");
+        assert!(out.stderr.contains(needle), "{args:?}: {}", out.stderr);
+    }
+    // A sender with nobody listening fails with the peer's address, and makes no file.
+    let filename = format!("--filename=127.0.0.1,{port},tcp");
+    let out = fiox(dir.path(), &["--name=n", "--ioengine=netsplice", "--rw=write", "--size=64k", &filename]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains(&format!("127.0.0.1:{port}")), "{}", out.stderr);
+    assert!(listing(dir.path()).is_empty(), "{:?}", listing(dir.path()));
+}
+
+#[test]
+fn netsplice_moves_the_same_bytes() {
+    let dir = scratch();
+    let port = format!("--port={}", free_port());
+    let recv = std::process::Command::new(crate::util::fiox_bin())
+        .args(["--name=r", "--ioengine=netsplice", "--listen", &port, "--rw=read", "--bs=64k", "--size=4m"])
+        .args(["--output-format=json", "--pingpong"])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let sent = fiox(
+        dir.path(),
+        &[
+            "--name=w",
+            "--ioengine=netsplice",
+            "--hostname=localhost",
+            &port,
+            "--rw=write",
+            "--bs=64k",
+            "--size=4m",
+            "--pingpong",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!((sent.code, sent.stderr.as_str()), (0, ""));
+    let o = recv.wait_with_output().unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(ios(&json(&sent), "write"), (64, 4 << 20));
+    assert_eq!(ios(&r, "read"), (64, 4 << 20));
+}
+
+/// The engines fiox cannot run on this machine: job files using their options parse, their
+/// `--enghelp` lists the options fio lists, and a run fails before any I/O with one line that
+/// names the engine and what is missing.
+#[test]
+fn unavailable_engines_parse_and_refuse_before_any_io() {
+    let dir = scratch();
+    let cases: &[(&str, &str, &str)] = &[
+        ("sg", "readfua=1\nwritefua=0\nsg_write_mode=write_same\nstream_id=3\nhipri\n", "/dev/sgN"),
+        ("io_uring_cmd", "cmd_type=nvme\nfixedbufs\nnonvectored=1\ncmdprio_percentage=10\n", "/dev/ngXnY"),
+        ("dev-dax", "", "/dev/daxX.Y"),
+        ("libpmem", "", "dax"),
+        ("pmemblk", "", "libpmemblk"),
+        ("mtd", "skip_bad=1\n", "/dev/mtdN"),
+        ("nbd", "uri=nbd://localhost/disk\n", "libnbd"),
+        ("rdma", "hostname=peer\nbindname=me\nport=4444\nverb=send\n", "RDMA device"),
+        ("gfapi", "volume=vol\nbrick=host\nsingle-instance=1\n", "libgfapi"),
+        ("gfapi_async", "volume=vol\nbrick=host\n", "libgfapi"),
+    ];
+    for &(engine, opts, missing) in cases {
+        let job = dir.path().join(format!("{engine}.fio"));
+        std::fs::write(&job, format!("[j]\nioengine={engine}\nfilename=j.dat\nsize=64k\n{opts}")).unwrap();
+        let job = job.to_str().unwrap();
+        let out = fiox(dir.path(), &["--parse-only", job]);
+        assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{engine}: --parse-only");
+        let out = fiox(dir.path(), &[job]);
+        assert_ne!(out.code, 0, "{engine}");
+        assert_eq!(out.stdout, "", "{engine}: nothing started");
+        let line = out.stderr.trim_end();
+        assert_eq!(line.lines().count(), 1, "{engine}: one line: {line}");
+        assert!(line.contains(&format!("ioengine {engine}")) && line.contains(missing), "{engine}: {line}");
+        assert!(!dir.path().join("j.dat").exists(), "{engine}: no file laid out");
+    }
+    // The options fio lists for each engine, in its order.
+    for engine in [
+        "sg",
+        "io_uring_cmd",
+        "mtd",
+        "nbd",
+        "rdma",
+        "gfapi",
+        "gfapi_async",
+        "net",
+        "netsplice",
+        "cpuio",
+        "exec",
+        "e4defrag",
+        "io_uring",
+        "libaio",
+    ] {
+        let names =
+            |o: &Out| o.stdout.lines().map(|l| l.split(':').next().unwrap_or("").to_string()).collect::<Vec<_>>();
+        let arg = format!("--enghelp={engine}");
+        let (a, b) = (fio(dir.path(), &[&arg]), fiox(dir.path(), &[&arg]));
+        assert_eq!(names(&a), names(&b), "--enghelp={engine}");
+    }
+}

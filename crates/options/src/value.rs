@@ -300,7 +300,31 @@ pub fn parse_int(raw: &str) -> Result<i64, String> {
         let v = expr::eval(raw, &|t| plain_number(t).map(|v| v as f64))?;
         return float_to_int(v);
     }
-    plain_number(raw).map(|v| v as i64)
+    match plain_number(raw) {
+        Ok(v) => Ok(v as i64),
+        Err(e) => suffixed_int(raw).ok_or(e),
+    }
+}
+
+/// fio's integer options take size suffixes too, always in powers of 1024 whatever kb_base
+/// says (measured: `number_ios=1k` is 1024 I/Os, also with kb_base=1000): `200k`, `2M`, `1Ki`,
+/// `1kb`.
+fn suffixed_int(raw: &str) -> Option<i64> {
+    let split = raw.find(|c: char| !c.is_ascii_digit())?;
+    let (digits, unit) = raw.split_at(split);
+    let n: i64 = digits.parse().ok()?;
+    let unit = unit.to_ascii_lowercase();
+    let unit =
+        unit.strip_suffix("ib").or_else(|| unit.strip_suffix('b')).or_else(|| unit.strip_suffix('i')).unwrap_or(&unit);
+    let power = match unit {
+        "k" => 1,
+        "m" => 2,
+        "g" => 3,
+        "t" => 4,
+        "p" => 5,
+        _ => return None,
+    };
+    n.checked_mul(1i64.checked_shl(10 * power)?)
 }
 
 fn float_to_int(v: f64) -> Result<i64, String> {
@@ -633,6 +657,18 @@ mod tests {
         assert!(parse_pattern("0x").is_err());
         assert!(parse_pattern("'open").is_err());
         assert!(parse_pattern("zz").is_err());
+    }
+
+    #[test]
+    fn integers_take_binary_suffixes_like_fio() {
+        assert_eq!(parse_int("200k"), Ok(204_800));
+        assert_eq!(parse_int("2M"), Ok(2 << 20));
+        assert_eq!(parse_int("1Ki"), Ok(1024));
+        assert_eq!(parse_int("1kb"), Ok(1024));
+        assert_eq!(parse_int("0x10"), Ok(16));
+        for bad in ["1q", "k", "1.5k", "1kk", "99999999999p"] {
+            assert!(parse_int(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -58,6 +58,11 @@ pub struct Plan {
 /// writes under `--readonly`, an engine fiox lacks, files or regions too small) before any I/O.
 pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan> {
     for (i, job) in set.jobs.iter().enumerate() {
+        // fio warns and runs such a job once; refused here, before any I/O, but not under
+        // --parse-only (fio's parse accepts it: its examples/cpp_null.fio).
+        if job.spec.time_based && job.spec.runtime_us == 0 {
+            bail!("job '{}': time_based needs a runtime (runtime=)", job.spec.name);
+        }
         if let Some(target) = &job.spec.wait_for {
             // The job waited for must come earlier, or the two would wait for each other.
             if !set.jobs[..i].iter().any(|j| &j.spec.name == target) {

@@ -794,6 +794,13 @@ impl JobSpec {
             "volume",
             "brick",
             "single-instance",
+            "clustername",
+            "rbdname",
+            "pool",
+            "clientname",
+            "conf",
+            "busy_poll",
+            "touch_objects",
         ] {
             // Read (and so checked) even when unset, so that every row of the table is used.
             let _ = m.parsed(name)?;
@@ -1074,7 +1081,8 @@ impl JobSpec {
             return err("bs must be at least 1 byte".into());
         }
         // cpuio and exec have no file: their jobs end on time, not on a size.
-        let sized = !matches!(self.ioengine, "cpuio" | "exec");
+        // nbd and rbd take their size from the export or the image.
+        let sized = !matches!(self.ioengine, "cpuio" | "exec" | "nbd" | "rbd");
         if sized
             && self.filename.is_none()
             && self.size.is_none()
@@ -1096,9 +1104,6 @@ impl JobSpec {
                 "iodepth_batch_complete_min={} is above iodepth_batch_complete_max={}",
                 self.iodepth_batch_complete_min, self.iodepth_batch_complete_max
             ));
-        }
-        if self.time_based && self.runtime_us == 0 {
-            return err("time_based needs a runtime".into());
         }
         if self.rw.is_random() && self.rw_modifier > 1 << 20 {
             return err(format!("rw modifier {} is too large for a random pattern (it counts I/Os)", self.rw_modifier));

@@ -63,6 +63,14 @@ pub(super) static DEFS: &[O] = &[
     O::new("volume", K::Str, C::Engine, "GlusterFS volume").engines(&["gfapi", "gfapi_async"]),
     O::new("brick", K::Str, C::Engine, "GlusterFS brick to connect to").engines(&["gfapi", "gfapi_async"]),
     O::new("single-instance", BOOL, C::Engine, "Share one GlusterFS connection among the jobs").engines(&["gfapi", "gfapi_async"]),
+    // Ceph (fio's order in --enghelp=rados and --enghelp=rbd)
+    O::new("clustername", K::Str, C::Engine, "Name of the Ceph cluster").engines(&["rados", "rbd"]),
+    O::new("rbdname", K::Str, C::Engine, "Name of the RBD image").engines(&["rbd"]),
+    O::new("pool", K::Str, C::Engine, "Ceph pool of the objects or the image").engines(&["rados", "rbd"]),
+    O::new("clientname", K::Str, C::Engine, "Ceph client name (without the 'client.' prefix)").engines(&["rados", "rbd"]),
+    O::new("conf", K::Str, C::Engine, "Path of the Ceph configuration file").engines(&["rados"]),
+    O::new("busy_poll", BOOL, C::Engine, "Poll for completions instead of sleeping").def("0").engines(&["rados", "rbd"]),
+    O::new("touch_objects", BOOL, C::Engine, "Create the objects when the job starts").def("1").engines(&["rados"]),
 ];
 
 /// Every engine name fio 3.33 knows. Which of them fiox implements is the engine registry's

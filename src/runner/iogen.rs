@@ -206,10 +206,12 @@ pub struct IoGen {
     percentage_random: [u32; 3],
     /// `bs_is_seq_rand`.
     seq_rand: bool,
-    /// Insert an fsync (or fdatasync) after this many writes (0: never).
-    fsync_every: u32,
-    fsync_ddir: Ddir,
-    writes_since_sync: u32,
+    /// `fsync`, `fdatasync`, `sync_file_range`: after every so many writes (0: never), that
+    /// sync, checked in this order as fio does; one sync at most after a write.
+    syncs: [(u64, Ddir); 3],
+    /// Writes issued so far, and whether the last I/O issued was a write (a sync may follow).
+    writes: u64,
+    sync_due: bool,
     rw: RwMode,
     /// `rw=...:N` (see `JobSpec::rw_modifier`).
     modifier: i64,
@@ -275,8 +277,11 @@ impl IoGen {
                 r
             })
             .collect();
-        let (fsync_every, fsync_ddir) =
-            if spec.fdatasync > 0 { (spec.fdatasync, Ddir::DataSync) } else { (spec.fsync, Ddir::Sync) };
+        let syncs = [
+            (spec.fsync as u64, Ddir::Sync),
+            (spec.fdatasync as u64, Ddir::DataSync),
+            (spec.sync_file_range.map_or(0, |s| s.every as u64), Ddir::SyncRange),
+        ];
         let nblocks = regions.first().map_or(1, |r: &Region| r.nblocks);
         IoGen {
             identical: spec.rw_sequencer_identical,
@@ -287,9 +292,9 @@ impl IoGen {
             sizes,
             percentage_random: spec.percentage_random,
             seq_rand: spec.bs_is_seq_rand,
-            fsync_every,
-            fsync_ddir,
-            writes_since_sync: 0,
+            syncs,
+            writes: 0,
+            sync_due: false,
             rw: spec.rw,
             modifier: spec.rw_modifier,
             rwmixread: spec.rwmixread,
@@ -344,10 +349,15 @@ impl IoGen {
             self.count_write(w.ddir);
             return Some(w);
         }
-        if self.fsync_every > 0 && self.writes_since_sync >= self.fsync_every {
-            self.writes_since_sync = 0;
-            let file = self.last.map_or(0, |l| l.file);
-            return Some(NextIo { ddir: self.fsync_ddir, file, offset: 0, len: 0 });
+        if self.sync_due {
+            // fio: after a write, the first of fsync, fdatasync, sync_file_range whose count
+            // divides the writes issued so far.
+            self.sync_due = false;
+            let n = self.writes;
+            if let Some(&(_, ddir)) = self.syncs.iter().find(|&&(every, _)| every > 0 && n % every == 0) {
+                let file = self.last.map_or(0, |l| l.file);
+                return Some(NextIo { ddir, file, offset: 0, len: 0 });
+            }
         }
         let ddir = self.pick_ddir();
         let d = ddir as usize;
@@ -480,8 +490,11 @@ impl IoGen {
 
     #[inline]
     fn count_write(&mut self, ddir: Ddir) {
-        if ddir == Ddir::Write && self.fsync_every > 0 {
-            self.writes_since_sync += 1;
+        if ddir == Ddir::Write {
+            self.writes += 1;
+            self.sync_due = true;
+        } else {
+            self.sync_due = false;
         }
     }
 }

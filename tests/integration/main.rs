@@ -8,6 +8,7 @@ mod faults;
 mod host;
 mod lab;
 mod nbd_faults;
+mod offload;
 mod runner;
 mod seeds;
 mod snapshots;

@@ -102,6 +102,7 @@ fn run_case(name: &str, direct: bool, depth: usize, opts: &EngineOpts) -> Result
                 opts,
                 job_name: "conformance",
                 runtime_us: 0,
+                sync_range_flags: 0,
             })
             .map_err(|e| match e {
                 crate::QueueError::Engine(e) => format!("SKIP: {e}"),
@@ -138,6 +139,7 @@ fn the_queue_refuses_what_would_be_unsound() {
         opts: &opts,
         job_name: "conformance",
         runtime_us: 0,
+        sync_range_flags: 0,
     })
     .unwrap();
     // An I/O longer than its buffer never reaches the engine.

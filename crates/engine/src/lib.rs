@@ -33,6 +33,10 @@ pub enum Ddir {
     Trim = 2,
     Sync = 3,
     DataSync = 4,
+    /// sync_file_range(2) over what the file's writes completed since its last sync (fio's
+    /// `sync_file_range`). The [`IoQueue`] does it itself, for every engine, as fio's engines
+    /// do it with the same synchronous call: engines never see one.
+    SyncRange = 5,
 }
 
 /// One I/O as an engine sees it. The [`IoQueue`] owns a fixed array of these (iodepth of them)

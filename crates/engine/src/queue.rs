@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::mem::IoBuffers;
+use crate::sys;
 use crate::{Completion, Ddir, EngineInfo, EngineOpts, IoEngine, IoUnit, MemKind, QueueStatus, Setup};
 
 /// One I/O as the runner describes it.
@@ -58,6 +59,8 @@ pub struct QueueConfig<'a> {
     /// The job's name and runtime in microseconds (0: none), for engines that use them (exec).
     pub job_name: &'a str,
     pub runtime_us: u64,
+    /// `sync_file_range`'s flags (0: the job does no ranged syncs, and no range is tracked).
+    pub sync_range_flags: u32,
 }
 
 /// Why a queue could not be made.
@@ -94,6 +97,10 @@ pub struct IoQueue {
     metadata: bool,
     files: Vec<File>,
     block_devices: Vec<bool>,
+    /// `sync_file_range`: its flags, and per file the range `[first, last)` of the writes
+    /// completed since the file's last sync (`None`: nothing written), as fio keeps it.
+    sync_range_flags: u32,
+    dirty: Vec<Option<(u64, u64)>>,
 }
 
 impl IoQueue {
@@ -140,8 +147,10 @@ impl IoQueue {
             idle: (0..depth).rev().collect(),
             busy: 0,
             metadata: cfg.engine.metadata,
+            dirty: vec![None; cfg.files.len()],
             files: cfg.files,
             block_devices,
+            sync_range_flags: cfg.sync_range_flags,
         })
     }
 
@@ -221,7 +230,13 @@ impl IoQueue {
         u.offset = io.offset;
         u.len = io.len;
         u.ioprio = io.ioprio;
+        if io.ddir == Ddir::SyncRange {
+            return Ok(QueueStatus::Completed(self.sync_range(idx)));
+        }
         let status = self.engine.queue(i, &self.units[idx])?;
+        if let QueueStatus::Completed(result) = status {
+            self.track(idx, result);
+        }
         if status == QueueStatus::Queued {
             // Most of the time `i` is the top of the stack (the runner takes `next_idle`).
             match self.idle.last() {
@@ -237,6 +252,62 @@ impl IoQueue {
             self.busy += 1;
         }
         Ok(status)
+    }
+
+    /// Does the ranged sync of unit `idx` (its file's written range since the last sync, as fio
+    /// computes it: `[lowest offset, highest end)` of the writes completed since) and returns
+    /// its result. Nothing written since: no call, result 0, as in fio.
+    #[cold]
+    fn sync_range(&mut self, idx: usize) -> i64 {
+        let file = self.units[idx].file_index as usize;
+        let Some((first, last)) = self.dirty.get(file).copied().flatten() else {
+            self.units[idx].offset = 0;
+            self.units[idx].len = 0;
+            return 0;
+        };
+        let u = &mut self.units[idx];
+        u.offset = first;
+        u.len = (last - first).min(u32::MAX as u64) as u32;
+        let result = sys::sync_range(u.fd, first, last - first, self.sync_range_flags);
+        self.dirty[file] = None;
+        result
+    }
+
+    /// Keeps the written range of unit `idx`'s file up to date after it completed.
+    #[inline]
+    fn track(&mut self, idx: usize, result: i64) {
+        if self.sync_range_flags != 0 {
+            let u = &self.units[idx];
+            Self::track_in(&mut self.dirty, u.ddir, u.file_index, u.offset, result);
+        }
+    }
+
+    /// A write that completed widens its file's range; any sync of the file empties it (fio
+    /// resets the range when any sync completes).
+    fn track_in(dirty: &mut [Option<(u64, u64)>], ddir: Ddir, file: u32, offset: u64, result: i64) {
+        let Some(range) = dirty.get_mut(file as usize) else { return };
+        match ddir {
+            Ddir::Write if result > 0 => {
+                let end = offset + result as u64;
+                *range = Some(range.map_or((offset, end), |(a, b)| (a.min(offset), b.max(end))));
+            }
+            Ddir::Sync | Ddir::DataSync | Ddir::SyncRange => *range = None,
+            _ => {}
+        }
+    }
+
+    /// Puts `new` in the place of the job's file `i`, under the same descriptor number, so the
+    /// engine goes on with the new file (`unlink_each_loop`). Only with nothing in the engine.
+    pub fn replace_file(&mut self, i: usize, new: &File) -> io::Result<()> {
+        if self.busy > 0 {
+            return Err(io::Error::other("a file cannot be replaced with I/O in flight"));
+        }
+        let Some(old) = self.files.get(i) else { return Ok(()) };
+        sys::replace_fd(old.as_raw_fd(), new.as_raw_fd())?;
+        if let Some(d) = self.dirty.get_mut(i) {
+            *d = None;
+        }
+        Ok(())
     }
 
     /// Submits what was queued; returns how many were submitted.
@@ -255,6 +326,10 @@ impl IoQueue {
             let idx = c.index as usize;
             if !self.in_engine.get(idx).copied().unwrap_or(false) {
                 return Err(io::Error::other(format!("the engine completed unit {} that it did not hold", c.index)));
+            }
+            if self.sync_range_flags != 0 {
+                let (ddir, file, offset) = (self.units[idx].ddir, self.units[idx].file_index, self.units[idx].offset);
+                Self::track_in(&mut self.dirty, ddir, file, offset, c.result);
             }
             self.in_engine[idx] = false;
             self.idle.push(c.index);

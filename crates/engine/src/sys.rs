@@ -228,6 +228,27 @@ pub fn fadvise_dontneed(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
+/// Makes descriptor `target` refer to `with`'s open file (dup3), so that whoever holds the
+/// number (an engine) uses the new file from now on; `with` keeps its own descriptor.
+pub fn replace_fd(target: RawFd, with: RawFd) -> io::Result<()> {
+    // SAFETY: no pointers; `target` is a descriptor the caller owns and keeps.
+    if unsafe { libc::dup3(with, target, libc::O_CLOEXEC) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// sync_file_range(2) over `len` bytes from `offset` with `flags` (SYNC_FILE_RANGE_*): 0 or a
+/// negative errno, as an I/O result.
+pub fn sync_range(fd: RawFd, offset: u64, len: u64, flags: u32) -> i64 {
+    // SAFETY: no pointers.
+    if unsafe { libc::sync_file_range(fd, offset as i64, len as i64, flags) } == 0 {
+        0
+    } else {
+        -(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
+    }
+}
+
 /// Writes a file's dirty pages back and waits for them, so that they can be dropped. Unlike
 /// fdatasync it commits no metadata and does not flush the device's cache, so on a clean file it
 /// costs next to nothing (a job of 10,000 files pays it 10,000 times). File systems without it

@@ -28,5 +28,5 @@ pub use choices::{
 };
 pub use error::{Error, Origin};
 pub use job::{assemble, Job, JobSet};
-pub use spec::{JobSpec, LatencyTarget, PrioRule, RandomDist, SizeSpec, SteadyState};
+pub use spec::{JobSpec, LatencyTarget, PrioRule, RandomDist, SizeSpec, SteadyState, SyncFileRange};
 pub use value::{Ctx, RwMode};

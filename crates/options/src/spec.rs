@@ -183,6 +183,47 @@ impl SteadyState {
     }
 }
 
+/// `sync_file_range=FLAGS[:N]`: which sync_file_range(2) flags, every how many writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyncFileRange {
+    /// SYNC_FILE_RANGE_WAIT_BEFORE (1), _WRITE (2), _WAIT_AFTER (4), or'd.
+    pub flags: u32,
+    /// Every this many writes (fio's default 1).
+    pub every: u32,
+}
+
+impl SyncFileRange {
+    /// fio's syntax: words from `wait_before`, `write`, `wait_after` separated by commas, then
+    /// an optional `:N`. fio reads N with atoi, so `write:` means 0 (never); fiox takes the
+    /// same empty value but refuses an N that is not a number, and any unknown word (fio
+    /// refuses one alone and ignores one after a valid word). `None`: N is 0, no syncs.
+    pub fn parse(text: &str) -> std::result::Result<Option<SyncFileRange>, String> {
+        let (words, nr) = match text.split_once(':') {
+            Some((w, n)) => (w, Some(n.trim())),
+            None => (text, None),
+        };
+        let mut flags = 0;
+        for w in words.split(',') {
+            flags |= match w.trim() {
+                "wait_before" => 1,
+                "write" => 2,
+                "wait_after" => 4,
+                other => {
+                    return Err(format!(
+                        "sync_file_range: '{other}' is not one of wait_before, write, wait_after"
+                    ))
+                }
+            };
+        }
+        let every = match nr {
+            None => 1,
+            Some("") => 0,
+            Some(n) => n.parse::<u32>().map_err(|_| format!("sync_file_range: ':{n}' is not a number of writes"))?,
+        };
+        Ok((every > 0).then_some(SyncFileRange { flags, every }))
+    }
+}
+
 /// fio's latency-target mode (`latency_target`, `latency_window`, `latency_percentile`,
 /// `latency_run`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -198,6 +239,8 @@ pub struct LatencyTarget {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EngineOpts {
     pub hipri: bool,
+    /// pvsync2: the share of I/Os (percent) sent with RWF_HIPRI when `hipri` is set.
+    pub hipri_percentage: u32,
     pub uncached: bool,
     pub nowait: bool,
     pub fixedbufs: bool,
@@ -340,6 +383,8 @@ pub struct JobSpec {
     pub end_fsync: bool,
     pub fsync_on_close: bool,
     pub unlink: bool,
+    /// `unlink_each_loop`: delete (and recreate) the job's files between loops.
+    pub unlink_each_loop: bool,
     pub allow_mounted_write: bool,
     pub readonly: bool,
     pub zero_buffers: bool,
@@ -365,6 +410,13 @@ pub struct JobSpec {
     pub percentage_random: [u32; 3],
     pub fsync: u32,
     pub fdatasync: u32,
+    /// `sync_file_range=FLAGS[:N]`: sync_file_range(2) flags and every how many writes.
+    pub sync_file_range: Option<SyncFileRange>,
+    /// `serialize_overlap`: an I/O waits while one in flight overlaps it.
+    pub serialize_overlap: bool,
+    /// `io_submit_mode=offload`: rate-limited I/O is issued on schedule, whatever the
+    /// completions (see the runner's `Worker::reap`).
+    pub offload: bool,
     pub number_ios: u64,
     pub invalidate: bool,
     pub startdelay_us: u64,
@@ -702,6 +754,7 @@ impl JobSpec {
         }
         let engine = EngineOpts {
             hipri: m.flag("hipri")?,
+            hipri_percentage: m.u32("hipri_percentage", 100)?,
             uncached: m.flag("uncached")?,
             nowait: m.flag("nowait")?,
             fixedbufs: m.flag("fixedbufs")?,
@@ -891,6 +944,7 @@ impl JobSpec {
             end_fsync: m.flag("end_fsync")?,
             fsync_on_close: m.flag("fsync_on_close")?,
             unlink: m.flag("unlink")?,
+            unlink_each_loop: m.flag("unlink_each_loop")?,
             allow_mounted_write: m.flag("allow_mounted_write")?,
             readonly: m.flag("readonly")?,
             zero_buffers: m.flag("zero_buffers")?,
@@ -919,6 +973,12 @@ impl JobSpec {
             percentage_random: m.per_dir_int("percentage_random", 100)?.map(|v| v as u32),
             fsync: m.u32("fsync", 0)?,
             fdatasync: m.u32("fdatasync", 0)?,
+            sync_file_range: match m.string("sync_file_range") {
+                Some(v) => SyncFileRange::parse(&v).map_err(|e| m.job_err(e))?,
+                None => None,
+            },
+            serialize_overlap: m.flag("serialize_overlap")?,
+            offload: m.choice("io_submit_mode")? == "offload",
             number_ios: m.int("number_ios")?.unwrap_or(0) as u64,
             invalidate: m.flag("invalidate")?,
             startdelay_us: m.time("startdelay")?,

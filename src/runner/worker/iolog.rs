@@ -39,8 +39,9 @@ impl IoLog {
             Ddir::Trim => "trim",
             Ddir::Sync => "sync",
             Ddir::DataSync => "datasync",
+            Ddir::SyncRange => "sync_file_range",
         };
-        if matches!(io.ddir, Ddir::Sync | Ddir::DataSync) {
+        if matches!(io.ddir, Ddir::Sync | Ddir::DataSync | Ddir::SyncRange) {
             let _ = writeln!(self.text, "{ms} {name} {action}");
         } else {
             let _ = writeln!(self.text, "{ms} {name} {action} {} {}", io.offset, io.len);

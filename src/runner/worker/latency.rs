@@ -75,7 +75,7 @@ impl LatencyMode {
     /// Books one completed I/O of latency `lat` (ns), seen at clock reading `now`.
     #[inline]
     pub(super) fn completed(&mut self, io: &Io, lat: u64, now: u64) -> Verdict {
-        if matches!(io.ddir, Ddir::Sync | Ddir::DataSync) {
+        if matches!(io.ddir, Ddir::Sync | Ddir::DataSync | Ddir::SyncRange) {
             return Verdict::Continue;
         }
         self.ios += 1;

@@ -13,6 +13,16 @@ use fiox_options::Fallocate;
 use crate::plan::WorkerPlan;
 use crate::runner::offsets::{mix64, Rng};
 
+/// The files fiox created in this run (laid out from nothing): the only ones
+/// `unlink_each_loop` may delete. A file the user named that existed before is never deleted
+/// between loops (fio would delete it).
+static CREATED: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Whether fiox created the file at `path` in this run.
+pub(super) fn created_here(path: &std::path::Path) -> bool {
+    CREATED.lock().map(|c| c.iter().any(|p| p == path)).unwrap_or(false)
+}
+
 /// Creates or extends a worker's files to their planned size (fio's "Laying out IO file").
 pub fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
     // create_on_open: the job's open() creates the files; nothing is laid out beforehand.
@@ -41,6 +51,7 @@ pub fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
                 bail!("job '{}': directory '{}' does not exist", plan.spec.name, dir.display());
             }
         }
+        let existed = f.path.exists();
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -48,6 +59,11 @@ pub fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
             .truncate(false)
             .open(&f.path)
             .with_context(|| format!("job '{}': cannot create '{}'", plan.spec.name, f.path.display()))?;
+        if !existed {
+            if let Ok(mut c) = CREATED.lock() {
+                c.push(f.path.clone());
+            }
+        }
         // The job runs as uid/gid: the files it laid out must be theirs, as fio's are (it
         // switches user before creating them).
         let (uid, gid) = (plan.spec.host.uid, plan.spec.host.gid);

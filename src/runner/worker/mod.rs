@@ -159,6 +159,14 @@ pub fn run(
         // The files are laid out (before the phase started): the job is done, with no I/O.
         return Ok(WorkerResult { seed, ..WorkerResult::default() });
     }
+    if spec.unlink_each_loop && (plan.engine.name == "mmap" || spec.engine.registerfiles) {
+        // Their files stay mapped or registered: a file replaced between loops would not reach
+        // the engine.
+        anyhow::bail!(
+            "job '{}': unlink_each_loop is not supported with ioengine=mmap or registerfiles",
+            spec.name
+        );
+    }
     let _locked = setup::thread_settings(plan)?;
     let files = setup::open_files(plan)?;
     let mut q = setup::queue(plan, files)?;
@@ -337,6 +345,9 @@ struct Worker<'a> {
     pending: Option<NextIo>,
     /// Pacing is on; with `steer`, a mixed job's direction follows its per-direction rates.
     pacing: bool,
+    /// `io_submit_mode=offload`: when the I/O held back is due at this clock reading (0: none
+    /// is held for its rate), the reap waits for completions only until then.
+    due_at: u64,
     steer: bool,
     /// I/Os completed, in every phase (the heartbeat).
     completed: u64,
@@ -398,6 +409,7 @@ impl<'a> Worker<'a> {
             completions: Vec::with_capacity(depth as usize),
             pending: None,
             pacing,
+            due_at: 0,
             steer,
             completed: 0,
             abandoned: false,
@@ -503,13 +515,28 @@ impl<'a> Worker<'a> {
                     return Ok((false, true));
                 }
             }
+            if self.spec.unlink_each_loop && self.end.loop_ended() {
+                // unlink_each_loop: the loop's I/O completes first, then its files go.
+                if self.q.in_engine() > 0 {
+                    return Ok((false, true));
+                }
+                self.unlink_loop()?;
+                self.end.next_loop();
+            }
             // One clock read serves the rate checks of this I/O.
             let t_pace = if self.pacing { self.clock.now() } else { 0 };
             let Some(next) = self.next_io(t_pace) else { break };
+            if self.spec.serialize_overlap && self.overlaps_inflight(&next) {
+                // serialize_overlap: held until the I/O it overlaps completes (fio answers
+                // "busy" and reaps).
+                self.pending = Some(next);
+                return Ok((false, true));
+            }
             if self.pacing {
                 let at = self.pacer.ready_at(next.ddir as usize);
                 if at > t_pace {
                     self.pending = Some(next);
+                    self.due_at = at;
                     if self.q.in_engine() == 0 {
                         // A deliberate pause: the watchdog expects silence.
                         let activity = &self.publisher.progress.activity;
@@ -572,6 +599,57 @@ impl<'a> Worker<'a> {
             }
         }
         Ok((false, false))
+    }
+
+    /// `unlink_each_loop` between two loops, with nothing in flight: as fio, each of the job's
+    /// files is deleted and created again, empty, under the descriptor the engine uses (fio
+    /// closes, unlinks and reopens with O_CREAT; it does not lay the file out again, so its
+    /// jobs that read fail on the missing file: fiox lays those out again instead). Only files
+    /// fiox created in this run are deleted; an existing file the user named, and a block
+    /// device, are kept and reused as they are.
+    #[cold]
+    fn unlink_loop(&mut self) -> Result<()> {
+        let spec = self.spec;
+        let mut any = false;
+        for f in &self.plan.files {
+            if f.block_device || !layout::created_here(&f.path) {
+                continue;
+            }
+            std::fs::remove_file(&f.path)
+                .with_context(|| format!("job '{}': cannot delete '{}'", spec.name, f.path.display()))?;
+            any = true;
+        }
+        if !any {
+            return Ok(());
+        }
+        if spec.rw.reads() {
+            // Real data again for the reads (fio's jobs fail here); the layout's line is fio's
+            // first-layout message, not printed again.
+            layout::layout(self.plan, &mut std::io::sink())?;
+        }
+        let fresh = setup::create_files(self.plan)?;
+        for (i, f) in fresh.iter().enumerate() {
+            if let Some(file) = f {
+                self.q.replace_file(i, file).with_context(|| format!("job '{}': cannot reopen its file", spec.name))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `io` overlaps an I/O the engine holds on the same file (`serialize_overlap`).
+    /// Syncs overlap nothing. O(depth), and only with the option set.
+    fn overlaps_inflight(&self, io: &NextIo) -> bool {
+        if !matches!(io.ddir, Ddir::Read | Ddir::Write | Ddir::Trim) {
+            return false;
+        }
+        let (start, end) = (io.offset, io.offset + io.len as u64);
+        self.q.in_engine_units().any(|i| {
+            let o = self.q.io(i);
+            o.file as usize == io.file
+                && matches!(o.ddir, Ddir::Read | Ddir::Write | Ddir::Trim)
+                && o.offset < end
+                && start < o.offset + o.len as u64
+        })
     }
 
     /// Whether latency-target mode allows no more I/O in flight now.
@@ -717,7 +795,7 @@ impl<'a> Worker<'a> {
             Ddir::Read => "read",
             Ddir::Write => "write",
             Ddir::Trim => "trim",
-            Ddir::Sync | Ddir::DataSync => "sync",
+            Ddir::Sync | Ddir::DataSync | Ddir::SyncRange => "sync",
         };
         let msg =
             format!("latency of {lat} nsec exceeds specified max ({max} nsec): {file} {what} {} {}", io.offset, io.len);
@@ -816,7 +894,26 @@ impl<'a> Worker<'a> {
             || self.at_latency_depth();
         let min = self.depth.reap_min(self.inflight(), full);
         self.completions.clear();
-        self.q.reap(min, self.depth.complete_max, &mut self.completions).context("reaping completions failed")?;
+        // io_submit_mode=offload: fio's job thread hands each I/O to a submission thread when
+        // it is due and never waits for completions, so a rate-limited job issues on
+        // schedule however slowly the device answers (inline, it waits for the queue). fiox
+        // gets the same schedule on the job's own thread: with an I/O held back for its rate
+        // and a unit free to carry it, the wait for completions ends when that I/O is due.
+        let offload_wait = self.spec.offload
+            && held
+            && self.due_at > self.now
+            && self.q.idle_count() > 0
+            && !matches!(self.phase, Phase::Drain(_));
+        if offload_wait {
+            let ns = (self.due_at - self.now).max(1_000);
+            self.q.set_wait_limit(Some(std::time::Duration::from_nanos(ns)));
+        }
+        let reaped = self.q.reap(min, self.depth.complete_max, &mut self.completions);
+        if offload_wait {
+            self.q.set_wait_limit(None);
+        }
+        self.due_at = 0;
+        reaped.context("reaping completions failed")?;
         self.now = self.clock.now();
         let n = self.completions.len();
         if n == 0 {

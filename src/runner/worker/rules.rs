@@ -37,6 +37,9 @@ pub(super) struct EndRules {
     /// In trimwrite modes every block is trimmed and then written; fio counts only the writes
     /// toward the job's size.
     count_trims: bool,
+    /// Bytes of one loop (0: time based) and loops whose end was handled (`unlink_each_loop`).
+    per_loop: u64,
+    loops_done: u64,
 }
 
 impl EndRules {
@@ -50,7 +53,23 @@ impl EndRules {
             issued_bytes: 0,
             issued_ios: 0,
             count_trims: !matches!(spec.rw, RwMode::TrimWrite | RwMode::RandTrimWrite),
+            per_loop: if spec.time_based { 0 } else { plan.io_bytes },
+            loops_done: 0,
         }
+    }
+
+    /// Whether the job has issued a whole loop whose end was not handled yet, with more loops
+    /// to go.
+    #[inline]
+    pub(super) fn loop_ended(&self) -> bool {
+        self.per_loop > 0
+            && !self.issued_all()
+            && self.issued_bytes >= (self.loops_done + 1).saturating_mul(self.per_loop)
+    }
+
+    /// The end of the loop was handled; the next one starts.
+    pub(super) fn next_loop(&mut self) {
+        self.loops_done += 1;
     }
 
     /// Whether the job has issued all it may (it still waits for what is in flight).
@@ -165,7 +184,7 @@ impl ErrorRule {
             Ddir::Read => "read",
             Ddir::Write => "write",
             Ddir::Trim => "trim",
-            Ddir::Sync | Ddir::DataSync => "sync",
+            Ddir::Sync | Ddir::DataSync | Ddir::SyncRange => "sync",
         };
         let msg = format!("io_u error on file {file}: {e}: {what} offset={}, buflen={}", io.offset, io.len);
         let _ = writeln!(diag, "fiox: {msg}");

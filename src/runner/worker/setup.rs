@@ -54,6 +54,32 @@ fn thread_settings_inner(plan: &WorkerPlan) -> Result<Option<sys::LockedMem>> {
 
 /// Opens the job's files as the job needs them (`direct`, `sync`, create on open), dropping
 /// their cache first with `invalidate=1`. Engines that work on names or touch no file get none.
+/// `unlink_each_loop`: opens again, creating them, the job's files fiox created and deleted
+/// (`None` for the others), with the flags `open_files` uses.
+pub(super) fn create_files(plan: &WorkerPlan) -> Result<Vec<Option<File>>> {
+    let spec = &*plan.spec;
+    let mut out = Vec::with_capacity(plan.files.len());
+    for f in &plan.files {
+        if f.block_device || !super::layout::created_here(&f.path) {
+            out.push(None);
+            continue;
+        }
+        let mut o = OpenOptions::new();
+        o.read(true).write(true).create(true);
+        let mut flags = if spec.direct { libc::O_DIRECT } else { 0 };
+        match spec.open_sync {
+            Some(true) => flags |= libc::O_SYNC,
+            Some(false) => flags |= libc::O_DSYNC,
+            None => {}
+        }
+        o.custom_flags(flags);
+        let file =
+            o.open(&f.path).with_context(|| format!("job '{}': cannot create '{}'", spec.name, f.path.display()))?;
+        out.push(Some(file));
+    }
+    Ok(out)
+}
+
 pub(super) fn open_files(plan: &WorkerPlan) -> Result<Vec<File>> {
     let spec = &*plan.spec;
     if plan.engine.diskless || plan.engine.metadata {
@@ -152,6 +178,7 @@ pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
         opts: &spec.engine,
         job_name: &spec.name,
         runtime_us: spec.runtime_us,
+        sync_range_flags: spec.sync_file_range.map_or(0, |s| s.flags),
     };
     IoQueue::new(cfg).map_err(|e| match e {
         QueueError::Buffers(e) => {

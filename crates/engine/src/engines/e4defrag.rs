@@ -71,6 +71,7 @@ impl IoEngine for E4defrag {
 
     fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let result = match io.ddir {
+            Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
             Ddir::Write => {
                 let donor = self.donor.as_ref().expect("started").as_raw_fd();
                 let (off, len) = (io.offset, io.len as u64);

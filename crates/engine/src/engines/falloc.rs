@@ -20,6 +20,7 @@ impl IoEngine for Falloc {
     fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let (off, len) = (io.offset, io.len as u64);
         let result = match io.ddir {
+            Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
             Ddir::Read => sys::fallocate(io.fd, libc::FALLOC_FL_KEEP_SIZE, off, len),
             Ddir::Write => sys::fallocate(io.fd, 0, off, len),
             Ddir::Trim => sys::fallocate(io.fd, libc::FALLOC_FL_KEEP_SIZE | libc::FALLOC_FL_PUNCH_HOLE, off, len),

@@ -18,6 +18,7 @@ impl IoEngine for Ftruncate {
     #[inline]
     fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let result = match io.ddir {
+            Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
             Ddir::Write => match sys::ftruncate(io.fd, io.offset) {
                 r if r < 0 => r,
                 _ => io.len as i64,

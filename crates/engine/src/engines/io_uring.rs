@@ -150,6 +150,7 @@ impl IoEngine for Uring {
     fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let user_data = index as u64;
         let entry = match io.ddir {
+            Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
             Ddir::Trim => {
                 // io_uring has no discard command for regular files; do it in line.
                 return Ok(QueueStatus::Completed(sys::trim(io.fd, io.offset, io.len as u64, io.block_device)));

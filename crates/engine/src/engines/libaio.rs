@@ -141,6 +141,7 @@ impl IoEngine for Libaio {
 
     fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let op = match io.ddir {
+            Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
             Ddir::Read => IOCB_CMD_PREAD,
             Ddir::Write => IOCB_CMD_PWRITE,
             Ddir::Sync => IOCB_CMD_FSYNC,

@@ -36,6 +36,7 @@ impl IoEngine for Mmap {
         let m = &self.maps[io.file_index as usize];
         let (off, len) = (io.offset as usize, io.len as usize);
         let result = match io.ddir {
+            Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
             Ddir::Read | Ddir::Write if off.checked_add(len).is_none_or(|end| end > m.len) => -(libc::EINVAL as i64),
             Ddir::Read => {
                 // SAFETY: off..off+len is inside the mapping (checked above) and the buffer holds

@@ -359,6 +359,7 @@ impl IoEngine for Net {
         let fd = self.stream_fd();
         let len = io.len as usize;
         let result = match io.ddir {
+            Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
             Ddir::Write => {
                 let n = self.send_all(fd, io.buf, len);
                 if n > 0 && self.pingpong {

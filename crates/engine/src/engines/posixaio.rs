@@ -45,6 +45,7 @@ impl IoEngine for PosixAio {
         // reaped (the control block lives in `self.cbs`, which is not resized after init).
         let r = unsafe {
             match io.ddir {
+                Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
                 Ddir::Read => libc::aio_read(cb),
                 Ddir::Write => libc::aio_write(cb),
                 Ddir::Sync => libc::aio_fsync(libc::O_SYNC, cb),

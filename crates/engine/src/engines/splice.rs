@@ -96,6 +96,7 @@ impl IoEngine for Splice {
     #[inline]
     fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let result = match io.ddir {
+            Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
             Ddir::Read => self.read(io),
             Ddir::Write => self.write(io),
             Ddir::Trim => sys::trim(io.fd, io.offset, io.len as u64, io.block_device),

@@ -20,8 +20,40 @@ enum Call {
 
 pub struct SyncEngine {
     call: Call,
-    /// preadv2/pwritev2 flags (pvsync2 only).
+    /// preadv2/pwritev2 flags (pvsync2 only), RWF_HIPRI left out: see `hipri`.
     flags: i32,
+    /// pvsync2 with `hipri`: the share of I/Os (percent) sent with RWF_HIPRI
+    /// (`hipri_percentage`, fio's default 100); 0 without `hipri`.
+    hipri: u32,
+    /// The draw per I/O, as fio's pvsync2 draws one (xorshift64; a fixed seed, so a run's
+    /// sequence of polled and unpolled I/Os repeats).
+    rng: u64,
+}
+
+impl SyncEngine {
+    const fn new(call: Call) -> SyncEngine {
+        SyncEngine { call, flags: 0, hipri: 0, rng: 0x9e37_79b9_7f4a_7c15 }
+    }
+
+    /// The flags of the next preadv2/pwritev2: RWF_HIPRI on `hipri_percentage` percent of them.
+    #[inline]
+    fn next_flags(&mut self) -> i32 {
+        match self.hipri {
+            0 => self.flags,
+            100.. => self.flags | RWF_HIPRI,
+            pct => {
+                self.rng ^= self.rng << 13;
+                self.rng ^= self.rng >> 7;
+                self.rng ^= self.rng << 17;
+                // 1..=100 as fio's rand_between(1, 100) <= pct.
+                if (self.rng % 100) < pct as u64 {
+                    self.flags | RWF_HIPRI
+                } else {
+                    self.flags
+                }
+            }
+        }
+    }
 }
 
 const RWF_HIPRI: i32 = 0x1;
@@ -32,8 +64,8 @@ impl IoEngine for SyncEngine {
     fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
         if self.call == Call::Pvsync2 {
             let o = setup.opts;
-            self.flags = (if o.hipri { RWF_HIPRI } else { 0 })
-                | (if o.nowait { RWF_NOWAIT } else { 0 })
+            self.hipri = if o.hipri { o.hipri_percentage.min(100) } else { 0 };
+            self.flags = (if o.nowait { RWF_NOWAIT } else { 0 })
                 | (if o.uncached { RWF_DONTCACHE } else { 0 });
         }
         Ok(())
@@ -42,6 +74,7 @@ impl IoEngine for SyncEngine {
     #[inline]
     fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let len = io.len as usize;
+        let flags = if self.call == Call::Pvsync2 { self.next_flags() } else { 0 };
         let result = match io.ddir {
             Ddir::Read | Ddir::Write => {
                 let write = io.ddir == Ddir::Write;
@@ -54,7 +87,7 @@ impl IoEngine for SyncEngine {
                         Call::Sync => sys::seek_rw(io.fd, io.buf, len, io.offset, write),
                         Call::Vsync => sys::vector_rw(io.fd, io.buf, len, io.offset, write, false, 0),
                         Call::Pvsync | Call::Pvsync2 => {
-                            sys::vector_rw(io.fd, io.buf, len, io.offset, write, true, self.flags)
+                            sys::vector_rw(io.fd, io.buf, len, io.offset, write, true, flags)
                         }
                     }
                 }
@@ -62,6 +95,7 @@ impl IoEngine for SyncEngine {
             Ddir::Trim => sys::trim(io.fd, io.offset, io.len as u64, io.block_device),
             Ddir::Sync => sys::fsync(io.fd, false),
             Ddir::DataSync => sys::fsync(io.fd, true),
+            Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
         };
         Ok(QueueStatus::Completed(result))
     }
@@ -79,11 +113,11 @@ const fn info(name: &'static str, call: Call) -> EngineInfo {
         network: false,
         preflight: None,
         make: match call {
-            Call::Sync => || Box::new(SyncEngine { call: Call::Sync, flags: 0 }),
-            Call::Psync => || Box::new(SyncEngine { call: Call::Psync, flags: 0 }),
-            Call::Vsync => || Box::new(SyncEngine { call: Call::Vsync, flags: 0 }),
-            Call::Pvsync => || Box::new(SyncEngine { call: Call::Pvsync, flags: 0 }),
-            Call::Pvsync2 => || Box::new(SyncEngine { call: Call::Pvsync2, flags: 0 }),
+            Call::Sync => || Box::new(SyncEngine::new(Call::Sync)),
+            Call::Psync => || Box::new(SyncEngine::new(Call::Psync)),
+            Call::Vsync => || Box::new(SyncEngine::new(Call::Vsync)),
+            Call::Pvsync => || Box::new(SyncEngine::new(Call::Pvsync)),
+            Call::Pvsync2 => || Box::new(SyncEngine::new(Call::Pvsync2)),
         },
     }
 }

@@ -21,7 +21,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("sqthread_poll", K::Flag, C::Engine, "Let a kernel thread poll the submission queue").def("0").engines(&["io_uring", "io_uring_cmd"]),
     O::new("sqthread_poll_cpu", K::Int { min: 0, max: 4096 }, C::Engine, "CPU of the submission polling thread").engines(&["io_uring", "io_uring_cmd"]),
     O::new("nonvectored", K::Int { min: -1, max: 1 }, C::Engine, "Use non-vectored read/write commands (-1: when the kernel has them)").def("-1").engines(&["io_uring", "io_uring_cmd"]),
-    O::new("hipri_percentage", K::Int { min: 0, max: 100 }, C::Engine, "Percentage of I/Os that are polled").def("100").engines(&["pvsync2"]).not_yet(),
+    O::new("hipri_percentage", K::Int { min: 0, max: 100 }, C::Engine, "Percentage of I/Os that are polled").def("100").engines(&["pvsync2"]),
     O::new("uncached", BOOL, C::Engine, "Drop the pages from the cache after buffered I/O (RWF_DONTCACHE)").def("0").engines(&["io_uring", "io_uring_cmd", "pvsync2"]),
     O::new("nowait", BOOL, C::Engine, "Fail instead of blocking (RWF_NOWAIT)").def("0").engines(&["io_uring", "io_uring_cmd", "libaio", "pvsync2"]),
     O::new("force_async", K::Int { min: 0, max: i64::MAX, }, C::Engine, "Mark every Nth request IOSQE_ASYNC").def("0").engines(&["io_uring", "io_uring_cmd"]),

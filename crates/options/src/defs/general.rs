@@ -60,7 +60,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("overwrite", K::Bool, C::Target, "Lay out write targets fully before writing").def("0"),
     O::new("fallocate", K::Choice(FALLOCATE), C::Target, "How to preallocate files when laying them out").def("native"),
     O::new("unlink", K::Bool, C::Target, "Delete the job's files when it is done").def("0"),
-    O::new("unlink_each_loop", K::Bool, C::Target, "Delete the job's files after each loop").def("0").not_yet(),
+    O::new("unlink_each_loop", K::Bool, C::Target, "Delete the job's files after each loop (only files fiox created)").def("0"),
     O::new("invalidate", K::Bool, C::Target, "Drop the page cache of the files before the run").def("1"),
     O::new("allow_mounted_write", K::Bool, C::Target, "Allow writes to a block device that holds a mounted or recognisable file system").def("0"),
     O::new("readonly", K::Flag, C::Target, "Refuse to write (safety check)"),

@@ -33,8 +33,6 @@ pub(super) static DEFS: &[O] = &[
     O::new("replay_scale", K::Str, C::Other, HELP).not_yet(),
     O::new("replay_skip", K::Str, C::Other, HELP).not_yet(),
     O::new("replay_time_scale", K::Str, C::Other, HELP).not_yet(),
-    O::new("serialize_overlap", K::Bool, C::Other, HELP).not_yet(),
-    O::new("sync_file_range", K::Str, C::Other, HELP).not_yet(),
     O::new("trim_backlog", K::Str, C::Other, HELP).not_yet(),
     O::new("trim_backlog_batch", K::Str, C::Other, HELP).not_yet(),
     O::new("trim_verify_zero", K::Bool, C::Other, HELP).not_yet(),

@@ -10,6 +10,9 @@ use crate::jobfile::RawOpt;
 use crate::table::{self, Kind, OptDef, Support};
 use crate::value::{self, Ctx, Parsed, RwMode, Value};
 
+mod replay;
+pub use replay::{ReplaySpec, ZoneMode, ZoneSpec};
+
 /// A size that may be relative to the file or device.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SizeSpec {
@@ -344,6 +347,10 @@ pub struct JobSpec {
     pub thinktime_iotime_us: u64,
     /// `rw_sequencer=identical`: `randread:N` repeats one offset N times.
     pub rw_sequencer_identical: bool,
+    /// `read_iolog`: the job replays a log instead of generating I/O.
+    pub replay: Option<ReplaySpec>,
+    /// `zonemode` and the zone sizes.
+    pub zones: ZoneSpec,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -802,6 +809,8 @@ impl JobSpec {
             think_on_complete: m.choice("thinktime_blocks_type")? == "complete",
             thinktime_iotime_us: m.time("thinktime_iotime")?,
             rw_sequencer_identical: m.choice("rw_sequencer")? == "identical",
+            replay: replay::replay(&m)?,
+            zones: replay::zones(&m)?,
             overwrite: m.flag("overwrite")?,
             fallocate: m.typed("fallocate", Fallocate::from_word)?,
             rate_cycle_ms: m.int("rate_cycle")?.unwrap_or(1000).max(1) as u64,
@@ -826,7 +835,12 @@ impl JobSpec {
         if self.bs.contains(&0) {
             return err("bs must be at least 1 byte".into());
         }
-        if self.filename.is_none() && self.size.is_none() && self.filesize.is_none() && self.io_size.is_none() {
+        if self.replay.is_none()
+            && self.filename.is_none()
+            && self.size.is_none()
+            && self.filesize.is_none()
+            && self.io_size.is_none()
+        {
             return err("no target size: set size= (or filesize=), or filename= to an existing file or device".into());
         }
         if self.pre_read && self.direct {

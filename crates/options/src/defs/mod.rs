@@ -11,8 +11,9 @@ mod general;
 mod io;
 mod other;
 mod profile;
+mod replay;
 mod report;
 
 /// All tables, in `--cmdhelp` order.
 pub(crate) static TABLES: &[&[OptDef]] =
-    &[general::DEFS, io::DEFS, report::DEFS, engine::DEFS, profile::DEFS, other::DEFS];
+    &[general::DEFS, io::DEFS, report::DEFS, engine::DEFS, profile::DEFS, replay::DEFS, other::DEFS];

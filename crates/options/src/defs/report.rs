@@ -39,7 +39,6 @@ pub(super) static DEFS: &[O] = &[
     O::new("log_issue_time", K::Bool, C::Logging, "Add each I/O's issue time to log entries (fio 3.36+)").def("0").not_yet(),
     O::new("ss_interval", K::Str, C::Measurement, "Steady-state sampling interval (fio 3.37+)").not_yet(),
     O::new("write_iolog", K::Str, C::Logging, "Write the I/O pattern to this file"),
-    O::new("read_iolog", K::Str, C::Logging, "Replay the I/O pattern from this file").not_yet(),
 ];
 
 static WINDOW_VALUE: &[Choice] = &[

@@ -6,6 +6,7 @@ mod differential;
 mod faults;
 mod lab;
 mod nbd_faults;
+mod replay;
 mod runner;
 mod seeds;
 mod snapshots;

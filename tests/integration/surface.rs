@@ -6,7 +6,7 @@ use std::path::Path;
 use crate::util::{fio, fiox, listing, scratch, Out};
 
 /// Runs fiox or, if `fiox_run` is false, fio, with `args` in `dir`.
-fn tool(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
+pub(crate) fn tool(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
     if fiox_run {
         fiox(dir, args)
     } else {
@@ -15,15 +15,15 @@ fn tool(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
 }
 
 /// The JSON document of a run (fio may print a line before it).
-fn json(out: &Out) -> serde_json::Value {
+pub(crate) fn json(out: &Out) -> serde_json::Value {
     serde_json::from_str(&out.stdout[out.stdout.find('{').expect("a JSON document")..]).unwrap()
 }
 
 /// The (direction, offset) of every I/O in an iolog.
-type Ios = Vec<(String, u64)>;
+pub(crate) type Ios = Vec<(String, u64)>;
 
 /// The I/Os of a version 3 iolog.
-fn offsets(path: &Path) -> Ios {
+pub(crate) fn offsets(path: &Path) -> Ios {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     text.lines()
         .filter_map(|l| {
@@ -34,7 +34,7 @@ fn offsets(path: &Path) -> Ios {
 }
 
 /// Runs both tools on `args` plus a `write_iolog` each; the two logs' I/Os.
-fn both_iologs(args: &[&str]) -> (Ios, Ios) {
+pub(crate) fn both_iologs(args: &[&str]) -> (Ios, Ios) {
     let dir = scratch();
     let run = |fiox_run: bool| {
         let log = if fiox_run { "--write_iolog=x.log" } else { "--write_iolog=f.log" };

@@ -159,12 +159,14 @@ fn parse_text(text: &str) -> Result<Trace, ParseError> {
             "trim" => Some(Action::Trim),
             "sync" => Some(Action::Sync),
             "datasync" => Some(Action::DataSync),
-            other => return err(
-                at,
-                format!(
+            other => {
+                return err(
+                    at,
+                    format!(
                     "unknown action '{other}' (file actions: add, open, close; I/O: read, write, trim, sync, datasync)"
                 ),
-            ),
+                )
+            }
         };
         let delay_us = if prev_us == 0 { 0 } else { ts.saturating_sub(prev_us) };
         if format == Format::V3 {

@@ -192,9 +192,9 @@ fn replay_spec(spec: &JobSpec, rp: &crate::runner::replay::ReplayPlan) -> JobSpe
         _ => RwMode::Read,
     };
     s.rw_modifier = 0;
-    for d in 0..3 {
-        if max[d] > 0 {
-            s.bs[d] = max[d];
+    for (d, &m) in max.iter().enumerate() {
+        if m > 0 {
+            s.bs[d] = m;
         }
         s.bsrange[d] = None;
         s.bssplit[d].clear();
@@ -249,13 +249,8 @@ fn check_zoned(spec: &JobSpec, files: &[FilePlan], engine: &EngineInfo) -> Resul
                 f.path.display()
             );
         }
-        bail!(
-            "job '{}': zonemode=zbd: '{}' is zoned ({model}), but fiox does not do zoned I/O yet",
-            spec.name,
-            f.path.display()
-        );
     }
-    Ok(())
+    bail!("job '{}': zonemode=zbd: the files are zoned, but fiox does not do zoned I/O yet", spec.name)
 }
 
 /// The zoned model the kernel reports for a block device (`none`, `host-aware`,
@@ -268,7 +263,11 @@ fn zoned_model(path: &Path) -> (String, String) {
     for rel in ["queue/zoned", "../queue/zoned"] {
         let p = format!("/sys/dev/block/{major}:{minor}/{rel}");
         if let Ok(v) = std::fs::read_to_string(&p) {
-            let shown = std::fs::canonicalize(&p).map_or(p, |c| c.display().to_string());
+            // Named as users know it: /sys/block/<disk>/queue/zoned.
+            let disk = std::fs::canonicalize(&p).ok().and_then(|c| {
+                c.parent().and_then(Path::parent).and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned())
+            });
+            let shown = disk.map_or(p, |d| format!("/sys/block/{d}/queue/zoned"));
             return (v.trim().to_string(), shown);
         }
     }

@@ -39,6 +39,8 @@ pub struct WorkerPlan {
     pub number: usize,
     /// The clock its latencies are measured with (`clocksource`).
     pub clock: crate::runner::clock::Source,
+    /// `read_iolog`: the trace the job replays instead of generating I/O.
+    pub replay: Option<Arc<crate::runner::replay::ReplayPlan>>,
 }
 
 /// The most jobs (clones included) one run may have: fio 3.33's limit, measured.
@@ -84,7 +86,16 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
     }
     let mut workers = Vec::new();
     for (job_index, job) in set.jobs.iter().enumerate() {
-        let spec = Arc::new(job.spec.clone());
+        // A replay is read and checked once per job (its clones replay the same trace); the
+        // job then does the trace's directions with buffers as large as its largest I/O.
+        let replay = match &job.spec.replay {
+            Some(r) => Some(Arc::new(crate::runner::replay::load(&job.spec, r)?)),
+            None => None,
+        };
+        let spec = Arc::new(match &replay {
+            Some(rp) => replay_spec(&job.spec, rp),
+            None => job.spec.clone(),
+        });
         let engine = fiox_engine::find(spec.ioengine).with_context(|| {
             format!(
                 "job '{}': ioengine '{}' is not supported yet by fiox (available: {})",
@@ -103,14 +114,35 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
             bail!("job '{}': rw={} writes, but --readonly was given", spec.name, spec.rw.name());
         }
         for clone in 0..spec.numjobs {
-            let files = if engine.no_io {
-                no_io_files(&spec)
-            } else if engine.diskless {
-                diskless_files(&spec)?
-            } else {
-                plan_files(&spec, clone, engine.creates_files)?
+            let files = match &replay {
+                Some(rp) if !engine.diskless => replay_files(&spec, rp)?,
+                _ if engine.no_io => no_io_files(&spec),
+                _ if engine.diskless => diskless_files(&spec)?,
+                _ => plan_files(&spec, clone, engine.creates_files)?,
             };
+            if spec.zones.mode == fiox_options::ZoneMode::Zbd {
+                check_zoned(&spec, &files, engine)?;
+            }
             let region: u64 = files.iter().map(|f| f.region_len).sum();
+            if let Some(rp) = &replay {
+                let number = workers.len() + 1;
+                let clock = crate::runner::clock::Source::choose(spec.clocksource)
+                    .map_err(|e| anyhow::anyhow!("job '{}': {e}", spec.name))?;
+                let io_bytes = rp.totals().0.iter().sum();
+                workers.push(WorkerPlan {
+                    number,
+                    clock,
+                    spec: spec.clone(),
+                    engine,
+                    job_index,
+                    clone,
+                    groupid: job.groupid,
+                    files,
+                    io_bytes,
+                    replay: Some(rp.clone()),
+                });
+                continue;
+            }
             let io_bytes = match spec.io_size {
                 Some(SizeSpec::Bytes(b)) => b,
                 Some(SizeSpec::Percent(p)) => (region as f64 * p / 100.0) as u64,
@@ -147,6 +179,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 groupid: job.groupid,
                 files,
                 io_bytes,
+                replay: None,
             });
         }
     }
@@ -164,6 +197,102 @@ fn no_io_files(spec: &JobSpec) -> Vec<FilePlan> {
         region_start: 0,
         region_len: 1 << 60,
     }]
+}
+
+/// A replayed job's options as the runner needs them: the directions the trace does and, per
+/// direction, its largest I/O as the block size (which sizes the buffers).
+fn replay_spec(spec: &JobSpec, rp: &crate::runner::replay::ReplayPlan) -> JobSpec {
+    use fiox_options::RwMode;
+    let (bytes, max) = rp.totals();
+    let mut s = spec.clone();
+    let dirs = (max[0] > 0 || bytes[0] > 0, max[1] > 0, max[2] > 0);
+    s.rw = match dirs {
+        (true, true, _) => RwMode::ReadWrite,
+        (false, true, _) => RwMode::Write,
+        (false, false, true) => RwMode::Trim,
+        _ => RwMode::Read,
+    };
+    s.rw_modifier = 0;
+    for (d, &m) in max.iter().enumerate() {
+        if m > 0 {
+            s.bs[d] = m;
+        }
+        s.bsrange[d] = None;
+        s.bssplit[d].clear();
+    }
+    s
+}
+
+/// The files a trace replays onto, whole: they must exist (checked when the trace was read);
+/// nothing is laid out.
+fn replay_files(spec: &JobSpec, rp: &crate::runner::replay::ReplayPlan) -> Result<Vec<FilePlan>> {
+    let mut out = Vec::new();
+    for path in &rp.paths {
+        let meta = std::fs::metadata(path)
+            .with_context(|| format!("job '{}': cannot replay onto '{}'", spec.name, path.display()))?;
+        let block_device = meta.file_type().is_block_device();
+        let len = if block_device { crate::device::size(path)? } else { meta.len() };
+        let writes = rp
+            .ios
+            .iter()
+            .any(|(io, _)| rp.paths.get(io.file) == Some(path) && !matches!(io.ddir, fiox_engine::Ddir::Read));
+        if block_device && writes && !spec.allow_mounted_write {
+            crate::device::check_writable(path, &spec.name)?;
+        }
+        out.push(FilePlan { path: path.clone(), block_device, layout_size: 0, region_start: 0, region_len: len });
+    }
+    Ok(out)
+}
+
+/// `zonemode=zbd` needs every file to be a zoned block device; fiox does no zoned I/O, so a
+/// job on anything else is refused here, before any I/O, with what the kernel says.
+fn check_zoned(spec: &JobSpec, files: &[FilePlan], engine: &EngineInfo) -> Result<()> {
+    if engine.diskless || files.is_empty() {
+        bail!(
+            "job '{}': zonemode=zbd needs a zoned block device, and ioengine={} has no file",
+            spec.name,
+            spec.ioengine
+        );
+    }
+    for f in files {
+        if !f.block_device {
+            bail!(
+                "job '{}': zonemode=zbd: '{}' is not a zoned block device (it is a regular file)",
+                spec.name,
+                f.path.display()
+            );
+        }
+        let (model, sysfs) = zoned_model(&f.path);
+        if !matches!(model.as_str(), "host-managed" | "host-aware") {
+            bail!(
+                "job '{}': zonemode=zbd: '{}' is not a zoned block device ({sysfs} says '{model}')",
+                spec.name,
+                f.path.display()
+            );
+        }
+    }
+    bail!("job '{}': zonemode=zbd: the files are zoned, but fiox does not do zoned I/O yet", spec.name)
+}
+
+/// The zoned model the kernel reports for a block device (`none`, `host-aware`,
+/// `host-managed`), and the sysfs file it came from.
+fn zoned_model(path: &Path) -> (String, String) {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(path).map(|m| m.rdev()).unwrap_or(0);
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    // A partition has no queue of its own; its disk's is one level up.
+    for rel in ["queue/zoned", "../queue/zoned"] {
+        let p = format!("/sys/dev/block/{major}:{minor}/{rel}");
+        if let Ok(v) = std::fs::read_to_string(&p) {
+            // Named as users know it: /sys/block/<disk>/queue/zoned.
+            let disk = std::fs::canonicalize(&p).ok().and_then(|c| {
+                c.parent().and_then(Path::parent).and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned())
+            });
+            let shown = disk.map_or(p, |d| format!("/sys/block/{d}/queue/zoned"));
+            return (v.trim().to_string(), shown);
+        }
+    }
+    ("unknown".into(), format!("/sys/dev/block/{major}:{minor}/queue/zoned"))
 }
 
 /// The null engine needs no file, only a region size to generate offsets in.

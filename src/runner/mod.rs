@@ -14,8 +14,11 @@ pub mod iogen;
 pub mod logs;
 pub mod offsets;
 pub mod pacer;
+pub mod replay;
+pub mod source;
 pub mod steady;
 pub mod worker;
+pub mod zones;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};

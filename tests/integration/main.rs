@@ -9,6 +9,7 @@ mod host;
 mod lab;
 mod nbd_faults;
 mod offload;
+mod replay;
 mod runner;
 mod seeds;
 mod snapshots;

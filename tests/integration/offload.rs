@@ -59,7 +59,11 @@ fn sync_file_range_syncs_the_written_range_like_fio() {
     }
     let dir = scratch();
     for bad in ["bogus", "WRITE", "write:x"] {
-        let out = tool(true, dir.path(), &["--name=t", "--filename=b.dat", "--size=16k", &format!("--sync_file_range={bad}")]);
+        let out = tool(
+            true,
+            dir.path(),
+            &["--name=t", "--filename=b.dat", "--size=16k", &format!("--sync_file_range={bad}")],
+        );
         assert_ne!(out.code, 0, "{bad} accepted");
     }
 }
@@ -70,9 +74,11 @@ fn sync_file_range_syncs_the_written_range_like_fio() {
 fn hipri_percentage_polls_that_share_of_ios() {
     let dir = scratch();
     let base = ["--name=h", "--filename=h.dat", "--size=1m", "--bs=4k", "--rw=randread", "--ioengine=pvsync2"];
-    for (extra, lo, hi) in
-        [(&["--hipri", "--hipri_percentage=30"][..], 40, 115), (&["--hipri"][..], 250, 256), (&["--hipri_percentage=30"][..], 0, 0)]
-    {
+    for (extra, lo, hi) in [
+        (&["--hipri", "--hipri_percentage=30"][..], 40, 115),
+        (&["--hipri"][..], 250, 256),
+        (&["--hipri_percentage=30"][..], 0, 0),
+    ] {
         for fiox_run in [false, true] {
             let mut args: Vec<&str> = base.to_vec();
             args.extend(extra);
@@ -121,8 +127,16 @@ fn serialize_overlap_keeps_fios_counts() {
 #[test]
 fn unlink_each_loop_recreates_only_files_fiox_made() {
     let dir = scratch();
-    let args =
-        ["--name=u", "--filename=u.dat", "--size=64k", "--bs=16k", "--rw=write", "--loops=3", "--unlink_each_loop=1", "--output-format=json"];
+    let args = [
+        "--name=u",
+        "--filename=u.dat",
+        "--size=64k",
+        "--bs=16k",
+        "--rw=write",
+        "--loops=3",
+        "--unlink_each_loop=1",
+        "--output-format=json",
+    ];
     for fiox_run in [false, true] {
         let _ = std::fs::remove_file(dir.path().join("u.dat"));
         let Some(lines) = traced(fiox_run, dir.path(), "unlink", &args) else {
@@ -139,7 +153,16 @@ fn unlink_each_loop_recreates_only_files_fiox_made() {
     let out = tool(
         true,
         dir.path(),
-        &["--name=u", "--filename=mine.dat", "--size=64k", "--bs=16k", "--rw=read", "--loops=3", "--unlink_each_loop=1", "--output-format=json"],
+        &[
+            "--name=u",
+            "--filename=mine.dat",
+            "--size=64k",
+            "--bs=16k",
+            "--rw=read",
+            "--loops=3",
+            "--unlink_each_loop=1",
+            "--output-format=json",
+        ],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(json(&out)["jobs"][0]["read"]["total_ios"].as_u64(), Some(12));
@@ -153,9 +176,10 @@ fn unlink_each_loop_recreates_only_files_fiox_made() {
 fn offload_examples_run_at_their_rate() {
     let dir = scratch();
     let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-3.33/examples");
-    for (name, from, to, ios) in
-        [("fixed-rate-submission.fio", "size=128m", "size=2m", 512u64), ("poisson-rate-submission.fio", "size=128m", "size=64k", 16)]
-    {
+    for (name, from, to, ios) in [
+        ("fixed-rate-submission.fio", "size=128m", "size=2m", 512u64),
+        ("poisson-rate-submission.fio", "size=128m", "size=64k", 16),
+    ] {
         let Ok(text) = std::fs::read_to_string(ex.join(name)) else {
             return println!("skipped: no fio examples");
         };

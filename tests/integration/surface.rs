@@ -20,10 +20,10 @@ pub(crate) fn json(out: &Out) -> serde_json::Value {
 }
 
 /// The (direction, offset) of every I/O in an iolog.
-type Ios = Vec<(String, u64)>;
+pub(crate) type Ios = Vec<(String, u64)>;
 
 /// The I/Os of a version 3 iolog.
-fn offsets(path: &Path) -> Ios {
+pub(crate) fn offsets(path: &Path) -> Ios {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     text.lines()
         .filter_map(|l| {
@@ -34,7 +34,7 @@ fn offsets(path: &Path) -> Ios {
 }
 
 /// Runs both tools on `args` plus a `write_iolog` each; the two logs' I/Os.
-fn both_iologs(args: &[&str]) -> (Ios, Ios) {
+pub(crate) fn both_iologs(args: &[&str]) -> (Ios, Ios) {
     let dir = scratch();
     let run = |fiox_run: bool| {
         let log = if fiox_run { "--write_iolog=x.log" } else { "--write_iolog=f.log" };

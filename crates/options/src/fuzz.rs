@@ -39,6 +39,15 @@ pub fn command_line(data: &[u8]) {
     }
 }
 
+/// Parses bytes as an iolog or blktrace file (`read_iolog`), and merges them with themselves
+/// (`merge_blktrace_file`).
+pub fn iolog(data: &[u8]) {
+    let _ = crate::iolog::parse(data);
+    if let Ok(merged) = crate::iolog::merge_blktrace(&[data, data], &[50.0, 100.0], &[2.0, 1.0]) {
+        let _ = crate::iolog::parse(&merged);
+    }
+}
+
 /// Deterministic xorshift generator for the mutator.
 struct Rng(u64);
 
@@ -213,6 +222,23 @@ mod tests {
         .map(|s| s.as_bytes().to_vec())
         .collect();
         let n = run(option_value, &values, secs(), 0x5678);
+        assert!(n > 100, "only {n} inputs tried");
+    }
+
+    #[test]
+    fn fuzz_iologs() {
+        use crate::iolog::BlkRecord;
+        let mut blk = Vec::new();
+        for (i, w) in [(0u64, false), (1, true), (2, false)] {
+            blk.extend_from_slice(&BlkRecord::queue(i * 1000, 8 << 20, i * 8, 4096, w).to_bytes());
+        }
+        let logs: Vec<Vec<u8>> = vec![
+            b"fio version 2 iolog\n/f add\n/f open\n/f read 0 4096\n/f write 4096 512\n/f sync 0 0\n/f close\n"
+                .to_vec(),
+            b"fio version 3 iolog\n5 /f add\n9 /f open\n12 /f trim 0 4096\n900 /f datasync\n999 /f close\n".to_vec(),
+            blk,
+        ];
+        let n = run(iolog, &logs, secs(), 0xdef0);
         assert!(n > 100, "only {n} inputs tried");
     }
 

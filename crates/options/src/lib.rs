@@ -16,6 +16,7 @@ mod expr;
 pub mod fuzz;
 pub mod help;
 pub mod host;
+pub mod iolog;
 pub mod job;
 pub mod jobfile;
 pub mod showcmd;
@@ -28,5 +29,7 @@ pub use choices::{
 };
 pub use error::{Error, Origin};
 pub use job::{assemble, Job, JobSet};
-pub use spec::{JobSpec, LatencyTarget, PrioRule, RandomDist, SizeSpec, SteadyState, SyncFileRange};
+pub use spec::{
+    JobSpec, LatencyTarget, PrioRule, RandomDist, ReplaySpec, SizeSpec, SteadyState, SyncFileRange, ZoneMode, ZoneSpec,
+};
 pub use value::{Ctx, RwMode};

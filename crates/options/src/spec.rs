@@ -13,6 +13,9 @@ use crate::jobfile::RawOpt;
 use crate::table::{self, Kind, OptDef, Support};
 use crate::value::{self, Ctx, Parsed, RwMode, Value};
 
+mod replay;
+pub use replay::{ReplaySpec, ZoneMode, ZoneSpec};
+
 /// A size that may be relative to the file or device.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SizeSpec {
@@ -209,9 +212,7 @@ impl SyncFileRange {
                 "write" => 2,
                 "wait_after" => 4,
                 other => {
-                    return Err(format!(
-                        "sync_file_range: '{other}' is not one of wait_before, write, wait_after"
-                    ))
+                    return Err(format!("sync_file_range: '{other}' is not one of wait_before, write, wait_after"))
                 }
             };
         }
@@ -525,6 +526,10 @@ pub struct JobSpec {
     pub latency_target: Option<LatencyTarget>,
     /// `max_latency`: an I/O slower than this fails the job (microseconds; 0: no limit).
     pub max_latency_us: u64,
+    /// `read_iolog`: the job replays a log instead of generating I/O.
+    pub replay: Option<ReplaySpec>,
+    /// `zonemode` and the zone sizes.
+    pub zones: ZoneSpec,
 }
 
 /// The last value of each option wins; this index maps option name to that raw option.
@@ -1068,6 +1073,8 @@ impl JobSpec {
             think_on_complete: m.choice("thinktime_blocks_type")? == "complete",
             thinktime_iotime_us: m.time("thinktime_iotime")?,
             rw_sequencer_identical: m.choice("rw_sequencer")? == "identical",
+            replay: replay::replay(&m)?,
+            zones: replay::zones(&m)?,
             overwrite: m.flag("overwrite")?,
             fallocate: m.typed("fallocate", Fallocate::from_word)?,
             rate_cycle_ms: m.int("rate_cycle")?.unwrap_or(1000).max(1) as u64,
@@ -1144,6 +1151,7 @@ impl JobSpec {
         // nbd and rbd take their size from the export or the image.
         let sized = !matches!(self.ioengine, "cpuio" | "exec" | "nbd" | "rbd");
         if sized
+            && self.replay.is_none()
             && self.filename.is_none()
             && self.size.is_none()
             && self.filesize.is_none()

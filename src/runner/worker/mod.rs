@@ -52,6 +52,7 @@ use super::content::Content;
 use super::iogen::{IoGen, NextIo};
 use super::offsets::{mix64, Rng};
 use super::pacer::Pacer;
+use super::source::Source;
 use crate::plan::WorkerPlan;
 use account::Accountant;
 pub use layout::layout;
@@ -162,10 +163,7 @@ pub fn run(
     if spec.unlink_each_loop && (plan.engine.name == "mmap" || spec.engine.registerfiles) {
         // Their files stay mapped or registered: a file replaced between loops would not reach
         // the engine.
-        anyhow::bail!(
-            "job '{}': unlink_each_loop is not supported with ioengine=mmap or registerfiles",
-            spec.name
-        );
+        anyhow::bail!("job '{}': unlink_each_loop is not supported with ioengine=mmap or registerfiles", spec.name);
     }
     let _locked = setup::thread_settings(plan)?;
     let files = setup::open_files(plan)?;
@@ -322,7 +320,8 @@ struct Worker<'a> {
     spec: &'a JobSpec,
     seed: u64,
     q: &'a mut IoQueue,
-    gen: IoGen,
+    /// What to do next: the generator, zoned or not, or a replayed trace.
+    source: Source,
     pacer: Pacer,
     content: Content,
     prio: CmdPrio,
@@ -376,6 +375,15 @@ impl<'a> Worker<'a> {
         let spec = &*plan.spec;
         let regions: Vec<(u64, u64)> = plan.files.iter().map(|f| (f.region_start, f.region_len)).collect();
         let gen = IoGen::new(spec, &regions, seed);
+        let source = match (&plan.replay, spec.zones.mode) {
+            (Some(r), _) => Source::Replay(super::replay::Replay::new(r.clone())),
+            (None, fiox_options::ZoneMode::Strided) => {
+                let align = super::iogen::min_block_size(spec);
+                let zones = super::zones::Zones::new(&spec.zones, &regions, align, spec.rw.is_random(), seed);
+                Source::Zoned(gen, zones)
+            }
+            _ => Source::Gen(gen),
+        };
         let depth = q.depth();
         let prio = CmdPrio::new(spec, seed);
         let clock = Clock::start(plan.clock);
@@ -384,13 +392,13 @@ impl<'a> Worker<'a> {
         let acct = Accountant::new(spec, plan.number, ramp_ns == 0);
         let pacer = Pacer::new(spec, seed);
         let pacing = pacer.active();
-        let steer = pacing && gen.mixes() && pacer.limits_directions();
+        let steer = pacing && source.mixes() && pacer.limits_directions();
         Worker {
             plan,
             spec,
             seed,
             q,
-            gen,
+            source,
             pacer,
             content,
             prio,
@@ -675,18 +683,28 @@ impl<'a> Worker<'a> {
         if self.steer && self.pending.is_none() {
             // The direction due first goes; both due: rwmixread decides.
             let (r, w) = (self.pacer.ready_at(Ddir::Read as usize), self.pacer.ready_at(Ddir::Write as usize));
-            self.gen.steer(match (r <= t_pace, w <= t_pace) {
+            self.source.steer(match (r <= t_pace, w <= t_pace) {
                 (true, true) => None,
                 _ if r <= w => Some(Ddir::Read),
                 _ => Some(Ddir::Write),
             });
         }
-        let Some(next) = self.pending.take().or_else(|| self.gen.next()) else {
-            // The pattern is used up (a sequential pass ended on a partial block).
-            self.end.exhausted();
-            return None;
+        let next = match self.pending.take() {
+            Some(held) => held,
+            None => {
+                let Some(next) = self.source.next() else {
+                    // The pattern is used up (a sequential pass ended on a partial block, or
+                    // the replayed trace is over).
+                    self.end.exhausted();
+                    return None;
+                };
+                if self.source.replay_mut().is_some() {
+                    self.replay_wait();
+                }
+                next
+            }
         };
-        if let Some(f) = self.gen.take_new_pass().filter(|_| self.spec.invalidate) {
+        if let Some(f) = self.source.take_new_pass().filter(|_| self.spec.invalidate) {
             // fio drops the cache again on every pass over a file (invalidate=1), so a file
             // smaller than memory is still read from the device.
             if let (Some(file), Some(fp)) = (self.q.files().get(f), self.plan.files.get(f)) {
@@ -694,7 +712,26 @@ impl<'a> Worker<'a> {
                 let _ = sys::drop_cache(file.as_raw_fd(), fp.block_device);
             }
         }
-        self.end.fit(next, &self.gen)
+        self.end.fit(next, &self.source)
+    }
+
+    /// Waits until the replayed I/O just drawn is due: the log's time after the previous one
+    /// (scaled by `replay_time_scale`), or not at all under `replay_no_stall`.
+    fn replay_wait(&mut self) {
+        let due = self.source.replay_mut().map_or(0, |r| r.due());
+        if due > self.clock.now() {
+            // A deliberate pause: the watchdog expects silence.
+            let activity = &self.publisher.progress.activity;
+            activity.store(Activity::IDLE, Ordering::Relaxed);
+            let clock = &self.clock;
+            self.pacer.wait(due.min(self.end.end_ns), &|| clock.now(), self.stop);
+            activity.store(Activity::IO, Ordering::Relaxed);
+        }
+        self.now = self.clock.now();
+        let now = self.now;
+        if let Some(r) = self.source.replay_mut() {
+            r.went(now);
+        }
     }
 
     /// I/Os committed to the engine and not yet reaped (the queue also holds the batch not yet

@@ -48,8 +48,14 @@ impl EndRules {
         let (ramp_ns, runtime_ns) = (spec.ramp_time_us * 1000, spec.runtime_us * 1000);
         EndRules {
             end_ns: if runtime_ns > 0 { ramp_ns + runtime_ns } else { u64::MAX },
-            limit: if spec.time_based { u64::MAX } else { plan.io_bytes.saturating_mul(spec.loops as u64) },
-            ios_limit: if spec.number_ios > 0 { spec.number_ios } else { u64::MAX },
+            // A replay ends with its trace: fio 3.33 ignores size, io_size, loops and number_ios
+            // then (measured).
+            limit: if spec.time_based || plan.replay.is_some() {
+                u64::MAX
+            } else {
+                plan.io_bytes.saturating_mul(spec.loops as u64)
+            },
+            ios_limit: if spec.number_ios > 0 && plan.replay.is_none() { spec.number_ios } else { u64::MAX },
             issued_bytes: 0,
             issued_ios: 0,
             count_trims: !matches!(spec.rw, RwMode::TrimWrite | RwMode::RandTrimWrite),
@@ -106,11 +112,11 @@ impl EndRules {
     /// Fits `io` into what is left of the job's size; `None` when not even its smallest block
     /// fits, which ends the job.
     #[inline]
-    pub(super) fn fit(&mut self, io: NextIo, gen: &crate::runner::iogen::IoGen) -> Option<NextIo> {
+    pub(super) fn fit(&mut self, io: NextIo, source: &crate::runner::source::Source) -> Option<NextIo> {
         if self.limit == u64::MAX {
             return Some(io);
         }
-        let fitted = gen.fit(io, self.limit - self.issued_bytes);
+        let fitted = source.fit(io, self.limit - self.issued_bytes);
         if fitted.is_none() {
             self.exhausted();
         }

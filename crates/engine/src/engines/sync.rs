@@ -65,8 +65,7 @@ impl IoEngine for SyncEngine {
         if self.call == Call::Pvsync2 {
             let o = setup.opts;
             self.hipri = if o.hipri { o.hipri_percentage.min(100) } else { 0 };
-            self.flags = (if o.nowait { RWF_NOWAIT } else { 0 })
-                | (if o.uncached { RWF_DONTCACHE } else { 0 });
+            self.flags = (if o.nowait { RWF_NOWAIT } else { 0 }) | (if o.uncached { RWF_DONTCACHE } else { 0 });
         }
         Ok(())
     }

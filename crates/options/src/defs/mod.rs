@@ -12,8 +12,9 @@ mod host;
 mod io;
 mod other;
 mod profile;
+mod replay;
 mod report;
 
 /// All tables, in `--cmdhelp` order.
 pub(crate) static TABLES: &[&[OptDef]] =
-    &[general::DEFS, host::DEFS, io::DEFS, report::DEFS, engine::DEFS, profile::DEFS, other::DEFS];
+    &[general::DEFS, host::DEFS, io::DEFS, report::DEFS, engine::DEFS, profile::DEFS, replay::DEFS, other::DEFS];

@@ -41,7 +41,6 @@ pub(super) static DEFS: &[O] = &[
     O::new("ss_interval", K::Str, C::Measurement, "Steady-state sampling interval (fio 3.37+)").not_yet(),
     O::new("log_entries", K::Int { min: 1024, max: 1048576 }, C::Logging, "fio: log entries allocated at first; fiox's logs grow as needed, so this only checks the value").def("1024"),
     O::new("write_iolog", K::Str, C::Logging, "Write the I/O pattern to this file"),
-    O::new("read_iolog", K::Str, C::Logging, "Replay the I/O pattern from this file").not_yet(),
 ];
 
 static WINDOW_VALUE: &[Choice] = &[

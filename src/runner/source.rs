@@ -1,0 +1,72 @@
+//! Where a worker's I/O comes from: the generator (`rw`, block sizes, offsets), the generator
+//! with its offsets moved into strided zones, or a replayed trace. One `match` per I/O picks
+//! the source; the generator's own path is unchanged.
+
+use fiox_engine::Ddir;
+
+use super::iogen::{IoGen, NextIo};
+use super::replay::Replay;
+use super::zones::Zones;
+
+pub enum Source {
+    Gen(IoGen),
+    Zoned(IoGen, Zones),
+    Replay(Replay),
+}
+
+impl Source {
+    /// The next I/O; `None` when the pattern (or the trace) is used up.
+    #[inline]
+    pub fn next(&mut self) -> Option<NextIo> {
+        match self {
+            Source::Gen(g) => g.next(),
+            Source::Zoned(g, z) => g.next().map(|io| z.place(io)),
+            Source::Replay(r) => r.next(),
+        }
+    }
+
+    /// The replay, when the source is one (for its timing).
+    #[inline]
+    pub fn replay_mut(&mut self) -> Option<&mut Replay> {
+        match self {
+            Source::Replay(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    fn gen(&self) -> Option<&IoGen> {
+        match self {
+            Source::Gen(g) | Source::Zoned(g, _) => Some(g),
+            Source::Replay(_) => None,
+        }
+    }
+
+    /// The file that started a new pass with the last I/O, if one did.
+    #[inline]
+    pub fn take_new_pass(&mut self) -> Option<usize> {
+        match self {
+            Source::Gen(g) | Source::Zoned(g, _) => g.take_new_pass(),
+            Source::Replay(_) => None,
+        }
+    }
+
+    /// Whether the job mixes reads and writes (so a rate limit can steer the direction).
+    pub fn mixes(&self) -> bool {
+        self.gen().is_some_and(IoGen::mixes)
+    }
+
+    pub fn steer(&mut self, d: Option<Ddir>) {
+        if let Source::Gen(g) | Source::Zoned(g, _) = self {
+            g.steer(d);
+        }
+    }
+
+    /// Fits an I/O into the bytes left of a size-bounded job (see [`IoGen::fit`]); a replayed
+    /// I/O is never cut.
+    pub fn fit(&self, io: NextIo, remaining: u64) -> Option<NextIo> {
+        match self.gen() {
+            Some(g) => g.fit(io, remaining),
+            None => Some(io),
+        }
+    }
+}

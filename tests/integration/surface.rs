@@ -687,3 +687,33 @@ fn rate_catches_up_after_thinktime_like_fio() {
         assert!((90..=125).contains(&counts[1]), "fiox {fiox_run}: no catch-up {counts:?}");
     }
 }
+
+/// `block_error_percentiles`: fio's "block lifetime" section in the normal output, with the
+/// same layout; fiox counts the blocks' last states (fio 3.33 prints zeros for writes and
+/// crashes on trims).
+#[test]
+fn block_lifetime_section_like_fio() {
+    let dir = scratch();
+    let args = ["--name=b", "--ioengine=null", "--size=1m", "--rw=randwrite", "--block_error_percentiles=1"];
+    let section = |text: &str| -> Vec<String> {
+        let lines: Vec<&str> = text.lines().collect();
+        let at = lines.iter().position(|l| l.contains("block lifetime percentiles")).expect("the section");
+        lines[at..at + 2].iter().map(|l| l.split(':').next().unwrap().to_string()).collect()
+    };
+    let fio_out = tool(false, dir.path(), &args);
+    let fiox_out = tool(true, dir.path(), &args);
+    assert_eq!(fiox_out.code, 0, "{}", fiox_out.stderr);
+    assert_eq!(section(&fiox_out.stdout), section(&fio_out.stdout));
+    assert!(fiox_out.stdout.contains("states               : unwritten=0, trimmed=0, written=256, trim failure=0, write failure=0"), "{}", fiox_out.stdout);
+}
+
+/// `hugepage-size`: huge-page buffers are whole huge pages (a 4 KiB job's pool rounds up).
+#[test]
+fn hugepage_size_is_accepted_and_checked() {
+    let dir = scratch();
+    let out = tool(true, dir.path(), &["--name=h", "--ioengine=null", "--size=1m", "--hugepage-size=4m", "--output-format=json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = tool(true, dir.path(), &["--name=h", "--ioengine=null", "--size=1m", "--hugepage-size=4q"]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("hugepage-size"), "{}", out.stderr);
+}

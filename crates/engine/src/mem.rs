@@ -18,8 +18,15 @@ pub(crate) struct IoBuffers {
 
 impl IoBuffers {
     /// `count` buffers of `unit` bytes, each aligned to `align` (a power of two; page size is a
-    /// safe choice for O_DIRECT).
-    pub(crate) fn new(count: usize, unit: usize, align: usize, kind: MemKind) -> io::Result<IoBuffers> {
+    /// safe choice for O_DIRECT). Huge-page kinds are rounded up to `huge_page` bytes, as the
+    /// kernel maps them only in whole huge pages.
+    pub(crate) fn new(
+        count: usize,
+        unit: usize,
+        align: usize,
+        kind: MemKind,
+        huge_page: usize,
+    ) -> io::Result<IoBuffers> {
         let align = align.max(64).next_power_of_two();
         let unit = unit.max(1).div_ceil(align) * align;
         let total = unit
@@ -36,6 +43,7 @@ impl IoBuffers {
         const HUGE: usize = 2 << 20;
         let huge = kind == MemKind::Malloc && total >= HUGE;
         let (kind, total) = if huge { (MemKind::Mmap, total.div_ceil(HUGE) * HUGE) } else { (kind, total) };
+        let total = if kind.huge() { total.div_ceil(huge_page.max(4096)) * huge_page.max(4096) } else { total };
         let base = match kind {
             MemKind::Mmap if huge => huge_aligned_mapping(total)?,
             MemKind::Malloc => {
@@ -181,7 +189,7 @@ mod tests {
 
     #[test]
     fn large_default_pools_are_huge_page_aligned() {
-        let mut b = IoBuffers::new(8, 1 << 20, 4096, MemKind::Malloc).unwrap();
+        let mut b = IoBuffers::new(8, 1 << 20, 4096, MemKind::Malloc, 2 << 20).unwrap();
         assert_eq!(b.ptr(0) as usize % (2 << 20), 0);
         b.slice_mut(7).fill(3);
         assert!(b.slice(7).iter().all(|&x| x == 3));
@@ -190,7 +198,7 @@ mod tests {
     #[test]
     fn aligned_and_separate() {
         for kind in [MemKind::Malloc, MemKind::Mmap, MemKind::MmapShared, MemKind::Shm] {
-            let mut b = IoBuffers::new(4, 4096, 4096, kind).unwrap();
+            let mut b = IoBuffers::new(4, 4096, 4096, kind, 2 << 20).unwrap();
             for i in 0..4 {
                 assert_eq!(b.ptr(i) as usize % 4096, 0);
                 b.slice_mut(i).fill(i as u8);

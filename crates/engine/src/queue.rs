@@ -52,6 +52,8 @@ pub struct QueueConfig<'a> {
     pub buf_size: usize,
     pub buf_align: usize,
     pub mem: MemKind,
+    /// The huge page size a huge-page pool is rounded up to (`hugepage-size`).
+    pub huge_page: usize,
     /// Whether the runner always waits for at least one completion (lets io_uring defer its
     /// task work to the waiting call).
     pub waits_for_completions: bool,
@@ -108,7 +110,8 @@ impl IoQueue {
     pub fn new(cfg: QueueConfig<'_>) -> Result<IoQueue, QueueError> {
         let depth = cfg.depth.max(1);
         let buf_size = if cfg.engine.metadata { 1 } else { cfg.buf_size };
-        let bufs = IoBuffers::new(depth as usize, buf_size, cfg.buf_align, cfg.mem).map_err(QueueError::Buffers)?;
+        let bufs = IoBuffers::new(depth as usize, buf_size, cfg.buf_align, cfg.mem, cfg.huge_page)
+            .map_err(QueueError::Buffers)?;
         let fds: Vec<RawFd> = cfg.files.iter().map(|f| f.as_raw_fd()).collect();
         let mut engine = (cfg.engine.make)();
         engine

@@ -518,6 +518,10 @@ pub struct JobSpec {
     pub fill_device: bool,
     /// `write_hint` as the kernel's `RWH_WRITE_LIFE_*` number.
     pub write_hint: Option<u64>,
+    /// `hugepage-size`: what huge-page buffers (`mem=mmaphuge`, `shmhuge`) are rounded up to.
+    pub hugepage_size: u64,
+    /// Keep each block's last state and report the counts (`block_error_percentiles`).
+    pub block_error_percentiles: bool,
     /// `stats=0`: the job runs but no report shows it.
     pub stats: bool,
     /// Steady-state detection, when `steadystate_duration` is set.
@@ -1112,6 +1116,8 @@ impl JobSpec {
                 None
             },
             stats: m.flag("stats")?,
+            block_error_percentiles: m.flag("block_error_percentiles")?,
+            hugepage_size: m.size("hugepage-size")?.unwrap_or(2 << 20),
             steadystate: {
                 // fio samples once a second, so the window is a whole number of seconds.
                 let dur_s = m.time("steadystate_duration")? / 1_000_000;

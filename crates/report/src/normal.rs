@@ -262,6 +262,14 @@ fn job_report(r: &RunReport, job: &JobReport) -> String {
         cfmt(lt.percentile, 0, 2),
         job.iodepth
     );
+    if let Some([unwritten, trimmed, written, trim_failed, write_failed]) = job.ts.block_states {
+        // fio 3.33's layout; it prints no percentiles when no block failed.
+        s.push_str("  block lifetime percentiles :\n");
+        let _ = writeln!(
+            s,
+            "   |        states               : unwritten={unwritten}, trimmed={trimmed}, written={written}, trim failure={trim_failed}, write failure={write_failed}"
+        );
+    }
     if let Some(ss) = &job.steady {
         s.push_str(&steady_line(ss, &job.units));
     }

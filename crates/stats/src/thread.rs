@@ -133,6 +133,9 @@ fn merge_hist(a: &mut Option<LatHist>, b: &Option<LatHist>) {
 #[derive(Debug, Clone, Default)]
 pub struct ThreadStat {
     pub dirs: [DirStat; 3],
+    /// `block_error_percentiles`: blocks unwritten, trimmed, written, failed to trim, failed to
+    /// write (fio's "block lifetime" states).
+    pub block_states: Option<[u64; 5]>,
     pub sync_ios: u64,
     pub sync_lat: IoStat,
     /// Created at the first fsync, so jobs that never sync carry none.
@@ -272,6 +275,12 @@ impl ThreadStat {
         }
         if let Some(b) = &o.mixed {
             self.mixed.get_or_insert_with(Default::default).merge(b);
+        }
+        if let Some(b) = o.block_states {
+            let a = self.block_states.get_or_insert([0; 5]);
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
         }
         self.sync_ios += o.sync_ios;
         self.sync_lat.merge(&o.sync_lat);

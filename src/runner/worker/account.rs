@@ -38,6 +38,8 @@ pub(super) struct Accountant {
     bw: Sampler,
     iops: Sampler,
     pub(super) logs: Option<JobLogs>,
+    /// `block_error_percentiles`: each block's last state.
+    blocks: Option<super::blocks::BlockStates>,
 }
 
 /// One of fio's sample series (`bwavgtime`, `iopsavgtime`): a value per direction every window.
@@ -84,6 +86,7 @@ impl Accountant {
             log_epoch_clock: spec.log_epoch_clock,
             bw: Sampler { window_ns: spec.bwavgtime_ms.max(1) * 1_000_000, last_at: 0, last: [0; 3] },
             iops: Sampler { window_ns: spec.iopsavgtime_ms.max(1) * 1_000_000, last_at: 0, last: [0; 3] },
+            blocks: None,
             logs: JobLogs::new(spec, number).map(|mut l| {
                 if measuring {
                     l.start(spec.log_epoch_clock);
@@ -121,6 +124,9 @@ impl Accountant {
     /// got it, `done` when it was seen complete.
     #[inline]
     pub(super) fn complete(&mut self, io: &Io, result: i64, start: Option<u64>, issue: u64, done: u64) {
+        if let Some(b) = &mut self.blocks {
+            b.record(io, true);
+        }
         if !self.measuring {
             return;
         }
@@ -212,6 +218,9 @@ impl Accountant {
     /// and `issued` do), not in its bytes or latencies.
     #[inline]
     pub(super) fn failed(&mut self, io: &Io) {
+        if let Some(b) = &mut self.blocks {
+            b.record(io, false);
+        }
         if self.measuring && (io.ddir as usize) < 3 {
             self.ts.dirs[io.ddir as usize].total_ios += 1;
         }
@@ -259,7 +268,13 @@ impl Accountant {
         self.report(ts, now, pid, seed)
     }
 
+    /// Starts keeping each block's state (`block_error_percentiles`) over files of `sizes`.
+    pub(super) fn track_blocks(&mut self, sizes: &[u64], block: u64) {
+        self.blocks = Some(super::blocks::BlockStates::new(sizes, block));
+    }
+
     fn report(&self, mut ts: ThreadStat, now: u64, pid: u32, seed: u64) -> WorkerResult {
+        ts.block_states = self.blocks.as_ref().map(|b| b.counts());
         let elapsed_ms = self.elapsed_ms(now);
         finish_stats(&mut ts, elapsed_ms, &self.usage0);
         WorkerResult { ts, pid, start_epoch_ms: self.start_epoch_ms, elapsed_ms, seed, ..WorkerResult::default() }

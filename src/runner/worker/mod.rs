@@ -29,6 +29,7 @@
 //! The loop allocates nothing: units, buffers, timestamps and the completion list are made once.
 
 mod account;
+mod blocks;
 pub mod flow;
 mod iolog;
 mod latency;
@@ -389,7 +390,11 @@ impl<'a> Worker<'a> {
         let clock = Clock::start(plan.clock);
         let ramp_ns = spec.ramp_time_us * 1000;
         let end = EndRules::new(plan);
-        let acct = Accountant::new(spec, plan.number, ramp_ns == 0);
+        let mut acct = Accountant::new(spec, plan.number, ramp_ns == 0);
+        if spec.block_error_percentiles {
+            let sizes: Vec<u64> = plan.files.iter().map(|f| f.region_start + f.region_len).collect();
+            acct.track_blocks(&sizes, crate::runner::iogen::min_block_size(spec));
+        }
         let pacer = Pacer::new(spec, seed);
         let pacing = pacer.active();
         let steer = pacing && source.mixes() && pacer.limits_directions();

@@ -174,6 +174,7 @@ pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
         buf_size: crate::runner::iogen::max_block(spec) as usize,
         buf_align: (spec.iomem_align as usize).max(4096),
         mem: spec.mem,
+        huge_page: spec.hugepage_size as usize,
         waits_for_completions: spec.iodepth_batch_complete_min >= 1,
         opts: &spec.engine,
         job_name: &spec.name,

@@ -39,6 +39,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("write_hint", K::Choice(WRITE_HINT), C::IoType, "Expected lifetime of the written data, passed to the kernel (F_SET_RW_HINT)"),
     O::new("write_barrier", INT0, C::IoType, "fio: make every Nth write a barrier write; no Linux engine of fio 3.33 issues barriers, so this has no effect").def("0"),
     O::new("atomic", K::Bool, C::IoType, "fio: open with O_ATOMIC, which Linux does not have; no effect here, as in fio").def("0"),
+    O::new("hugepage-size", K::Size, C::Buffers, "Huge page size that mem=mmaphuge and shmhuge buffers are rounded up to").def("2m"),
     O::new("zero_buffers", K::Flag, C::Buffers, "Fill I/O buffers with zeros"),
     O::new("refill_buffers", K::Flag, C::Buffers, "Refill the buffer with new data before every write"),
     O::new("scramble_buffers", K::Bool, C::Buffers, "Lightly scramble buffer contents before each write to defeat dedupe").def("1"),

@@ -39,6 +39,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("log_window_value", K::Choice(WINDOW_VALUE), C::Logging, "Log the window's average, maximum or both (fio 3.36+)").def("avg"),
     O::new("log_issue_time", K::Bool, C::Logging, "Add each I/O's issue time to log entries (fio 3.36+)").def("0").not_yet(),
     O::new("ss_interval", K::Str, C::Measurement, "Steady-state sampling interval (fio 3.37+)").not_yet(),
+    O::new("block_error_percentiles", K::Bool, C::Measurement, "Keep each block's last state (written, trimmed, failed) and report how many blocks are in each").def("0"),
     O::new("log_entries", K::Int { min: 1024, max: 1048576 }, C::Logging, "fio: log entries allocated at first; fiox's logs grow as needed, so this only checks the value").def("1024"),
     O::new("write_iolog", K::Str, C::Logging, "Write the I/O pattern to this file"),
 ];

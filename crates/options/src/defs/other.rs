@@ -7,15 +7,10 @@ const HELP: &str = "fio option that fiox does not implement yet";
 
 pub(super) static DEFS: &[O] = &[
     O::new("block_error_percentiles", K::Bool, C::Other, HELP).not_yet(),
-    O::new("create_serialize", K::Bool, C::Other, HELP).not_yet(),
-    O::new("dedupe_global", K::Bool, C::Other, HELP).not_yet(),
-    O::new("dedupe_mode", K::Str, C::Other, HELP).not_yet(),
-    O::new("dedupe_working_set_percentage", K::Str, C::Other, HELP).not_yet(),
     O::new("experimental_verify", K::Bool, C::Other, HELP).not_yet(),
     O::new("hugepage-size", K::Str, C::Other, HELP).not_yet(),
     O::new("ignore_zone_limits", K::Bool, C::Other, HELP).not_yet(),
     O::new("job_max_open_zones", K::Str, C::Other, HELP).not_yet(),
-    O::new("lockfile", K::Str, C::Other, HELP).not_yet(),
     O::new("log_compression", K::Str, C::Other, HELP).not_yet(),
     O::new("log_compression_cpus", K::Str, C::Other, HELP).not_yet(),
     O::new("log_store_compressed", K::Bool, C::Other, HELP).not_yet(),
@@ -23,7 +18,6 @@ pub(super) static DEFS: &[O] = &[
     O::new("merge_blktrace_file", K::Str, C::Other, HELP).not_yet(),
     O::new("merge_blktrace_iters", K::Str, C::Other, HELP).not_yet(),
     O::new("merge_blktrace_scalars", K::Str, C::Other, HELP).not_yet(),
-    O::new("opendir", K::Str, C::Other, HELP).not_yet(),
     O::new("profile", K::Str, C::Other, HELP).not_yet(),
     O::new("read_beyond_wp", K::Bool, C::Other, HELP).not_yet(),
     O::new("read_iolog_chunked", K::Bool, C::Other, HELP).not_yet(),

@@ -39,6 +39,8 @@ pub struct WorkerPlan {
     pub number: usize,
     /// The clock its latencies are measured with (`clocksource`).
     pub clock: crate::runner::clock::Source,
+    /// The dedupe working set it draws from (`dedupe_mode=working_set`), perhaps shared.
+    pub dedupe_set: Option<crate::runner::dedupe::WorkingSet>,
 }
 
 /// The most jobs (clones included) one run may have: fio 3.33's limit, measured.
@@ -51,6 +53,8 @@ pub struct Plan {
     pub workers: Vec<WorkerPlan>,
     pub global_options: Vec<fiox_options::jobfile::RawOpt>,
     pub had_global_section: bool,
+    /// Lines fio prints before the job header ("fio: opendir added N files").
+    pub notes: Vec<String>,
 }
 
 /// Plans checked jobs: one worker per clone, with its files named and sized and its I/O size.
@@ -78,8 +82,19 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
         bail!("{total} jobs (counting numjobs clones) exceed --max-jobs={max}");
     }
     let mut workers = Vec::new();
+    let mut notes = Vec::new();
     for (job_index, job) in set.jobs.iter().enumerate() {
         let spec = Arc::new(job.spec.clone());
+        // opendir's files, found once per job and shared by its clones. fio counts the job's
+        // whole file list so far in its note, filename= entries included.
+        let mut listed = spec.filename.as_deref().map(split_filenames).unwrap_or_default();
+        for dir in &spec.opendir {
+            listed.extend(crate::opendir::files_under(dir).with_context(|| format!("job '{}'", spec.name))?);
+            notes.push(format!("fio: opendir added {} files", listed.len()));
+        }
+        // With no file found at all, fio falls back to the generated names (measured: an
+        // empty opendir with size= runs on j.0.0; without size= it fails for want of one).
+        let listed = (!spec.opendir.is_empty() && !listed.is_empty()).then_some(listed);
         let engine = fiox_engine::find(spec.ioengine).with_context(|| {
             format!(
                 "job '{}': ioengine '{}' is not supported yet by fiox (available: {})",
@@ -103,7 +118,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
             } else if engine.diskless {
                 diskless_files(&spec)?
             } else {
-                plan_files(&spec, clone, engine.creates_files)?
+                plan_files(&spec, clone, engine.creates_files, listed.as_deref())?
             };
             let region: u64 = files.iter().map(|f| f.region_len).sum();
             let io_bytes = match spec.io_size {
@@ -142,11 +157,17 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 groupid: job.groupid,
                 files,
                 io_bytes,
+                dedupe_set: None,
             });
         }
     }
+    // Working sets are planned across workers: dedupe_global ones share one.
+    let sets = crate::runner::dedupe::plan_sets(&workers);
+    for (w, set) in workers.iter_mut().zip(sets) {
+        w.dedupe_set = set;
+    }
     let had_global_section = !set.global_options.is_empty();
-    Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section })
+    Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section, notes })
 }
 
 /// The no-I/O engines (cpuio, exec) have no file and no size: their jobs end on time. fio
@@ -208,11 +229,19 @@ fn file_name(format: &str, job: &str, clone: u32, file: u32) -> String {
         .replace("$clientuid", "")
 }
 
-fn plan_files(spec: &JobSpec, clone: u32, engine_creates_files: bool) -> Result<Vec<FilePlan>> {
+/// Plans one clone's files: `listed` (filename= and opendir='s files) when opendir is set,
+/// otherwise filename= or the generated names.
+fn plan_files(
+    spec: &JobSpec,
+    clone: u32,
+    engine_creates_files: bool,
+    listed: Option<&[String]>,
+) -> Result<Vec<FilePlan>> {
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
-    let names: Vec<String> = match &spec.filename {
-        Some(list) => split_filenames(list),
-        None => (0..spec.nrfiles).map(|n| file_name(&spec.filename_format, &spec.name, clone, n)).collect(),
+    let names: Vec<String> = match (listed, &spec.filename) {
+        (Some(listed), _) => listed.to_vec(),
+        (None, Some(list)) => split_filenames(list),
+        (None, None) => (0..spec.nrfiles).map(|n| file_name(&spec.filename_format, &spec.name, clone, n)).collect(),
     };
     if names.is_empty() {
         bail!("job '{}': filename is empty", spec.name);

@@ -89,6 +89,10 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     if g.parse_only {
         return Ok(ExitCode::SUCCESS);
     }
+    for job in set.jobs.iter().filter(|j| j.spec.time_based_dropped) {
+        // fio's warning, on standard error as fio's; the job then runs without time_based.
+        eprintln!("fiox: job '{}': time_based requires a runtime/timeout setting; ignored", job.spec.name);
+    }
     let plan = plan::build(set, g.readonly, g.max_jobs)?;
     drop(out);
     run_plan(&plan, g)
@@ -98,13 +102,16 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
 pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     let normal = g.formats.contains(&Format::Normal);
     let mut head = String::new();
+    // Planning notes ("opendir added N files") come before the job header, as in fio, and go
+    // with the normal output only (fio prints them before its JSON too).
+    let notes: String = plan.notes.iter().map(|l| format!("{l}\n")).collect();
     if normal && g.output.is_none() {
-        head = crate::render::header(plan);
+        head = notes + &crate::render::header(plan);
         print!("{head}");
         std::io::stdout().flush().ok();
         head.clear();
     } else if normal {
-        head = crate::render::header(plan);
+        head = notes + &crate::render::header(plan);
     }
     runner::STOP.store(false, std::sync::atomic::Ordering::Relaxed);
     fiox_engine::sys::stop_on_signals(&runner::STOP);

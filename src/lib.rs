@@ -17,6 +17,7 @@ mod diskstats;
 mod fio;
 mod lab;
 mod manifest;
+mod opendir;
 mod plan;
 mod quick;
 mod render;

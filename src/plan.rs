@@ -41,6 +41,8 @@ pub struct WorkerPlan {
     pub clock: crate::runner::clock::Source,
     /// `read_iolog`: the trace the job replays instead of generating I/O.
     pub replay: Option<Arc<crate::runner::replay::ReplayPlan>>,
+    /// The dedupe working set it draws from (`dedupe_mode=working_set`), perhaps shared.
+    pub dedupe_set: Option<crate::runner::dedupe::WorkingSet>,
 }
 
 /// The most jobs (clones included) one run may have: fio 3.33's limit, measured.
@@ -53,6 +55,8 @@ pub struct Plan {
     pub workers: Vec<WorkerPlan>,
     pub global_options: Vec<fiox_options::jobfile::RawOpt>,
     pub had_global_section: bool,
+    /// Lines fio prints before the job header ("fio: opendir added N files").
+    pub notes: Vec<String>,
 }
 
 /// Plans checked jobs: one worker per clone, with its files named and sized and its I/O size.
@@ -60,11 +64,6 @@ pub struct Plan {
 /// writes under `--readonly`, an engine fiox lacks, files or regions too small) before any I/O.
 pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan> {
     for (i, job) in set.jobs.iter().enumerate() {
-        // fio warns and runs such a job once; refused here, before any I/O, but not under
-        // --parse-only (fio's parse accepts it: its examples/cpp_null.fio).
-        if job.spec.time_based && job.spec.runtime_us == 0 {
-            bail!("job '{}': time_based needs a runtime (runtime=)", job.spec.name);
-        }
         if let Some(target) = &job.spec.wait_for {
             // The job waited for must come earlier, or the two would wait for each other.
             if !set.jobs[..i].iter().any(|j| &j.spec.name == target) {
@@ -85,6 +84,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
         bail!("{total} jobs (counting numjobs clones) exceed --max-jobs={max}");
     }
     let mut workers = Vec::new();
+    let mut notes = Vec::new();
     for (job_index, job) in set.jobs.iter().enumerate() {
         // A replay is read and checked once per job (its clones replay the same trace); the
         // job then does the trace's directions with buffers as large as its largest I/O.
@@ -96,6 +96,16 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
             Some(rp) => replay_spec(&job.spec, rp),
             None => job.spec.clone(),
         });
+        // opendir's files, found once per job and shared by its clones. fio counts the job's
+        // whole file list so far in its note, filename= entries included.
+        let mut listed = spec.filename.as_deref().map(split_filenames).unwrap_or_default();
+        for dir in &spec.opendir {
+            listed.extend(crate::opendir::files_under(dir).with_context(|| format!("job '{}'", spec.name))?);
+            notes.push(format!("fio: opendir added {} files", listed.len()));
+        }
+        // With no file found at all, fio falls back to the generated names (measured: an
+        // empty opendir with size= runs on j.0.0; without size= it fails for want of one).
+        let listed = (!spec.opendir.is_empty() && !listed.is_empty()).then_some(listed);
         let engine = fiox_engine::find(spec.ioengine).with_context(|| {
             format!(
                 "job '{}': ioengine '{}' is not supported yet by fiox (available: {})",
@@ -118,7 +128,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 Some(rp) if !engine.diskless => replay_files(&spec, rp)?,
                 _ if engine.no_io => no_io_files(&spec),
                 _ if engine.diskless => diskless_files(&spec)?,
-                _ => plan_files(&spec, clone, engine.creates_files)?,
+                _ => plan_files(&spec, clone, engine.creates_files, listed.as_deref())?,
             };
             if spec.zones.mode == fiox_options::ZoneMode::Zbd {
                 check_zoned(&spec, &files, engine)?;
@@ -140,6 +150,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                     files,
                     io_bytes,
                     replay: Some(rp.clone()),
+                    dedupe_set: None,
                 });
                 continue;
             }
@@ -180,11 +191,17 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 files,
                 io_bytes,
                 replay: None,
+                dedupe_set: None,
             });
         }
     }
+    // Working sets are planned across workers: dedupe_global ones share one.
+    let sets = crate::runner::dedupe::plan_sets(&workers);
+    for (w, set) in workers.iter_mut().zip(sets) {
+        w.dedupe_set = set;
+    }
     let had_global_section = !set.global_options.is_empty();
-    Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section })
+    Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section, notes })
 }
 
 /// The no-I/O engines (cpuio, exec) have no file and no size: their jobs end on time. fio
@@ -342,11 +359,19 @@ fn file_name(format: &str, job: &str, clone: u32, file: u32) -> String {
         .replace("$clientuid", "")
 }
 
-fn plan_files(spec: &JobSpec, clone: u32, engine_creates_files: bool) -> Result<Vec<FilePlan>> {
+/// Plans one clone's files: `listed` (filename= and opendir='s files) when opendir is set,
+/// otherwise filename= or the generated names.
+fn plan_files(
+    spec: &JobSpec,
+    clone: u32,
+    engine_creates_files: bool,
+    listed: Option<&[String]>,
+) -> Result<Vec<FilePlan>> {
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
-    let names: Vec<String> = match &spec.filename {
-        Some(list) => split_filenames(list),
-        None => (0..spec.nrfiles).map(|n| file_name(&spec.filename_format, &spec.name, clone, n)).collect(),
+    let names: Vec<String> = match (listed, &spec.filename) {
+        (Some(listed), _) => listed.to_vec(),
+        (None, Some(list)) => split_filenames(list),
+        (None, None) => (0..spec.nrfiles).map(|n| file_name(&spec.filename_format, &spec.name, clone, n)).collect(),
     };
     if names.is_empty() {
         bail!("job '{}': filename is empty", spec.name);

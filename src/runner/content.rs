@@ -2,12 +2,14 @@
 //! so deduplicating storage cannot collapse the writes), zeros (`zero_buffers`), fresh random
 //! data each time (`refill_buffers`), a `buffer_pattern`, data that compresses to
 //! `buffer_compress_percentage` (in `buffer_compress_chunk` pieces), and a share of writes that
-//! repeat an earlier buffer exactly (`dedupe_percentage`).
+//! repeat an earlier buffer exactly (`dedupe_percentage`): the last unique one
+//! (`dedupe_mode=repeat`) or one of a working set (`working_set`, see `dedupe.rs`).
 
 use anyhow::Result;
 use fiox_options::JobSpec;
 
-use super::offsets::Rng;
+use super::dedupe::WorkingSet;
+use super::offsets::{mix64, Rng};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -29,8 +31,12 @@ pub struct Content {
     compress_pct: u32,
     chunk: usize,
     dedupe_pct: u32,
-    /// The last buffer generated, which a deduplicated write repeats.
+    /// The last buffer generated, which a deduplicated write repeats (`repeat` mode).
     last: Vec<u8>,
+    /// The working set deduplicated writes pick from, and how many of this job's own members
+    /// its unique writes have made so far.
+    set: Option<WorkingSet>,
+    set_made: u64,
     rng: Rng,
 }
 
@@ -58,8 +64,31 @@ impl Content {
             chunk: (spec.buffer_compress_chunk as usize).max(1),
             dedupe_pct: spec.dedupe_percentage,
             last: Vec::new(),
+            set: None,
+            set_made: 0,
             rng: Rng::new(seed ^ 0xb0ff),
         })
+    }
+
+    /// Deduplicated writes come from `set` instead of repeating the last unique buffer. A set
+    /// of the job's own is seeded from the job's seed; a shared one has the same seed in every
+    /// job, so all of them make the same members.
+    pub fn with_working_set(mut self, set: Option<WorkingSet>, seed: u64) -> Content {
+        self.set = set.filter(|s| s.len > 0).map(|mut s| {
+            if !s.global {
+                s.seed = mix64(seed ^ 0xd3d0_5e75);
+            }
+            s
+        });
+        self
+    }
+
+    /// Fills `buf` with working-set member `i`: the job's random stream is set aside while
+    /// the member's own seed makes it.
+    fn member(&mut self, buf: &mut [u8], i: u64, set: WorkingSet) {
+        let saved = std::mem::replace(&mut self.rng, Rng::new(set.member_seed(i)));
+        self.generate(buf);
+        self.rng = saved;
     }
 
     fn random(&mut self, buf: &mut [u8]) {
@@ -117,6 +146,19 @@ impl Content {
                 }
             }
             Mode::Refill | Mode::Compress => {
+                if let Some(set) = self.set {
+                    if self.rng.below(100) < self.dedupe_pct as u64 {
+                        let i = self.rng.below(set.len);
+                        self.member(buf, i, set);
+                    } else if self.set_made < set.own {
+                        // The job's first unique writes are its members of the set.
+                        self.member(buf, set.first + self.set_made, set);
+                        self.set_made += 1;
+                    } else {
+                        self.generate(buf);
+                    }
+                    return;
+                }
                 if self.dedupe_pct > 0 && self.last.len() >= n && self.rng.below(100) < self.dedupe_pct as u64 {
                     buf.copy_from_slice(&self.last[..n]);
                     return;

@@ -5,6 +5,7 @@ mod cli;
 mod differential;
 mod engines_more;
 mod faults;
+mod files2;
 mod host;
 mod lab;
 mod nbd_faults;

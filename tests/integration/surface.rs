@@ -704,14 +704,24 @@ fn block_lifetime_section_like_fio() {
     let fiox_out = tool(true, dir.path(), &args);
     assert_eq!(fiox_out.code, 0, "{}", fiox_out.stderr);
     assert_eq!(section(&fiox_out.stdout), section(&fio_out.stdout));
-    assert!(fiox_out.stdout.contains("states               : unwritten=0, trimmed=0, written=256, trim failure=0, write failure=0"), "{}", fiox_out.stdout);
+    assert!(
+        fiox_out
+            .stdout
+            .contains("states               : unwritten=0, trimmed=0, written=256, trim failure=0, write failure=0"),
+        "{}",
+        fiox_out.stdout
+    );
 }
 
 /// `hugepage-size`: huge-page buffers are whole huge pages (a 4 KiB job's pool rounds up).
 #[test]
 fn hugepage_size_is_accepted_and_checked() {
     let dir = scratch();
-    let out = tool(true, dir.path(), &["--name=h", "--ioengine=null", "--size=1m", "--hugepage-size=4m", "--output-format=json"]);
+    let out = tool(
+        true,
+        dir.path(),
+        &["--name=h", "--ioengine=null", "--size=1m", "--hugepage-size=4m", "--output-format=json"],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let out = tool(true, dir.path(), &["--name=h", "--ioengine=null", "--size=1m", "--hugepage-size=4q"]);
     assert_ne!(out.code, 0);

@@ -246,6 +246,46 @@ impl ExitWhat {
     }
 }
 
+/// `dedupe_mode`: where a deduplicated write buffer comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DedupeMode {
+    /// The last unique buffer the job wrote, again.
+    Repeat,
+    /// One of a fixed working set of buffers, chosen at random.
+    WorkingSet,
+}
+
+impl DedupeMode {
+    pub fn from_word(word: &str) -> Option<DedupeMode> {
+        Some(match word {
+            "repeat" => DedupeMode::Repeat,
+            "working_set" => DedupeMode::WorkingSet,
+            _ => return None,
+        })
+    }
+}
+
+/// `lockfile`: how jobs sharing a file take turns doing I/O to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockMode {
+    None,
+    /// One I/O at a time, whatever its direction.
+    Exclusive,
+    /// Reads together, writes (and trims, syncs) alone.
+    ReadWrite,
+}
+
+impl LockMode {
+    pub fn from_word(word: &str) -> Option<LockMode> {
+        Some(match word {
+            "none" => LockMode::None,
+            "exclusive" => LockMode::Exclusive,
+            "readwrite" => LockMode::ReadWrite,
+            _ => return None,
+        })
+    }
+}
+
 /// What an I/O error does to a job (`continue_on_error`, `ignore_error`, `error_dump`). Errors
 /// come in three types, fio's: read, write (also trims and syncs) and verify (any EILSEQ).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -350,6 +390,12 @@ mod tests {
         }
         for w in words("exit_what") {
             assert!(ExitWhat::from_word(w).is_some(), "exit_what={w}");
+        }
+        for w in words("dedupe_mode") {
+            assert!(DedupeMode::from_word(w).is_some(), "dedupe_mode={w}");
+        }
+        for w in words("lockfile") {
+            assert!(LockMode::from_word(w).is_some(), "lockfile={w}");
         }
         for w in words("continue_on_error") {
             assert!(ErrorPolicy::continuing(w).is_some(), "continue_on_error={w}");

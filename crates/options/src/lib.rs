@@ -25,7 +25,8 @@ pub mod table;
 pub mod value;
 
 pub use choices::{
-    ClockSource, ErrorPolicy, ExitWhat, Fadvise, Fallocate, FileService, MemKind, RandomGenerator, UnifiedRw,
+    ClockSource, DedupeMode, ErrorPolicy, ExitWhat, Fadvise, Fallocate, FileService, LockMode, MemKind,
+    RandomGenerator, UnifiedRw,
 };
 pub use error::{Error, Origin};
 pub use job::{assemble, Job, JobSet};

@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use crate::choices::{
-    ClockSource, ErrorPolicy, ExitWhat, Fadvise, Fallocate, FileService, MemKind, RandomGenerator, UnifiedRw,
+    ClockSource, DedupeMode, ErrorPolicy, ExitWhat, Fadvise, Fallocate, FileService, LockMode, MemKind,
+    RandomGenerator, UnifiedRw,
 };
 use crate::error::{Error, Origin, Result};
 use crate::host::{self, HostSettings};
@@ -498,6 +499,22 @@ pub struct JobSpec {
     pub buffer_compress_percentage: u32,
     pub buffer_compress_chunk: u64,
     pub dedupe_percentage: u32,
+    /// Where deduplicated buffers come from (`dedupe_mode`), the working set's share of the
+    /// job's size in percent (`dedupe_working_set_percentage`), and whether jobs share one
+    /// working set (`dedupe_global`).
+    pub dedupe_mode: DedupeMode,
+    pub dedupe_working_set_pct: u32,
+    pub dedupe_global: bool,
+    /// Directories whose regular files (recursively) join the job's files (`opendir`, in the
+    /// order given).
+    pub opendir: Vec<String>,
+    /// Per-I/O file locking among the jobs sharing a file (`lockfile`).
+    pub lockfile: LockMode,
+    /// Jobs lay out their files one after another (`create_serialize`, fio's default) or each
+    /// its own, in parallel.
+    pub create_serialize: bool,
+    /// time_based was set without a runtime: fio warns and runs without it, and so does fiox.
+    pub time_based_dropped: bool,
     /// thinktime_blocks counts completions (fio's default) rather than submissions.
     pub think_on_complete: bool,
     /// Think after this much I/O time instead of after a number of blocks (microseconds).
@@ -894,7 +911,7 @@ impl JobSpec {
             Some(Value::Range(lo, hi)) => Some((lo, hi)),
             _ => None,
         };
-        let spec = JobSpec {
+        let mut spec = JobSpec {
             name: name.to_string(),
             description: m.string("description"),
             rw,
@@ -1074,6 +1091,22 @@ impl JobSpec {
             buffer_compress_percentage: m.u32("buffer_compress_percentage", 0)?,
             buffer_compress_chunk: m.size("buffer_compress_chunk")?.unwrap_or(512),
             dedupe_percentage: m.u32("dedupe_percentage", 0)?,
+            dedupe_mode: m.typed("dedupe_mode", DedupeMode::from_word)?,
+            dedupe_working_set_pct: m.u32("dedupe_working_set_percentage", 5)?,
+            dedupe_global: m.flag("dedupe_global")?,
+            // Every opendir= adds its files (fio adds them again when a directory is named
+            // twice), so all of them are kept, not only the last.
+            opendir: match m.raw("opendir") {
+                None => Vec::new(),
+                Some(_) => options
+                    .iter()
+                    .filter(|o| o.def.name == "opendir")
+                    .filter_map(|o| o.value.as_ref().map(|v| v.trim().to_string()))
+                    .collect(),
+            },
+            lockfile: m.typed("lockfile", LockMode::from_word)?,
+            create_serialize: m.flag("create_serialize")?,
+            time_based_dropped: false,
             think_on_complete: m.choice("thinktime_blocks_type")? == "complete",
             thinktime_iotime_us: m.time("thinktime_iotime")?,
             rw_sequencer_identical: m.choice("rw_sequencer")? == "identical",
@@ -1142,6 +1175,12 @@ impl JobSpec {
                 _ => None,
             },
         };
+        // fio warns ("time_based requires a runtime/timeout setting") and runs the job as if
+        // time_based were not set; fio's own example files rely on it.
+        if spec.time_based && spec.runtime_us == 0 {
+            spec.time_based = false;
+            spec.time_based_dropped = true;
+        }
         spec.check(&m)?;
         Ok(spec)
     }
@@ -1159,6 +1198,7 @@ impl JobSpec {
         if sized
             && self.replay.is_none()
             && self.filename.is_none()
+            && self.opendir.is_empty()
             && self.size.is_none()
             && self.filesize.is_none()
             && self.io_size.is_none()

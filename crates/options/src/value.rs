@@ -184,11 +184,17 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
     }
     match kind {
         Kind::Str => Ok(Value::Str(raw.to_string())),
-        Kind::Choice(choices) => choices
-            .iter()
-            .find(|c| c.word == raw)
-            .map(|c| Value::Choice(c.word))
-            .ok_or_else(|| format!("'{raw}' is not an allowed value")),
+        // fio ignores what follows the first ':' or ',' of a choice (`lockfile=readwrite:4`
+        // is `readwrite`, measured); the whole word is tried first for words that contain one.
+        Kind::Choice(choices) => {
+            let head = raw.split([':', ',']).next().unwrap_or(raw);
+            choices
+                .iter()
+                .find(|c| c.word == raw)
+                .or_else(|| choices.iter().find(|c| c.word == head))
+                .map(|c| Value::Choice(c.word))
+                .ok_or_else(|| format!("'{raw}' is not an allowed value"))
+        }
         Kind::Int { min, max } => {
             let v = parse_int(raw)?;
             if v < min || v > max {

@@ -34,6 +34,7 @@ pub mod flow;
 mod iolog;
 mod latency;
 mod layout;
+mod locks;
 mod meta;
 mod noio;
 mod rules;
@@ -169,7 +170,9 @@ pub fn run(
     let _locked = setup::thread_settings(plan)?;
     let files = setup::open_files(plan)?;
     let mut q = setup::queue(plan, files)?;
-    let mut content = Content::new(spec, seed).with_context(|| format!("job '{}'", spec.name))?;
+    let mut content = Content::new(spec, seed)
+        .with_context(|| format!("job '{}'", spec.name))?
+        .with_working_set(plan.dedupe_set, seed);
     // Only writes carry the buffers' contents; a job that only reads leaves them untouched, so
     // a deep queue costs neither the time to fill them nor resident memory until used.
     if spec.rw.writes() {
@@ -359,6 +362,8 @@ struct Worker<'a> {
     latency: Option<latency::LatencyMode>,
     /// `max_latency` in nanoseconds (`u64::MAX`: none).
     max_latency_ns: u64,
+    /// `lockfile`: the job's holds on its files' locks.
+    locks: Option<locks::JobLocks>,
     stop: &'a AtomicBool,
     diag: &'a mut dyn Write,
 }
@@ -432,6 +437,10 @@ impl<'a> Worker<'a> {
             max_latency_ns: match spec.max_latency_us {
                 0 => u64::MAX,
                 us => us.saturating_mul(1000),
+            },
+            locks: {
+                let paths: Vec<&std::path::Path> = plan.files.iter().map(|f| f.path.as_path()).collect();
+                locks::JobLocks::new(spec.lockfile, plan.number as u64, &paths)
             },
             stop,
             diag,
@@ -561,6 +570,13 @@ impl<'a> Worker<'a> {
                     }
                     return Ok((false, true));
                 }
+            }
+            if self.locks.is_some() && !self.lock_file(&next) {
+                // Another job has the file: this job's own I/O finishes first (see locks.rs).
+                self.pending = Some(next);
+                return Ok((false, self.q.in_engine() > 0));
+            }
+            if self.pacing {
                 self.pacer.issued(next.ddir as usize, next.len as u64, t_pace);
             }
             if let Some(log) = &mut self.iolog {
@@ -606,6 +622,9 @@ impl<'a> Worker<'a> {
                     }
                 }
                 QueueStatus::Busy => {
+                    if let Some(l) = &mut self.locks {
+                        l.release(next.file, next.ddir);
+                    }
                     self.pending = Some(next);
                     return Ok((false, true));
                 }
@@ -663,6 +682,29 @@ impl<'a> Worker<'a> {
                 && o.offset < end
                 && start < o.offset + o.len as u64
         })
+    }
+
+    /// `lockfile`: takes the file of `next` for it. With I/O of its own in flight the job
+    /// only tries (false: reap first); holding nothing, it waits for the other jobs, as idle
+    /// for the watchdog. False too when a stop ends the wait.
+    #[cold]
+    fn lock_file(&mut self, next: &NextIo) -> bool {
+        let Some(l) = &mut self.locks else { return true };
+        if l.try_take(next.file, next.ddir) {
+            return true;
+        }
+        if self.q.in_engine() > 0 {
+            return false;
+        }
+        let activity = &self.publisher.progress.activity;
+        activity.store(Activity::IDLE, Ordering::Relaxed);
+        let stop = self.stop;
+        let end_ns = self.end.end_ns;
+        let clock = &self.clock;
+        let ok = l.take(next.file, next.ddir, &|| stop.load(Ordering::Relaxed) || clock.now() >= end_ns);
+        activity.store(Activity::IO, Ordering::Relaxed);
+        self.now = self.clock.now();
+        ok
     }
 
     /// Whether latency-target mode allows no more I/O in flight now.
@@ -766,6 +808,9 @@ impl<'a> Worker<'a> {
     #[inline]
     fn finish_io(&mut self, idx: u32, result: i64, start: Option<u64>, issue: u64) {
         let io = self.q.io(idx);
+        if let Some(l) = &mut self.locks {
+            l.release(io.file as usize, io.ddir);
+        }
         if result == -(libc::EINTR as i64) && self.publisher.progress.wake.load(Ordering::Relaxed) != 0 {
             // A synchronous call the watchdog interrupted (a FUSE file, say): not the device's
             // error; `liveness` reports the job.

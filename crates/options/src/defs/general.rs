@@ -33,6 +33,8 @@ pub(super) static DEFS: &[O] = &[
     O::new("loops", INT1, C::Time, "Repeat the job's workload this many times").def("1"),
     O::new("number_ios", INT0, C::IoSize, "Stop after this many I/Os (0: no limit)").def("0"),
     O::new("filename", K::Str, C::Target, "File or device to use; several separated by ':'"),
+    O::new("opendir", K::Str, C::Target, "Add every regular file under this directory (recursively) to the job's files"),
+    O::new("lockfile", K::Choice(LOCKFILE), C::Target, "Lock each file around each I/O, among the jobs sharing it").def("none"),
     O::new("directory", K::Str, C::Target, "Directory in which to create the job's files"),
     O::new("filename_format", K::Str, C::Target, "Pattern for generated file names ($jobname.$jobnum.$filenum)").def("$jobname.$jobnum.$filenum"),
     O::new("nrfiles", INT1, C::Target, "Number of files per job").alias(&["nr_files"]).def("1"),
@@ -53,6 +55,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("pre_read", K::Bool, C::Target, "Read the job's region into the page cache before the job starts (not counted)").def("0"),
     O::new("allow_file_create", K::Bool, C::Target, "Let the job create or extend its files (0: they must exist, large enough)").def("1"),
     O::new("create_only", K::Bool, C::Target, "Lay the files out, then end the job without I/O").def("0"),
+    O::new("create_serialize", K::Bool, C::Target, "Lay out the jobs' files one job after another (0: each job lays out its own, in parallel)").def("1"),
     O::new("create_fsync", K::Bool, C::Target, "fsync a file after writing its layout").def("1"),
     O::new("file_append", K::Bool, C::Target, "Start each file's region at its current end").def("0"),
     O::new("unique_filename", K::Bool, C::Target, "Prefix generated file names with the client's name in client/server runs (no effect locally)").def("1"),
@@ -66,6 +69,12 @@ pub(super) static DEFS: &[O] = &[
     O::new("readonly", K::Flag, C::Target, "Refuse to write (safety check)"),
     O::new("kb_base", K::Choice(KB_BASE), C::Units, "Base of size suffixes: 1024 (k=1024, KiB=1000) or 1000 (k=1000, KiB=1024)").def("1024"),
     O::new("unit_base", K::Choice(UNIT_BASE), C::Units, "Report bandwidth in bytes (8, or 0 for automatic) or bits (1)").def("0"),
+];
+
+static LOCKFILE: &[Choice] = &[
+    Choice { word: "none", help: "No file locking" },
+    Choice { word: "exclusive", help: "One I/O at a time to the file, across jobs" },
+    Choice { word: "readwrite", help: "Many reads or one write at a time to the file, across jobs" },
 ];
 
 static EXIT_WHAT: &[Choice] = &[

@@ -46,6 +46,9 @@ pub(super) static DEFS: &[O] = &[
     O::new("buffer_compress_percentage", PCT, C::Buffers, "Make write buffers compressible to this percentage"),
     O::new("buffer_compress_chunk", K::Size, C::Buffers, "Granularity of buffer_compress_percentage").def("512"),
     O::new("dedupe_percentage", PCT, C::Buffers, "Percentage of write buffers that repeat earlier ones").def("0"),
+    O::new("dedupe_mode", K::Choice(DEDUPE_MODE), C::Buffers, "How a deduplicated write buffer is made: repeat the last unique one, or pick one of a working set").def("repeat"),
+    O::new("dedupe_working_set_percentage", PCT, C::Buffers, "With dedupe_mode=working_set: the working set's size, as a percentage of the job's size").def("5"),
+    O::new("dedupe_global", K::Bool, C::Buffers, "Share the dedupe working set among all jobs that set this").def("0"),
     O::new("buffer_pattern", K::Str, C::Buffers, "Fill write buffers with this pattern (number, 0x hex or \"string\")"),
     O::new("mem", K::Choice(MEM), C::Buffers, "Where I/O buffers come from").alias(&["iomem"]).def("malloc"),
     O::new("iomem_align", K::Size, C::Buffers, "Alignment of I/O buffers in memory").alias(&["mem_align"]).def("0"),
@@ -89,6 +92,11 @@ pub(super) static DEFS: &[O] = &[
     O::new("ignore_error", K::Str, C::Errors, "Errors that do not stop the job, as READ,WRITE,VERIFY lists of names or numbers separated by ':' (EIO:ENOSPC,EIO)"),
     O::new("error_dump", K::Bool, C::Errors, "Print every I/O error, also those that do not stop the job").def("0"),
     O::new("trim_percentage", PCT, C::IoType, "Percentage of verified blocks to trim").not_yet(),
+];
+
+static DEDUPE_MODE: &[Choice] = &[
+    Choice { word: "repeat", help: "Repeat the last unique buffer written" },
+    Choice { word: "working_set", help: "Pick a buffer at random from a working set (dedupe_working_set_percentage)" },
 ];
 
 static FADVISE: &[Choice] = &[

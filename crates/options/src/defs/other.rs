@@ -6,16 +6,10 @@ use crate::table::{Category as C, Kind as K, OptDef as O};
 const HELP: &str = "fio option that fiox does not implement yet";
 
 pub(super) static DEFS: &[O] = &[
-    O::new("create_serialize", K::Bool, C::Other, HELP).not_yet(),
-    O::new("dedupe_global", K::Bool, C::Other, HELP).not_yet(),
-    O::new("dedupe_mode", K::Str, C::Other, HELP).not_yet(),
-    O::new("dedupe_working_set_percentage", K::Str, C::Other, HELP).not_yet(),
     O::new("experimental_verify", K::Bool, C::Other, HELP).not_yet(),
-    O::new("lockfile", K::Str, C::Other, HELP).not_yet(),
     O::new("log_compression", K::Str, C::Other, HELP).not_yet(),
     O::new("log_compression_cpus", K::Str, C::Other, HELP).not_yet(),
     O::new("log_store_compressed", K::Bool, C::Other, HELP).not_yet(),
-    O::new("opendir", K::Str, C::Other, HELP).not_yet(),
     O::new("profile", K::Str, C::Other, HELP).not_yet(),
     O::new("trim_backlog", K::Str, C::Other, HELP).not_yet(),
     O::new("trim_backlog_batch", K::Str, C::Other, HELP).not_yet(),

@@ -205,6 +205,8 @@ pub static ENGINES: &[EngineInfo] = &[
     engines::rdma::INFO,
     engines::gfapi::GFAPI,
     engines::gfapi::GFAPI_ASYNC,
+    engines::rados::INFO,
+    engines::rbd::INFO,
 ];
 
 impl EngineInfo {

@@ -19,6 +19,8 @@ pub mod net;
 pub mod null;
 pub mod pmemblk;
 pub mod posixaio;
+pub mod rados;
+pub mod rbd;
 pub mod rdma;
 pub mod sg;
 pub mod splice;

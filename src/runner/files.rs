@@ -37,7 +37,7 @@ impl FilePicker {
         let files = files.max(1);
         let limit = if openfiles == 0 { files } else { openfiles.min(files) };
         let dist = match &service {
-            Service::Weighted(d) => Dist::new(d, files as u64, 1),
+            Service::Weighted(d) => Dist::new(d, files as u64, 1, 0),
             _ => None,
         };
         let mut p = FilePicker {

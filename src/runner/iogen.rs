@@ -285,7 +285,7 @@ impl IoGen {
         let nblocks = regions.first().map_or(1, |r: &Region| r.nblocks);
         IoGen {
             identical: spec.rw_sequencer_identical,
-            dist: super::offsets::Dist::new(&spec.random_distribution, nblocks, min_bs),
+            dist: super::offsets::Dist::new(&spec.random_distribution, nblocks, min_bs, seed),
             new_pass: None,
             time_based: spec.time_based,
             loops_left: spec.loops.max(1),

@@ -537,8 +537,8 @@ fn distinct_blocks(path: &Path) -> usize {
 #[test]
 fn random_distributions_are_as_skewed_as_fios() {
     // (distribution, tolerance): measured on fio 3.33 and fiox, 100,000 I/Os over 1 GiB:
-    // zipf 12,257 vs 12,491; zoned 44,225 vs 44,244; pareto 40,352 vs 45,402.
-    for (dist, tolerance) in [("zipf:1.2", 0.1), ("zoned:80/10:20/90", 0.05), ("pareto:0.2", 0.2)] {
+    // zipf 12,257 vs 12,370; zoned 44,225 vs 44,244; pareto 40,352 vs 40,375. More in dists.rs.
+    for (dist, tolerance) in [("zipf:1.2", 0.03), ("zoned:80/10:20/90", 0.03), ("pareto:0.2", 0.03)] {
         let dir = crate::util::scratch();
         let d = format!("--random_distribution={dist}");
         let base = [

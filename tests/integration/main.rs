@@ -3,6 +3,7 @@
 
 mod cli;
 mod differential;
+mod dists;
 mod engines_more;
 mod faults;
 mod files2;

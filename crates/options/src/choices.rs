@@ -89,14 +89,16 @@ impl FileService {
             "sequential" if arg.is_none() => FileService::Sequential,
             "random" => FileService::Random(count(1)?),
             // Without a value: the defaults of random_distribution's forms.
-            "zipf" => {
-                FileService::Weighted(R::Zipf(real(1.2, |v| v > 0.0 && v != 1.0, "zipf exponent (above 0, not 1)")?))
-            }
-            "pareto" => {
-                FileService::Weighted(R::Pareto(real(0.2, |v| v > 0.0 && v < 1.0, "pareto power (between 0 and 1)")?))
-            }
+            "zipf" => FileService::Weighted(R::Zipf(
+                real(1.2, |v| v > 0.0 && v != 1.0, "zipf exponent (above 0, not 1)")?,
+                None,
+            )),
+            "pareto" => FileService::Weighted(R::Pareto(
+                real(0.2, |v| v > 0.0 && v < 1.0, "pareto power (between 0 and 1)")?,
+                None,
+            )),
             "normal" | "gauss" => {
-                FileService::Weighted(R::Normal(real(10.0, |v| v > 0.0 && v <= 100.0, "deviation in %")?))
+                FileService::Weighted(R::Normal(real(10.0, |v| v > 0.0 && v <= 100.0, "deviation in %")?, None))
             }
             "sequential" => return Err("'sequential' takes no :N".into()),
             _ => return Err(format!("'{kind}' is not a file service type")),

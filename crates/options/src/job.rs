@@ -139,10 +139,10 @@ mod tests {
             set(&format!("[a]\nsize=1m\nrandom_distribution={v}\n"), &[])
                 .map(|s| s.jobs[0].spec.random_distribution.clone())
         };
-        assert_eq!(d("zipf:1.2").unwrap(), RandomDist::Zipf(1.2));
-        assert_eq!(d("zipf").unwrap(), RandomDist::Zipf(1.1));
-        assert_eq!(d("pareto:0.3").unwrap(), RandomDist::Pareto(0.3));
-        assert_eq!(d("normal:10").unwrap(), RandomDist::Normal(10.0));
+        assert_eq!(d("zipf:1.2").unwrap(), RandomDist::Zipf(1.2, None));
+        assert_eq!(d("zipf").unwrap(), RandomDist::Zipf(1.1, None));
+        assert_eq!(d("pareto:0.3").unwrap(), RandomDist::Pareto(0.3, None));
+        assert_eq!(d("normal:10").unwrap(), RandomDist::Normal(10.0, None));
         assert_eq!(
             d("zoned:60/10:30/20:8/30:2/40").unwrap(),
             RandomDist::Zoned(vec![(60.0, 10.0), (30.0, 20.0), (8.0, 30.0), (2.0, 40.0)])
@@ -151,7 +151,7 @@ mod tests {
             d("zoned_abs:60/20m:40/100m").unwrap(),
             RandomDist::ZonedAbs(vec![(60.0, 20 << 20), (40.0, 100 << 20)])
         );
-        assert!(d("zipf:1").unwrap_err().to_string().contains("must be above 0 and not 1"));
+        assert!(d("zipf:1").unwrap_err().to_string().contains("zipf theta 1 must not be 1"));
         assert!(d("zoned:60/10:30/20").unwrap_err().to_string().contains("add up to 90%"));
         // fio 3.33's examples/rand-zones.fio: an empty range is the rest of the region; ranges
         // may cover less than all of it, never more.
@@ -161,7 +161,14 @@ mod tests {
         );
         assert_eq!(d("zoned:50/5:50/10").unwrap(), RandomDist::Zoned(vec![(50.0, 5.0), (50.0, 10.0)]));
         assert!(d("zoned:50/60:50/60").unwrap_err().to_string().contains("more than 100%"));
-        assert!(d("zipf:1.2:0.5").unwrap_err().to_string().contains("center value"));
+        // The center (fio 3.33 accepts 0 to 1, both included).
+        assert_eq!(d("zipf:1.2:0.25").unwrap(), RandomDist::Zipf(1.2, Some(0.25)));
+        assert_eq!(d("pareto:0.5:1").unwrap(), RandomDist::Pareto(0.5, Some(1.0)));
+        assert_eq!(d("normal").unwrap(), RandomDist::Normal(0.0, None));
+        assert!(d("normal:5:1.5").unwrap_err().to_string().contains("center 1.5 must be between 0 and 1"));
+        assert!(d("normal:100").unwrap_err().to_string().contains("below 100"));
+        assert!(d("pareto:1").unwrap_err().to_string().contains("between 0 and 1"));
+        assert!(d("zipf:abc").unwrap_err().to_string().contains("'abc' is not a number"));
         assert!(d("bogus").unwrap_err().to_string().contains("'bogus' is not a distribution"));
     }
 

@@ -24,7 +24,8 @@ pub enum SizeSpec {
     Percent(f64),
 }
 
-const DIST_FORMS: &str = "random, zipf:θ, pareto:h, normal:σ%, zoned:P/R%:..., zoned_abs:P/SIZE:...";
+const DIST_FORMS: &str =
+    "random, zipf:θ[:center], pareto:h[:center], normal:dev[:center], zoned:P/R%:..., zoned_abs:P/SIZE:...";
 const IGNORE_FORMS: &str = "READ,WRITE,VERIFY lists of errno names or numbers separated by ':', e.g. EIO:ENOSPC,EIO";
 const MEMPOLICY_FORMS: &str = "default, local, prefer:N, bind:LIST or interleave:LIST (LIST like 0,2-3)";
 const FILE_SERVICE_FORMS: &str = "roundrobin[:N], sequential, random[:N], zipf:θ, pareto:h, normal:σ or gauss:σ";
@@ -37,12 +38,15 @@ const PATTERN_FORMS: &str = "0x hex bytes, a quoted string or a number, or sever
 pub enum RandomDist {
     /// Uniform, each block once per pass unless `norandommap`.
     Random,
-    /// Zipf with exponent θ over the blocks' popularity ranks.
-    Zipf(f64),
-    /// Pareto with power h: the first fraction f of the ranks gets f^h of the accesses.
-    Pareto(f64),
-    /// Gaussian around the middle, σ as a percentage of the range.
-    Normal(f64),
+    /// Zipf with exponent θ over the blocks' popularity ranks; the optional second number
+    /// (0 to 1) is where in the range the hottest block lies (fio's "center").
+    Zipf(f64, Option<f64>),
+    /// Pareto with power h (fio's law: h = 0.2 sends 80% of the accesses to 20% of the
+    /// blocks, 0.5 is uniform); optional center as for Zipf.
+    Pareto(f64, Option<f64>),
+    /// fio's "normal" with its deviation value (0 to below 100) and an optional center (default
+    /// the middle of the range).
+    Normal(f64, Option<f64>),
     /// `(share of accesses %, share of the range %)` zones, in order.
     Zoned(Vec<(f64, f64)>),
     /// `(share of accesses %, bytes)` zones, in order.
@@ -52,16 +56,21 @@ pub enum RandomDist {
 impl RandomDist {
     fn parse(text: &str, ctx: &Ctx) -> std::result::Result<RandomDist, String> {
         let (kind, args) = text.split_once(':').unwrap_or((text, ""));
-        let number = |default: f64| -> std::result::Result<f64, String> {
-            let mut parts = args.split(':').filter(|s| !s.is_empty());
-            let v = match parts.next() {
-                Some(v) => v.trim().parse::<f64>().map_err(|_| format!("'{v}' is not a number"))?,
-                None => default,
+        // `kind[:value[:center]]`; fio ignores anything after the center.
+        let numbers = |default: f64| -> std::result::Result<(f64, Option<f64>), String> {
+            let mut parts = args.split(':');
+            let mut real = |what: &str| -> std::result::Result<Option<f64>, String> {
+                match parts.next().map(str::trim).filter(|s| !s.is_empty()) {
+                    Some(v) => v.parse::<f64>().map(Some).map_err(|_| format!("{what} '{v}' is not a number")),
+                    None => Ok(None),
+                }
             };
-            if parts.next().is_some() {
-                return Err("a center value (the second number) is not supported yet by fiox".into());
+            let v = real("the value")?.unwrap_or(default);
+            let center = real("the center")?;
+            if let Some(c) = center.filter(|c| !(0.0..=1.0).contains(c)) {
+                return Err(format!("the center {c} must be between 0 and 1"));
             }
-            Ok(v)
+            Ok((v, center))
         };
         let zones = |abs: bool| -> std::result::Result<Vec<(f64, String)>, String> {
             let mut out = Vec::new();
@@ -78,17 +87,18 @@ impl RandomDist {
         };
         match kind {
             "random" => Ok(RandomDist::Random),
-            "zipf" => match number(1.1)? {
-                t if t > 0.0 && (t - 1.0).abs() > 1e-9 => Ok(RandomDist::Zipf(t)),
-                t => Err(format!("zipf theta {t} must be above 0 and not 1")),
+            // fio 3.33 takes any theta but 1 (0 is uniform, below 0 favours the last ranks).
+            "zipf" => match numbers(1.1)? {
+                (t, c) if t.is_finite() && (t - 1.0).abs() > 1e-9 => Ok(RandomDist::Zipf(t, c)),
+                (t, _) => Err(format!("zipf theta {t} must not be 1")),
             },
-            "pareto" => match number(0.2)? {
-                h if h > 0.0 && h < 1.0 => Ok(RandomDist::Pareto(h)),
-                h => Err(format!("pareto power {h} must be between 0 and 1")),
+            "pareto" => match numbers(0.2)? {
+                (h, c) if h > 0.0 && h < 1.0 => Ok(RandomDist::Pareto(h, c)),
+                (h, _) => Err(format!("pareto power {h} must be between 0 and 1 (both excluded)")),
             },
-            "normal" | "gauss" => match number(0.0)? {
-                s if s > 0.0 && s <= 100.0 => Ok(RandomDist::Normal(s)),
-                s => Err(format!("normal deviation {s}% must be above 0% and at most 100%")),
+            "normal" | "gauss" => match numbers(0.0)? {
+                (s, c) if (0.0..100.0).contains(&s) => Ok(RandomDist::Normal(s, c)),
+                (s, _) => Err(format!("normal deviation {s} must be 0 or more and below 100")),
             },
             "zoned" => {
                 let z = zones(false)?;

@@ -232,7 +232,9 @@ impl JobLogs {
         let prio = match (self.log_prio, ioprio) {
             (true, 0) => Prio::Value(self.job_prio),
             (true, v) => Prio::Value(v),
-            (false, v) => Prio::Flag(v != 0),
+            // Without log_prio, fio writes 1 for an I/O in the real-time class (its own or the
+            // job's), else 0.
+            (false, v) => Prio::Flag((if v == 0 { self.job_prio } else { v }) >> 13 == 1),
         };
         if self.avg_ms > 0 {
             self.roll(time_ms);
@@ -386,7 +388,7 @@ impl JobLogs {
 /// A log line's last column.
 #[derive(Clone, Copy)]
 enum Prio {
-    /// Whether cmdprio raised the I/O's priority.
+    /// Whether the I/O ran in the real-time priority class.
     Flag(bool),
     /// The I/O's priority value (`log_prio`), printed as fio does: `0x%04x`.
     Value(u16),

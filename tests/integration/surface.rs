@@ -727,3 +727,27 @@ fn hugepage_size_is_accepted_and_checked() {
     assert_ne!(out.code, 0);
     assert!(out.stderr.contains("hugepage-size"), "{}", out.stderr);
 }
+
+/// Without `log_prio`, a log's last column is 1 for an I/O in the real-time class, whether the
+/// job's own class (`prioclass=1`) or cmdprio's, and 0 otherwise, as fio 3.33 writes it.
+#[test]
+fn log_priority_column_marks_real_time_io_like_fio() {
+    let dir = scratch();
+    for (extra, want) in [
+        (&["--ioengine=null", "--prioclass=1"][..], "1"),
+        (&["--ioengine=null", "--prioclass=2"][..], "0"),
+        (&["--ioengine=io_uring", "--cmdprio_percentage=100", "--cmdprio_class=2"][..], "0"),
+        (&["--ioengine=io_uring", "--cmdprio_percentage=100", "--cmdprio_class=1"][..], "1"),
+    ] {
+        for (fiox_run, prefix) in [(false, "f"), (true, "x")] {
+            let log = format!("--write_lat_log={prefix}");
+            let mut args = vec!["--name=p", "--filename=p.dat", "--size=64k", &log, "--output=/dev/null"];
+            args.extend(extra);
+            let out = tool(fiox_run, dir.path(), &args);
+            assert_eq!(out.code, 0, "{extra:?}: {}", out.stderr);
+            let text = std::fs::read_to_string(dir.path().join(format!("{prefix}_lat.1.log"))).unwrap();
+            assert!(!text.is_empty());
+            assert!(text.lines().all(|l| l.rsplit(", ").next() == Some(want)), "fiox {fiox_run} {extra:?}: {text}");
+        }
+    }
+}

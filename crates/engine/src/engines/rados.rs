@@ -5,7 +5,7 @@ use super::Refused;
 use crate::EngineInfo;
 
 fn preflight(_spec: &fiox_options::JobSpec) -> Result<(), String> {
-    Err("ioengine rados: fiox does not talk to Ceph yet (fio's rados engine needs librados2)".into())
+    Err("ioengine 'rados' is not supported yet by fiox: it does not talk to Ceph yet (fio's rados engine needs librados2)".into())
 }
 
 pub const INFO: EngineInfo =

@@ -5,7 +5,8 @@ use super::Refused;
 use crate::EngineInfo;
 
 fn preflight(_spec: &fiox_options::JobSpec) -> Result<(), String> {
-    Err("ioengine rbd: fiox does not talk to Ceph yet (fio's rbd engine needs librbd1)".into())
+    Err("ioengine 'rbd' is not supported yet by fiox: it does not talk to Ceph yet (fio's rbd engine needs librbd1)"
+        .into())
 }
 
 pub const INFO: EngineInfo = EngineInfo { preflight: Some(preflight), ..EngineInfo::base("rbd", || Box::new(Refused)) };

@@ -7,6 +7,7 @@ mod engines_more;
 mod faults;
 mod host;
 mod lab;
+mod logz;
 mod nbd_faults;
 mod runner;
 mod seeds;

@@ -35,6 +35,7 @@ fio-compatible options (see --cmdhelp for job options):
   --eta=when              always, never or auto
   --cmdhelp[=OPTION|all]  describe job options
   --enghelp[=ENGINE[,OPTION]]  list I/O engines or describe one
+  --inflate-log=FILE      print the text of a compressed log (log_store_compressed)
   --version               print the version
 ";
 
@@ -62,6 +63,9 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     if let Some(which) = &g.cmdhelp {
         out.write_all(help::cmdhelp(which)?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(path) = &g.inflate_log {
+        return inflate_log(path, &mut out);
     }
     if let Some(which) = &g.enghelp {
         out.write_all(help::enghelp(which, &fiox_engine::names())?.as_bytes())?;
@@ -96,6 +100,22 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     let plan = plan::build(set, g.readonly, g.max_jobs)?;
     drop(out);
     run_plan(&plan, g)
+}
+
+/// `--inflate-log=FILE`: prints a compressed log as the text log it stands for, as fio does
+/// (and exits, whatever else the command line holds).
+fn inflate_log(path: &Path, out: &mut impl Write) -> Result<ExitCode> {
+    let file = std::fs::File::open(path).with_context(|| format!("--inflate-log: cannot open '{}'", path.display()))?;
+    let mut out = std::io::BufWriter::with_capacity(256 << 10, out);
+    let mut line = Vec::with_capacity(128);
+    runner::logz::inflate(std::io::BufReader::with_capacity(256 << 10, file), |s| {
+        line.clear();
+        runner::logs::text_line(&mut line, s, None);
+        out.write_all(&line)
+    })
+    .map_err(|e| anyhow::anyhow!("--inflate-log: '{}': {e}", path.display()))?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Runs a checked plan and prints its report in the requested formats.

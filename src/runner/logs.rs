@@ -13,10 +13,16 @@
 //! file through a bounded buffer: memory stays flat, the end costs one last flush, and a kill
 //! loses at most one buffer. A log that cannot be written (a full disk) is reported and
 //! dropped; the job and its results go on.
+//!
+//! With `log_store_compressed=1` the same entries go, as binary samples, to `FILE.log.fz`
+//! through the job's compression thread (`logz.rs`); the histogram log stays text (see
+//! `JobLogs::new`).
 
 use std::io::Write as _;
 
 use fiox_options::JobSpec;
+
+use super::logz::{self, Compressor, Prio, Sample, ZOut};
 
 /// Bytes of formatted lines a log holds before writing them out.
 const FLUSH_AT: usize = 256 << 10;
@@ -34,11 +40,21 @@ struct Sink {
     written: u64,
     /// The first write error; the log is abandoned from then on.
     failed: Option<String>,
+    /// A compressed log: `buf` holds binary samples, which the compression thread writes.
+    z: Option<ZOut>,
 }
 
 impl Sink {
     fn new(name: String) -> Sink {
-        Sink { name, buf: Vec::with_capacity(FLUSH_AT + 256), file: None, written: 0, failed: None }
+        Sink { name, buf: Vec::with_capacity(FLUSH_AT + 256), file: None, written: 0, failed: None, z: None }
+    }
+
+    /// Writes out what is left; a compressed log's stream is ended.
+    fn close(&mut self) {
+        match &self.z {
+            Some(z) => z.send(std::mem::take(&mut self.buf), true),
+            None => self.flush(),
+        }
     }
 
     #[inline]
@@ -49,6 +65,10 @@ impl Sink {
     }
 
     fn flush(&mut self) {
+        if let Some(z) = &self.z {
+            z.send(std::mem::replace(&mut self.buf, Vec::with_capacity(FLUSH_AT + 256)), false);
+            return;
+        }
         if self.failed.is_some() {
             self.buf.clear();
             return;
@@ -138,6 +158,8 @@ struct HistLog {
 
 pub struct JobLogs {
     logs: Vec<Log>,
+    /// The thread that compresses and writes the logs (`log_store_compressed`).
+    compressor: Option<Compressor>,
     hist: Option<HistLog>,
     avg_ms: u64,
     /// Per-I/O bandwidth lines are written (`disable_bw_measurement` leaves the log empty).
@@ -170,11 +192,15 @@ impl JobLogs {
             Some(n) => format!("{prefix}_{suffix}.{n}.log"),
             None => format!("{prefix}_{suffix}.log"),
         };
+        let zname = |prefix: &str, suffix: &str| match spec.log_store_compressed {
+            true => format!("{}.fz", name(prefix, suffix)),
+            false => name(prefix, suffix),
+        };
         let mut logs = Vec::new();
         let mut add = |prefix: &Option<String>, kinds: &[Kind]| {
             if let Some(p) = prefix {
                 for &k in kinds {
-                    logs.push(Log { kind: k, sink: Sink::new(name(p, k.suffix())), windows: Default::default() });
+                    logs.push(Log { kind: k, sink: Sink::new(zname(p, k.suffix())), windows: Default::default() });
                 }
             }
         };
@@ -188,6 +214,8 @@ impl JobLogs {
             .collect();
         add(&spec.write_lat_log, &kept);
         add(&spec.write_iops_log, &[Kind::Iops]);
+        // fio 3.33 stores a compressed histogram log as pointers into its memory, which no
+        // decoder can read back; fiox keeps that log as text (and its `.log` name).
         let hist = spec.write_hist_log.as_ref().map(|prefix| HistLog {
             every_ms: spec.log_hist_msec,
             next_ms: spec.log_hist_msec,
@@ -198,8 +226,20 @@ impl JobLogs {
         if logs.is_empty() && hist.is_none() {
             return None;
         }
+        let mut compressor = None;
+        if spec.log_store_compressed && !logs.is_empty() {
+            let size = logz::sample_size(spec.log_offset);
+            let files: Vec<(String, usize)> = logs.iter().map(|l| (l.sink.name.clone(), size)).collect();
+            let chunk = spec.log_compression.unwrap_or(logz::DEFAULT_CHUNK);
+            let (c, outs) = Compressor::start(&files, chunk, spec.log_compression_cpus.clone());
+            for (log, out) in logs.iter_mut().zip(outs) {
+                log.sink.z = Some(out);
+            }
+            compressor = Some(c);
+        }
         Some(JobLogs {
             logs,
+            compressor,
             hist,
             avg_ms: spec.log_avg_msec,
             keep_bw: spec.keep_bw,
@@ -378,20 +418,16 @@ impl JobLogs {
         let sinks = self.logs.iter_mut().map(|l| &mut l.sink).chain(self.hist.iter_mut().map(|h| &mut h.sink));
         let mut failed = Vec::new();
         for sink in sinks {
-            sink.flush();
+            sink.close();
+            // The compression thread waits for every log's sender to go before it ends.
+            sink.z = None;
             failed.extend(sink.failed.take());
+        }
+        if let Some(c) = &mut self.compressor {
+            failed.extend(c.finish());
         }
         failed
     }
-}
-
-/// A log line's last column.
-#[derive(Clone, Copy)]
-enum Prio {
-    /// Whether the I/O ran in the real-time priority class.
-    Flag(bool),
-    /// The I/O's priority value (`log_prio`), printed as fio does: `0x%04x`.
-    Value(u16),
 }
 
 /// One line: `time, value, [second value, ]ddir, bs, [offset, ]prio`.
@@ -407,24 +443,36 @@ fn line(
     offset: Option<u64>,
     prio: Prio,
 ) {
-    let buf = &mut sink.buf;
-    num(buf, time_ms);
+    let s = Sample { time: time_ms, value, ddir: ddir as u32, bs: bs as u64, offset, prio };
+    match sink.z {
+        // `log_window_value=both` is refused with compression (a sample has one value).
+        Some(_) => logz::encode(&mut sink.buf, &s),
+        None => text_line(&mut sink.buf, &s, second),
+    }
+    sink.maybe_flush();
+}
+
+/// A log entry as a text line: `time, value, [second value, ]ddir, bs, [offset, ]prio`. Also
+/// what `--inflate-log` prints for each sample of a compressed log, so both read the same.
+#[inline]
+pub fn text_line(buf: &mut Vec<u8>, s: &Sample, second: Option<u64>) {
+    num(buf, s.time);
     buf.extend_from_slice(b", ");
-    num(buf, value);
+    num(buf, s.value);
     buf.extend_from_slice(b", ");
     if let Some(v) = second {
         num(buf, v);
         buf.extend_from_slice(b", ");
     }
-    num(buf, ddir as u64);
+    num(buf, s.ddir as u64);
     buf.extend_from_slice(b", ");
-    num(buf, bs as u64);
+    num(buf, s.bs);
     buf.extend_from_slice(b", ");
-    if let Some(o) = offset {
+    if let Some(o) = s.offset {
         num(buf, o);
         buf.extend_from_slice(b", ");
     }
-    match prio {
+    match s.prio {
         Prio::Flag(false) => buf.push(b'0'),
         Prio::Flag(true) => buf.push(b'1'),
         Prio::Value(v) => {
@@ -432,5 +480,4 @@ fn line(
         }
     }
     buf.push(b'\n');
-    sink.maybe_flush();
 }

@@ -13,6 +13,7 @@ pub mod files;
 pub mod host;
 pub mod iogen;
 pub mod logs;
+pub mod logz;
 pub mod offsets;
 pub mod pacer;
 pub mod replay;

@@ -9,6 +9,7 @@ mod faults;
 mod files2;
 mod host;
 mod lab;
+mod logz;
 mod nbd_faults;
 mod offload;
 mod replay;

@@ -58,6 +58,8 @@ pub struct Globals {
     pub interval_delta: bool,
     /// fiox addition: each JSON report on one line (JSON Lines), for streaming consumers.
     pub json_lines: bool,
+    /// `--inflate-log=FILE`: print the text of a compressed (`.fz`) log and exit.
+    pub inflate_log: Option<PathBuf>,
 }
 
 impl Default for Globals {
@@ -83,6 +85,7 @@ impl Default for Globals {
             terse_header: false,
             interval_delta: false,
             json_lines: false,
+            inflate_log: None,
         }
     }
 }
@@ -139,7 +142,7 @@ const SWITCHES: &[(&str, Arg, bool)] = &[
     ("client", Arg::Required, false),
     ("remote-config", Arg::Required, false),
     ("idle-prof", Arg::Required, false),
-    ("inflate-log", Arg::Required, false),
+    ("inflate-log", Arg::Required, true),
     ("trigger-file", Arg::Required, false),
     ("trigger-timeout", Arg::Required, false),
     ("trigger", Arg::Required, false),
@@ -301,6 +304,7 @@ fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, 
         "terse-header" => g.terse_header = true,
         "status-interval-delta" => g.interval_delta = true,
         "json-lines" => g.json_lines = true,
+        "inflate-log" => g.inflate_log = Some(PathBuf::from(v)),
         _ => unreachable!("every supported switch is handled"),
     }
     Ok(())

@@ -462,6 +462,13 @@ pub struct JobSpec {
     /// `log_window_value` (fio 3.36+), or `log_max_value=1` as fio 3.33 spells max.
     pub log_window_value: u8,
     pub log_offset: bool,
+    /// Logs are stored as zlib-compressed binary samples, `FILE.log.fz` (`log_store_compressed`).
+    pub log_store_compressed: bool,
+    /// Bytes of samples in each zlib stream of a compressed log (`log_compression`); `None`:
+    /// fiox's default.
+    pub log_compression: Option<u64>,
+    /// CPUs the job's log compression thread runs on (`log_compression_cpus`); empty: any.
+    pub log_compression_cpus: Vec<usize>,
     /// `clocksource`; `None` lets fiox choose.
     pub clocksource: Option<ClockSource>,
     pub unified_rw_reporting: UnifiedRw,
@@ -1062,6 +1069,29 @@ impl JobSpec {
                 _ => 0,
             },
             log_offset: m.flag("log_offset")?,
+            log_store_compressed: m.flag("log_store_compressed")?,
+            log_compression: match m.size("log_compression")? {
+                // fio's bounds: a chunk of at least 1 KiB, at most 512 MiB.
+                Some(v) if !(1024..=512 << 20).contains(&v) => {
+                    return Err(m.job_err(format!("log_compression={v}: the size must be within 1024 and 512M")))
+                }
+                v => v,
+            },
+            log_compression_cpus: match m.string("log_compression_cpus") {
+                None => Vec::new(),
+                Some(list) => {
+                    let cpus =
+                        host::node_list(&list).map_err(|e| m.job_err(format!("log_compression_cpus={list}: {e}")))?;
+                    // fio checks the CPUs against the machine when it parses the option.
+                    if let Some(&c) = cpus.iter().find(|&&c| c as u64 >= m.ctx.ncpus) {
+                        return Err(m.job_err(format!(
+                            "log_compression_cpus={list}: CPU {c} does not exist (this machine has {} CPUs)",
+                            m.ctx.ncpus
+                        )));
+                    }
+                    cpus
+                }
+            },
             clocksource: if m.is_set("clocksource") {
                 Some(m.typed("clocksource", ClockSource::from_word)?)
             } else {
@@ -1234,6 +1264,11 @@ impl JobSpec {
         }
         if self.readonly && (self.rw.writes() || self.rw.trims()) {
             return err(format!("rw={} writes, but readonly is set", self.rw.name()));
+        }
+        if self.log_store_compressed && self.log_window_value == 2 {
+            // fio 3.33's compressed sample has one value field, and its --inflate-log could not
+            // print the second column.
+            return err("log_window_value=both cannot be stored compressed (log_store_compressed=1): a compressed sample holds one value".into());
         }
         Ok(())
     }

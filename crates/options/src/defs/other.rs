@@ -7,9 +7,6 @@ const HELP: &str = "fio option that fiox does not implement yet";
 
 pub(super) static DEFS: &[O] = &[
     O::new("experimental_verify", K::Bool, C::Other, HELP).not_yet(),
-    O::new("log_compression", K::Str, C::Other, HELP).not_yet(),
-    O::new("log_compression_cpus", K::Str, C::Other, HELP).not_yet(),
-    O::new("log_store_compressed", K::Bool, C::Other, HELP).not_yet(),
     O::new("profile", K::Str, C::Other, HELP).not_yet(),
     O::new("trim_backlog", K::Str, C::Other, HELP).not_yet(),
     O::new("trim_backlog_batch", K::Str, C::Other, HELP).not_yet(),

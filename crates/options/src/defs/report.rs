@@ -41,6 +41,9 @@ pub(super) static DEFS: &[O] = &[
     O::new("ss_interval", K::Str, C::Measurement, "Steady-state sampling interval (fio 3.37+)").not_yet(),
     O::new("block_error_percentiles", K::Bool, C::Measurement, "Keep each block's last state (written, trimmed, failed) and report how many blocks are in each").def("0"),
     O::new("log_entries", K::Int { min: 1024, max: 1048576 }, C::Logging, "fio: log entries allocated at first; fiox's logs grow as needed, so this only checks the value").def("1024"),
+    O::new("log_compression", K::Size, C::Logging, "Compress stored logs in zlib streams of this many bytes of samples (1024 to 512M; with log_store_compressed)"),
+    O::new("log_compression_cpus", K::Str, C::Logging, "CPUs the log compression thread may run on, as a list like 0-3,6"),
+    O::new("log_store_compressed", K::Bool, C::Logging, "Store logs as zlib-compressed binary samples in FILE.log.fz (read with --inflate-log)").def("0"),
     O::new("write_iolog", K::Str, C::Logging, "Write the I/O pattern to this file"),
 ];
 

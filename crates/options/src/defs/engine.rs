@@ -122,6 +122,7 @@ static ENGINES: &[Choice] = &[
     Choice { word: "ime_psyncv", help: "DDN IME, vectored" },
     Choice { word: "ime_aio", help: "DDN IME, asynchronous" },
     Choice { word: "xnvme", help: "xNVMe" },
+    Choice { word: "libzbc", help: "Zoned block devices through libzbc" },
     Choice { word: "dfs", help: "DAOS file system" },
     Choice { word: "libcufile", help: "NVIDIA GPUDirect Storage" },
     Choice { word: "librpma_apm_client", help: "PMDK librpma, APM client" },

@@ -134,33 +134,15 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 check_zoned(&spec, &files, engine)?;
             }
             let region: u64 = files.iter().map(|f| f.region_len).sum();
-            if let Some(rp) = &replay {
-                let number = workers.len() + 1;
-                let clock = crate::runner::clock::Source::choose(spec.clocksource)
-                    .map_err(|e| anyhow::anyhow!("job '{}': {e}", spec.name))?;
-                let io_bytes = rp.totals().0.iter().sum();
-                workers.push(WorkerPlan {
-                    number,
-                    clock,
-                    spec: spec.clone(),
-                    engine,
-                    job_index,
-                    clone,
-                    groupid: job.groupid,
-                    files,
-                    io_bytes,
-                    replay: Some(rp.clone()),
-                    dedupe_set: None,
-                });
-                continue;
-            }
-            let io_bytes = match spec.io_size {
-                Some(SizeSpec::Bytes(b)) => b,
-                Some(SizeSpec::Percent(p)) => (region as f64 * p / 100.0) as u64,
-                None => region,
+            // A replay moves what its trace holds; size and io_size do not apply (as in fio).
+            let io_bytes = match (&replay, spec.io_size) {
+                (Some(rp), _) => rp.totals().0.iter().sum(),
+                (None, Some(SizeSpec::Bytes(b))) => b,
+                (None, Some(SizeSpec::Percent(p))) => (region as f64 * p / 100.0) as u64,
+                (None, None) => region,
             };
             let min_bs = *spec.bs.iter().min().expect("three directions");
-            if io_bytes < min_bs && !spec.time_based {
+            if io_bytes < min_bs && !spec.time_based && replay.is_none() {
                 bail!(
                     "job '{}': the I/O size ({io_bytes} bytes) is smaller than the block size ({min_bs} bytes)",
                     spec.name
@@ -168,7 +150,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
             }
             let max_bs = crate::runner::iogen::max_block(&spec);
             for f in &files {
-                if f.region_len < max_bs {
+                if f.region_len < max_bs && replay.is_none() {
                     bail!(
                         "job '{}': the I/O region of '{}' ({} bytes) is smaller than the block size",
                         spec.name,
@@ -190,7 +172,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 groupid: job.groupid,
                 files,
                 io_bytes,
-                replay: None,
+                replay: replay.clone(),
                 dedupe_set: None,
             });
         }

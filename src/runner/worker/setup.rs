@@ -66,13 +66,7 @@ pub(super) fn create_files(plan: &WorkerPlan) -> Result<Vec<Option<File>>> {
         }
         let mut o = OpenOptions::new();
         o.read(true).write(true).create(true);
-        let mut flags = if spec.direct { libc::O_DIRECT } else { 0 };
-        match spec.open_sync {
-            Some(true) => flags |= libc::O_SYNC,
-            Some(false) => flags |= libc::O_DSYNC,
-            None => {}
-        }
-        o.custom_flags(flags);
+        o.custom_flags(open_flags(spec));
         let file =
             o.open(&f.path).with_context(|| format!("job '{}': cannot create '{}'", spec.name, f.path.display()))?;
         out.push(Some(file));
@@ -90,13 +84,7 @@ pub(super) fn open_files(plan: &WorkerPlan) -> Result<Vec<File>> {
     for f in &plan.files {
         let mut o = OpenOptions::new();
         o.read(true).write(write).create(write && spec.create_on_open);
-        let mut flags = if spec.direct { libc::O_DIRECT } else { 0 };
-        match spec.open_sync {
-            Some(true) => flags |= libc::O_SYNC,
-            Some(false) => flags |= libc::O_DSYNC,
-            None => {}
-        }
-        o.custom_flags(flags);
+        o.custom_flags(open_flags(spec));
         let file =
             o.open(&f.path).with_context(|| format!("job '{}': cannot open '{}'", spec.name, f.path.display()))?;
         if spec.pre_read {
@@ -134,6 +122,17 @@ fn hints(file: &File, spec: &JobSpec) -> Result<()> {
         sys::set_write_hint(fd, hint).context("cannot set write_hint (F_SET_RW_HINT)")?;
     }
     Ok(())
+}
+
+/// The open(2) flags a job's files take: `direct` and `sync`.
+fn open_flags(spec: &JobSpec) -> i32 {
+    let direct = if spec.direct { libc::O_DIRECT } else { 0 };
+    direct
+        | match spec.open_sync {
+            Some(true) => libc::O_SYNC,
+            Some(false) => libc::O_DSYNC,
+            None => 0,
+        }
 }
 
 /// `pre_read`: reads `len` bytes from `start` of the file, so that the job finds them cached.

@@ -31,15 +31,5 @@ impl IoEngine for Falloc {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "falloc",
-    sync: true,
-    diskless: false,
-    metadata: false,
-    creates_files: false,
-    writes_any_direction: true,
-    no_io: false,
-    network: false,
-    preflight: None,
-    make: || Box::new(Falloc),
-};
+pub const INFO: EngineInfo =
+    EngineInfo { writes_any_direction: true, ..EngineInfo::base("falloc", || Box::new(Falloc)) };

@@ -31,15 +31,4 @@ impl IoEngine for Ftruncate {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "ftruncate",
-    sync: true,
-    diskless: false,
-    metadata: false,
-    creates_files: false,
-    writes_any_direction: false,
-    no_io: false,
-    network: false,
-    preflight: None,
-    make: || Box::new(Ftruncate),
-};
+pub const INFO: EngineInfo = EngineInfo::base("ftruncate", || Box::new(Ftruncate));

@@ -298,15 +298,4 @@ impl Uring {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "io_uring",
-    sync: false,
-    diskless: false,
-    metadata: false,
-    creates_files: false,
-    writes_any_direction: false,
-    no_io: false,
-    network: false,
-    preflight: None,
-    make: || Box::new(Uring::default()),
-};
+pub const INFO: EngineInfo = EngineInfo { sync: false, ..EngineInfo::base("io_uring", || Box::new(Uring::default())) };

@@ -262,15 +262,4 @@ impl Drop for Libaio {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "libaio",
-    sync: false,
-    diskless: false,
-    metadata: false,
-    creates_files: false,
-    writes_any_direction: false,
-    no_io: false,
-    network: false,
-    preflight: None,
-    make: || Box::new(Libaio::default()),
-};
+pub const INFO: EngineInfo = EngineInfo { sync: false, ..EngineInfo::base("libaio", || Box::new(Libaio::default())) };

@@ -73,15 +73,4 @@ impl Drop for Mmap {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "mmap",
-    sync: true,
-    diskless: false,
-    metadata: false,
-    creates_files: false,
-    writes_any_direction: false,
-    no_io: false,
-    network: false,
-    preflight: None,
-    make: || Box::new(Mmap::default()),
-};
+pub const INFO: EngineInfo = EngineInfo::base("mmap", || Box::new(Mmap::default()));

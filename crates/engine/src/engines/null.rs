@@ -46,15 +46,5 @@ impl IoEngine for Null {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "null",
-    sync: false,
-    diskless: true,
-    metadata: false,
-    creates_files: false,
-    writes_any_direction: false,
-    no_io: false,
-    network: false,
-    preflight: None,
-    make: || Box::new(Null::default()),
-};
+pub const INFO: EngineInfo =
+    EngineInfo { sync: false, diskless: true, ..EngineInfo::base("null", || Box::new(Null::default())) };

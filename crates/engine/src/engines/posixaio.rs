@@ -125,15 +125,5 @@ impl Drop for PosixAio {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo {
-    name: "posixaio",
-    sync: false,
-    diskless: false,
-    metadata: false,
-    creates_files: false,
-    writes_any_direction: false,
-    no_io: false,
-    network: false,
-    preflight: None,
-    make: || Box::new(PosixAio::default()),
-};
+pub const INFO: EngineInfo =
+    EngineInfo { sync: false, ..EngineInfo::base("posixaio", || Box::new(PosixAio::default())) };

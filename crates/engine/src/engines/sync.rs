@@ -101,24 +101,16 @@ impl IoEngine for SyncEngine {
 }
 
 const fn info(name: &'static str, call: Call) -> EngineInfo {
-    EngineInfo {
+    EngineInfo::base(
         name,
-        sync: true,
-        diskless: false,
-        metadata: false,
-        creates_files: false,
-        writes_any_direction: false,
-        no_io: false,
-        network: false,
-        preflight: None,
-        make: match call {
+        match call {
             Call::Sync => || Box::new(SyncEngine::new(Call::Sync)),
             Call::Psync => || Box::new(SyncEngine::new(Call::Psync)),
             Call::Vsync => || Box::new(SyncEngine::new(Call::Vsync)),
             Call::Pvsync => || Box::new(SyncEngine::new(Call::Pvsync)),
             Call::Pvsync2 => || Box::new(SyncEngine::new(Call::Pvsync2)),
         },
-    }
+    )
 }
 
 pub const SYNC: EngineInfo = info("sync", Call::Sync);

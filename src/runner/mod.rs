@@ -108,31 +108,7 @@ pub fn run(
         }
         // Files are laid out before the phase starts, so that neither the layout's time nor its
         // I/O is counted (in the jobs' statistics or the disk statistics).
-        // filecreate makes its own files; filestat and filedelete need them laid out, as in fio.
-        // create_serialize=1 (fio's default) lays jobs out one after another, in job order;
-        // the jobs that set it to 0 then lay out their own files at the same time, each on its
-        // own thread, as fio's job processes do (measured: fallocate calls from each child).
-        let laid: Vec<&WorkerPlan> =
-            plan.workers[phase_start..end].iter().filter(|w| !w.engine.diskless && !w.engine.creates_files).collect();
-        for w in laid.iter().filter(|w| w.spec.create_serialize) {
-            worker::layout(w, &mut DiagBuf(&*notice))?;
-        }
-        std::thread::scope(|s| {
-            let parallel: Vec<_> = laid
-                .iter()
-                .filter(|w| !w.spec.create_serialize)
-                .map(|w| {
-                    s.spawn(|| {
-                        // Each job's lines go out whole, so parallel layouts cannot interleave them.
-                        let mut lines = Vec::new();
-                        let r = worker::layout(w, &mut lines);
-                        notice(&String::from_utf8_lossy(&lines));
-                        r
-                    })
-                })
-                .collect();
-            parallel.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("layout panicked"))))
-        })?;
+        layout_phase(&plan.workers[phase_start..end], &notice)?;
         let devices = if phase_start == 0 || disks.devices.is_empty() {
             crate::diskstats::devices_for(&paths, sys)
         } else {
@@ -227,6 +203,34 @@ pub fn run(
         out.push(r.unwrap_or_else(|| Ok(WorkerResult::default()))?);
     }
     Ok(Outcome { workers: out, disks: disks.finish() })
+}
+
+/// Lays out the files of a phase's workers. filecreate makes its own files; filestat and
+/// filedelete need them laid out, as in fio. create_serialize=1 (fio's default) lays jobs out
+/// one after another, in job order; the jobs that set it to 0 then lay out their own files at
+/// the same time, each on its own thread, as fio's job processes do (measured: fallocate calls
+/// from each child).
+fn layout_phase(workers: &[WorkerPlan], notice: &Diag) -> Result<()> {
+    let laid: Vec<&WorkerPlan> = workers.iter().filter(|w| !w.engine.diskless && !w.engine.creates_files).collect();
+    for w in laid.iter().filter(|w| w.spec.create_serialize) {
+        worker::layout(w, &mut DiagBuf(&**notice))?;
+    }
+    std::thread::scope(|s| {
+        let parallel: Vec<_> = laid
+            .iter()
+            .filter(|w| !w.spec.create_serialize)
+            .map(|w| {
+                s.spawn(|| {
+                    // Each job's lines go out whole, so parallel layouts cannot interleave them.
+                    let mut lines = Vec::new();
+                    let r = worker::layout(w, &mut lines);
+                    notice(&String::from_utf8_lossy(&lines));
+                    r
+                })
+            })
+            .collect();
+        parallel.into_iter().try_for_each(|h| h.join().unwrap_or_else(|_| Err(anyhow::anyhow!("layout panicked"))))
+    })
 }
 
 /// What a run measured.

@@ -751,3 +751,18 @@ fn log_priority_column_marks_real_time_io_like_fio() {
         }
     }
 }
+
+/// `mem=mmaphuge:FILE` (fio maps the buffers from a hugetlbfs file) is refused by name, not
+/// read as plain `mmaphuge` with the file ignored.
+#[test]
+fn mem_with_a_file_is_refused_not_ignored() {
+    let dir = scratch();
+    let out = tool(true, dir.path(), &["--name=m", "--ioengine=null", "--size=1m", "--mem=mmaphuge:/dev/hugepages/f"]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("mem=mmaphuge:/dev/hugepages/f") && out.stderr.contains("not supported yet"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.is_empty());
+}

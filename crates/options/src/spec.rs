@@ -993,7 +993,16 @@ impl JobSpec {
             zero_buffers: m.flag("zero_buffers")?,
             refill_buffers: m.flag("refill_buffers")?,
             scramble_buffers: m.flag("scramble_buffers")?,
-            mem: m.typed("mem", MemKind::from_word)?,
+            mem: match m.string("mem").filter(|raw| raw.contains(':')) {
+                // fio maps `mmaphuge:FILE` from a file on hugetlbfs; the choice parser keeps only
+                // the word, so the file would be ignored without this.
+                Some(raw) => {
+                    return Err(m.job_err(format!(
+                        "mem={raw}: a file for the buffers (after ':') is not supported yet; mem=mmaphuge maps anonymous huge pages"
+                    )))
+                }
+                None => m.typed("mem", MemKind::from_word)?,
+            },
             iomem_align: m.size("iomem_align")?.unwrap_or(0),
             clat_percentiles: m.flag("clat_percentiles")?,
             lat_percentiles: m.flag("lat_percentiles")?,

@@ -343,7 +343,9 @@ impl IoGen {
 
     /// The next I/O, or `None` when a sequential pass ended early and no loop is left (see
     /// [`IoGen::next`]'s rule for partial blocks).
-    #[inline]
+    // Always inlined: the I/O source calls it from two arms (plain and zoned), and as a call
+    // it cost the null engine ~6% of its IOPS (perf: 25% of the time in this function's body).
+    #[inline(always)]
     pub fn next(&mut self) -> Option<NextIo> {
         if let Some(w) = self.pending_write.take() {
             self.count_write(w.ddir);

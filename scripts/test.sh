@@ -4,52 +4,36 @@
 # they are missing and we may (root, apt available).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v fio >/dev/null 2>&1; then
+# need REQUIRED WHY COMMANDS -- PACKAGES: installs the Debian packages when one of the commands
+# is missing and we may (root, apt available); otherwise fails (REQUIRED=1) or says the tests
+# that need them will skip (REQUIRED=0).
+updated=0
+need() {
+  local required=$1 why=$2 cmds=() c missing=0
+  shift 2
+  while [ "$1" != -- ]; do cmds+=("$1"); shift; done
+  shift
+  for c in "${cmds[@]}"; do command -v "$c" >/dev/null 2>&1 || missing=1; done
+  [ "$missing" = 0 ] && return 0
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "scripts/test.sh: installing Debian's fio for the differential tests" >&2
+    echo "scripts/test.sh: installing $* for $why" >&2
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
-    apt-get install -y -qq fio >/dev/null
-  else
-    echo "scripts/test.sh: fio is not installed and cannot be installed here (need root and apt-get)" >&2
+    [ "$updated" = 1 ] || { apt-get update -qq >/dev/null; updated=1; }
+    apt-get install -y -qq "$@" >/dev/null
+  elif [ "$required" = 1 ]; then
+    echo "scripts/test.sh: ${cmds[*]} not installed and cannot be installed here (need root and apt-get)" >&2
     exit 1
+  else
+    echo "scripts/test.sh: ${cmds[*]} not installed and cannot be installed here; $why will skip" >&2
   fi
-fi
+}
+need 1 "the differential tests" fio -- fio
 # The lab tests load the results page in a real browser: Debian's chromium.
-if ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "scripts/test.sh: installing Debian's chromium for the results-page test" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
-    apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
-  else
-    echo "scripts/test.sh: chromium is not installed and cannot be installed here (need root and apt-get)" >&2
-    exit 1
-  fi
-fi
+need 1 "the results-page test" chromium -- chromium fonts-dejavu-core
 # The fault tests serve a disk with planted errors through nbdkit and nbdfuse.
-if ! command -v nbdkit >/dev/null 2>&1 || ! command -v nbdfuse >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "scripts/test.sh: installing nbdkit and nbdfuse for the fault tests" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
-    apt-get install -y -qq nbdkit libnbd-bin >/dev/null
-  else
-    echo "scripts/test.sh: nbdkit/nbdfuse are not installed and cannot be installed here; fault tests will skip" >&2
-  fi
-fi
+need 0 "the fault tests" nbdkit nbdfuse -- nbdkit libnbd-bin
 # The kernel-hint tests compare the system calls of both tools under strace.
-if ! command -v strace >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "scripts/test.sh: installing strace for the kernel-hint tests" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq >/dev/null
-    apt-get install -y -qq strace >/dev/null
-  else
-    echo "scripts/test.sh: strace is not installed and cannot be installed here (need root and apt-get)" >&2
-    exit 1
-  fi
-fi
+need 1 "the kernel-hint tests" strace -- strace
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e

@@ -3,24 +3,9 @@
 //! io_uring_cmd, dev-dax, libpmem, pmemblk, mtd, nbd, rdma, gfapi) for their options and their
 //! refusal before any I/O.
 
-use std::path::Path;
 use std::time::Duration;
 
-use crate::util::{fio, fiox, listing, scratch, Out};
-
-/// Runs fiox or, if `fiox_run` is false, fio, with `args` in `dir`.
-fn tool(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
-    if fiox_run {
-        fiox(dir, args)
-    } else {
-        fio(dir, args)
-    }
-}
-
-/// The JSON document of a run (fio may print lines before it).
-fn json(out: &Out) -> serde_json::Value {
-    serde_json::from_str(&out.stdout[out.stdout.find('{').expect("a JSON document")..]).unwrap()
-}
+use crate::util::{fio, fiox, json, listing, scratch, tool, Out};
 
 /// (total_ios, io_bytes) of a direction of the first job.
 fn ios(v: &serde_json::Value, dir: &str) -> (u64, u64) {

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
-use crate::surface::{json, tool};
 use crate::util::{fio, fiox, scratch};
+use crate::util::{json, tool};
 
 /// Each 4 KiB block of the files, as a hash per file.
 fn blocks(dir: &Path, files: &[&str]) -> Vec<Vec<u64>> {

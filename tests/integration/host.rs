@@ -6,8 +6,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 
-use crate::surface::{json, tool};
 use crate::util::{fio_bin, fiox_bin, scratch};
+use crate::util::{json, tool};
 
 /// The system calls named in `calls` that both tools make on the same job, as strace prints
 /// them with the descriptor and the process id cut off.

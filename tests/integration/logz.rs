@@ -7,7 +7,7 @@ use std::io::Read as _;
 use std::path::Path;
 use std::process::Command;
 
-use crate::surface::tool;
+use crate::util::tool;
 use crate::util::{fio, fiox, fiox_bin, listing, scratch, Out};
 
 /// fiox under the fixed test clock, so that two runs write the same samples.

@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::surface::{json, tool};
 use crate::util::{fiox_bin, scratch};
+use crate::util::{json, tool};
 
 /// The lines of `strace -f -e trace=CALLS` around a run of fiox or fio, or `None` without strace.
 fn traced(fiox_run: bool, dir: &Path, calls: &str, args: &[&str]) -> Option<Vec<String>> {

@@ -7,8 +7,9 @@ use std::time::Instant;
 
 use fiox_options::iolog::BlkRecord;
 
-use crate::surface::{both_iologs, json, offsets, tool, Ios};
+use crate::surface::{both_iologs, offsets, Ios};
 use crate::util::{fio, fiox, scratch};
+use crate::util::{json, tool};
 
 /// Bytes and I/O counts per direction (read, write, trim) of a JSON report's first job.
 fn counts(v: &serde_json::Value) -> Vec<(u64, u64)> {

@@ -3,23 +3,7 @@
 //! latency fields and lines print, `max_latency`'s failure, and bad values refused before any
 //! I/O. Timings are only bounded loosely: the machine is shared and noisy.
 
-use std::path::Path;
-
-use crate::util::{fio, fiox, listing, scratch, Out};
-
-fn tool(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
-    if fiox_run {
-        fiox(dir, args)
-    } else {
-        fio(dir, args)
-    }
-}
-
-/// The JSON document of a run; the normal output may follow it.
-fn json(out: &Out) -> serde_json::Value {
-    let text = &out.stdout[out.stdout.find('{').expect("a JSON document")..];
-    serde_json::Deserializer::from_str(text).into_iter().next().expect("a JSON document").unwrap()
-}
+use crate::util::{fiox, json, listing, scratch, tool, Out};
 
 /// Runs both tools (fio first) on `args` in a fresh directory; both must succeed with an empty
 /// stderr.

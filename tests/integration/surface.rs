@@ -3,21 +3,7 @@
 
 use std::path::Path;
 
-use crate::util::{fio, fiox, listing, scratch, Out};
-
-/// Runs fiox or, if `fiox_run` is false, fio, with `args` in `dir`.
-pub(crate) fn tool(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
-    if fiox_run {
-        fiox(dir, args)
-    } else {
-        fio(dir, args)
-    }
-}
-
-/// The JSON document of a run (fio may print a line before it).
-pub(crate) fn json(out: &Out) -> serde_json::Value {
-    serde_json::from_str(&out.stdout[out.stdout.find('{').expect("a JSON document")..]).unwrap()
-}
+use crate::util::{fio, fiox, json, listing, scratch, tool};
 
 /// The (direction, offset) of every I/O in an iolog.
 pub(crate) type Ios = Vec<(String, u64)>;

@@ -38,6 +38,22 @@ pub fn fio(dir: &Path, args: &[&str]) -> Out {
     run(Command::new(fio_bin()).args(args).current_dir(dir))
 }
 
+/// Runs fiox or, if `fiox_run` is false, fio, with `args` in `dir`.
+pub fn tool(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
+    if fiox_run {
+        fiox(dir, args)
+    } else {
+        fio(dir, args)
+    }
+}
+
+/// The first JSON document of a run's standard output: fio may print lines before it, and the
+/// normal output may follow it.
+pub fn json(out: &Out) -> serde_json::Value {
+    let text = &out.stdout[out.stdout.find('{').expect("a JSON document")..];
+    serde_json::Deserializer::from_str(text).into_iter().next().expect("a JSON document").unwrap()
+}
+
 pub fn scratch() -> tempfile::TempDir {
     tempfile::Builder::new().prefix("fiox-test-").tempdir().expect("cannot make a scratch directory")
 }

@@ -1,0 +1,1 @@
+//! Detection unit tests: planted damage gives the right `What` at the right interval.

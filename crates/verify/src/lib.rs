@@ -580,9 +580,10 @@ impl Failure {
                 failed("pattern")
             ),
             What::TooSmall => format!("verify: Blocksize too small {at} {req})\n"),
+            // Meta and type 17 only fail on their pattern, which fio reports as "pattern".
             What::TypeMismatch { media, given } => format!(
                 "{}fio: verify type mismatch ({media} media, {given} given)\n",
-                failed(kind.name())
+                failed(if kind == Kind::Meta { "pattern" } else { kind.name() })
             ),
         }
     }

@@ -124,7 +124,12 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     let mut head = String::new();
     // Planning notes ("opendir added N files") come before the job header, as in fio, and go
     // with the normal output only (fio prints them before its JSON too).
-    let notes: String = plan.notes.iter().map(|l| format!("{l}\n")).collect();
+    let notes: String = plan.notes.iter().chain(&plan.warnings).map(|l| format!("{l}\n")).collect();
+    if !normal {
+        for w in &plan.warnings {
+            eprintln!("{w}");
+        }
+    }
     if normal && g.output.is_none() {
         head = notes + &crate::render::header(plan);
         print!("{head}");

@@ -57,6 +57,10 @@ pub struct Plan {
     pub had_global_section: bool,
     /// Lines fio prints before the job header ("fio: opendir added N files").
     pub notes: Vec<String>,
+    /// fio's warnings about a job ("verification read phase will never start ..."): with the
+    /// notes in normal output, on standard error under the other formats, whose output must
+    /// stay parseable.
+    pub warnings: Vec<String>,
 }
 
 /// Plans checked jobs: one worker per clone, with its files named and sized and its I/O size.
@@ -85,6 +89,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
     }
     let mut workers = Vec::new();
     let mut notes = Vec::new();
+    let mut warnings = Vec::new();
     for (job_index, job) in set.jobs.iter().enumerate() {
         // A replay is read and checked once per job (its clones replay the same trace); the
         // job then does the trace's directions with buffers as large as its largest I/O.
@@ -119,6 +124,9 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
         }
         if spec.pre_read && (engine.diskless || engine.metadata) {
             bail!("job '{}': pre_read=1, but ioengine={} reads no file contents", spec.name, spec.ioengine);
+        }
+        if let Some(w) = crate::runner::verify::preflight(&spec)? {
+            warnings.push(w);
         }
         if readonly && (spec.rw.writes() || spec.rw.trims()) {
             bail!("job '{}': rw={} writes, but --readonly was given", spec.name, spec.rw.name());
@@ -183,7 +191,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
         w.dedupe_set = set;
     }
     let had_global_section = !set.global_options.is_empty();
-    Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section, notes })
+    Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section, notes, warnings })
 }
 
 /// The no-I/O engines (cpuio, exec) have no file and no size: their jobs end on time. fio

@@ -171,6 +171,12 @@ pub fn min_block_size(spec: &JobSpec) -> u64 {
     (0..3).filter(|&d| dirs[d]).map(|d| BlockSizes::of(spec, d).min()).min().unwrap_or(spec.bs[0])
 }
 
+/// The smallest and largest block of direction `d` (0 read, 1 write, 2 trim).
+pub fn block_range(spec: &JobSpec, d: usize) -> (u64, u64) {
+    let b = BlockSizes::of(spec, d);
+    (b.min(), b.max())
+}
+
 /// The largest read block of a job (what `pre_read` reads in).
 pub fn max_read_block(spec: &JobSpec) -> u64 {
     BlockSizes::of(spec, 0).max()
@@ -188,6 +194,9 @@ pub struct NextIo {
     pub file: usize,
     pub offset: u64,
     pub len: u32,
+    /// A read that verifies what the job wrote (`verify_backlog`, the read-back): checked,
+    /// and not counted toward the job's size.
+    pub check: bool,
 }
 
 pub struct IoGen {
@@ -358,7 +367,7 @@ impl IoGen {
             let n = self.writes;
             if let Some(&(_, ddir)) = self.syncs.iter().find(|&&(every, _)| every > 0 && n % every == 0) {
                 let file = self.last.map_or(0, |l| l.file);
-                return Some(NextIo { ddir, file, offset: 0, len: 0 });
+                return Some(NextIo { ddir, file, offset: 0, len: 0, check: false });
             }
         }
         let ddir = self.pick_ddir();
@@ -402,7 +411,7 @@ impl IoGen {
                 }
                 b
             };
-            NextIo { ddir, file, offset: r.start + block * self.min_bs, len: len as u32 }
+            NextIo { ddir, file, offset: r.start + block * self.min_bs, len: len as u32, check: false }
         } else if self.rw.is_random() && self.run_left > 0 {
             // Within a `randread:N` run: continue sequentially from the last offset, or repeat it
             // (rw_sequencer=identical).
@@ -414,12 +423,18 @@ impl IoGen {
                 (None, _) => 0,
             };
             let rel = if prev + len > r.len { 0 } else { prev };
-            NextIo { ddir, file, offset: r.start + rel, len: len as u32 }
+            NextIo { ddir, file, offset: r.start + rel, len: len as u32, check: false }
         } else {
             // A pass wraps when the position lands exactly on the region's end. When a block
             // would only partly fit (or the position jumped past the end through a `:N` hole),
             // fio ends the pass instead, and the job with it unless it loops or is time based.
             let pos = self.regions[file].seq[d];
+            let min = self.sizes[sizes].min();
+            if pos + len > self.regions[file].len && pos + min <= self.regions[file].len {
+                // Variable sizes: a smaller block that fits is taken, as fio retries smaller
+                // sizes until one fits.
+                len = (self.regions[file].len - pos) / min * min;
+            }
             if pos + len > self.regions[file].len {
                 if pos != self.regions[file].len && !self.time_based {
                     if self.loops_left <= 1 {
@@ -438,7 +453,7 @@ impl IoGen {
             // Backwards (`read:-8k`) past the region's start goes on from its end, step
             // included, as in fio.
             r.seq[d] = if next >= 0 { next as u64 } else { (r.len as i64 + self.modifier).max(0) as u64 };
-            NextIo { ddir, file, offset: r.start + rel, len: len as u32 }
+            NextIo { ddir, file, offset: r.start + rel, len: len as u32, check: false }
         };
         if matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
             let wlen = io.len;

@@ -19,6 +19,7 @@ pub mod pacer;
 pub mod replay;
 pub mod source;
 pub mod steady;
+pub mod verify;
 pub mod worker;
 pub mod zones;
 

@@ -122,7 +122,7 @@ pub fn load(spec: &JobSpec, r: &ReplaySpec) -> Result<ReplayPlan> {
             offset &= !(r.align - 1);
         }
         let delay = if r.no_stall { 0 } else { wait.saturating_mul(100) / r.time_scale };
-        let io = NextIo { ddir, file: target[e.file], offset, len: e.len as u32 };
+        let io = NextIo { ddir, file: target[e.file], offset, len: e.len as u32, check: false };
         ios.push((io, delay));
     }
     Ok(ReplayPlan { paths, ios })

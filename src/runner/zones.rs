@@ -86,7 +86,9 @@ mod tests {
 
     fn offsets(z: ZoneSpec, random: bool, bs: u32, n: usize) -> Vec<u64> {
         let mut zones = Zones::new(&z, &[(0, 64 << 10)], bs as u64, random, 1);
-        (0..n).map(|_| zones.place(NextIo { ddir: Ddir::Read, file: 0, offset: 0, len: bs }).offset >> 10).collect()
+        (0..n)
+            .map(|_| zones.place(NextIo { ddir: Ddir::Read, file: 0, offset: 0, len: bs, check: false }).offset >> 10)
+            .collect()
     }
 
     fn strided(size: u64, range: u64, skip: u64) -> ZoneSpec {

@@ -59,11 +59,10 @@ fn missing_file_empty_job_and_no_target() {
 #[test]
 fn unsupported_options_are_refused_not_ignored() {
     refused(
-        &["--name=j", "--size=1m", "--verify_fatal=1"],
+        &["--name=j", "--size=1m", "--trim_percentage=10"],
         &[],
-        "option 'verify_fatal' (command line) is not supported yet",
+        "option 'trim_percentage' (command line) is not supported yet",
     );
-    refused(&["--name=j", "--size=1m", "--verify=md5"], &[], "accepted now: 0, none");
     refused(&["--name=j", "--size=1m", "--ioengine=rbd"], &[], "ioengine 'rbd' is not supported yet");
 }
 

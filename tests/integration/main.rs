@@ -19,3 +19,4 @@ mod snapshots;
 mod steady;
 mod surface;
 mod util;
+mod verify;

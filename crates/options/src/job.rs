@@ -125,11 +125,11 @@ mod tests {
         assert!(e.contains("defines no jobs"), "{e}");
         let e = set("[a]\nsize=1m\nfixedbufs=1\n", &[]).unwrap_err().to_string();
         assert!(e.contains("belongs to ioengine io_uring"), "{e}");
-        let e = set("[a]\nsize=1m\nverify_fatal=1\n", &[]).unwrap_err().to_string();
+        let e = set("[a]\nsize=1m\nprofile=act\n", &[]).unwrap_err().to_string();
         assert!(e.contains("not supported yet"), "{e}");
         assert!(set("[a]\nsize=1m\nverify=0\n", &[]).is_ok());
-        let e = set("[a]\nsize=1m\nverify=md5\n", &[]).unwrap_err().to_string();
-        assert!(e.contains("accepted now: 0, none"), "{e}");
+        let e = set("[a]\nsize=1m\nverify=pattern\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("verify=pattern needs verify_pattern"), "{e}");
     }
 
     #[test]

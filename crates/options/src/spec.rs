@@ -15,7 +15,9 @@ use crate::table::{self, Kind, OptDef, Support};
 use crate::value::{self, Ctx, Parsed, RwMode, Value};
 
 mod replay;
+mod verify;
 pub use replay::{ReplaySpec, ZoneMode, ZoneSpec};
+pub use verify::VerifySpec;
 
 /// A size that may be relative to the file or device.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -411,7 +413,8 @@ pub struct JobSpec {
     pub significant_figures: u32,
     pub bwavgtime_ms: u64,
     pub iopsavgtime_ms: u64,
-    pub do_verify: bool,
+    /// `verify` and its companions (`None`: the job does not verify).
+    pub verify: Option<VerifySpec>,
     /// Block size range per direction, when set.
     pub bsrange: [Option<(u64, u64)>; 3],
     /// Weighted block sizes per direction (empty: not set).
@@ -1011,7 +1014,7 @@ impl JobSpec {
             significant_figures: m.u32("significant_figures", 4)?,
             bwavgtime_ms: m.int("bwavgtime")?.unwrap_or(500) as u64,
             iopsavgtime_ms: m.int("iopsavgtime")?.unwrap_or(500) as u64,
-            do_verify: m.flag("do_verify")?,
+            verify: verify::verify(&m)?,
             bsrange: m.per_dir("bsrange")?.map(|v| match v {
                 Some(Value::Range(lo, hi)) => Some((lo, hi)),
                 _ => None,

@@ -40,6 +40,7 @@
 
 pub mod fuzz;
 mod pattern;
+pub mod state;
 pub mod sums;
 
 pub use pattern::{Pattern, MAX_PATTERN};

@@ -51,7 +51,9 @@ struct Sampler {
 
 impl Accountant {
     pub(super) fn new(spec: &JobSpec, number: usize, measuring: bool) -> Accountant {
-        let on = [spec.rw.reads(), spec.rw.writes(), spec.rw.trims()];
+        // A write job that reads its blocks back (verify) reads too.
+        let reads_back = spec.rw.writes() && spec.verify.as_ref().is_some_and(|v| v.after_write || v.only);
+        let on = [spec.rw.reads() || reads_back, spec.rw.writes(), spec.rw.trims()];
         let mut blank = ThreadStat { jobs: 1, ..ThreadStat::default() };
         for (d, &active) in on.iter().enumerate() {
             if active {

@@ -55,6 +55,7 @@ use super::iogen::{IoGen, NextIo};
 use super::offsets::{mix64, Rng};
 use super::pacer::Pacer;
 use super::source::Source;
+use super::verify::Verifier;
 use crate::plan::WorkerPlan;
 use account::Accountant;
 pub use layout::layout;
@@ -199,7 +200,11 @@ pub fn run(
         if let Some(f) = &flow {
             f.start();
         }
-        Worker::new(plan, &mut q, content, seed, stop, progress, diag).with_flow(flow).run()?
+        let verify = match &spec.verify {
+            Some(v) => Some(Verifier::new(plan, v, q.depth(), seed, run_id())?),
+            None => None,
+        };
+        Worker::new(plan, &mut q, content, seed, stop, progress, diag).with_flow(flow).with_verify(verify).run()?
     };
     progress.activity.store(Activity::FINISHING, Ordering::Relaxed);
     // An abandoned queue still has I/O on a device that stopped answering: a flush could wait
@@ -364,6 +369,13 @@ struct Worker<'a> {
     max_latency_ns: u64,
     /// `lockfile`: the job's holds on its files' locks.
     locks: Option<locks::JobLocks>,
+    /// `verify`: what writes carry, the map of what they left, the checks of reads.
+    verify: Option<Verifier>,
+    /// Overlapping I/O waits for what it overlaps (`serialize_overlap`, and always under
+    /// verify, so the map's order of writes is the device's).
+    serialize: bool,
+    /// The read-back of a write job's blocks is under way.
+    reading_back: bool,
     stop: &'a AtomicBool,
     diag: &'a mut dyn Write,
 }
@@ -442,6 +454,9 @@ impl<'a> Worker<'a> {
                 let paths: Vec<&std::path::Path> = plan.files.iter().map(|f| f.path.as_path()).collect();
                 locks::JobLocks::new(spec.lockfile, plan.number as u64, &paths)
             },
+            verify: None,
+            serialize: spec.serialize_overlap || (spec.verify.is_some() && spec.rw.writes() && depth > 1),
+            reading_back: false,
             stop,
             diag,
         }
@@ -453,10 +468,30 @@ impl<'a> Worker<'a> {
         self
     }
 
+    /// Gives the job its verification.
+    fn with_verify(mut self, verify: Option<Verifier>) -> Self {
+        self.verify = verify;
+        self
+    }
+
     fn run(mut self) -> Result<WorkerResult> {
         if self.acct.measuring {
             self.publisher.progress.measuring.store(true, Ordering::Relaxed);
         }
+        if self.verify.as_ref().is_some_and(|v| v.only) {
+            self.plan_only();
+        } else {
+            self.io_loop()?;
+        }
+        if self.verify.as_ref().is_some_and(|v| v.read_back) && self.phase == Phase::Done(EndReason::Done) {
+            self.start_read_back();
+            self.io_loop()?;
+        }
+        self.finish()
+    }
+
+    /// The loop drawn in the module documentation, until the job is done.
+    fn io_loop(&mut self) -> Result<()> {
         loop {
             self.tick();
             if let Phase::Done(_) = self.phase {
@@ -480,7 +515,46 @@ impl<'a> Worker<'a> {
             }
             self.observe();
         }
-        self.finish()
+        Ok(())
+    }
+
+    /// `verify_only`: the job's writes are drawn as if made, and remembered to be read back;
+    /// nothing is written.
+    fn plan_only(&mut self) {
+        while let Some(next) = self.next_io(0) {
+            if next.ddir == Ddir::Write {
+                if let Some(v) = &mut self.verify {
+                    if !v.within_state(next.file, next.offset) {
+                        break;
+                    }
+                    v.planned(next.file, next.offset, next.len);
+                }
+            }
+            self.end.issued(&next);
+        }
+        self.phase = Phase::Done(EndReason::Done);
+    }
+
+    /// After the writes, what they left is read back and checked: the files are flushed and
+    /// their cached pages dropped (so the device is read, not memory), and the map of blocks
+    /// becomes the source of reads.
+    #[cold]
+    fn start_read_back(&mut self) {
+        for (f, fp) in self.q.files().iter().zip(&self.plan.files) {
+            use std::os::fd::AsRawFd;
+            let _ = f.sync_all();
+            let _ = sys::drop_cache(f.as_raw_fd(), fp.block_device);
+        }
+        if let Some(v) = &mut self.verify {
+            v.start_read_back();
+        }
+        self.reading_back = true;
+        self.pending = None;
+        self.end = EndRules::read_back();
+        self.phase = Phase::Measure;
+        if !self.acct.measuring {
+            self.acct.start_measuring(self.now);
+        }
     }
 
     /// Applies the end rules and starts measuring once the ramp is over.
@@ -548,7 +622,7 @@ impl<'a> Worker<'a> {
             // One clock read serves the rate checks of this I/O.
             let t_pace = if self.pacing { self.clock.now() } else { 0 };
             let Some(next) = self.next_io(t_pace) else { break };
-            if self.spec.serialize_overlap && self.overlaps_inflight(&next) {
+            if self.serialize && self.overlaps_inflight(&next) {
                 // serialize_overlap: held until the I/O it overlaps completes (fio answers
                 // "busy" and reaps).
                 self.pending = Some(next);
@@ -589,8 +663,15 @@ impl<'a> Worker<'a> {
                 len: next.len,
                 ioprio: self.prio.draw(&next),
             };
-            if next.ddir == Ddir::Write && self.content.changes() {
-                self.content.before_write(self.q.buf_mut(idx), next.len as usize, next.offset);
+            if let Some(v) = &mut self.verify {
+                v.issue(idx, &next);
+            }
+            if next.ddir == Ddir::Write {
+                if let Some(v) = &mut self.verify {
+                    v.seal(idx, &mut self.q.buf_mut(idx)[..next.len as usize], next.offset);
+                } else if self.content.changes() {
+                    self.content.before_write(self.q.buf_mut(idx), next.len as usize, next.offset);
+                }
             }
             // Synchronous engines are timed around the call itself.
             let t_start = if sync_engine { self.clock.now() } else { t_fill };
@@ -739,7 +820,12 @@ impl<'a> Worker<'a> {
         let next = match self.pending.take() {
             Some(held) => held,
             None => {
-                let Some(next) = self.source.next() else {
+                let drawn = match &mut self.verify {
+                    Some(v) if self.reading_back => v.map.as_mut().and_then(|m| m.next_read()),
+                    Some(v) => v.backlog_next().or_else(|| self.source.next()),
+                    None => self.source.next(),
+                };
+                let Some(next) = drawn else {
                     // The pattern is used up (a sequential pass ended on a partial block, or
                     // the replayed trace is over).
                     self.end.exhausted();
@@ -758,6 +844,10 @@ impl<'a> Worker<'a> {
                 use std::os::fd::AsRawFd;
                 let _ = sys::drop_cache(file.as_raw_fd(), fp.block_device);
             }
+        }
+        if next.check {
+            // A verify read reads the block as it was written.
+            return Some(next);
         }
         self.end.fit(next, &self.source)
     }
@@ -843,9 +933,40 @@ impl<'a> Worker<'a> {
             return;
         }
         self.acct.complete(&io, result, start, issue, self.now);
+        if self.verify.is_some() {
+            self.verify_io(idx, &io, result);
+        }
         let lat = self.now.saturating_sub(start.unwrap_or(issue));
         if lat > self.max_latency_ns || self.latency.is_some() {
             self.judge_latency(&io, lat);
+        }
+    }
+
+    /// Under verify: a completed write enters the map; a read that is checked is checked.
+    fn verify_io(&mut self, idx: u32, io: &Io, result: i64) {
+        let Some(v) = &mut self.verify else { return };
+        match io.ddir {
+            Ddir::Write => v.written(idx, io.file as usize, io.offset, io.len),
+            Ddir::Read if v.checks(idx) => {
+                if !self.spec.rw.writes() && !v.within_state(io.file as usize, io.offset) {
+                    // verify_state_load: past the point the writes reached.
+                    self.end.exhausted();
+                    return;
+                }
+                let len = (result.max(0) as usize).min(io.len as usize);
+                let name =
+                    self.plan.files.get(io.file as usize).map(|f| f.path.display().to_string()).unwrap_or_default();
+                let buf = &mut self.q.buf_mut(idx)[..len];
+                if let Some(verdict) = v.check(buf, io.file as usize, &name, io.offset) {
+                    let fatal = v.fatal;
+                    self.errors.verify_failed(&verdict.message, fatal, &mut self.acct.ts, self.diag);
+                    if self.errors.func.is_none() {
+                        self.errors.func =
+                            Some(if self.plan.engine.sync { "io_u_sync_complete" } else { "io_u_queued_complete" });
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
@@ -1062,6 +1183,16 @@ impl<'a> Worker<'a> {
     /// Writes the iolog and the logs, and hands back the result, which also answers every
     /// later status request.
     fn finish(mut self) -> Result<WorkerResult> {
+        if let Some(v) = &self.verify {
+            if self.spec.rw.writes() && !v.only && self.spec.verify.as_ref().is_some_and(|s| s.state_save) {
+                // fio's record of where the writes stopped, for a later verify_state_load.
+                let path = super::verify::state_path(self.plan);
+                let bytes = v.state(self.plan, self.q.depth()).encode();
+                if let Err(e) = std::fs::write(&path, bytes) {
+                    let _ = writeln!(self.diag, "fiox: job '{}': cannot write '{path}': {e}", self.spec.name);
+                }
+            }
+        }
         if let (Some(log), Some(path)) = (self.iolog.take(), &self.spec.write_iolog) {
             log.finish(self.clock.now(), path)?;
         }
@@ -1088,4 +1219,11 @@ impl<'a> Worker<'a> {
         progress.done.store(true, Ordering::Relaxed);
         Ok(result)
     }
+}
+
+/// An id for this run, different from any earlier run's, so that blocks an earlier run left
+/// are never taken for this run's (see `verify.rs`).
+fn run_id() -> u64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    mix64(t ^ (u64::from(std::process::id()) << 32))
 }

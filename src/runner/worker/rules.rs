@@ -64,6 +64,21 @@ impl EndRules {
         }
     }
 
+    /// The rules of a read-back: it ends when every block was read (or on a stop or an
+    /// error), whatever the job's size and runtime.
+    pub(super) fn read_back() -> EndRules {
+        EndRules {
+            end_ns: u64::MAX,
+            limit: u64::MAX,
+            ios_limit: u64::MAX,
+            issued_bytes: 0,
+            issued_ios: 0,
+            count_trims: true,
+            per_loop: 0,
+            loops_done: 0,
+        }
+    }
+
     /// Whether the job has issued a whole loop whose end was not handled yet, with more loops
     /// to go.
     #[inline]
@@ -103,6 +118,10 @@ impl EndRules {
     /// Counts an I/O handed to the engine.
     #[inline]
     pub(super) fn issued(&mut self, io: &NextIo) {
+        if io.check {
+            // A verify read: fio adds the job's size to its budget for them.
+            return;
+        }
         self.issued_ios += 1;
         if self.count_trims || io.ddir != Ddir::Trim {
             self.issued_bytes += io.len as u64;
@@ -196,6 +215,31 @@ impl ErrorRule {
         let _ = writeln!(diag, "fiox: {msg}");
         if fatal && self.first.is_none() {
             self.first = Some(msg);
+        }
+    }
+
+    /// A read failed its verification (`message`: fio's lines): EILSEQ, a verify error for
+    /// `continue_on_error`; `verify_fatal` ends the job whatever the policy says.
+    pub(super) fn verify_failed(
+        &mut self,
+        message: &str,
+        verify_fatal: bool,
+        ts: &mut ThreadStat,
+        diag: &mut dyn Write,
+    ) {
+        let _ = diag.write_all(message.as_bytes());
+        let errno = libc::EILSEQ;
+        if ts.error == 0 {
+            ts.error = errno;
+        }
+        if self.policy.continues[2] {
+            ts.total_err += 1;
+            if ts.first_error == 0 {
+                ts.first_error = errno;
+            }
+        }
+        if (verify_fatal || !self.policy.continues_after(2, errno)) && self.first.is_none() {
+            self.first = Some(message.lines().next().unwrap_or("verify failed").to_string());
         }
     }
 

@@ -75,23 +75,12 @@ pub(super) static DEFS: &[O] = &[
     O::new("latency_percentile", K::Float { min: 0.0, max: 100.0, }, C::Latency, "Percentage of I/Os in each window that must meet latency_target").def("100"),
     O::new("latency_run", K::Bool, C::Latency, "Keep adjusting the queue depth for the whole run instead of stopping once it is found").def("0"),
     O::new("max_latency", K::Time { unit: TimeUnit::Usec, }, C::Latency, "Fail the job (ETIMEDOUT) when an I/O takes longer than this (0: no limit)").def("0"),
-    O::new("verify", K::Choice(VERIFY), C::Verify, "Verify written data with this method").def("0").only(&["0", "none"]),
-    O::new("do_verify", K::Bool, C::Verify, "Run the verify phase after writing").def("1"),
-    O::new("verify_fatal", K::Bool, C::Verify, "Stop the job at the first verify failure").def("0").not_yet(),
-    O::new("verify_backlog", INT0, C::Verify, "Verify after this many blocks written").not_yet(),
-    O::new("verify_interval", K::Size, C::Verify, "Size of each verified unit within a block").not_yet(),
-    O::new("verify_pattern", K::Str, C::Verify, "Pattern written and checked when verify=pattern").not_yet(),
-    O::new("verify_only", K::Flag, C::Verify, "Only verify data written by an earlier run").not_yet(),
-    O::new("verify_async", INT0, C::Verify, "Number of threads verifying asynchronously").def("0").not_yet(),
-    O::new("verify_state_save", K::Bool, C::Verify, "Save what was written, for a later verify").def("1").not_yet(),
-    O::new("verify_state_load", K::Bool, C::Verify, "Load what an earlier run saved before verifying").def("0").not_yet(),
     O::new("steadystate", K::Str, C::SteadyState, "Steady-state criterion and limit: iops, iops_slope, bw or bw_slope, then ':' and a number or a percentage of the mean (iops_slope:0.1%)").alias(&["ss"]).def("iops_slope:0.01%"),
     O::new("steadystate_duration", K::Time { unit: TimeUnit::Sec, }, C::SteadyState, "Rolling window over which steady state is judged, sampled once a second (0: off)").alias(&["ss_dur"]).def("0"),
     O::new("steadystate_ramp_time", K::Time { unit: TimeUnit::Sec, }, C::SteadyState, "Run this long before collecting steady-state samples").alias(&["ss_ramp"]).def("0"),
     O::new("continue_on_error", K::Choice(CONT_ERR), C::Errors, "Which errors do not stop the job (only EIO and EILSEQ, unless ignore_error lists others)").def("none"),
     O::new("ignore_error", K::Str, C::Errors, "Errors that do not stop the job, as READ,WRITE,VERIFY lists of names or numbers separated by ':' (EIO:ENOSPC,EIO)"),
     O::new("error_dump", K::Bool, C::Errors, "Print every I/O error, also those that do not stop the job").def("0"),
-    O::new("trim_percentage", PCT, C::IoType, "Percentage of verified blocks to trim").not_yet(),
 ];
 
 static DEDUPE_MODE: &[Choice] = &[
@@ -149,29 +138,6 @@ static RATE_PROCESS: &[Choice] = &[
 static THINK_TYPE: &[Choice] = &[
     Choice { word: "complete", help: "Count completed I/Os" },
     Choice { word: "issue", help: "Count submitted I/Os" },
-];
-static VERIFY: &[Choice] = &[
-    Choice { word: "0", help: "No verification" },
-    Choice { word: "none", help: "No verification" },
-    Choice { word: "md5", help: "MD5 checksum" },
-    Choice { word: "crc64", help: "CRC-64 checksum" },
-    Choice { word: "crc32c", help: "CRC-32C checksum" },
-    Choice { word: "crc32c-intel", help: "CRC-32C with hardware help" },
-    Choice { word: "crc32", help: "CRC-32 checksum" },
-    Choice { word: "crc16", help: "CRC-16 checksum" },
-    Choice { word: "crc7", help: "CRC-7 checksum" },
-    Choice { word: "xxhash", help: "xxHash checksum" },
-    Choice { word: "sha512", help: "SHA-512 checksum" },
-    Choice { word: "sha256", help: "SHA-256 checksum" },
-    Choice { word: "sha1", help: "SHA-1 checksum" },
-    Choice { word: "sha3-224", help: "SHA3-224 checksum" },
-    Choice { word: "sha3-256", help: "SHA3-256 checksum" },
-    Choice { word: "sha3-384", help: "SHA3-384 checksum" },
-    Choice { word: "sha3-512", help: "SHA3-512 checksum" },
-    Choice { word: "meta", help: "Header only" },
-    Choice { word: "pattern", help: "Check verify_pattern" },
-    Choice { word: "pattern_hdr", help: "Check verify_pattern and a header" },
-    Choice { word: "null", help: "Pretend to verify (for testing)" },
 ];
 static CONT_ERR: &[Choice] = &[
     Choice { word: "none", help: "Stop on any error" },

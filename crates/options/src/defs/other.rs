@@ -5,13 +5,4 @@ use crate::table::{Category as C, Kind as K, OptDef as O};
 
 const HELP: &str = "fio option that fiox does not implement yet";
 
-pub(super) static DEFS: &[O] = &[
-    O::new("experimental_verify", K::Bool, C::Other, HELP).not_yet(),
-    O::new("profile", K::Str, C::Other, HELP).not_yet(),
-    O::new("trim_backlog", K::Str, C::Other, HELP).not_yet(),
-    O::new("trim_backlog_batch", K::Str, C::Other, HELP).not_yet(),
-    O::new("trim_verify_zero", K::Bool, C::Other, HELP).not_yet(),
-    O::new("verify_backlog_batch", K::Str, C::Other, HELP).not_yet(),
-    O::new("verify_dump", K::Bool, C::Other, HELP).not_yet(),
-    O::new("verify_offset", K::Str, C::Other, HELP).not_yet(),
-];
+pub(super) static DEFS: &[O] = &[O::new("profile", K::Str, C::Other, HELP).not_yet()];

@@ -1,0 +1,87 @@
+//! The verify options resolved into [`VerifySpec`]: how a job's writes are laid out for checking
+//! (fio 3.33's block format, from `fiox-verify`) and when and how they are checked.
+
+use fiox_verify::{Kind, Pattern};
+
+use super::Merged;
+use crate::error::Result;
+
+/// How a job verifies. `None` in `JobSpec::verify` when it does not.
+#[derive(Debug, Clone)]
+pub struct VerifySpec {
+    pub kind: Kind,
+    /// `verify_interval` as given (the runner fits it to the block sizes as fio does).
+    pub interval: Option<u64>,
+    /// `verify_offset`: where in each interval the header goes (0: at its start).
+    pub offset: u64,
+    /// `verify_pattern`, parsed; its text for messages.
+    pub pattern: Option<std::sync::Arc<Pattern>>,
+    /// Read back after writing (`do_verify`).
+    pub after_write: bool,
+    pub fatal: bool,
+    pub dump: bool,
+    /// `verify_only`: the job's writes become the reads that check them.
+    pub only: bool,
+    /// `verify_backlog` and `verify_backlog_batch` (0: not set).
+    pub backlog: u64,
+    pub backlog_batch: u64,
+    /// `verify_state_save`, `verify_state_load`.
+    pub state_save: bool,
+    pub state_load: bool,
+}
+
+impl PartialEq for VerifySpec {
+    fn eq(&self, o: &Self) -> bool {
+        self.kind == o.kind
+            && self.interval == o.interval
+            && self.offset == o.offset
+            && self.pattern.as_ref().map(|p| p.bytes().to_vec()) == o.pattern.as_ref().map(|p| p.bytes().to_vec())
+            && (self.after_write, self.fatal, self.dump, self.only) == (o.after_write, o.fatal, o.dump, o.only)
+            && (self.state_save, self.state_load) == (o.state_save, o.state_load)
+            && (self.backlog, self.backlog_batch) == (o.backlog, o.backlog_batch)
+    }
+}
+
+/// fio's pattern forms, for the message about a bad `verify_pattern`.
+const PATTERN_FORMS: &str =
+    "0x hex bytes (0xdeadbeef), decimal numbers, \"strings\", 'files' and %o (the I/O's offset), concatenated";
+
+/// The verify options of a job. A `verify_pattern` without `verify=` verifies the pattern
+/// behind a header, as fio does (its type 17). fio 3.33 accepts `verify=pattern` without a
+/// pattern and checks nothing useful; fiox refuses it.
+pub(super) fn verify(m: &Merged<'_>) -> Result<Option<VerifySpec>> {
+    let read_file = |name: &str| std::fs::read(name);
+    let pattern =
+        m.custom("verify_pattern", |v| Pattern::parse(v, &read_file), PATTERN_FORMS)?.map(std::sync::Arc::new);
+    let word = m.choice("verify")?;
+    let interval = m.int("verify_interval")?.map(|v| v as u64);
+    let offset = m.int("verify_offset")?.unwrap_or(0) as u64;
+    let (after_write, fatal, dump, only) =
+        (m.flag("do_verify")?, m.flag("verify_fatal")?, m.flag("verify_dump")?, m.flag("verify_only")?);
+    let (state_save, state_load) = (m.flag("verify_state_save")?, m.flag("verify_state_load")?);
+    let backlog = m.size("verify_backlog")?.unwrap_or(0);
+    let backlog_batch = m.int("verify_backlog_batch")?.unwrap_or(0) as u64;
+    let kind = match word {
+        // Only when `verify` is not written: `verify=0` with a pattern just fills the buffers.
+        "0" | "none" if pattern.is_some() && !m.is_set("verify") => Kind::PatternHdr,
+        "0" | "none" => return Ok(None),
+        w => Kind::parse(w).unwrap_or_else(|| unreachable!("verify={w} has no kind in fiox-verify")),
+    };
+    if matches!(kind, Kind::Pattern | Kind::PatternHdr) && pattern.is_none() {
+        return Err(m.job_err(format!("verify={word} needs verify_pattern")));
+    }
+    Ok(Some(VerifySpec {
+        kind,
+        interval,
+        offset,
+        pattern,
+        after_write,
+        fatal,
+        dump,
+        only,
+        backlog,
+        backlog_batch,
+        state_save,
+        state_load,
+    }))
+}

@@ -1,0 +1,507 @@
+//! Verification in a job: writes made into fio 3.33's verify blocks (the format is
+//! `fiox-verify`'s), a map of what each write left where, the read-back of a write job's
+//! blocks (`do_verify`, `verify_only`), and the check of every read that is verified.
+//!
+//! The map is what fio lacks: every verify interval a write of this run covered holds the
+//! generation stamp of the newest write that completed there (8 bytes per interval, in chunks
+//! allocated as they are written, so a large device costs what the job touches). The stamp is
+//! written into the header's time fields, which fio writes but never checks, so blocks stay
+//! readable by fio while fiox can tell a lost or stale write (a valid block of an older
+//! generation) from the current one.
+
+use fiox_engine::Ddir;
+use fiox_options::{JobSpec, VerifySpec};
+use std::collections::VecDeque;
+
+use fiox_verify::state::VerifyState;
+use fiox_verify::{Failure, Header, Kind, Layout, Stamp};
+
+use super::iogen::{block_range, NextIo};
+use super::offsets::{mix64, Rng};
+use crate::plan::WorkerPlan;
+
+/// Marks the first interval of a write in a map entry.
+const START: u64 = 1 << 63;
+/// Marks an interval already verified (by `verify_backlog`), which the read-back skips.
+const VERIFIED: u64 = 1 << 62;
+/// The stamp bits of an entry.
+const STAMP: u64 = !(START | VERIFIED);
+/// The stamp of a block whose generation is unknown (`verify_only` rebuilds the blocks of an
+/// earlier run): only the header and checksum are checked.
+const ANY: u64 = STAMP;
+/// Map entries per chunk.
+const CHUNK: usize = 1 << 12;
+
+/// The interval fio 3.33 uses for a job: `verify_interval` fitted to the block sizes (at most
+/// the smallest block written or read, and dividing every block written), else the smallest
+/// block written.
+pub fn interval(spec: &JobSpec, v: &VerifySpec) -> u64 {
+    let dir = if spec.rw.writes() { 1 } else { 0 };
+    let (lo, hi) = block_range(spec, dir);
+    let (lo, hi) = (lo.max(1), hi.max(1));
+    let mut iv = v.interval.unwrap_or(lo).min(lo);
+    if spec.rw.reads() && spec.rw.writes() {
+        iv = iv.min(block_range(spec, 0).0.max(1));
+    }
+    if iv == 0 || lo % iv != 0 || hi % iv != 0 {
+        iv = gcd(lo, hi);
+    }
+    iv
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// How a job's blocks are laid out.
+fn layout(spec: &JobSpec, v: &VerifySpec) -> Layout {
+    Layout {
+        kind: v.kind,
+        interval: interval(spec, v) as usize,
+        verify_offset: v.offset as usize,
+        pattern: v.pattern.as_deref().cloned(),
+    }
+}
+
+/// Checks a verifying job before anything runs: its blocks must hold their headers, and a
+/// time-based job that only writes never reaches its read-back (fio's warning, returned).
+pub fn preflight(spec: &JobSpec) -> anyhow::Result<Option<String>> {
+    let Some(v) = &spec.verify else { return Ok(None) };
+    let name = &spec.name;
+    if spec.bs_unaligned {
+        anyhow::bail!("job '{name}': verify with bs_unaligned is not supported yet by fiox");
+    }
+    layout(spec, v).validate().map_err(|e| anyhow::anyhow!("job '{name}': {e}"))?;
+    let write_only = spec.rw.writes() && !spec.rw.reads();
+    Ok((spec.time_based && write_only && v.after_write && !v.only)
+        .then(|| "fio: verification read phase will never start because write phase uses all of runtime".to_string()))
+}
+
+/// Where a job's verify state file is: fio's name, in the working directory.
+pub fn state_path(plan: &WorkerPlan) -> String {
+    fiox_verify::state::file_name(None, &plan.spec.name, plan.number - 1)
+}
+
+/// One file's map: entry `i` describes the interval at `base + i * interval`.
+struct FileMap {
+    base: u64,
+    chunks: Vec<Option<Box<[u64]>>>,
+}
+
+/// The newest completed write over every interval of a job's files.
+pub struct WriteMap {
+    interval: u64,
+    files: Vec<FileMap>,
+    /// Where the read-back is: file, entry.
+    cursor: (usize, usize),
+    /// Longest block the read-back may issue, in intervals.
+    max_intervals: usize,
+    /// Entries set (for the report).
+    pub blocks: u64,
+}
+
+impl WriteMap {
+    fn new(plan: &WorkerPlan, interval: u64, max_block: u64) -> WriteMap {
+        let files = plan
+            .files
+            .iter()
+            .map(|f| {
+                let n = f.region_len.div_ceil(interval) as usize;
+                FileMap { base: f.region_start, chunks: (0..n.div_ceil(CHUNK)).map(|_| None).collect() }
+            })
+            .collect();
+        WriteMap { interval, files, cursor: (0, 0), max_intervals: (max_block / interval).max(1) as usize, blocks: 0 }
+    }
+
+    /// The entry index of `offset` in `file`, when it is an interval boundary in the region.
+    fn index(&self, file: usize, offset: u64) -> Option<usize> {
+        let f = self.files.get(file)?;
+        let rel = offset.checked_sub(f.base)?;
+        (rel % self.interval == 0).then_some((rel / self.interval) as usize)
+    }
+
+    fn get(&self, file: usize, i: usize) -> u64 {
+        self.files.get(file).and_then(|f| f.chunks.get(i / CHUNK)).and_then(|c| c.as_ref()).map_or(0, |c| c[i % CHUNK])
+    }
+
+    fn set(&mut self, file: usize, i: usize, v: u64) {
+        let Some(slot) = self.files.get_mut(file).and_then(|f| f.chunks.get_mut(i / CHUNK)) else { return };
+        let chunk = slot.get_or_insert_with(|| vec![0; CHUNK].into_boxed_slice());
+        chunk[i % CHUNK] = v;
+    }
+
+    /// Records a completed write of `len` bytes at `offset` with `stamp`.
+    fn record(&mut self, file: usize, offset: u64, len: u32, stamp: u64) {
+        let Some(first) = self.index(file, offset) else { return };
+        let n = (len as u64).div_ceil(self.interval) as usize;
+        for k in 0..n {
+            if self.get(file, first + k) == 0 {
+                self.blocks += 1;
+            }
+            self.set(file, first + k, if k == 0 { stamp | START } else { stamp });
+        }
+    }
+
+    /// The stamp expected at `offset` (0: never written by this run).
+    fn expected(&self, file: usize, offset: u64) -> u64 {
+        self.index(file, offset).map_or(0, |i| self.get(file, i) & STAMP)
+    }
+
+    /// Marks the intervals of a verified block that still hold `stamp`, so the read-back
+    /// skips them.
+    fn verified(&mut self, file: usize, offset: u64, len: u32, stamp: u64) {
+        let Some(first) = self.index(file, offset) else { return };
+        for k in 0..(len as u64).div_ceil(self.interval) as usize {
+            let e = self.get(file, first + k);
+            if e & STAMP == stamp {
+                self.set(file, first + k, e | VERIFIED);
+            }
+        }
+    }
+
+    /// The next block to read back: the intervals of one write still holding its stamp, in
+    /// file and offset order. `None` when every block was read.
+    pub fn next_read(&mut self) -> Option<NextIo> {
+        while self.cursor.0 < self.files.len() {
+            let (fi, mut i) = self.cursor;
+            let f = &self.files[fi];
+            let total = f.chunks.len() * CHUNK;
+            while i < total {
+                match &f.chunks[i / CHUNK] {
+                    None => i = (i / CHUNK + 1) * CHUNK,
+                    Some(c) if c[i % CHUNK] == 0 || c[i % CHUNK] & VERIFIED != 0 => i += 1,
+                    Some(_) => break,
+                }
+            }
+            if i >= total {
+                self.cursor = (fi + 1, 0);
+                continue;
+            }
+            let stamp = self.get(fi, i) & STAMP;
+            let mut n = 1;
+            while n < self.max_intervals && self.get(fi, i + n) == stamp {
+                n += 1;
+            }
+            self.cursor = (fi, i + n);
+            let offset = f.base + i as u64 * self.interval;
+            let len = (n as u64 * self.interval) as u32;
+            return Some(NextIo { ddir: Ddir::Read, file: fi, offset, len, check: true });
+        }
+        None
+    }
+}
+
+/// `verify_backlog`: completed writes waiting to be read back while the job writes on.
+struct Backlog {
+    /// Read back after every this many writes, this many blocks at a time.
+    every: u64,
+    batch: u64,
+    due: u64,
+    /// Completed writes not yet read back, oldest first: file, offset, length, stamp.
+    fifo: VecDeque<(u32, u64, u32, u64)>,
+}
+
+/// A verify failure found in a read, as the job reports it.
+pub struct Verdict {
+    /// fio's lines for the first failure of the block (fiox's for a stale one), ready to print.
+    pub message: String,
+}
+
+/// A worker's verification: how it writes, what it remembers, what it checks.
+pub struct Verifier {
+    layout: Layout,
+    kind: Kind,
+    /// The map of this job's writes, when it reads them back.
+    pub map: Option<WriteMap>,
+    /// The stamp each unit's write carries, by unit.
+    unit_stamp: Vec<u64>,
+    /// This worker's generation id (the header's `time_sec`), and its writes so far (`time_nsec`).
+    id: u32,
+    seq: u32,
+    numberio: u16,
+    thread: u16,
+    rng: Rng,
+    /// Reads are checked: always in a job that only reads, in a write job's read-back phase.
+    pub check_reads: bool,
+    /// io_u flags fio prints with a failure: 0x8 for a read job, 0x88 for a read-back.
+    flags: u32,
+    pub dump: bool,
+    pub fatal: bool,
+    /// Blocks are read back after the writes (`do_verify`, `verify_only`).
+    pub read_back: bool,
+    /// `verify_only`: nothing is written.
+    pub only: bool,
+    /// An engine that moves no data (null): reads are not checked, as in fio, but writes
+    /// are made into blocks, so the cost of verification can be measured.
+    diskless: bool,
+    /// Writes issued, and the last ones completed (file, offset), newest first: what a
+    /// verify state file records.
+    issued: u64,
+    recent: VecDeque<(u64, u64)>,
+    recent_max: usize,
+    /// `verify_state_load`: the point an earlier run's writes reached, and the blocks checked
+    /// against it so far.
+    pub state: Option<VerifyState>,
+    pub state_reads: u64,
+    backlog: Option<Backlog>,
+    /// Per unit: its read verifies (see `NextIo::check`), and the stamp it expects.
+    unit_check: Vec<bool>,
+}
+
+impl Verifier {
+    pub fn new(plan: &WorkerPlan, v: &VerifySpec, depth: u32, seed: u64, run_id: u64) -> anyhow::Result<Verifier> {
+        let spec = &*plan.spec;
+        let interval = interval(spec, v);
+        let layout = layout(spec, v);
+        let writes = spec.rw.writes();
+        let read_back = writes && (v.after_write || v.only);
+        let max_block = super::iogen::max_block(spec);
+        // Ids leave the map's two flag bits free and avoid 0 (never written) and ANY's high word.
+        let id = ((mix64(run_id ^ (plan.number as u64).wrapping_mul(0x9e37_79b9)) & 0x1fff_ffff) as u32) | 0x2000_0000;
+        let id = if id == (ANY >> 32) as u32 { id ^ 1 } else { id };
+        let state = if v.state_load {
+            let path = state_path(plan);
+            let bytes = std::fs::read(&path)
+                .map_err(|e| anyhow::anyhow!("job '{}': verify_state_load: cannot read '{path}': {e}", spec.name))?;
+            let st = VerifyState::decode(&bytes)
+                .map_err(|e| anyhow::anyhow!("job '{}': verify_state_load: '{path}': {e}", spec.name))?;
+            Some(st)
+        } else {
+            None
+        };
+        let recent_max = (depth as usize).max(1) * plan.files.len().max(1);
+        Ok(Verifier {
+            layout,
+            kind: v.kind,
+            map: read_back.then(|| WriteMap::new(plan, interval, max_block)),
+            unit_stamp: vec![0; depth as usize],
+            id,
+            seq: 0,
+            numberio: 0,
+            thread: plan.number as u16,
+            rng: Rng::new(mix64(seed ^ 0x7e61_f1e5)),
+            check_reads: !writes && !plan.engine.diskless,
+            diskless: plan.engine.diskless,
+            flags: 0x8,
+            dump: v.dump,
+            fatal: v.fatal,
+            read_back,
+            only: v.only && writes,
+            issued: 0,
+            recent: VecDeque::with_capacity(recent_max),
+            recent_max,
+            state,
+            state_reads: 0,
+            backlog: (v.backlog > 0 && read_back && !v.only).then(|| Backlog {
+                every: v.backlog,
+                batch: if v.backlog_batch > 0 { v.backlog_batch } else { v.backlog },
+                due: 0,
+                fifo: VecDeque::new(),
+            }),
+            unit_check: vec![false; depth as usize],
+        })
+    }
+
+    /// Makes unit `unit`'s buffer the verify block of a write of `buf.len()` bytes at `offset`.
+    #[inline]
+    pub fn seal(&mut self, unit: u32, buf: &mut [u8], offset: u64) {
+        self.seq = self.seq.wrapping_add(1).max(1);
+        let stamp = Stamp {
+            rand_seed: self.rng.next_u64(),
+            time_sec: self.id,
+            time_nsec: self.seq,
+            thread: self.thread,
+            numberio: self.numberio,
+        };
+        self.numberio = self.numberio.wrapping_add(1);
+        self.issued += 1;
+        self.layout.fill(buf, offset, &stamp);
+        self.unit_stamp[unit as usize] = (self.id as u64) << 32 | self.seq as u64;
+    }
+
+    /// A write of unit `unit` completed: its blocks now hold its stamp.
+    #[inline]
+    pub fn written(&mut self, unit: u32, file: usize, offset: u64, len: u32) {
+        if let Some(m) = &mut self.map {
+            m.record(file, offset, len, self.unit_stamp[unit as usize]);
+        }
+        if let Some(b) = &mut self.backlog {
+            // As fio: a batch is due whenever the writes waiting to be read back are a multiple
+            // of verify_backlog (with a smaller batch, the queue then grows by the difference).
+            b.fifo.push_back((file as u32, offset, len, self.unit_stamp[unit as usize]));
+            if b.fifo.len() as u64 % b.every == 0 {
+                b.due += b.batch;
+            }
+        }
+        if self.recent.len() == self.recent_max {
+            self.recent.pop_back();
+        }
+        self.recent.push_front((file as u64, offset));
+    }
+
+    /// What a verify state file records of this job's writes.
+    pub fn state(&self, plan: &WorkerPlan, depth: u32) -> VerifyState {
+        VerifyState {
+            numberio: self.issued,
+            depth,
+            nofiles: plan.files.len() as u32,
+            index: (plan.number - 1) as u64,
+            name: plan.spec.name.clone(),
+            comps: self.recent.iter().copied().collect(),
+            ..VerifyState::default()
+        }
+    }
+
+    /// Under `verify_state_load`: whether the block at (`file`, `offset`), the next one
+    /// checked, was written before the saved point (false: the check stops here, as fio's).
+    pub fn within_state(&mut self, file: usize, offset: u64) -> bool {
+        let Some(st) = &self.state else { return true };
+        let ok = st.covers(self.state_reads, file as u64, offset);
+        self.state_reads += 1;
+        ok
+    }
+
+    /// `verify_backlog`: the next block to read back now, if a batch is due: the oldest
+    /// completed write whose blocks still hold its data (one written over since is skipped;
+    /// its successor is in the queue).
+    #[inline]
+    pub fn backlog_next(&mut self) -> Option<NextIo> {
+        let b = self.backlog.as_mut()?;
+        let map = self.map.as_ref()?;
+        while b.due > 0 {
+            let (file, offset, len, stamp) = b.fifo.pop_front()?;
+            if map.expected(file as usize, offset) == stamp {
+                b.due -= 1;
+                return Some(NextIo { ddir: Ddir::Read, file: file as usize, offset, len, check: true });
+            }
+        }
+        if b.fifo.is_empty() {
+            b.due = 0;
+        }
+        None
+    }
+
+    /// Unit `unit` carries `io` now: whether its read verifies is noted.
+    #[inline]
+    pub fn issue(&mut self, unit: u32, io: &NextIo) {
+        self.unit_check[unit as usize] = io.check;
+    }
+
+    /// Whether the read unit `unit` completed is checked.
+    #[inline]
+    pub fn checks(&self, unit: u32) -> bool {
+        self.check_reads || (self.unit_check[unit as usize] && !self.diskless)
+    }
+
+    /// `verify_only`: the job's write at `offset` is remembered without writing, to be checked
+    /// as an earlier run left it.
+    pub fn planned(&mut self, file: usize, offset: u64, len: u32) {
+        if let Some(m) = &mut self.map {
+            m.record(file, offset, len, ANY);
+        }
+    }
+
+    /// The read-back starts: every read from now on is checked against the map.
+    pub fn start_read_back(&mut self) {
+        self.flags = 0x88;
+    }
+
+    /// Checks a read of `buf` (`len` bytes at `offset` of `file`, named `name`). Every interval
+    /// is checked; the first failure (or, with `verify_fatal`, the only one) is described.
+    pub fn check(&mut self, buf: &mut [u8], file: usize, name: &str, offset: u64) -> Option<Verdict> {
+        if self.kind == Kind::Null {
+            return None;
+        }
+        let len = buf.len();
+        let mut message = String::new();
+        let mut failures = 0;
+        for i in 0..self.layout.intervals(len) {
+            let iv_offset = offset + (i * self.layout.interval) as u64;
+            let found = match self.layout.check_interval(buf, offset, i) {
+                Ok(h) => h,
+                Err(f) => {
+                    failures += 1;
+                    if failures == 1 {
+                        message = f.fio_message(self.kind, name, offset, len as u64, self.flags);
+                        if self.dump {
+                            message.push_str(&self.dump_block(buf, name, offset, &f));
+                        }
+                    }
+                    if self.fatal {
+                        break;
+                    }
+                    continue;
+                }
+            };
+            if let (Some(h), Some(map)) = (found, &self.map) {
+                let want = map.expected(file, iv_offset);
+                let got = (h.time_sec as u64) << 32 | h.time_nsec as u64;
+                if want != 0 && want != ANY && got != want {
+                    failures += 1;
+                    if failures == 1 {
+                        message = self.stale_message(&h, want, name, iv_offset, offset, len);
+                    }
+                    if self.fatal {
+                        break;
+                    }
+                }
+            }
+        }
+        if failures == 0 && self.backlog.is_some() {
+            // Verified while writing: the read-back does not read it again (as fio drops it
+            // from its list).
+            if let Some(map) = &mut self.map {
+                let stamp = map.expected(file, offset);
+                map.verified(file, offset, len as u32, stamp);
+            }
+        }
+        (failures > 0).then_some(Verdict { message })
+    }
+
+    /// fiox's report of a block that holds a valid header of another write than the newest one
+    /// that completed there: a lost write, or data from elsewhere in time.
+    fn stale_message(&self, h: &Header, want: u64, name: &str, at: u64, offset: u64, len: usize) -> String {
+        let (ws, wn) = ((want >> 32) as u32, want as u32);
+        let origin = if h.time_sec == ws {
+            format!("write #{} of this job", h.time_nsec)
+        } else {
+            format!("generation {:08x}.{}, another run or job", h.time_sec, h.time_nsec)
+        };
+        format!(
+            "verify: stale block (lost write?): found {origin}, wanted write #{wn} (generation {ws:08x}) at file {name} offset {at}, length {} (requested block: offset={offset}, length={len})\n",
+            self.layout.interval
+        )
+    }
+
+    /// `verify_dump`: the block as read and as it should be, into `<file>.<offset>.received`
+    /// and `.expected` in the working directory. Returns fio's lines naming them.
+    fn dump_block(&self, buf: &[u8], name: &str, offset: u64, f: &Failure) -> String {
+        let base = std::path::Path::new(name).file_name().map_or(name.into(), |n| n.to_string_lossy().into_owned());
+        let mut out = String::new();
+        let received = format!("{base}.{offset}.received");
+        if std::fs::write(&received, buf).is_ok() {
+            out.push_str(&format!("       received data dumped as {received}\n"));
+        }
+        let at = f.interval * self.layout.interval;
+        if let Some(h) = Header::decode(&buf[at.min(buf.len())..]) {
+            let mut expected = buf.to_vec();
+            let stamp = Stamp {
+                rand_seed: h.rand_seed,
+                time_sec: h.time_sec,
+                time_nsec: h.time_nsec,
+                thread: h.thread,
+                numberio: h.numberio,
+            };
+            self.layout.fill(&mut expected, offset, &stamp);
+            let name = format!("{base}.{offset}.expected");
+            if std::fs::write(&name, &expected).is_ok() {
+                out.push_str(&format!("       expected data dumped as {name}\n"));
+            }
+        }
+        out
+    }
+}

@@ -125,9 +125,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
         if spec.pre_read && (engine.diskless || engine.metadata) {
             bail!("job '{}': pre_read=1, but ioengine={} reads no file contents", spec.name, spec.ioengine);
         }
-        if let Some(w) = crate::runner::verify::preflight(&spec)? {
-            warnings.push(w);
-        }
+        warnings.extend(crate::runner::verify::preflight(&spec)?);
         if readonly && (spec.rw.writes() || spec.rw.trims()) {
             bail!("job '{}': rw={} writes, but --readonly was given", spec.name, spec.rw.name());
         }

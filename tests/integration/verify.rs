@@ -280,3 +280,69 @@ fn verify_backlog_interleaves_reads_as_fio() {
         assert_eq!(logs[1].0, logs[0].0, "backlog {backlog}/{batch}: the same reads between the same writes");
     }
 }
+
+#[test]
+fn state_files_are_fios_both_ways() {
+    let d = scratch();
+    let job =
+        ["--name=st", "--size=1m", "--bs=4k", "--rw=write", "--verify=crc32c", "--iodepth=4", "--ioengine=libaio"];
+    let state = d.path().join("local-st-0-verify.state");
+    let mut files = Vec::new();
+    for fiox_run in [false, true] {
+        let mut a = job.to_vec();
+        a.extend(["--filename=s.dat", "--do_verify=0", "--output=/dev/null"]);
+        let out = tool(fiox_run, d.path(), &a);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        files.push(std::fs::read(&state).expect("a write job with verify saves its state, as fio"));
+    }
+    assert_eq!(files[1], files[0], "the same bytes as fio's state file for the same sequential job");
+    // Each tool verifies up to the point the other's state file records.
+    for (saved_by_fiox, reader_fiox) in [(true, false), (false, true)] {
+        std::fs::write(&state, &files[saved_by_fiox as usize]).unwrap();
+        let mut a = job.to_vec();
+        a.extend(["--filename=s.dat", "--verify_only", "--verify_state_load=1", "--output-format=json"]);
+        let out = tool(reader_fiox, d.path(), &a);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert_eq!(dir_bytes(&out, "read"), 1 << 20);
+        if reader_fiox {
+            // fio 3.33 books the writes it only planned (write: 1 MiB); fiox wrote nothing.
+            assert_eq!(dir_bytes(&out, "write"), 0, "verify_only writes nothing");
+        }
+    }
+    // A state file that is not one is refused before any I/O.
+    std::fs::write(&state, b"garbage").unwrap();
+    let mut a = job.to_vec();
+    a.extend(["--filename=s.dat", "--verify_only", "--verify_state_load=1"]);
+    let out = fiox(d.path(), &a);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("verify_state_load") && out.stderr.contains("too short"), "{}", out.stderr);
+}
+
+#[test]
+fn shared_files_warn_and_pass_as_in_fio() {
+    let d = scratch();
+    let args = ["--filename=sh.dat", "--size=256k", "--bs=4k", "--rw=write", "--verify=md5", "--numjobs=2"];
+    for fiox_run in [false, true] {
+        let out = tool(fiox_run, d.path(), &[&["--name=w"][..], &args].concat());
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(out.stdout.starts_with("fio: multiple writers may overwrite blocks"), "{}", out.stdout);
+    }
+    let out = fiox(
+        d.path(),
+        &[
+            "--name=w",
+            "--filename=nr.dat",
+            "--size=256k",
+            "--bsrange=4k-16k",
+            "--norandommap",
+            "--rw=randwrite",
+            "--verify=md5",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stdout.starts_with("fio: norandommap given for variable block sizes, verify limited"),
+        "{}",
+        out.stdout
+    );
+}

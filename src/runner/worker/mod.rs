@@ -961,8 +961,13 @@ impl<'a> Worker<'a> {
                     let fatal = v.fatal;
                     self.errors.verify_failed(&verdict.message, fatal, &mut self.acct.ts, self.diag);
                     if self.errors.func.is_none() {
-                        self.errors.func =
-                            Some(if self.plan.engine.sync { "io_u_sync_complete" } else { "io_u_queued_complete" });
+                        // Where fio's error comes from: its verify threads, or the completion path.
+                        let asynchronous = self.spec.verify.as_ref().is_some_and(|s| s.async_threads > 0);
+                        self.errors.func = Some(match (asynchronous, self.plan.engine.sync) {
+                            (true, _) => "async_verify",
+                            (false, true) => "io_u_sync_complete",
+                            (false, false) => "io_u_queued_complete",
+                        });
                     }
                 }
             }
@@ -1221,9 +1226,12 @@ impl<'a> Worker<'a> {
     }
 }
 
-/// An id for this run, different from any earlier run's, so that blocks an earlier run left
-/// are never taken for this run's (see `verify.rs`).
+/// An id for this run, the same for all its jobs and different from any earlier run's, so
+/// that blocks an earlier run left are never taken for this run's (see `verify.rs`).
 fn run_id() -> u64 {
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-    mix64(t ^ (u64::from(std::process::id()) << 32))
+    static ID: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *ID.get_or_init(|| {
+        let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        mix64(t ^ (u64::from(std::process::id()) << 32))
+    })
 }

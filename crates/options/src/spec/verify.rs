@@ -22,6 +22,11 @@ pub struct VerifySpec {
     pub dump: bool,
     /// `verify_only`: the job's writes become the reads that check them.
     pub only: bool,
+    /// `verify_async` threads (fiox checks on the job's thread; the number only names the
+    /// error's origin as fio does), `verify_async_cpus` as given, `experimental_verify`.
+    pub async_threads: u32,
+    pub async_cpus: Option<String>,
+    pub experimental: bool,
     /// `verify_backlog` and `verify_backlog_batch` (0: not set).
     pub backlog: u64,
     pub backlog_batch: u64,
@@ -39,6 +44,8 @@ impl PartialEq for VerifySpec {
             && (self.after_write, self.fatal, self.dump, self.only) == (o.after_write, o.fatal, o.dump, o.only)
             && (self.state_save, self.state_load) == (o.state_save, o.state_load)
             && (self.backlog, self.backlog_batch) == (o.backlog, o.backlog_batch)
+            && (self.async_threads, &self.async_cpus, self.experimental)
+                == (o.async_threads, &o.async_cpus, o.experimental)
     }
 }
 
@@ -60,6 +67,9 @@ pub(super) fn verify(m: &Merged<'_>) -> Result<Option<VerifySpec>> {
         (m.flag("do_verify")?, m.flag("verify_fatal")?, m.flag("verify_dump")?, m.flag("verify_only")?);
     let (state_save, state_load) = (m.flag("verify_state_save")?, m.flag("verify_state_load")?);
     let backlog = m.size("verify_backlog")?.unwrap_or(0);
+    let async_threads = m.u32("verify_async", 0)?;
+    let async_cpus = m.string("verify_async_cpus");
+    let experimental = m.flag("experimental_verify")?;
     let backlog_batch = m.int("verify_backlog_batch")?.unwrap_or(0) as u64;
     let kind = match word {
         // Only when `verify` is not written: `verify=0` with a pattern just fills the buffers.
@@ -79,6 +89,9 @@ pub(super) fn verify(m: &Merged<'_>) -> Result<Option<VerifySpec>> {
         fatal,
         dump,
         only,
+        async_threads,
+        async_cpus,
+        experimental,
         backlog,
         backlog_batch,
         state_save,

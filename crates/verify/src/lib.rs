@@ -28,8 +28,9 @@
 //! a copy of data bytes).
 //!
 //! What the kinds cannot see (fio 3.33 has the same limits):
-//! - `sha512` protects only the 128 data bytes its field copies (the first 128 and the last
-//!   `len % 128`): a flip elsewhere passes.
+//! - `sha512` protects only the 128 data bytes its field copies: with `r` = data length % 128,
+//!   data bytes `r..128` and the last `r` (the first `r` are overwritten in the field by the
+//!   last `r`, so they are not protected either): a flip elsewhere passes.
 //! - `crc7` has 128 values: one random corruption in 128 passes; `crc16` one in 65536.
 //! - `meta` checks only the header (plus the pattern when one is set): data damage passes.
 //! - `null` checks nothing; `pattern` checks no offset, so a pattern block copied elsewhere

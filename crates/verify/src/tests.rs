@@ -295,3 +295,20 @@ fn random_fill_differs_per_seed() {
     fill_random(&mut c, 1);
     assert_eq!(a, c);
 }
+
+#[test]
+fn sha512_protects_exactly_its_128_copied_bytes() {
+    // 4 KiB interval: data length L = 4096 - 168 = 3928, r = L % 128 = 88. The field holds
+    // data[L-r..L] then data[r..128]; data[0..r] was overwritten in the field, so it is not
+    // protected although it lies in the "first 128" bytes.
+    let l = layout(Kind::Sha512, 4096, 0);
+    let clean = file(&l, 4096, 1, 0);
+    let data = Kind::Sha512.header_len();
+    for (d, caught) in
+        [(0, false), (87, false), (88, true), (127, true), (128, false), (3839, false), (3840, true), (3927, true)]
+    {
+        let mut f = clean.clone();
+        f[data + d] ^= 0x80;
+        assert_eq!(first_failure(&l, &f, 4096, 0).is_some(), caught, "data byte {d}");
+    }
+}

@@ -9,9 +9,12 @@
 //! readable by fio while fiox can tell a lost or stale write (a valid block of an older
 //! generation) from the current one.
 
+use std::collections::{HashMap, VecDeque};
+use std::io::Write as _;
+
 use fiox_engine::Ddir;
 use fiox_options::{JobSpec, VerifySpec};
-use std::collections::VecDeque;
+use fiox_verify::journal::{self, JournalHeader, Rec, RecKind};
 
 use fiox_verify::state::VerifyState;
 use fiox_verify::{Failure, Header, Kind, Layout, Stamp};
@@ -175,6 +178,47 @@ impl WriteMap {
         }
     }
 
+    /// Forgets what was written over a range: its contents are unknown.
+    fn forget(&mut self, file: usize, offset: u64, len: u32) {
+        let Some(first) = self.index(file, offset) else { return };
+        for k in 0..(len as u64).div_ceil(self.interval) as usize {
+            if self.get(file, first + k) != 0 {
+                self.set(file, first + k, 0);
+            }
+        }
+    }
+
+    /// Rebuilds the map from a journal's records, in their order. Returns the intervals whose
+    /// last write never completed, with that write's stamp: their blocks hold the contents of
+    /// the write before (which the map keeps) or of that one.
+    fn replay(&mut self, recs: &[Rec]) -> HashMap<(usize, usize), u64> {
+        let mut pending: HashMap<u64, Rec> = HashMap::new();
+        for r in recs {
+            let file = r.file as usize;
+            match r.kind {
+                RecKind::Pending => {
+                    pending.insert(r.stamp, *r);
+                }
+                RecKind::Done => {
+                    pending.remove(&r.stamp);
+                    self.record(file, r.offset, r.len, r.stamp);
+                }
+                RecKind::Failed => {
+                    pending.remove(&r.stamp);
+                    self.forget(file, r.offset, r.len);
+                }
+            }
+        }
+        let mut in_flight = HashMap::new();
+        for r in pending.values() {
+            let Some(first) = self.index(r.file as usize, r.offset) else { continue };
+            for k in 0..(r.len as u64).div_ceil(self.interval) as usize {
+                in_flight.insert((r.file as usize, first + k), r.stamp);
+            }
+        }
+        in_flight
+    }
+
     /// The stamp expected at `offset` (0: never written by this run).
     fn expected(&self, file: usize, offset: u64) -> u64 {
         self.index(file, offset).map_or(0, |i| self.get(file, i) & STAMP)
@@ -277,8 +321,17 @@ pub struct Verifier {
     pub state: Option<VerifyState>,
     pub state_reads: u64,
     backlog: Option<Backlog>,
-    /// Per unit: its read verifies (see `NextIo::check`), and the stamp it expects.
+    /// Per unit: its read verifies (see `NextIo::check`).
     unit_check: Vec<bool>,
+    /// `verify_journal` of a writing job: the file and the records not yet written to it.
+    journal: Option<(std::fs::File, Vec<u8>)>,
+    /// From a loaded journal: intervals whose last write was in flight when the writer
+    /// stopped, with that write's stamp (the old and the new contents are both right there).
+    in_flight: HashMap<(usize, usize), u64>,
+    /// The run tag of the blocks' writer: this run's, or the journal's.
+    tag: u32,
+    /// The blocks come from a journal: the read-back reads them (no dry run).
+    pub from_journal: bool,
 }
 
 impl Verifier {
@@ -301,10 +354,47 @@ impl Verifier {
             None
         };
         let recent_max = (depth as usize).max(1) * plan.files.len().max(1);
+        let mut map = read_back.then(|| WriteMap::new(plan, interval, max_block));
+        let mut in_flight = HashMap::new();
+        let mut tag = id >> RUN_SHIFT;
+        let mut from_journal = false;
+        let mut journal = None;
+        if let Some(path) = &v.journal {
+            let ctx = |e: String| anyhow::anyhow!("job '{}': verify_journal '{path}': {e}", spec.name);
+            if writes && !v.only {
+                let header = JournalHeader {
+                    run_tag: tag,
+                    interval,
+                    files: plan.files.iter().map(|f| (f.path.display().to_string(), f.region_start)).collect(),
+                };
+                let mut f = std::fs::File::create(path).map_err(|e| ctx(e.to_string()))?;
+                f.write_all(&header.encode()).map_err(|e| ctx(e.to_string()))?;
+                journal = Some((f, Vec::with_capacity(64 * journal::RECORD_LEN)));
+            } else {
+                let bytes = std::fs::read(path).map_err(|e| ctx(e.to_string()))?;
+                let (header, recs) = journal::decode(&bytes).map_err(ctx)?;
+                let names: Vec<String> = plan.files.iter().map(|f| f.path.display().to_string()).collect();
+                let written: Vec<&String> = header.files.iter().map(|(p, _)| p).collect();
+                if written != names.iter().collect::<Vec<_>>() {
+                    return Err(ctx(format!("it records the files {written:?}, this job has {names:?}")));
+                }
+                if header.interval != interval {
+                    return Err(ctx(format!(
+                        "it was written with a {}-byte verify interval, this job uses {interval}",
+                        header.interval
+                    )));
+                }
+                let mut m = WriteMap::new(plan, interval, max_block);
+                in_flight = m.replay(&recs);
+                map = Some(m);
+                tag = header.run_tag;
+                from_journal = true;
+            }
+        }
         Ok(Verifier {
             layout,
             kind: v.kind,
-            map: read_back.then(|| WriteMap::new(plan, interval, max_block)),
+            map,
             unit_stamp: vec![0; depth as usize],
             id,
             seq: 0,
@@ -330,12 +420,56 @@ impl Verifier {
                 fifo: VecDeque::new(),
             }),
             unit_check: vec![false; depth as usize],
+            journal,
+            in_flight,
+            tag,
+            from_journal,
         })
+    }
+
+    /// Writes the journal's pending records: before a write reaches the device, its record
+    /// must be in the file (a crash between the two must not leave a write the journal does
+    /// not know).
+    #[inline]
+    pub fn flush_journal(&mut self) -> std::io::Result<()> {
+        match &mut self.journal {
+            Some((f, buf)) if !buf.is_empty() => {
+                let r = f.write_all(buf);
+                buf.clear();
+                r
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The job is over: the journal's last records go to the file and to stable storage.
+    pub fn close_journal(&mut self) -> std::io::Result<()> {
+        self.flush_journal()?;
+        match &self.journal {
+            Some((f, _)) => f.sync_data(),
+            None => Ok(()),
+        }
+    }
+
+    fn journal_rec(&mut self, kind: RecKind, file: usize, offset: u64, len: u32, stamp: u64) {
+        if let Some((_, buf)) = &mut self.journal {
+            Rec { kind, file: file as u16, len, offset, stamp }.encode(buf);
+        }
+    }
+
+    /// A write of unit `unit` failed: its blocks hold unknown contents, which are not checked
+    /// (as fio drops a failed write from its list).
+    pub fn write_failed(&mut self, unit: u32, file: usize, offset: u64, len: u32) {
+        let stamp = self.unit_stamp[unit as usize];
+        self.journal_rec(RecKind::Failed, file, offset, len, stamp);
+        if let Some(m) = &mut self.map {
+            m.forget(file, offset, len);
+        }
     }
 
     /// Makes unit `unit`'s buffer the verify block of a write of `buf.len()` bytes at `offset`.
     #[inline]
-    pub fn seal(&mut self, unit: u32, buf: &mut [u8], offset: u64) {
+    pub fn seal(&mut self, unit: u32, buf: &mut [u8], file: usize, offset: u64) {
         self.seq = self.seq.wrapping_add(1).max(1);
         let stamp = Stamp {
             rand_seed: self.rng.next_u64(),
@@ -347,14 +481,23 @@ impl Verifier {
         self.numberio = self.numberio.wrapping_add(1);
         self.issued += 1;
         self.layout.fill(buf, offset, &stamp);
-        self.unit_stamp[unit as usize] = (self.id as u64) << 32 | self.seq as u64;
+        let stamp = (self.id as u64) << 32 | self.seq as u64;
+        self.unit_stamp[unit as usize] = stamp;
+        if self.journal.is_some() {
+            let len = buf.len() as u32;
+            self.journal_rec(RecKind::Pending, file, offset, len, stamp);
+        }
     }
 
     /// A write of unit `unit` completed: its blocks now hold its stamp.
     #[inline]
     pub fn written(&mut self, unit: u32, file: usize, offset: u64, len: u32) {
+        let stamp = self.unit_stamp[unit as usize];
         if let Some(m) = &mut self.map {
-            m.record(file, offset, len, self.unit_stamp[unit as usize]);
+            m.record(file, offset, len, stamp);
+        }
+        if self.journal.is_some() {
+            self.journal_rec(RecKind::Done, file, offset, len, stamp);
         }
         if let Some(b) = &mut self.backlog {
             // As fio: a batch is due whenever the writes waiting to be read back are a multiple
@@ -469,8 +612,10 @@ impl Verifier {
                 let got = (h.time_sec as u64) << 32 | h.time_nsec as u64;
                 // A block of another job of this run: jobs sharing a file overwrite each
                 // other's blocks, which fio accepts (with its warning); so does fiox.
-                let sibling = h.time_sec >> RUN_SHIFT == self.id >> RUN_SHIFT && h.time_sec != self.id;
-                if want != 0 && want != ANY && got != want && !sibling {
+                let sibling = h.time_sec >> RUN_SHIFT == self.tag && (want >> 32) as u32 != h.time_sec;
+                let landed = !self.in_flight.is_empty()
+                    && map.index(file, iv_offset).and_then(|i| self.in_flight.get(&(file, i))) == Some(&got);
+                if want != 0 && want != ANY && got != want && !sibling && !landed {
                     failures += 1;
                     if failures == 1 {
                         message = self.stale_message(&h, want, name, iv_offset, offset, len);

@@ -49,3 +49,20 @@ pub fn check(data: &[u8]) {
         }
     }
 }
+
+/// Loads `data` as a verify state file; a file that loads must encode to the same record.
+pub fn state(data: &[u8]) {
+    if let Ok(s) = crate::state::VerifyState::decode(data) {
+        let again = crate::state::VerifyState::decode(&s.encode()).expect("an encoded state loads");
+        assert_eq!(again, s);
+        let _ = s.covers(u64::from(data.len() as u32), 0, 0);
+    }
+}
+
+/// Loads `data` as a verify journal.
+pub fn journal(data: &[u8]) {
+    if let Ok((h, recs)) = crate::journal::decode(data) {
+        assert!(recs.len() <= data.len() / crate::journal::RECORD_LEN);
+        assert!(h.files.len() <= data.len());
+    }
+}

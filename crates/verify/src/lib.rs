@@ -40,6 +40,7 @@
 #![forbid(unsafe_code)]
 
 pub mod fuzz;
+pub mod journal;
 mod pattern;
 pub mod state;
 pub mod sums;

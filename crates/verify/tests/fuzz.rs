@@ -102,3 +102,23 @@ fn fuzz_check() {
     let tokens: &[&[u8]] = &[&[0xca, 0xac], &[0, 2, 0, 0], &[0xff; 4], &[0; 40]];
     run("check", fiox_verify::fuzz::check, &seeds, tokens);
 }
+
+#[test]
+fn fuzz_state_and_journal() {
+    let st = fiox_verify::state::VerifyState {
+        numberio: 9,
+        depth: 2,
+        nofiles: 1,
+        name: "j".into(),
+        comps: vec![(0, 4096), (0, 0)],
+        ..Default::default()
+    };
+    let tokens: &[&[u8]] = &[&[0xff; 8], &[0; 8], &[3, 0, 0, 0, 0, 0, 0, 0], &[1, 0, 2, 0]];
+    run("state", fiox_verify::fuzz::state, &[st.encode()], tokens);
+    let h = fiox_verify::journal::JournalHeader { run_tag: 3, interval: 4096, files: vec![("a".into(), 0)] };
+    let mut j = h.encode();
+    for kind in [fiox_verify::journal::RecKind::Pending, fiox_verify::journal::RecKind::Done] {
+        fiox_verify::journal::Rec { kind, file: 0, len: 4096, offset: 8192, stamp: 77 }.encode(&mut j);
+    }
+    run("journal", fiox_verify::fuzz::journal, &[j], tokens);
+}

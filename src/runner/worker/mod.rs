@@ -478,7 +478,10 @@ impl<'a> Worker<'a> {
         if self.acct.measuring {
             self.publisher.progress.measuring.store(true, Ordering::Relaxed);
         }
-        if self.verify.as_ref().is_some_and(|v| v.only) {
+        if self.verify.as_ref().is_some_and(|v| v.only && v.from_journal) {
+            // The journal says which blocks the writer wrote: nothing to draw.
+            self.phase = Phase::Done(EndReason::Done);
+        } else if self.verify.as_ref().is_some_and(|v| v.only) {
             self.plan_only();
         } else {
             self.io_loop()?;
@@ -668,7 +671,9 @@ impl<'a> Worker<'a> {
             }
             if next.ddir == Ddir::Write {
                 if let Some(v) = &mut self.verify {
-                    v.seal(idx, &mut self.q.buf_mut(idx)[..next.len as usize], next.offset);
+                    v.seal(idx, &mut self.q.buf_mut(idx)[..next.len as usize], next.file, next.offset);
+                    v.flush_journal()
+                        .with_context(|| format!("job '{}': cannot write its verify journal", self.spec.name))?;
                 } else if self.content.changes() {
                     self.content.before_write(self.q.buf_mut(idx), next.len as usize, next.offset);
                 }
@@ -921,6 +926,9 @@ impl<'a> Worker<'a> {
         };
         if result < 0 {
             self.acct.failed(&io);
+            if let (Some(v), Ddir::Write) = (&mut self.verify, io.ddir) {
+                v.write_failed(idx, io.file as usize, io.offset, io.len);
+            }
             // fill_device: a full file system is the end the job was written for, not an error.
             if self.spec.fill_device
                 && io.ddir == Ddir::Write
@@ -1188,6 +1196,18 @@ impl<'a> Worker<'a> {
     /// Writes the iolog and the logs, and hands back the result, which also answers every
     /// later status request.
     fn finish(mut self) -> Result<WorkerResult> {
+        if let Some(v) = &mut self.verify {
+            if let Err(e) = v.close_journal() {
+                let msg = format!("cannot write its verify journal: {e}");
+                self.errors.job_failed(
+                    msg,
+                    e.raw_os_error().unwrap_or(libc::EIO),
+                    self.spec,
+                    &mut self.acct.ts,
+                    self.diag,
+                );
+            }
+        }
         if let Some(v) = &self.verify {
             if self.spec.rw.writes() && !v.only && self.spec.verify.as_ref().is_some_and(|s| s.state_save) {
                 // fio's record of where the writes stopped, for a later verify_state_load.

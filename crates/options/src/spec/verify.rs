@@ -30,6 +30,8 @@ pub struct VerifySpec {
     /// `verify_backlog` and `verify_backlog_batch` (0: not set).
     pub backlog: u64,
     pub backlog_batch: u64,
+    /// `verify_journal` (fiox): written by a job that writes, read by one that checks.
+    pub journal: Option<String>,
     /// `verify_state_save`, `verify_state_load`.
     pub state_save: bool,
     pub state_load: bool,
@@ -43,7 +45,7 @@ impl PartialEq for VerifySpec {
             && self.pattern.as_ref().map(|p| p.bytes().to_vec()) == o.pattern.as_ref().map(|p| p.bytes().to_vec())
             && (self.after_write, self.fatal, self.dump, self.only) == (o.after_write, o.fatal, o.dump, o.only)
             && (self.state_save, self.state_load) == (o.state_save, o.state_load)
-            && (self.backlog, self.backlog_batch) == (o.backlog, o.backlog_batch)
+            && (self.backlog, self.backlog_batch, &self.journal) == (o.backlog, o.backlog_batch, &o.journal)
             && (self.async_threads, &self.async_cpus, self.experimental)
                 == (o.async_threads, &o.async_cpus, o.experimental)
     }
@@ -70,6 +72,7 @@ pub(super) fn verify(m: &Merged<'_>) -> Result<Option<VerifySpec>> {
     let async_threads = m.u32("verify_async", 0)?;
     let async_cpus = m.string("verify_async_cpus");
     let experimental = m.flag("experimental_verify")?;
+    let journal = m.string("verify_journal").map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     let backlog_batch = m.int("verify_backlog_batch")?.unwrap_or(0) as u64;
     let kind = match word {
         // Only when `verify` is not written: `verify=0` with a pattern just fills the buffers.
@@ -92,6 +95,7 @@ pub(super) fn verify(m: &Merged<'_>) -> Result<Option<VerifySpec>> {
         async_threads,
         async_cpus,
         experimental,
+        journal,
         backlog,
         backlog_batch,
         state_save,

@@ -20,3 +20,4 @@ mod steady;
 mod surface;
 mod util;
 mod verify;
+mod verify_faults;

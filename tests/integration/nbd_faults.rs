@@ -13,13 +13,46 @@ use std::time::{Duration, Instant};
 use crate::util::Out;
 
 /// A disk served by nbdkit with the given filters and plugin, as a file of `size` bytes in a
-/// scratch directory. nbdkit and nbdfuse are stopped, and the file unmounted, when it is
-/// dropped, also when the test fails.
-struct NbdDisk {
+/// scratch directory, and optionally as a loop device over that file. The loop device is
+/// detached, nbdkit and nbdfuse are stopped, and the file unmounted, when it is dropped, also
+/// when the test fails: by the device name and the child processes it recorded.
+pub(crate) struct NbdDisk {
     dir: tempfile::TempDir,
     nbdkit: Option<Child>,
     fuse: Option<Child>,
+    loop_dev: Option<PathBuf>,
 }
+
+/// The switchable fault server of the verification reference (section 5): an nbdkit sh plugin
+/// over a backing file that, on `[FSTART, FEND)`, fails reads (`eio_read`) or writes
+/// (`eio_write`), acknowledges writes it drops (`drop`), lands only their first half (`tear`)
+/// or lands them `MDELTA` bytes away (`misdirect`), each while a file of that name exists in
+/// `CTL`; `dead` drops every write. A switch takes effect on the next request.
+const FAULT_SH: &str = r#"#!/bin/bash
+inr() { [ "$2" -lt "$FEND" ] && [ $(($2+$1)) -gt "$FSTART" ]; }
+case "$1" in
+  get_size) stat -Lc %s "$IMG" ;;
+  thread_model) echo parallel ;;
+  can_write|can_flush) exit 0 ;;
+  flush) sync "$IMG" ;;
+  pread)
+    if inr $3 $4 && [ -e $CTL/eio_read ]; then echo "EIO injected" >&2; exit 1; fi
+    dd if="$IMG" skip=$4 count=$3 iflag=count_bytes,skip_bytes status=none ;;
+  pwrite)
+    if [ -e $CTL/dead ]; then cat >/dev/null; exit 0; fi
+    if inr $3 $4; then
+      if [ -e $CTL/eio_write ]; then cat >/dev/null; echo "EIO injected" >&2; exit 1; fi
+      if [ -e $CTL/drop ]; then cat >/dev/null; exit 0; fi
+      if [ -e $CTL/tear ]; then
+        head -c $(($3/2)) | dd of="$IMG" seek=$4 conv=notrunc oflag=seek_bytes status=none
+        cat >/dev/null; exit 0; fi
+      if [ -e $CTL/misdirect ]; then
+        dd of="$IMG" seek=$(($4+MDELTA)) conv=notrunc oflag=seek_bytes status=none; exit 0; fi
+    fi
+    dd of="$IMG" seek=$4 conv=notrunc oflag=seek_bytes status=none ;;
+  *) exit 2 ;;
+esac
+"#;
 
 impl NbdDisk {
     /// Where [`NbdDisk::eio`] fails reads: bytes 2 MiB to 2.25 MiB, four 64 KiB blocks.
@@ -27,23 +60,29 @@ impl NbdDisk {
 
     /// `args` go to nbdkit after its socket: filters, the plugin and their parameters; `{dir}`
     /// in them stands for the scratch directory (for a control socket).
-    fn start(args: &[&str], size: u64) -> Result<NbdDisk, String> {
+    pub(crate) fn start(args: &[&str], size: u64) -> Result<NbdDisk, String> {
+        NbdDisk::serve(crate::util::scratch(), args, &[], size)
+    }
+
+    /// [`NbdDisk::start`] in a given scratch directory, with `env` (where `{dir}` stands for
+    /// the directory too) in nbdkit's environment, which its sh plugin inherits.
+    fn serve(dir: tempfile::TempDir, args: &[&str], env: &[(&str, String)], size: u64) -> Result<NbdDisk, String> {
         for tool in ["nbdkit", "nbdfuse"] {
             if Command::new(tool).arg("--version").output().is_err() {
                 return Err(format!("{tool} is not installed"));
             }
         }
-        let dir = crate::util::scratch();
         let sock = dir.path().join("sock");
         let here = dir.path().display().to_string();
         let nbdkit = Command::new("nbdkit")
             .args(["--foreground", "-U"])
             .arg(&sock)
             .args(args.iter().map(|a| a.replace("{dir}", &here)))
+            .envs(env.iter().map(|(k, v)| (k, v.replace("{dir}", &here))))
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| e.to_string())?;
-        let mut disk = NbdDisk { dir, nbdkit: Some(nbdkit), fuse: None };
+        let mut disk = NbdDisk { dir, nbdkit: Some(nbdkit), fuse: None, loop_dev: None };
         let t0 = Instant::now();
         while !sock.exists() {
             if t0.elapsed() > Duration::from_secs(10) {
@@ -82,6 +121,56 @@ impl NbdDisk {
         NbdDisk::start(&[&args[..], &["thread_model=echo parallel"]].concat(), 4 << 20)
     }
 
+    /// A disk of `size` bytes of zeros served by [`FAULT_SH`], with faults on `range` when
+    /// switched on ([`NbdDisk::switch`]); a misdirected write lands `misdirect` bytes away.
+    pub(crate) fn faulty(size: u64, range: (u64, u64), misdirect: i64) -> Result<NbdDisk, String> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = crate::util::scratch();
+        let script = dir.path().join("fault.sh");
+        std::fs::write(&script, FAULT_SH).map_err(|e| e.to_string())?;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).map_err(|e| e.to_string())?;
+        std::fs::File::create(dir.path().join("img")).and_then(|f| f.set_len(size)).map_err(|e| e.to_string())?;
+        std::fs::create_dir(dir.path().join("switches")).map_err(|e| e.to_string())?;
+        let env = [
+            ("IMG", "{dir}/img".to_string()),
+            ("CTL", "{dir}/switches".to_string()),
+            ("FSTART", range.0.to_string()),
+            ("FEND", range.1.to_string()),
+            ("MDELTA", misdirect.to_string()),
+        ];
+        NbdDisk::serve(dir, &["sh", "{dir}/fault.sh"], &env, size)
+    }
+
+    /// Turns a fault of [`FAULT_SH`] on or off.
+    pub(crate) fn switch(&self, fault: &str, on: bool) {
+        let file = self.dir.path().join("switches").join(fault);
+        if on {
+            std::fs::write(&file, b"").expect("a switch file");
+        } else {
+            let _ = std::fs::remove_file(&file);
+        }
+    }
+
+    /// Puts a loop device with direct I/O over the disk's file (the kernel's block layer
+    /// between the tools and the server, as on a real disk); it is detached first on drop.
+    pub(crate) fn with_loop(mut self) -> Result<NbdDisk, String> {
+        let out = Command::new("losetup")
+            .args(["--find", "--show", "--direct-io=on"])
+            .arg(self.path())
+            .output()
+            .map_err(|e| format!("losetup: {e}"))?;
+        if !out.status.success() {
+            return Err(format!("losetup failed: {}", String::from_utf8_lossy(&out.stderr).trim()));
+        }
+        self.loop_dev = Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()));
+        Ok(self)
+    }
+
+    /// Where the tools do their I/O: the loop device if there is one, else the file.
+    pub(crate) fn device(&self) -> PathBuf {
+        self.loop_dev.clone().unwrap_or_else(|| self.path())
+    }
+
     fn path(&self) -> PathBuf {
         self.dir.path().join("disk")
     }
@@ -94,7 +183,19 @@ impl NbdDisk {
 
 impl Drop for NbdDisk {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(self.path()).status();
+        // The loop device holds the FUSE file open: it goes first.
+        let had_loop = self.loop_dev.is_some();
+        if let Some(dev) = self.loop_dev.take() {
+            let _ = Command::new("losetup").arg("-d").arg(dev).status();
+        }
+        // The kernel lets go of a detached loop device's file a moment later; unmounting
+        // before then fails with EBUSY, so that is retried for a while.
+        for _ in 0..if had_loop { 100 } else { 1 } {
+            if Command::new("umount").arg(self.path()).status().is_ok_and(|s| s.success()) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         for child in [self.fuse.take(), self.nbdkit.take()].into_iter().flatten() {
             let mut child = child;
             let _ = child.kill();

@@ -29,6 +29,9 @@ const START: u64 = 1 << 63;
 const VERIFIED: u64 = 1 << 62;
 /// The stamp bits of an entry.
 const STAMP: u64 = !(START | VERIFIED);
+/// The stamp of a block this run trimmed (`trim_percentage` with `trim_verify_zero`): it must
+/// read back as zeros. No write's stamp is this small (generation ids have bit 29 set).
+const TRIMMED: u64 = 1;
 /// The stamp of a block whose generation is unknown (`verify_only` rebuilds the blocks of an
 /// earlier run): only the header and checksum are checked.
 const ANY: u64 = STAMP;
@@ -278,6 +281,23 @@ struct Backlog {
     fifo: VecDeque<(u32, u64, u32, u64)>,
 }
 
+/// `trim_percentage`: completed writes picked to be trimmed, and when.
+struct Trims {
+    /// Percent of completed writes picked.
+    pct: u64,
+    /// Trim after every this many writes completed, this many picked blocks at a time.
+    every: u64,
+    batch: u64,
+    writes: u64,
+    due: u64,
+    /// Trimmed blocks must read back as zeros (`trim_verify_zero`); otherwise they are not
+    /// verified at all.
+    zero: bool,
+    /// Picked writes not yet trimmed, oldest first: file, offset, length, stamp.
+    fifo: VecDeque<(u32, u64, u32, u64)>,
+    rng: Rng,
+}
+
 /// A verify failure found in a read, as the job reports it.
 pub struct Verdict {
     /// fio's lines for the first failure of the block (fiox's for a stale one), ready to print.
@@ -332,6 +352,7 @@ pub struct Verifier {
     tag: u32,
     /// The blocks come from a journal: the read-back reads them (no dry run).
     pub from_journal: bool,
+    trims: Option<Trims>,
 }
 
 impl Verifier {
@@ -424,7 +445,52 @@ impl Verifier {
             in_flight,
             tag,
             from_journal,
+            trims: (v.trim_percentage > 0 && read_back && !v.only).then(|| {
+                let every = v.trim_backlog.max(1);
+                Trims {
+                    pct: v.trim_percentage,
+                    every,
+                    batch: if v.trim_backlog_batch > 0 { v.trim_backlog_batch } else { every },
+                    writes: 0,
+                    due: 0,
+                    zero: v.trim_verify_zero,
+                    fifo: VecDeque::new(),
+                    rng: Rng::new(mix64(seed ^ 0x7219)),
+                }
+            }),
         })
+    }
+
+    /// `trim_percentage`: the next trim to issue now, if a batch is due: the oldest picked
+    /// write whose blocks still hold its data.
+    #[inline]
+    pub fn trim_next(&mut self) -> Option<NextIo> {
+        let t = self.trims.as_mut()?;
+        let map = self.map.as_ref()?;
+        while t.due > 0 {
+            let Some((file, offset, len, stamp)) = t.fifo.pop_front() else {
+                t.due = 0;
+                break;
+            };
+            if map.expected(file as usize, offset) == stamp {
+                t.due -= 1;
+                return Some(NextIo { ddir: Ddir::Trim, file: file as usize, offset, len, check: true });
+            }
+        }
+        None
+    }
+
+    /// A trim of the job's own blocks completed: they now read as zeros, which the read-back
+    /// checks (or, without `trim_verify_zero`, they are not verified).
+    pub fn trimmed(&mut self, file: usize, offset: u64, len: u32) {
+        let zero = self.trims.as_ref().is_some_and(|t| t.zero);
+        if let Some(m) = &mut self.map {
+            if zero {
+                m.record(file, offset, len, TRIMMED);
+            } else {
+                m.forget(file, offset, len);
+            }
+        }
     }
 
     /// Writes the journal's pending records: before a write reaches the device, its record
@@ -505,6 +571,15 @@ impl Verifier {
             b.fifo.push_back((file as u32, offset, len, self.unit_stamp[unit as usize]));
             if b.fifo.len() as u64 % b.every == 0 {
                 b.due += b.batch;
+            }
+        }
+        if let Some(t) = &mut self.trims {
+            if t.rng.below(100) < t.pct {
+                t.fifo.push_back((file as u32, offset, len, stamp));
+            }
+            t.writes += 1;
+            if t.writes % t.every == 0 {
+                t.due += t.batch;
             }
         }
         if self.recent.len() == self.recent_max {
@@ -591,6 +666,23 @@ impl Verifier {
         let mut failures = 0;
         for i in 0..self.layout.intervals(len) {
             let iv_offset = offset + (i * self.layout.interval) as u64;
+            if self.trims.is_some() && self.map.as_ref().is_some_and(|m| m.expected(file, iv_offset) == TRIMMED) {
+                let iv = &buf[i * self.layout.interval..(i + 1) * self.layout.interval];
+                if let Some(at) = iv.iter().position(|&b| b != 0) {
+                    failures += 1;
+                    if failures == 1 {
+                        // fio's words for a trimmed block that does not read back as zeros.
+                        message = format!(
+                            "trim: verify failed at file {name} offset {iv_offset}, length {}, block offset {at}\n",
+                            self.layout.interval
+                        );
+                    }
+                    if self.fatal {
+                        break;
+                    }
+                }
+                continue;
+            }
             let found = match self.layout.check_interval(buf, offset, i) {
                 Ok(h) => h,
                 Err(f) => {
@@ -652,17 +744,29 @@ impl Verifier {
         )
     }
 
-    /// `verify_dump`: the block as read and as it should be, into `<file>.<offset>.received`
-    /// and `.expected` in the working directory. Returns fio's lines naming them.
+    /// `verify_dump`: the failing interval as read, into `<file>.<offset>.hdr_fail` when its
+    /// header is bad, else into `.received` with the interval as it should be (made again
+    /// from its header) in `.expected`, in the working directory, as fio names them. Returns
+    /// fio's lines naming them.
     fn dump_block(&self, buf: &[u8], name: &str, offset: u64, f: &Failure) -> String {
+        use fiox_verify::What;
         let base = std::path::Path::new(name).file_name().map_or(name.into(), |n| n.to_string_lossy().into_owned());
+        let iv = self.layout.interval;
+        let at = (f.interval * iv).min(buf.len());
+        let got = &buf[at..(at + iv).min(buf.len())];
         let mut out = String::new();
-        let received = format!("{base}.{offset}.received");
-        if std::fs::write(&received, buf).is_ok() {
-            out.push_str(&format!("       received data dumped as {received}\n"));
+        let mut dump = |kind: &str, bytes: &[u8]| {
+            let file = format!("{base}.{}.{kind}", f.offset);
+            if std::fs::write(&file, bytes).is_ok() {
+                out.push_str(&format!("       {kind} data dumped as {file}\n"));
+            }
+        };
+        if matches!(f.what, What::BadMagic(_) | What::BadLength { .. } | What::BadOffset { .. } | What::BadCrc { .. }) {
+            dump("hdr_fail", got);
+            return out;
         }
-        let at = f.interval * self.layout.interval;
-        if let Some(h) = Header::decode(&buf[at.min(buf.len())..]) {
+        dump("received", got);
+        if let Some(h) = Header::decode(got) {
             let mut expected = buf.to_vec();
             let stamp = Stamp {
                 rand_seed: h.rand_seed,
@@ -672,10 +776,7 @@ impl Verifier {
                 numberio: h.numberio,
             };
             self.layout.fill(&mut expected, offset, &stamp);
-            let name = format!("{base}.{offset}.expected");
-            if std::fs::write(&name, &expected).is_ok() {
-                out.push_str(&format!("       expected data dumped as {name}\n"));
-            }
+            dump("expected", &expected[at..at + got.len()]);
         }
         out
     }

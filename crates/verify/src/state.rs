@@ -163,10 +163,13 @@ impl VerifyState {
     /// were all complete; inside that window only those listed as completed are.
     pub fn covers(&self, reads: u64, file: u64, offset: u64) -> bool {
         let (n, d) = (self.numberio, self.depth as u64);
-        if n > d && (reads < d || n - reads > d) {
-            return reads < n;
+        if reads >= n {
+            return false;
         }
-        reads < n && self.comps.contains(&(file, offset))
+        if n > d && (reads < d || n - reads > d) {
+            return true;
+        }
+        self.comps.contains(&(file, offset))
     }
 }
 
@@ -219,5 +222,6 @@ mod tests {
         assert!(s.covers(8, 0, 9));
         assert!(!s.covers(8, 0, 8));
         assert!(!s.covers(10, 0, 9));
+        assert!(!s.covers(u64::MAX, 0, 9), "past the end, without overflow (found by the fuzzer)");
     }
 }

@@ -53,7 +53,8 @@ impl Accountant {
     pub(super) fn new(spec: &JobSpec, number: usize, measuring: bool) -> Accountant {
         // A write job that reads its blocks back (verify) reads too.
         let reads_back = spec.rw.writes() && spec.verify.as_ref().is_some_and(|v| v.after_write || v.only);
-        let on = [spec.rw.reads() || reads_back, spec.rw.writes(), spec.rw.trims()];
+        let trims_back = reads_back && spec.verify.as_ref().is_some_and(|v| v.trim_percentage > 0);
+        let on = [spec.rw.reads() || reads_back, spec.rw.writes(), spec.rw.trims() || trims_back];
         let mut blank = ThreadStat { jobs: 1, ..ThreadStat::default() };
         for (d, &active) in on.iter().enumerate() {
             if active {

@@ -827,7 +827,7 @@ impl<'a> Worker<'a> {
             None => {
                 let drawn = match &mut self.verify {
                     Some(v) if self.reading_back => v.map.as_mut().and_then(|m| m.next_read()),
-                    Some(v) => v.backlog_next().or_else(|| self.source.next()),
+                    Some(v) => v.trim_next().or_else(|| v.backlog_next()).or_else(|| self.source.next()),
                     None => self.source.next(),
                 };
                 let Some(next) = drawn else {
@@ -955,6 +955,7 @@ impl<'a> Worker<'a> {
         let Some(v) = &mut self.verify else { return };
         match io.ddir {
             Ddir::Write => v.written(idx, io.file as usize, io.offset, io.len),
+            Ddir::Trim if v.checks(idx) => v.trimmed(io.file as usize, io.offset, io.len),
             Ddir::Read if v.checks(idx) => {
                 if !self.spec.rw.writes() && !v.within_state(io.file as usize, io.offset) {
                     // verify_state_load: past the point the writes reached.

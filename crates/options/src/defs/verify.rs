@@ -25,10 +25,10 @@ pub(super) static DEFS: &[O] = &[
     O::new("verify_state_load", K::Bool, C::Verify, "Verify only up to where the saved write job stopped").def("0"),
     O::new("verify_journal", K::Str, C::Verify, "fiox: a file recording every write as it is made, so a later verify_only or read job checks every acknowledged write, also after the writer was killed"),
     O::new("experimental_verify", K::Bool, C::Verify, "Verify by replaying the write sequence instead of remembering it (fiox always remembers: same blocks checked)"),
-    O::new("trim_percentage", PCT, C::Verify, "Percentage of written blocks to trim and check as zeros").def("0").not_yet(),
-    O::new("trim_verify_zero", K::Bool, C::Verify, "Check that trimmed blocks read back as zeros").def("1").not_yet(),
-    O::new("trim_backlog", K::Size, C::Verify, "Trim after every this many blocks written").not_yet(),
-    O::new("trim_backlog_batch", INT0, C::Verify, "Trim this many blocks each time").not_yet(),
+    O::new("trim_percentage", PCT, C::Verify, "Percentage of written blocks to trim and check as zeros").def("0"),
+    O::new("trim_verify_zero", K::Bool, C::Verify, "Check that trimmed blocks read back as zeros").def("1"),
+    O::new("trim_backlog", K::Size, C::Verify, "Trim after every this many blocks written (default 1)"),
+    O::new("trim_backlog_batch", INT0, C::Verify, "Trim this many picked blocks each time (default: trim_backlog)"),
 ];
 
 static VERIFY: &[Choice] = &[

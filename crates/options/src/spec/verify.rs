@@ -30,6 +30,12 @@ pub struct VerifySpec {
     /// `verify_backlog` and `verify_backlog_batch` (0: not set).
     pub backlog: u64,
     pub backlog_batch: u64,
+    /// `trim_percentage` of the writes trimmed, after every `trim_backlog` writes,
+    /// `trim_backlog_batch` at a time (0: not set); `trim_verify_zero`.
+    pub trim_percentage: u64,
+    pub trim_backlog: u64,
+    pub trim_backlog_batch: u64,
+    pub trim_verify_zero: bool,
     /// `verify_journal` (fiox): written by a job that writes, read by one that checks.
     pub journal: Option<String>,
     /// `verify_state_save`, `verify_state_load`.
@@ -46,6 +52,8 @@ impl PartialEq for VerifySpec {
             && (self.after_write, self.fatal, self.dump, self.only) == (o.after_write, o.fatal, o.dump, o.only)
             && (self.state_save, self.state_load) == (o.state_save, o.state_load)
             && (self.backlog, self.backlog_batch, &self.journal) == (o.backlog, o.backlog_batch, &o.journal)
+            && (self.trim_percentage, self.trim_backlog, self.trim_backlog_batch, self.trim_verify_zero)
+                == (o.trim_percentage, o.trim_backlog, o.trim_backlog_batch, o.trim_verify_zero)
             && (self.async_threads, &self.async_cpus, self.experimental)
                 == (o.async_threads, &o.async_cpus, o.experimental)
     }
@@ -72,6 +80,10 @@ pub(super) fn verify(m: &Merged<'_>) -> Result<Option<VerifySpec>> {
     let async_threads = m.u32("verify_async", 0)?;
     let async_cpus = m.string("verify_async_cpus");
     let experimental = m.flag("experimental_verify")?;
+    let trim_percentage = m.int("trim_percentage")?.unwrap_or(0) as u64;
+    let trim_backlog = m.size("trim_backlog")?.unwrap_or(0);
+    let trim_backlog_batch = m.int("trim_backlog_batch")?.unwrap_or(0) as u64;
+    let trim_verify_zero = m.flag("trim_verify_zero")?;
     let journal = m.string("verify_journal").map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     let backlog_batch = m.int("verify_backlog_batch")?.unwrap_or(0) as u64;
     let kind = match word {
@@ -96,6 +108,10 @@ pub(super) fn verify(m: &Merged<'_>) -> Result<Option<VerifySpec>> {
         async_cpus,
         experimental,
         journal,
+        trim_percentage,
+        trim_backlog,
+        trim_backlog_batch,
+        trim_verify_zero,
         backlog,
         backlog_batch,
         state_save,

@@ -112,6 +112,7 @@ impl Base {
                     typed: a.typed.clone(),
                     value: Some(v.clone()),
                     origin: Origin::CommandLine,
+                    global: false,
                 });
             }
         };

@@ -70,7 +70,7 @@ fn add_sections<'a>(
 ) {
     for s in sections {
         if s.is_global() {
-            chain.extend(s.options.iter().cloned());
+            chain.extend(s.options.iter().cloned().map(|o| RawOpt { global: true, ..o }));
             globals.extend(s.options.iter().cloned());
         } else if only.is_empty() || only.contains(&s.name) {
             let mut opts = chain.clone();
@@ -125,6 +125,9 @@ mod tests {
         assert!(e.contains("defines no jobs"), "{e}");
         let e = set("[a]\nsize=1m\nfixedbufs=1\n", &[]).unwrap_err().to_string();
         assert!(e.contains("belongs to ioengine io_uring"), "{e}");
+        // From [global], another engine's option is left alone in a job of a different engine
+        // (fio's examples/e4defrag2.fio).
+        assert!(set("[global]\nioengine=io_uring\nfixedbufs=1\n[a]\nioengine=libaio\nsize=1m\n", &[]).is_ok());
         let e = set("[a]\nsize=1m\nprofile=act\n", &[]).unwrap_err().to_string();
         assert!(e.contains("not supported yet"), "{e}");
         assert!(set("[a]\nsize=1m\nverify=0\n", &[]).is_ok());

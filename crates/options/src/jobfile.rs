@@ -22,6 +22,9 @@ pub struct RawOpt {
     /// `None` for a flag written without `=`.
     pub value: Option<String>,
     pub origin: Origin,
+    /// Inherited from a `[global]` section (fio lets a global option for another engine pass
+    /// silently in a job that uses a different one).
+    pub global: bool,
 }
 
 /// One `[section]` (or one `--name=` on the command line).
@@ -145,7 +148,7 @@ pub(crate) fn raw_opt(key: &str, value: Option<String>, origin: Origin) -> Resul
     if value.is_none() && !matches!(def.kind, table::Kind::Flag | table::Kind::Bool) && !def.bare_job_name {
         return Err(Error::MissingValue { option: key.to_string(), origin, forms: def.forms() });
     }
-    Ok(RawOpt { def, typed: key.to_string(), value, origin })
+    Ok(RawOpt { def, typed: key.to_string(), value, origin, global: false })
 }
 
 /// Cuts a line at the first `#` or `;`, as fio does.

@@ -911,9 +911,10 @@ impl JobSpec {
         if m.is_set("cmdprio_percentage") && m.is_set("cmdprio_bssplit") {
             return Err(m.job_err("cmdprio_percentage and cmdprio_bssplit cannot be used together".into()));
         }
-        // Engine-private options must belong to the job's engine.
+        // Engine-private options must belong to the job's engine (one inherited from a
+        // [global] section for jobs of another engine is left alone, as fio does).
         for o in options {
-            if !o.def.engines.is_empty() && !o.def.engines.contains(&ioengine) {
+            if !o.def.engines.is_empty() && !o.def.engines.contains(&ioengine) && !o.global {
                 return Err(Error::WrongEngine {
                     option: o.typed.clone(),
                     origin: o.origin.clone(),

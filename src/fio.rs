@@ -189,7 +189,16 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     let interval = g
         .status_interval
         .map(|ms| runner::Interval { every: std::time::Duration::from_millis(ms), report: &interval_report });
+    runner::trigger::arm(g.trigger_timeout_ms.map(std::time::Duration::from_millis), g.trigger_file.clone());
     let outcome = runner::run(plan, diag, notice, status, interval)?;
+    if runner::trigger::fired() {
+        if let Some(cmd) = &g.trigger_cmd {
+            // fio runs it with system(): the shell's status is not the run's.
+            if let Err(e) = std::process::Command::new("/bin/sh").arg("-c").arg(cmd).status() {
+                eprintln!("fiox: --trigger: cannot run '{cmd}': {e}");
+            }
+        }
+    }
     let results = outcome.workers;
     let mut report = summary::build(plan, &results, outcome.disks, runner::clock::epoch_ms());
     report.fiox = Some(crate::manifest::build(plan, &results, &report));

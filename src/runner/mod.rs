@@ -19,6 +19,7 @@ pub mod pacer;
 pub mod replay;
 pub mod source;
 pub mod steady;
+pub mod trigger;
 pub mod verify;
 pub mod worker;
 pub mod zones;
@@ -518,6 +519,10 @@ fn wait_for_workers(
     let mut watch: Vec<Watch> = progress.iter().map(|_| Watch { heartbeat: 0, since: start, woken: None }).collect();
     let mut pending = progress.len();
     while pending > 0 {
+        if trigger::check() {
+            // As fio: the trigger ends every job (each saves its state as it ends).
+            STOP.store(true, Ordering::Relaxed);
+        }
         if STOP.load(Ordering::Relaxed) {
             phase_stop.store(true, Ordering::Relaxed);
         }

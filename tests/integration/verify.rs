@@ -539,3 +539,32 @@ fn verify_dump_writes_fios_files() {
     }
     assert_eq!(seen[1], seen[0], "the same dump files as fio");
 }
+
+#[test]
+fn a_trigger_stops_the_jobs_saves_their_state_and_runs_its_command() {
+    let d = scratch();
+    let job =
+        ["--name=tr", "--filename=t.dat", "--size=64m", "--bs=4k", "--rw=write", "--verify=crc32c", "--rate_iops=2000"];
+    for fiox_run in [false, true] {
+        for f in ["t.dat", "fired", "local-tr-0-verify.state"] {
+            std::fs::remove_file(d.path().join(f)).ok();
+        }
+        let mut a = job.to_vec();
+        a.extend(["--trigger-timeout=1", "--trigger=touch fired", "--output-format=json"]);
+        let t0 = std::time::Instant::now();
+        let out = tool(fiox_run, d.path(), &a);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(t0.elapsed().as_secs() < 10, "the trigger ended the run (64 MiB at 2000 IOPS takes 8 s)");
+        assert!(d.path().join("fired").exists(), "the trigger's command ran");
+        let written = dir_bytes(&out, "write");
+        assert!(written > 0 && written < 64 << 20, "{written}");
+        assert_eq!(dir_bytes(&out, "read"), 0, "no read-back after a trigger");
+        // The state the trigger saved verifies what was written, in each tool.
+        let mut v = job.to_vec();
+        v.extend(["--verify_only", "--verify_state_load=1", "--output-format=json"]);
+        let out = tool(fiox_run, d.path(), &v);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let read = dir_bytes(&out, "read");
+        assert!(read + (64 << 10) >= written && read <= written, "read {read} of {written}");
+    }
+}

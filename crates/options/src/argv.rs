@@ -60,6 +60,10 @@ pub struct Globals {
     pub json_lines: bool,
     /// `--inflate-log=FILE`: print the text of a compressed (`.fz`) log and exit.
     pub inflate_log: Option<PathBuf>,
+    /// `--trigger-file`, `--trigger-timeout` (ms), `--trigger` (a shell command).
+    pub trigger_file: Option<PathBuf>,
+    pub trigger_timeout_ms: Option<u64>,
+    pub trigger_cmd: Option<String>,
 }
 
 impl Default for Globals {
@@ -86,6 +90,9 @@ impl Default for Globals {
             interval_delta: false,
             json_lines: false,
             inflate_log: None,
+            trigger_file: None,
+            trigger_timeout_ms: None,
+            trigger_cmd: None,
         }
     }
 }
@@ -143,9 +150,9 @@ const SWITCHES: &[(&str, Arg, bool)] = &[
     ("remote-config", Arg::Required, false),
     ("idle-prof", Arg::Required, false),
     ("inflate-log", Arg::Required, true),
-    ("trigger-file", Arg::Required, false),
-    ("trigger-timeout", Arg::Required, false),
-    ("trigger", Arg::Required, false),
+    ("trigger-file", Arg::Required, true),
+    ("trigger-timeout", Arg::Required, true),
+    ("trigger", Arg::Required, true),
     ("trigger-remote", Arg::Required, false),
     ("aux-path", Arg::Required, false),
     ("merge-blktrace-only", Arg::None, false),
@@ -305,6 +312,9 @@ fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, 
         "status-interval-delta" => g.interval_delta = true,
         "json-lines" => g.json_lines = true,
         "inflate-log" => g.inflate_log = Some(PathBuf::from(v)),
+        "trigger-file" => g.trigger_file = Some(PathBuf::from(v)),
+        "trigger-timeout" => g.trigger_timeout_ms = Some(time_ms(&v).map_err(|e| bad(&e))?),
+        "trigger" => g.trigger_cmd = Some(v),
         _ => unreachable!("every supported switch is handled"),
     }
     Ok(())

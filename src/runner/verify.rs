@@ -116,6 +116,21 @@ pub fn preflight(spec: &JobSpec) -> anyhow::Result<Vec<String>> {
     Ok(warnings)
 }
 
+/// What fiox writes in a state file's offset-generator field (which fio 3.33 never reads when
+/// loading, and leaves zero for sequential jobs): `FIOX` and the writing run's tag, so that a
+/// state left by another run than the one whose blocks are on the device is recognised.
+fn state_mark(tag: u32) -> [u8; 48] {
+    let mut r = [0u8; 48];
+    r[..4].copy_from_slice(b"FIOX");
+    r[4..8].copy_from_slice(&tag.to_le_bytes());
+    r
+}
+
+/// The run tag a state file was saved with, when fiox saved it.
+fn state_tag(st: &VerifyState) -> Option<u32> {
+    (&st.rand[..4] == b"FIOX").then(|| u32::from_le_bytes(st.rand[4..8].try_into().expect("4 bytes")))
+}
+
 /// Where a job's verify state file is: fio's name, in the working directory.
 pub fn state_path(plan: &WorkerPlan) -> String {
     fiox_verify::state::file_name(None, &plan.spec.name, plan.number - 1)
@@ -597,6 +612,7 @@ impl Verifier {
             index: (plan.number - 1) as u64,
             name: plan.spec.name.clone(),
             comps: self.recent.iter().copied().collect(),
+            rand: state_mark(self.id >> RUN_SHIFT),
             ..VerifyState::default()
         }
     }
@@ -699,6 +715,20 @@ impl Verifier {
                     continue;
                 }
             };
+            if let (Some(h), Some(tag)) = (found, self.state.as_ref().and_then(state_tag)) {
+                if h.time_sec >> RUN_SHIFT != tag && h.time_sec & (1 << 29) != 0 {
+                    // The blocks are fiox's, but of another run than the state's: a state file
+                    // left over from an earlier run (fio uses it silently, with false failures).
+                    failures += 1;
+                    if failures == 1 {
+                        message = format!(
+                            "verify: stale verify state file: it was saved by run {tag:05x}, but the block at file {name} offset {iv_offset} was written by run {:05x} (requested block: offset={offset}, length={len})\n",
+                            h.time_sec >> RUN_SHIFT
+                        );
+                    }
+                    break;
+                }
+            }
             if let (Some(h), Some(map)) = (found, &self.map) {
                 let want = map.expected(file, iv_offset);
                 let got = (h.time_sec as u64) << 32 | h.time_nsec as u64;

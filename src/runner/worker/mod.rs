@@ -484,17 +484,17 @@ impl<'a> Worker<'a> {
         } else if self.verify.as_ref().is_some_and(|v| v.only) {
             self.plan_only();
         } else {
-            self.io_loop()?;
+            self.run_until_done()?;
         }
         if self.verify.as_ref().is_some_and(|v| v.read_back) && self.phase == Phase::Done(EndReason::Done) {
             self.start_read_back();
-            self.io_loop()?;
+            self.run_until_done()?;
         }
         self.finish()
     }
 
     /// The loop drawn in the module documentation, until the job is done.
-    fn io_loop(&mut self) -> Result<()> {
+    fn run_until_done(&mut self) -> Result<()> {
         loop {
             self.tick();
             if let Phase::Done(_) = self.phase {

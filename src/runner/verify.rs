@@ -196,6 +196,15 @@ impl WriteMap {
         }
     }
 
+    /// Forgets every block, for the next loop of writes.
+    fn clear(&mut self) {
+        for f in &mut self.files {
+            f.chunks.iter_mut().for_each(|c| *c = None);
+        }
+        self.cursor = (0, 0);
+        self.blocks = 0;
+    }
+
     /// Forgets what was written over a range: its contents are unknown.
     fn forget(&mut self, file: usize, offset: u64, len: u32) {
         let Some(first) = self.index(file, offset) else { return };
@@ -663,6 +672,23 @@ impl Verifier {
     pub fn planned(&mut self, file: usize, offset: u64, len: u32) {
         if let Some(m) = &mut self.map {
             m.record(file, offset, len, ANY);
+        }
+    }
+
+    /// The read-back is over and the job writes its next loop: what was read back is
+    /// forgotten (fio's list is emptied by its read-back), reads are no longer checked.
+    pub fn end_read_back(&mut self) {
+        self.flags = 0x8;
+        if let Some(m) = &mut self.map {
+            m.clear();
+        }
+        if let Some(b) = &mut self.backlog {
+            b.fifo.clear();
+            b.due = 0;
+        }
+        if let Some(t) = &mut self.trims {
+            t.fifo.clear();
+            t.due = 0;
         }
     }
 

@@ -246,8 +246,9 @@ fn iolog_ops(path: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
     text.lines()
         .filter_map(|l| {
+            // Version 3 lines: time, file, action, offset, length.
             let f: Vec<&str> = l.split_whitespace().collect();
-            (f.len() >= 4 && (f[1] == "read" || f[1] == "write")).then(|| format!("{} {}", f[1], f[2]))
+            (f.len() >= 5 && (f[2] == "read" || f[2] == "write")).then(|| format!("{} {}", f[2], f[3]))
         })
         .collect()
 }
@@ -270,6 +271,8 @@ fn verify_backlog_interleaves_reads_as_fio() {
                 &bb,
                 "--write_iolog=bl.log",
             ];
+            // fio appends to an existing iolog.
+            std::fs::remove_file(d.path().join("bl.log")).ok();
             let out = run(fiox_run, d.path(), &args);
             assert_eq!(out.code, 0, "{}", out.stderr);
             assert_eq!(dir_bytes(&out, "write"), 256 << 10);
@@ -278,6 +281,7 @@ fn verify_backlog_interleaves_reads_as_fio() {
         }
         assert_eq!(logs[1].1, logs[0].1, "backlog {backlog}/{batch}: bytes read");
         assert_eq!(logs[1].0, logs[0].0, "backlog {backlog}/{batch}: the same reads between the same writes");
+        assert_eq!(logs[0].0.len(), 128, "64 writes and their 64 reads");
     }
 }
 
@@ -639,4 +643,35 @@ fn every_restored_older_block_is_reported_stale_at_its_offset() {
         planted.iter().filter(|&&at| at % 8192 == 0 || !planted.contains(&(at - 4096))).copied().collect();
     assert_eq!(reported, first_per_block);
     assert_eq!(json(&out)["jobs"][0]["total_err"].as_u64().unwrap() as usize, first_per_block.len());
+}
+
+#[test]
+fn each_loop_is_read_back_before_the_next_as_in_fio() {
+    let d = scratch();
+    for rw in ["--rw=write", "--rw=randwrite"] {
+        let mut seen = Vec::new();
+        for fiox_run in [false, true] {
+            std::fs::remove_file(d.path().join("lp.log")).ok();
+            let args = [
+                "--filename=lp.dat",
+                "--size=256k",
+                "--bs=4k",
+                rw,
+                "--verify=crc32c",
+                "--loops=3",
+                "--write_iolog=lp.log",
+            ];
+            let out = run(fiox_run, d.path(), &args);
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            // The direction of each I/O, runs collapsed: W R W R W R.
+            let mut shape: Vec<char> = iolog_ops(&d.path().join("lp.log"))
+                .iter()
+                .map(|l| if l.starts_with("write") { 'W' } else { 'R' })
+                .collect();
+            shape.dedup();
+            seen.push((dir_bytes(&out, "write"), dir_bytes(&out, "read"), shape.into_iter().collect::<String>()));
+        }
+        assert_eq!(seen[1], seen[0], "{rw}");
+        assert_eq!(seen[0].2, "WRWRWR", "{rw}");
+    }
 }

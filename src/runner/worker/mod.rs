@@ -478,19 +478,44 @@ impl<'a> Worker<'a> {
         if self.acct.measuring {
             self.publisher.progress.measuring.store(true, Ordering::Relaxed);
         }
+        let only = self.verify.as_ref().is_some_and(|v| v.only);
         if self.verify.as_ref().is_some_and(|v| v.only && v.from_journal) {
             // The journal says which blocks the writer wrote: nothing to draw.
             self.phase = Phase::Done(EndReason::Done);
-        } else if self.verify.as_ref().is_some_and(|v| v.only) {
+        } else if only {
             self.plan_only();
         } else {
             self.run_until_done()?;
         }
-        if self.verify.as_ref().is_some_and(|v| v.read_back) && self.phase == Phase::Done(EndReason::Done) {
+        // With verify, each loop's writes are read back before the next loop, as in fio.
+        let laps = if only { 1 } else { self.spec.loops.max(1) };
+        for lap in 0..laps {
+            if self.phase != Phase::Done(EndReason::Done) || !self.verify.as_ref().is_some_and(|v| v.read_back) {
+                break;
+            }
+            if lap > 0 {
+                self.start_write_loop();
+                self.run_until_done()?;
+                if self.phase != Phase::Done(EndReason::Done) {
+                    break;
+                }
+            }
             self.start_read_back();
             self.run_until_done()?;
         }
         self.finish()
+    }
+
+    /// The next loop of a verifying write job, after the read-back of the last one.
+    #[cold]
+    fn start_write_loop(&mut self) {
+        self.reading_back = false;
+        if let Some(v) = &mut self.verify {
+            v.end_read_back();
+        }
+        self.end = EndRules::new(self.plan);
+        self.pending = None;
+        self.phase = Phase::Measure;
     }
 
     /// The loop drawn in the module documentation, until the job is done.

@@ -52,6 +52,9 @@ impl EndRules {
             // then (measured).
             limit: if spec.time_based || plan.replay.is_some() {
                 u64::MAX
+            } else if reads_back_per_loop(spec) {
+                // One loop at a time: its writes are read back before the next (as fio).
+                plan.io_bytes
             } else {
                 plan.io_bytes.saturating_mul(spec.loops as u64)
             },
@@ -147,6 +150,11 @@ impl EndRules {
     pub(super) fn exhausted(&mut self) {
         self.issued_bytes = self.limit;
     }
+}
+
+/// Whether a job reads back each loop's writes before the next loop (verify after writing).
+fn reads_back_per_loop(spec: &JobSpec) -> bool {
+    spec.loops > 1 && spec.rw.writes() && spec.verify.as_ref().is_some_and(|v| v.after_write && !v.only)
 }
 
 /// What an I/O error does to a job: fio's `continue_on_error`, `ignore_error` and

@@ -121,22 +121,17 @@ fn inflate_log(path: &Path, out: &mut impl Write) -> Result<ExitCode> {
 /// Runs a checked plan and prints its report in the requested formats.
 pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     let normal = g.formats.contains(&Format::Normal);
-    let mut head = String::new();
     // Planning notes ("opendir added N files") come before the job header, as in fio, and go
     // with the normal output only (fio prints them before its JSON too).
     let notes: String = plan.notes.iter().chain(&plan.warnings).map(|l| format!("{l}\n")).collect();
-    if !normal {
-        for w in &plan.warnings {
-            eprintln!("{w}");
-        }
-    }
-    if normal && g.output.is_none() {
-        head = notes + &crate::render::header(plan);
+    // fio's warnings ("verification read phase will never start ...") go where fio prints them,
+    // before the report in every format, so standard error stays empty on success.
+    let warnings: String = plan.warnings.iter().map(|l| format!("{l}\n")).collect();
+    let mut head = if normal { notes + &crate::render::header(plan) } else { warnings };
+    if g.output.is_none() && !head.is_empty() {
         print!("{head}");
         std::io::stdout().flush().ok();
         head.clear();
-    } else if normal {
-        head = notes + &crate::render::header(plan);
     }
     runner::STOP.store(false, std::sync::atomic::Ordering::Relaxed);
     fiox_engine::sys::stop_on_signals(&runner::STOP);

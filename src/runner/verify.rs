@@ -699,7 +699,9 @@ impl Verifier {
 
     /// Checks a read of `buf` (`len` bytes at `offset` of `file`, named `name`). Every interval
     /// is checked; the first failure (or, with `verify_fatal`, the only one) is described.
-    pub fn check(&mut self, buf: &mut [u8], file: usize, name: &str, offset: u64) -> Option<Verdict> {
+    pub fn check(&mut self, buf: &mut [u8], file: usize, path: &std::path::Path, offset: u64) -> Option<Verdict> {
+        // The file's name is only made for a message: a read that passes allocates nothing.
+        let name = path.display();
         if self.kind == Kind::Null {
             return None;
         }
@@ -730,9 +732,9 @@ impl Verifier {
                 Err(f) => {
                     failures += 1;
                     if failures == 1 {
-                        message = f.fio_message(self.kind, name, offset, len as u64, self.flags);
+                        message = f.fio_message(self.kind, &name.to_string(), offset, len as u64, self.flags);
                         if self.dump {
-                            message.push_str(&self.dump_block(buf, name, offset, &f));
+                            message.push_str(&self.dump_block(buf, &name.to_string(), offset, &f));
                         }
                     }
                     if self.fatal {
@@ -766,7 +768,7 @@ impl Verifier {
                 if want != 0 && want != ANY && got != want && !sibling && !landed {
                     failures += 1;
                     if failures == 1 {
-                        message = self.stale_message(&h, want, name, iv_offset, offset, len);
+                        message = self.stale_message(&h, want, &name.to_string(), iv_offset, offset, len);
                     }
                     if self.fatal {
                         break;

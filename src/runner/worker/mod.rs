@@ -988,10 +988,9 @@ impl<'a> Worker<'a> {
                     return;
                 }
                 let len = (result.max(0) as usize).min(io.len as usize);
-                let name =
-                    self.plan.files.get(io.file as usize).map(|f| f.path.display().to_string()).unwrap_or_default();
+                let Some(fp) = self.plan.files.get(io.file as usize) else { return };
                 let buf = &mut self.q.buf_mut(idx)[..len];
-                if let Some(verdict) = v.check(buf, io.file as usize, &name, io.offset) {
+                if let Some(verdict) = v.check(buf, io.file as usize, &fp.path, io.offset) {
                     let fatal = v.fatal;
                     self.errors.verify_failed(&verdict.message, fatal, &mut self.acct.ts, self.diag);
                     if self.errors.func.is_none() {

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use fiox_options::argv::{self, Format};
 use fiox_options::{help, jobfile, showcmd, Ctx};
 
+use crate::act::ActTable;
 use crate::{plan, runner, summary, VERSION_STRING};
 
 const USAGE: &str = "\
@@ -36,6 +37,7 @@ fio-compatible options (see --cmdhelp for job options):
   --cmdhelp[=OPTION|all]  describe job options
   --enghelp[=ENGINE[,OPTION]]  list I/O engines or describe one
   --inflate-log=FILE      print the text of a compressed log (log_store_compressed)
+  --profile=NAME          add a built-in workload's jobs: tiobench, or act (needs --device-names)
   --version               print the version
 ";
 
@@ -71,7 +73,8 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
         out.write_all(help::enghelp(which, &fiox_engine::names())?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    if cl.job_files.is_empty() && cl.sections.is_empty() {
+    let profile = fiox_options::profile::requested(&cl)?;
+    if cl.job_files.is_empty() && cl.sections.is_empty() && profile.is_none() {
         out.write_all(USAGE.as_bytes())?;
         return Ok(ExitCode::from(1));
     }
@@ -83,10 +86,15 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
         files.push(jobfile::read(p, &env)?);
     }
     if g.showcmd {
+        // A profile's jobs are not the user's command line: fio's --showcmd leaves them out.
         out.write_all(showcmd::render("fiox", &cl, &files).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let set = fiox_options::assemble(&cl, &files, &machine_ctx())?;
+    let ctx = machine_ctx();
+    if let Some(p) = profile {
+        files.push(fiox_options::profile::sections(p, &cl, &ctx)?);
+    }
+    let set = fiox_options::assemble(&cl, &files, &ctx)?;
     // --parse-only checks syntax, values and cross-option rules, like fio's; whether files and
     // devices exist is checked when a run is planned (still before any I/O), so job files
     // written for another machine can be checked here.
@@ -128,6 +136,14 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // before the report in every format, so standard error stays empty on success.
     let warnings: String = plan.warnings.iter().map(|l| format!("{l}\n")).collect();
     let mut head = if normal { notes + &crate::render::header(plan) } else { warnings };
+    // fio prints ACT's table with the normal and terse outputs (and in front of JSON, which
+    // fiox keeps clean).
+    let act = (g.profile.as_deref() == Some("act") && (normal || g.formats.contains(&Format::Terse)))
+        .then(|| ActTable::new(plan))
+        .flatten();
+    if act.is_some() {
+        head.push_str(ActTable::heading());
+    }
     if g.output.is_none() && !head.is_empty() {
         print!("{head}");
         std::io::stdout().flush().ok();
@@ -181,9 +197,34 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         let report = summary::build(plan, &shown, Vec::new(), runner::clock::epoch_ms());
         let _ = sink.write(&formats(g, &report));
     };
-    let interval = g
-        .status_interval
-        .map(|ms| runner::Interval { every: std::time::Duration::from_millis(ms), report: &interval_report });
+    // --profile=act's table: a row per hour-long slice as the run goes, then the verdict.
+    let act = act.map(Mutex::new);
+    let started = std::time::Instant::now();
+    let next_slice = Mutex::new(ActTable::slice());
+    let act_row = |partial: &[runner::worker::WorkerResult]| {
+        let Some(table) = &act else { return };
+        let mut next = next_slice.lock().expect("interval reports are sequential");
+        if started.elapsed() >= *next {
+            *next += ActTable::slice();
+            if let Some(row) = table.lock().expect("one reporter").close_slice(partial) {
+                let _ = sink.write(&row);
+            }
+        }
+    };
+    let tick = |partial: &[runner::worker::WorkerResult]| {
+        if g.status_interval.is_some() {
+            interval_report(partial);
+        }
+        act_row(partial);
+    };
+    // With both, slices end at the first status report after each hour.
+    let every = g.status_interval.map(std::time::Duration::from_millis);
+    let every = match (&act, every) {
+        (Some(_), Some(e)) => Some(e.min(ActTable::slice())),
+        (Some(_), None) => Some(ActTable::slice()),
+        (None, e) => e,
+    };
+    let interval = every.map(|every| runner::Interval { every, report: &tick });
     runner::trigger::arm(g.trigger_timeout_ms.map(std::time::Duration::from_millis), g.trigger_file.clone());
     let outcome = runner::run(plan, diag, notice, status, interval)?;
     if runner::trigger::fired() {
@@ -195,6 +236,11 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         }
     }
     let results = outcome.workers;
+    if let Some(table) = act {
+        let mut table = table.into_inner().expect("one reporter");
+        let row = table.close_slice(&results).unwrap_or_default();
+        sink.write(&(row + &table.verdict()))?;
+    }
     let mut report = summary::build(plan, &results, outcome.disks, runner::clock::epoch_ms());
     report.fiox = Some(crate::manifest::build(plan, &results, &report));
     sink.write(&formats(g, &report))?;

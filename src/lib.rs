@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+mod act;
 pub mod depth_search;
 mod device;
 mod diskstats;

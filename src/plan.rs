@@ -140,14 +140,22 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 check_zoned(&spec, &files, engine)?;
             }
             let region: u64 = files.iter().map(|f| f.region_len).sum();
+            let min_bs = *spec.bs.iter().min().expect("three directions");
+            // A uniform random job with its block map ends its pass when every whole block of
+            // every file is done, as fio's does: with several files whose sizes are not whole
+            // blocks, the bytes left over in each add up to blocks that do not exist.
+            let mapped = spec.rw.is_random()
+                && !spec.norandommap
+                && matches!(spec.random_distribution, fiox_options::RandomDist::Random);
+            let whole: u64 = files.iter().map(|f| f.region_len / min_bs * min_bs).sum();
             // A replay moves what its trace holds; size and io_size do not apply (as in fio).
             let io_bytes = match (&replay, spec.io_size) {
                 (Some(rp), _) => rp.totals().0.iter().sum(),
                 (None, Some(SizeSpec::Bytes(b))) => b,
                 (None, Some(SizeSpec::Percent(p))) => (region as f64 * p / 100.0) as u64,
+                (None, None) if mapped && whole > 0 => whole,
                 (None, None) => region,
             };
-            let min_bs = *spec.bs.iter().min().expect("three directions");
             if io_bytes < min_bs && !spec.time_based && replay.is_none() {
                 bail!(
                     "job '{}': the I/O size ({io_bytes} bytes) is smaller than the block size ({min_bs} bytes)",

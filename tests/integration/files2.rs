@@ -305,3 +305,27 @@ fn time_based_without_runtime_warns_and_runs_once_as_fio() {
         assert_eq!(json(&out)["jobs"][0]["read"]["io_bytes"], 1048576);
     }
 }
+
+/// Random jobs over several files whose sizes are not whole blocks: fio's pass ends when every
+/// whole block is done (86016 bytes over 4 files is 5.25 blocks each: 20 I/Os, not 21); without
+/// the block map fio moves the full size.
+#[test]
+fn random_passes_over_files_with_partial_blocks_end_like_fio() {
+    let dir = scratch();
+    for extra in [
+        &["--rw=randwrite"][..],
+        &["--rw=randrw"],
+        &["--rw=randread", "--file_service_type=sequential"],
+        &["--rw=randwrite", "--norandommap"],
+        &["--rw=randwrite", "--bsrange=4k-8k"],
+    ] {
+        let mut args = vec!["--name=x", "--filename=a:b:c:d", "--size=86016", "--bs=4k", "--output-format=json"];
+        args.extend_from_slice(extra);
+        let bytes = |fiox_run| {
+            let v = json(&tool(fiox_run, dir.path(), &args));
+            let j = &v["jobs"][0];
+            j["read"]["io_bytes"].as_u64().unwrap() + j["write"]["io_bytes"].as_u64().unwrap()
+        };
+        assert_eq!(bytes(true), bytes(false), "{extra:?}");
+    }
+}

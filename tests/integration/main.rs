@@ -12,6 +12,7 @@ mod lab;
 mod logz;
 mod nbd_faults;
 mod offload;
+mod profiles;
 mod replay;
 mod runner;
 mod seeds;

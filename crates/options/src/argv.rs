@@ -64,6 +64,8 @@ pub struct Globals {
     pub trigger_file: Option<PathBuf>,
     pub trigger_timeout_ms: Option<u64>,
     pub trigger_cmd: Option<String>,
+    /// `--profile=NAME`: a built-in workload whose jobs join the run (fio echoes it nowhere).
+    pub profile: Option<String>,
 }
 
 impl Default for Globals {
@@ -93,6 +95,7 @@ impl Default for Globals {
             trigger_file: None,
             trigger_timeout_ms: None,
             trigger_cmd: None,
+            profile: None,
         }
     }
 }
@@ -218,6 +221,12 @@ where
                 Some(v)
             }
         };
+        if def.name == "profile" {
+            // A command-line switch in fio, though its table lists it: selecting a profile adds
+            // its jobs (crate::profile) and is not echoed among the global options.
+            cl.globals.profile = Some(value.unwrap_or_default());
+            continue;
+        }
         if def.name == "name" {
             let job = value.unwrap_or_default();
             if job.is_empty() {

@@ -36,6 +36,12 @@ pub fn command_line(data: &[u8]) {
     let args: Vec<String> = text.split('\0').map(str::to_string).collect();
     if let Ok(cl) = crate::argv::parse(args) {
         let _ = crate::job::assemble(&cl, &[], &Ctx::default());
+        // A profile's jobs are built from the same command line's options.
+        if let Ok(Some(p)) = crate::profile::requested(&cl) {
+            if let Ok(f) = crate::profile::sections(p, &cl, &Ctx::default()) {
+                let _ = crate::job::assemble(&cl, &[f], &Ctx::default());
+            }
+        }
     }
 }
 
@@ -250,6 +256,10 @@ mod tests {
                 String::from_utf8_lossy(c).lines().map(|l| l.replace(' ', "\0").into_bytes()).collect::<Vec<_>>()
             })
             .filter(|l| l.starts_with(b"-"))
+            .chain([
+                b"--profile=act\0--device-names=a:b\0--load=3\0--threads-per-queue=5\0--prep".to_vec(),
+                b"--profile=tiobench\0--size=7\0--block=8k\0--numruns=2\0--threads=3".to_vec(),
+            ])
             .collect();
         let n = run(command_line, &lines, secs(), 0x9abc);
         assert!(n > 100, "only {n} inputs tried");

@@ -81,7 +81,6 @@ pub enum Category {
     Units,
     /// Options of fio's built-in profiles, which do nothing outside them.
     Profile,
-    Other,
 }
 
 impl Category {
@@ -106,7 +105,6 @@ impl Category {
             Category::Errors => "Error handling",
             Category::Units => "Units",
             Category::Profile => "Profile options (no effect without --profile, as in fio)",
-            Category::Other => "Other fio options (not supported yet)",
         }
     }
 }

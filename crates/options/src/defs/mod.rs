@@ -10,21 +10,11 @@ mod engine;
 mod general;
 mod host;
 mod io;
-mod other;
 mod profile;
 mod replay;
 mod report;
 mod verify;
 
 /// All tables, in `--cmdhelp` order.
-pub(crate) static TABLES: &[&[OptDef]] = &[
-    general::DEFS,
-    host::DEFS,
-    io::DEFS,
-    report::DEFS,
-    engine::DEFS,
-    profile::DEFS,
-    replay::DEFS,
-    verify::DEFS,
-    other::DEFS,
-];
+pub(crate) static TABLES: &[&[OptDef]] =
+    &[general::DEFS, host::DEFS, io::DEFS, report::DEFS, engine::DEFS, profile::DEFS, replay::DEFS, verify::DEFS];

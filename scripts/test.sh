@@ -34,6 +34,8 @@ need 1 "the results-page test" chromium -- chromium fonts-dejavu-core
 need 0 "the fault tests" nbdkit nbdfuse -- nbdkit libnbd-bin
 # The kernel-hint tests compare the system calls of both tools under strace.
 need 1 "the kernel-hint tests" strace -- strace
+# The multicast test configures loopback in a private network namespace.
+need 1 "the multicast test" ip unshare -- iproute2 util-linux
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e

@@ -338,3 +338,84 @@ fn unavailable_engines_parse_and_refuse_before_any_io() {
         assert_eq!(names(&a), names(&b), "--enghelp={engine}");
     }
 }
+
+/// With numjobs, each clone uses the next port up on both ends, as fio's: a fio receiver with
+/// two clones is fed by a fiox sender with two, and the other way round.
+#[test]
+fn net_clones_count_ports_up_like_fio() {
+    for (fiox_recv, fiox_send) in [(false, true), (true, false)] {
+        let dir = scratch();
+        let port = format!("--port={}", free_port());
+        let bin = if fiox_recv { crate::util::fiox_bin() } else { crate::util::fio_bin() };
+        let recv = std::process::Command::new(bin)
+            .args(["--name=r", "--ioengine=net", "--listen", &port, "--rw=read", "--bs=4k", "--size=256k"])
+            .args(["--numjobs=2", "--output-format=json"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(700));
+        let args = ["--name=w", "--ioengine=net", "--hostname=127.0.0.1", &port, "--rw=write", "--bs=4k"];
+        let sent =
+            tool(fiox_send, dir.path(), &[&args[..], &["--size=256k", "--numjobs=2", "--output-format=json"]].concat());
+        assert_eq!((sent.code, sent.stderr.as_str()), (0, ""), "sender (fiox {fiox_send})");
+        let o = recv.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "receiver (fiox {fiox_recv}): {}", String::from_utf8_lossy(&o.stderr));
+        let r = json(&Out { code: 0, stdout: String::from_utf8_lossy(&o.stdout).into_owned(), stderr: String::new() });
+        let w = json(&sent);
+        for i in 0..2 {
+            assert_eq!(w["jobs"][i]["write"]["io_bytes"].as_u64(), Some(256 << 10), "sender clone {i}");
+            let got = r["jobs"][i]["read"]["io_bytes"].as_u64().unwrap();
+            assert!(got > 200 << 10 && got <= 256 << 10, "receiver clone {i}: {got} bytes");
+        }
+    }
+}
+
+/// UDP multicast (`hostname` a group, `interface`, `ttl`) in a private network namespace whose
+/// loopback carries multicast: fio and fiox receive each other's datagrams, and both senders
+/// set the same socket options (strace).
+#[test]
+fn net_udp_multicast_interoperates_with_fio() {
+    let probe = std::process::Command::new("unshare").args(["-n", "true"]).status();
+    if !probe.is_ok_and(|s| s.success()) {
+        return println!("skipped: cannot make a network namespace (needs root and unshare)");
+    }
+    let dir = scratch();
+    let script = r#"
+set -e
+ip link set lo up; ip link set lo multicast on; ip route add 224.0.0.0/4 dev lo
+common="--ioengine=net --protocol=udp --hostname=239.1.2.3 --port=19000 --interface=127.0.0.1 --bs=1k --size=256k --output-format=json"
+"$1" --name=r $common --rw=read > r.json 2> r.err &
+sleep 0.7
+strace -f -e trace=setsockopt -o w.strace "$2" --name=w $common --ttl=3 --rate=2m --rw=write > w.json 2> w.err
+wait
+"#;
+    for (fiox_recv, fiox_send) in [(true, false), (false, true), (true, true)] {
+        let bin = |f: bool| if f { crate::util::fiox_bin() } else { crate::util::fio_bin() };
+        let out = std::process::Command::new("unshare")
+            .args(["-n", "bash", "-c", script, "mc"])
+            .arg(bin(fiox_recv))
+            .arg(bin(fiox_send))
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "fiox recv {fiox_recv} send {fiox_send}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let read = |f: &str| std::fs::read_to_string(dir.path().join(f)).unwrap();
+        let doc = |f: &str| json(&Out { code: 0, stdout: read(f), stderr: String::new() });
+        assert_eq!((read("r.err"), read("w.err")), (String::new(), String::new()));
+        let (r, w) = (doc("r.json"), doc("w.json"));
+        assert_eq!(w["jobs"][0]["write"]["io_bytes"].as_u64(), Some(256 << 10));
+        let got = r["jobs"][0]["read"]["io_bytes"].as_u64().unwrap();
+        assert!(got > 200 << 10, "fiox recv {fiox_recv} send {fiox_send}: {got} bytes");
+        let calls = read("w.strace");
+        // 16777343 is 127.0.0.1 as a struct in_addr read as an int (fio 3.33's call, observed).
+        for want in ["SOL_IP, IP_MULTICAST_TTL, [3], 4) = 0", "SOL_IP, IP_MULTICAST_IF, [16777343], 4) = 0"] {
+            assert!(calls.contains(want), "sender (fiox {fiox_send}) lacks {want}: {calls}");
+        }
+    }
+}

@@ -103,6 +103,7 @@ fn run_case(name: &str, direct: bool, depth: usize, opts: &EngineOpts) -> Result
                 opts,
                 job_name: "conformance",
                 runtime_us: 0,
+                clone: 0,
                 sync_range_flags: 0,
             })
             .map_err(|e| match e {
@@ -141,6 +142,7 @@ fn the_queue_refuses_what_would_be_unsound() {
         opts: &opts,
         job_name: "conformance",
         runtime_us: 0,
+        clone: 0,
         sync_range_flags: 0,
     })
     .unwrap();

@@ -97,6 +97,8 @@ pub(crate) struct Setup<'a> {
     /// The job's name and runtime (microseconds, 0: none): exec's `%n` and `%r`.
     pub job_name: &'a str,
     pub runtime_us: u64,
+    /// Which of the job's `numjobs` clones this is (0-based).
+    pub clone: u32,
 }
 
 /// An I/O engine, driven by one worker thread through its [`IoQueue`].

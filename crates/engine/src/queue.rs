@@ -61,6 +61,8 @@ pub struct QueueConfig<'a> {
     /// The job's name and runtime in microseconds (0: none), for engines that use them (exec).
     pub job_name: &'a str,
     pub runtime_us: u64,
+    /// Which of the job's `numjobs` clones this is (0-based): net engines count ports up from it.
+    pub clone: u32,
     /// `sync_file_range`'s flags (0: the job does no ranged syncs, and no range is tracked).
     pub sync_range_flags: u32,
 }
@@ -126,6 +128,7 @@ impl IoQueue {
                 opts: cfg.opts,
                 job_name: cfg.job_name,
                 runtime_us: cfg.runtime_us,
+                clone: cfg.clone,
             })
             .map_err(QueueError::Engine)?;
         let units = (0..depth as usize)

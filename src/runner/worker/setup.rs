@@ -178,6 +178,7 @@ pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
         opts: &spec.engine,
         job_name: &spec.name,
         runtime_us: spec.runtime_us,
+        clone: plan.clone,
         sync_range_flags: spec.sync_file_range.map_or(0, |s| s.flags),
     };
     IoQueue::new(cfg).map_err(|e| match e {

@@ -18,6 +18,10 @@
 //! has been received or the sender closes. fiox's TCP receiver waits for full blocks
 //! (MSG_WAITALL), where fio's counts each short read as an I/O of its own.
 //!
+//! Clones of a `numjobs` job use consecutive ports from `port`, on both ends. A multicast group
+//! as `hostname` makes a UDP sender set IP_MULTICAST_TTL (`ttl`) and, with `interface`,
+//! IP_MULTICAST_IF (the same calls as fio's), and a receiver join the group.
+//!
 //! With `pingpong=1` every sent block waits for the peer to send it back, and the receiver
 //! returns every block it gets: the latency is the round trip.
 
@@ -55,6 +59,9 @@ pub struct Net {
     sock: Option<Sock>,
     /// UDP receiver: the sender's open datagram has arrived (and the socket is connected to it).
     opened: bool,
+    /// UDP receiver of a multicast group: never connected to the sender, because a connected
+    /// socket takes the sender's route's address as its own and stops matching the group.
+    multicast: bool,
     /// The peer closed the stream (end of file, or UDP's close datagram).
     ended: bool,
     sender: bool,
@@ -103,6 +110,43 @@ fn preflight(spec: &fiox_options::JobSpec) -> Result<(), String> {
         return Err(format!("ioengine {engine} needs hostname= (or filename=host,port[,protocol]) to reach its peer"));
     }
     Ok(())
+}
+
+/// A multicast sender's settings: `ttl` (fio's default 1 keeps datagrams on the local network)
+/// and, where given, the interface to send from, named by its address.
+fn multicast_sender(u: &UdpSocket, interface: Option<&str>, ttl: u32, v6: bool) -> io::Result<()> {
+    if v6 {
+        return sys::set_sockopt(u.as_raw_fd(), libc::IPPROTO_IPV6, libc::IPV6_MULTICAST_HOPS, ttl as i32);
+    }
+    u.set_multicast_ttl_v4(ttl)?;
+    if let Some(ifa) = interface {
+        let addr = interface_v4(ifa)?;
+        // IP_MULTICAST_IF takes a struct in_addr: four bytes in network order.
+        sys::set_sockopt(u.as_raw_fd(), libc::IPPROTO_IP, libc::IP_MULTICAST_IF, i32::from_ne_bytes(addr.octets()))
+            .map_err(|e| with_context(e, format!("cannot send multicast from interface {ifa}")))?;
+    }
+    Ok(())
+}
+
+/// Joins a multicast group to receive its datagrams.
+fn join_group(u: &UdpSocket, group: std::net::IpAddr, interface: Option<&str>) -> io::Result<()> {
+    let r = match group {
+        std::net::IpAddr::V4(g) => {
+            let ifa = match interface {
+                Some(i) => interface_v4(i)?,
+                None => std::net::Ipv4Addr::UNSPECIFIED,
+            };
+            u.join_multicast_v4(&g, &ifa)
+        }
+        std::net::IpAddr::V6(g) => u.join_multicast_v6(&g, 0),
+    };
+    r.map_err(|e| with_context(e, format!("cannot join multicast group {group}")))
+}
+
+fn interface_v4(ifa: &str) -> io::Result<std::net::Ipv4Addr> {
+    ifa.parse().map_err(|_| {
+        io::Error::new(io::ErrorKind::InvalidInput, format!("interface={ifa}: give the interface's IPv4 address"))
+    })
 }
 
 /// The addresses `host:port` stands for, of the protocol's family.
@@ -164,7 +208,9 @@ impl Net {
                 let (n, from) = u.recv_from(&mut msg)?;
                 if n == 8 && msg == OPEN_MSG {
                     // Replies (pingpong) and nothing else go to this sender.
-                    u.connect(from)?;
+                    if !self.multicast {
+                        u.connect(from)?;
+                    }
                     break;
                 }
             }
@@ -293,7 +339,8 @@ impl IoEngine for Net {
             self.pipe = Some(sys::pipe()?);
         }
         let host = o.hostname.clone().unwrap_or_default();
-        let port = o.port.unwrap_or(0);
+        // With numjobs, each clone takes the next port up, on both ends, as fio's do.
+        let port = o.port.unwrap_or(0).saturating_add(setup.clone.min(u16::MAX as u32) as u16);
         let peer = || format!("{host}:{port}");
         self.sock = Some(match proto {
             Proto::Unix if o.listen => {
@@ -323,6 +370,9 @@ impl IoEngine for Net {
             Proto::Udp if self.sender => {
                 let addrs = resolve(&host, port, v6)?;
                 let u = UdpSocket::bind(if v6 { "[::]:0" } else { "0.0.0.0:0" })?;
+                if addrs.iter().any(|a| a.ip().is_multicast()) {
+                    multicast_sender(&u, o.interface.as_deref(), o.ttl, v6)?;
+                }
                 u.connect(&addrs[..]).map_err(|e| with_context(e, format!("cannot reach {}", peer())))?;
                 if let Some(w) = self.window {
                     sys::set_sockopt(u.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF, w as i32)?;
@@ -333,6 +383,14 @@ impl IoEngine for Net {
                 let any = if v6 { "[::]" } else { "0.0.0.0" };
                 let u = UdpSocket::bind(format!("{any}:{port}"))
                     .map_err(|e| with_context(e, format!("cannot bind UDP port {port}")))?;
+                // A multicast hostname: the reader joins the group (on `interface`, else on the
+                // interface the kernel picks).
+                if let Ok(group) = host.parse::<std::net::IpAddr>() {
+                    if group.is_multicast() {
+                        join_group(&u, group, o.interface.as_deref())?;
+                        self.multicast = true;
+                    }
+                }
                 if let Some(w) = self.window {
                     sys::set_sockopt(u.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUF, w as i32)?;
                 }

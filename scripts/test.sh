@@ -34,6 +34,9 @@ need 1 "the results-page test" chromium -- chromium fonts-dejavu-core
 need 0 "the fault tests" nbdkit nbdfuse -- nbdkit libnbd-bin
 # The kernel-hint tests compare the system calls of both tools under strace.
 need 1 "the kernel-hint tests" strace -- strace
+# The man page is checked with groff, mandoc and man(1) (col from bsdextrautils), and the
+# completion scripts in real bash, zsh (zsh/zpty) and fish.
+need 1 "the man page and completion tests" groff mandoc man col zsh fish -- groff-base mandoc man-db bsdextrautils zsh fish
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e

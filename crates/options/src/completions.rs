@@ -356,6 +356,7 @@ _fiox() {
             _fiox_reply @file "$word" ""
         else
             _fiox_fio "$word" "$prev"
+            _fiox_nospace
         fi
         return 0
     fi

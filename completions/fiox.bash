@@ -67,7 +67,7 @@ _fiox_sub_values() {
     case $1:$2 in
         (quick:--runtime=) _fiox_w='@text' ;;
         (quick:--size=) _fiox_w='@text' ;;
-        (quick:--ioengine=) _fiox_w='sync psync vsync pvsync pvsync2 libaio io_uring io_uring_cmd posixaio mmap null splice net netsplice sg nbd rados rbd rdma gfapi gfapi_async mtd pmemblk dev-dax libpmem cpuio falloc ftruncate filecreate filestat filedelete exec e4defrag http gfapi_async libiscsi nfs libhdfs cpp_null ime_psync ime_psyncv ime_aio xnvme libzbc dfs libcufile librpma_apm_client librpma_apm_server librpma_gpspm_client librpma_gpspm_server windowsaio solarisaio' ;;
+        (quick:--ioengine=) _fiox_w='sync psync vsync pvsync pvsync2 libaio io_uring io_uring_cmd posixaio mmap null splice net netsplice sg nbd rados rbd rdma gfapi gfapi_async mtd pmemblk dev-dax libpmem cpuio falloc ftruncate filecreate filestat filedelete exec e4defrag http libiscsi nfs libhdfs cpp_null ime_psync ime_psyncv ime_aio xnvme libzbc dfs libcufile librpma_apm_client librpma_apm_server librpma_gpspm_client librpma_gpspm_server windowsaio solarisaio' ;;
         (sweep:--vary) _fiox_w='@option' ;;
         (sweep:--repeat) _fiox_w='@text' ;;
         (sweep:--pause) _fiox_w='@text' ;;

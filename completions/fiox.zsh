@@ -417,7 +417,7 @@ _fiox_sub_values() {
     case $1:$2 in
         (quick:--runtime=) REPLY='@text' ;;
         (quick:--size=) REPLY='@text' ;;
-        (quick:--ioengine=) REPLY='sync psync vsync pvsync pvsync2 libaio io_uring io_uring_cmd posixaio mmap null splice net netsplice sg nbd rados rbd rdma gfapi gfapi_async mtd pmemblk dev-dax libpmem cpuio falloc ftruncate filecreate filestat filedelete exec e4defrag http gfapi_async libiscsi nfs libhdfs cpp_null ime_psync ime_psyncv ime_aio xnvme libzbc dfs libcufile librpma_apm_client librpma_apm_server librpma_gpspm_client librpma_gpspm_server windowsaio solarisaio' ;;
+        (quick:--ioengine=) REPLY='sync psync vsync pvsync pvsync2 libaio io_uring io_uring_cmd posixaio mmap null splice net netsplice sg nbd rados rbd rdma gfapi gfapi_async mtd pmemblk dev-dax libpmem cpuio falloc ftruncate filecreate filestat filedelete exec e4defrag http libiscsi nfs libhdfs cpp_null ime_psync ime_psyncv ime_aio xnvme libzbc dfs libcufile librpma_apm_client librpma_apm_server librpma_gpspm_client librpma_gpspm_server windowsaio solarisaio' ;;
         (sweep:--vary) REPLY='@option' ;;
         (sweep:--repeat) REPLY='@text' ;;
         (sweep:--pause) REPLY='@text' ;;

@@ -36,6 +36,9 @@ need 0 "the fault tests" nbdkit nbdfuse -- nbdkit libnbd-bin
 need 1 "the kernel-hint tests" strace -- strace
 # The multicast test configures loopback in a private network namespace.
 need 1 "the multicast test" ip unshare -- iproute2 util-linux
+# The man page is checked with groff, mandoc and man(1) (col from bsdextrautils), and the
+# completion scripts in real bash, zsh (zsh/zpty) and fish.
+need 1 "the man page and completion tests" groff mandoc man col zsh fish -- groff-base mandoc man-db bsdextrautils zsh fish
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 set +e

@@ -13,33 +13,25 @@ use fiox_options::{help, jobfile, showcmd, Ctx};
 use crate::act::ActTable;
 use crate::{plan, runner, summary, VERSION_STRING};
 
-const USAGE: &str = "\
-usage: fiox [options] [job options] <job file(s)>
-       fiox quick [DIR]          four-point first look at the drive under DIR
-       fiox sweep --vary OPTION=VALUES ... [job]   run a job over axes of values (see fiox sweep --help)
-       fiox plot RESULTS...      charts from fio/fiox JSON reports and logs
-       fiox compare A B [...]    results side by side, with ratios and significance
-
-fio-compatible options (see --cmdhelp for job options):
-  --output=FILE           write results to FILE
-  --output-format=LIST    normal, terse, json, json+ (comma-separated)
-  --minimal               terse output
-  --terse-version=N       terse version 2, 3 (default), 4 or 5
-  --terse-header          print a line of field names before terse output (fiox addition)
-  --status-interval-delta interval reports cover each interval, not the run so far (fiox addition)
-  --json-lines            each JSON report on one line (fiox addition)
-  --parse-only            check the jobs and exit without doing I/O
-  --showcmd               print each job file as a command line
-  --section=NAME          run only the named job sections
-  --readonly              refuse any job that writes
-  --status-interval=T     print results every T
-  --eta=when              always, never or auto
-  --cmdhelp[=OPTION|all]  describe job options
-  --enghelp[=ENGINE[,OPTION]]  list I/O engines or describe one
-  --inflate-log=FILE      print the text of a compressed log (log_store_compressed)
-  --profile=NAME          add a built-in workload's jobs: tiobench, or act (needs --device-names)
-  --version               print the version
-";
+/// `--help` and the usage printed for an empty command line: the subcommands, then fio's global
+/// switches, both from their tables.
+pub fn usage() -> String {
+    let mut s = String::from("usage: fiox [options] [job options] <job file(s)>\n");
+    for c in crate::SUBCOMMANDS {
+        let call = format!("fiox {} {}", c.name, c.args);
+        // A long call keeps three spaces before its summary, as in fio-style usage texts.
+        let pad = 26usize.saturating_sub(call.len()).max(3);
+        s.push_str(&format!(
+            "       {}{}{}\n",
+            call.trim_end(),
+            " ".repeat(pad + call.len() - call.trim_end().len()),
+            c.summary
+        ));
+    }
+    s.push_str("\nfio-compatible options (see --cmdhelp for job options):\n");
+    s.push_str(&argv::switch_help());
+    s
+}
 
 /// The machine facts `$pagesize`, `$ncpus` and `$mb_memory` stand for.
 pub fn machine_ctx() -> Ctx {
@@ -59,7 +51,7 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if g.help {
-        out.write_all(USAGE.as_bytes())?;
+        out.write_all(usage().as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(which) = &g.cmdhelp {
@@ -75,7 +67,7 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     }
     let profile = fiox_options::profile::requested(&cl)?;
     if cl.job_files.is_empty() && cl.sections.is_empty() && profile.is_none() {
-        out.write_all(USAGE.as_bytes())?;
+        out.write_all(usage().as_bytes())?;
         return Ok(ExitCode::from(1));
     }
     // An unset `${VAR}` stops a run (see `jobfile::expand_env`), but --parse-only substitutes

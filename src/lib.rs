@@ -15,6 +15,7 @@ mod act;
 pub mod depth_search;
 mod device;
 mod diskstats;
+mod docs;
 mod fio;
 mod lab;
 mod manifest;
@@ -28,21 +29,74 @@ mod summary;
 /// What fiox prints where fio prints `fio-3.33`.
 pub const VERSION_STRING: &str = concat!("fiox-", env!("CARGO_PKG_VERSION"));
 
+/// One of fiox's subcommands: the first argument, when it is one of these words.
+pub struct Subcommand {
+    pub name: &'static str,
+    /// The usage line's arguments after `fiox NAME`.
+    pub args: &'static str,
+    /// What it does, in a line.
+    pub summary: &'static str,
+    /// Its `--help`.
+    pub help: fn() -> String,
+    pub run: fn(&[String]) -> Result<ExitCode>,
+}
+
+/// Every subcommand, in the order `--help`, the man page and the completions list them.
+pub const SUBCOMMANDS: &[Subcommand] = &[
+    Subcommand {
+        name: "quick",
+        args: "[DIR]",
+        summary: "four-point first look at the drive under DIR",
+        help: quick::help,
+        run: quick::run,
+    },
+    Subcommand {
+        name: "sweep",
+        args: "--vary OPTION=VALUES ... [job]",
+        summary: "run a job over axes of values (see fiox sweep --help)",
+        help: lab::sweep::help,
+        run: lab::sweep::run,
+    },
+    Subcommand {
+        name: "plot",
+        args: "RESULTS...",
+        summary: "charts from fio/fiox JSON reports and logs",
+        help: lab::plot::help,
+        run: lab::plot::run,
+    },
+    Subcommand {
+        name: "compare",
+        args: "A B [...]",
+        summary: "results side by side, with ratios and significance",
+        help: lab::compare::help,
+        run: lab::compare::run,
+    },
+    Subcommand {
+        name: "man",
+        args: "",
+        summary: "print the manual page (fiox.1)",
+        help: docs::man_help,
+        run: docs::man,
+    },
+    Subcommand {
+        name: "completions",
+        args: "bash|zsh|fish",
+        summary: "print the shell's completion script",
+        help: docs::completions_help,
+        run: docs::completions,
+    },
+];
+
 /// Runs fiox with the arguments after the program name.
 pub fn run(args: Vec<String>) -> Result<ExitCode> {
-    let sub = args.first().map(String::as_str);
-    if let Some(word @ ("quick" | "sweep" | "plot" | "compare")) = sub {
-        // fio would read a job file of that name; the subcommand wins, and the user is told
-        // how to reach the file.
-        if std::path::Path::new(word).is_file() {
-            eprintln!("fiox: note: running the '{word}' subcommand; to run the job file '{word}', write ./{word}");
-        }
+    let Some(sub) = args.first().and_then(|a| SUBCOMMANDS.iter().find(|s| s.name == a)) else {
+        return fio::run(args);
+    };
+    // fio would read a job file of that name; the subcommand wins, and the user is told how to
+    // reach the file.
+    let word = sub.name;
+    if std::path::Path::new(word).is_file() {
+        eprintln!("fiox: note: running the '{word}' subcommand; to run the job file '{word}', write ./{word}");
     }
-    match sub {
-        Some("quick") => quick::run(&args[1..]),
-        Some("sweep") => lab::sweep::run(&args[1..]),
-        Some("plot") => lab::plot::run(&args[1..]),
-        Some("compare") => lab::compare::run(&args[1..]),
-        _ => fio::run(args),
-    }
+    (sub.run)(&args[1..])
 }

@@ -38,6 +38,29 @@ impl Drop for TestFile {
     }
 }
 
+/// `quick`'s flags (always written `--name=VALUE`), with what `--help` calls the value and says.
+pub const FLAGS: &[(&str, &str, &str)] = &[
+    ("--runtime", "SECS", "seconds per check (default 3)"),
+    ("--size", "SIZE", "the test file's size (default 256m)"),
+    ("--ioengine", "ENGINE", "the I/O engine (default io_uring)"),
+];
+
+/// `fiox quick --help`, also the man page's text for the command.
+pub fn help() -> String {
+    let mut s = String::from(
+        "usage: fiox quick [DIR] [--runtime=SECS] [--size=SIZE] [--ioengine=ENGINE]\n\n\
+         Runs four checks on a temporary file in DIR (default: the current folder),\n\
+         with direct=1 and iodepth=32: 1 MiB random writes and reads (bandwidth) and\n\
+         4 KiB random reads and writes (IOPS), and prints one table. The file is\n\
+         removed afterwards; a file of that name quick did not create is never touched.\n\n",
+    );
+    for (name, value, help) in FLAGS {
+        let label = format!("{name}={value}");
+        s.push_str(&format!("  {label:<20}{help}\n"));
+    }
+    s
+}
+
 /// `fiox quick [DIR] [--runtime=SECS] [--size=SIZE] [--ioengine=ENGINE]`: runs the four checks
 /// and prints their table.
 pub fn run(args: &[String]) -> Result<ExitCode> {
@@ -46,16 +69,22 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut size = "256m".to_string();
     let mut engine = "io_uring".to_string();
     for a in args {
-        if let Some(v) = a.strip_prefix("--runtime=") {
-            runtime = v.to_string();
-        } else if let Some(v) = a.strip_prefix("--size=") {
-            size = v.to_string();
-        } else if let Some(v) = a.strip_prefix("--ioengine=") {
-            engine = v.to_string();
-        } else if a.starts_with('-') {
-            bail!("quick: unknown option '{a}'; quick takes [DIR] [--runtime=SECS] [--size=SIZE] [--ioengine=ENGINE]");
-        } else {
-            dir = PathBuf::from(a);
+        let flag = FLAGS.iter().find_map(|(name, ..)| Some((*name, a.strip_prefix(name)?.strip_prefix('=')?)));
+        match flag {
+            Some(("--runtime", v)) => runtime = v.to_string(),
+            Some(("--size", v)) => size = v.to_string(),
+            Some(("--ioengine", v)) => engine = v.to_string(),
+            Some((name, _)) => unreachable!("{name} is a quick flag without a meaning"),
+            None if a == "--help" || a == "-h" => {
+                print!("{}", help());
+                return Ok(ExitCode::SUCCESS);
+            }
+            None if a.starts_with('-') => {
+                bail!(
+                    "quick: unknown option '{a}'; quick takes [DIR] [--runtime=SECS] [--size=SIZE] [--ioengine=ENGINE]"
+                )
+            }
+            None => dir = PathBuf::from(a),
         }
     }
     if !dir.is_dir() {

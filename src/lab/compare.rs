@@ -385,6 +385,11 @@ fn write_page(dir: &Path, table: &[Block], sides: &[Side], notes: &[String]) -> 
         .with_context(|| format!("cannot write '{}'", dir.join("index.html").display()))
 }
 
+/// `fiox compare --help`, also the man page's text for the command.
+pub fn help() -> String {
+    cli::usage(Command::Compare, HEAD, "")
+}
+
 /// `fiox compare ARGS`: prints the comparison table (and writes a page with `--out`); exits 2
 /// when `--fail-if-slower` finds a regression.
 pub fn run(args: &[String]) -> Result<ExitCode> {
@@ -396,7 +401,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         match arg? {
             Arg::Flag(f, v) => match f.id {
                 Id::Help => {
-                    print!("{}", cli::usage(Command::Compare, HEAD, ""));
+                    print!("{}", help());
                     return Ok(ExitCode::SUCCESS);
                 }
                 Id::FailIfSlower => {

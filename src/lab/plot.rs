@@ -32,6 +32,11 @@ Charts (PNG and SVG) and an index.html from existing results:
          results folder, or fio/fiox logs (PREFIX_bw.N.log, _iops, _lat, _clat, _slat)
 ";
 
+/// `fiox plot --help`, also the man page's text for the command.
+pub fn help() -> String {
+    cli::usage(Command::Plot, HEAD, "")
+}
+
 /// `fiox plot ARGS`: reads every input first, then writes the charts, `summary.csv` (for
 /// reports) and `index.html` into `--out`.
 pub fn run(args: &[String]) -> Result<ExitCode> {
@@ -42,7 +47,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         match arg? {
             Arg::Flag(f, v) => match f.id {
                 Id::Help => {
-                    print!("{}", cli::usage(Command::Plot, HEAD, ""));
+                    print!("{}", help());
                     return Ok(ExitCode::SUCCESS);
                 }
                 Id::Out => out = PathBuf::from(v),

@@ -108,12 +108,17 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
     Ok(Some(o))
 }
 
+/// `fiox sweep --help`, also the man page's text for the command.
+pub fn help() -> String {
+    cli::usage(Command::Sweep, HEAD, TAIL)
+}
+
 /// `fiox sweep ARGS`: checks every point, runs them (or the knee search) into the results
 /// folder and writes its table, charts and page. Exits 128 when interrupted, and 1 when a run of
 /// the sweep failed or when no point meets the knee's target.
 pub fn run(args: &[String]) -> Result<ExitCode> {
     let Some(o) = parse_opts(args)? else {
-        print!("{}", cli::usage(Command::Sweep, HEAD, TAIL));
+        print!("{}", help());
         return Ok(ExitCode::SUCCESS);
     };
     let ctx = crate::fio::machine_ctx();

@@ -4,6 +4,7 @@
 mod cli;
 mod differential;
 mod dists;
+mod docs;
 mod engines_more;
 mod faults;
 mod files2;

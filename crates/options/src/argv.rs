@@ -110,56 +110,127 @@ pub struct CommandLine {
 }
 
 /// How a global switch takes its value.
-#[derive(Clone, Copy, PartialEq)]
-enum Arg {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arg {
     None,
     Required,
     Optional,
 }
 
-/// fio's global switches, with whether they take a value. Switches fio has but fiox does not
-/// (client/server, triggers, ...) are listed so that they get a clear "not supported yet".
-const SWITCHES: &[(&str, Arg, bool)] = &[
-    ("output", Arg::Required, true),
-    ("output-format", Arg::Required, true),
-    ("minimal", Arg::None, true),
-    ("terse-version", Arg::Required, true),
-    ("status-interval", Arg::Required, true),
-    ("eta", Arg::Required, true),
-    ("eta-newline", Arg::Required, true),
-    ("eta-interval", Arg::Required, true),
-    ("parse-only", Arg::None, true),
-    ("showcmd", Arg::None, true),
-    ("section", Arg::Required, true),
-    ("readonly", Arg::None, true),
-    ("max-jobs", Arg::Required, true),
-    ("warnings-fatal", Arg::None, true),
-    ("version", Arg::None, true),
-    ("help", Arg::None, true),
-    ("cmdhelp", Arg::Optional, true),
-    ("enghelp", Arg::Optional, true),
-    ("terse-header", Arg::None, true),
-    ("status-interval-delta", Arg::None, true),
-    ("json-lines", Arg::None, true),
-    ("debug", Arg::Required, false),
-    ("bandwidth-log", Arg::None, false),
-    ("append-terse", Arg::None, false),
-    ("alloc-size", Arg::Required, false),
-    ("cpuclock-test", Arg::None, false),
-    ("crctest", Arg::Optional, false),
-    ("server", Arg::Optional, false),
-    ("daemonize", Arg::Required, false),
-    ("client", Arg::Required, false),
-    ("remote-config", Arg::Required, false),
-    ("idle-prof", Arg::Required, false),
-    ("inflate-log", Arg::Required, true),
-    ("trigger-file", Arg::Required, true),
-    ("trigger-timeout", Arg::Required, true),
-    ("trigger", Arg::Required, true),
-    ("trigger-remote", Arg::Required, false),
-    ("aux-path", Arg::Required, false),
-    ("merge-blktrace-only", Arg::None, false),
+/// One of fio's global switches (`--output=FILE`): not a job option, so not in the option table.
+/// This table parses them and writes their lines in `--help`, the man page and the completions.
+#[derive(Debug, Clone, Copy)]
+pub struct Switch {
+    pub name: &'static str,
+    pub arg: Arg,
+    /// Whether fiox implements it; the others are refused with "not supported yet".
+    pub supported: bool,
+    /// What `--help` calls the value (`FILE`); empty for a switch without a value.
+    pub value: &'static str,
+    /// The values to offer when completing, if they are a fixed set of words.
+    pub words: &'static [&'static str],
+    /// Whether the value is a file name (for completions).
+    pub file: bool,
+    /// One line for `--help`; empty for an unsupported switch.
+    pub help: &'static str,
+}
+
+const fn sw(name: &'static str, arg: Arg, value: &'static str, help: &'static str) -> Switch {
+    Switch { name, arg, supported: true, value, words: &[], file: false, help }
+}
+
+const fn words(mut s: Switch, words: &'static [&'static str]) -> Switch {
+    s.words = words;
+    s
+}
+
+const fn file(mut s: Switch) -> Switch {
+    s.file = true;
+    s
+}
+
+/// A switch fio has but fiox does not (client/server, ...): listed so that it gets a clear "not
+/// supported yet".
+const fn no(name: &'static str, arg: Arg) -> Switch {
+    Switch { name, arg, supported: false, value: "", words: &[], file: false, help: "" }
+}
+
+/// fio's global switches, in the order `--help` lists them.
+pub const SWITCHES: &[Switch] = &[
+    file(sw("output", Arg::Required, "FILE", "write results to FILE")),
+    words(
+        sw("output-format", Arg::Required, "LIST", "normal, terse, json, json+ (comma-separated)"),
+        &["normal", "terse", "json", "json+"],
+    ),
+    sw("minimal", Arg::None, "", "terse output"),
+    words(sw("terse-version", Arg::Required, "N", "terse version 2, 3 (default), 4 or 5"), &["2", "3", "4", "5"]),
+    sw("terse-header", Arg::None, "", "print a line of field names before terse output (fiox addition)"),
+    sw(
+        "status-interval-delta",
+        Arg::None,
+        "",
+        "interval reports cover each interval, not the run so far (fiox addition)",
+    ),
+    sw("json-lines", Arg::None, "", "each JSON report on one line (fiox addition)"),
+    sw("parse-only", Arg::None, "", "check the jobs and exit without doing I/O"),
+    sw("showcmd", Arg::None, "", "print each job file as a command line"),
+    sw("section", Arg::Required, "NAME", "run only the named job sections"),
+    sw("readonly", Arg::None, "", "refuse any job that writes"),
+    sw("status-interval", Arg::Required, "T", "print results every T"),
+    words(sw("eta", Arg::Required, "WHEN", "always, never or auto"), &["always", "never", "auto"]),
+    sw("eta-newline", Arg::Required, "T", "print the status line on a new line every T"),
+    sw("eta-interval", Arg::Required, "T", "update the status line every T"),
+    sw("max-jobs", Arg::Required, "N", "refuse a run of more than N jobs (clones counted)"),
+    sw("warnings-fatal", Arg::None, "", "accepted for fio's command lines; no effect in fiox"),
+    sw("cmdhelp", Arg::Optional, "OPTION|all", "describe job options"),
+    sw("enghelp", Arg::Optional, "ENGINE[,OPTION]", "list I/O engines or describe one"),
+    file(sw("inflate-log", Arg::Required, "FILE", "print the text of a compressed log (log_store_compressed)")),
+    words(
+        sw("profile", Arg::Required, "NAME", "add a built-in workload's jobs: tiobench, or act (needs --device-names)"),
+        &["tiobench", "act"],
+    ),
+    file(sw("trigger-file", Arg::Required, "FILE", "stop every job when FILE appears, then run --trigger")),
+    sw("trigger-timeout", Arg::Required, "T", "stop every job after T, then run --trigger"),
+    sw("trigger", Arg::Required, "CMD", "the shell command to run once a trigger stopped the jobs"),
+    sw("version", Arg::None, "", "print the version"),
+    sw("help", Arg::None, "", "print this help"),
+    no("debug", Arg::Required),
+    no("bandwidth-log", Arg::None),
+    no("append-terse", Arg::None),
+    no("alloc-size", Arg::Required),
+    no("cpuclock-test", Arg::None),
+    no("crctest", Arg::Optional),
+    no("server", Arg::Optional),
+    no("daemonize", Arg::Required),
+    no("client", Arg::Required),
+    no("remote-config", Arg::Required),
+    no("idle-prof", Arg::Required),
+    no("trigger-remote", Arg::Required),
+    no("aux-path", Arg::Required),
+    no("merge-blktrace-only", Arg::None),
 ];
+
+impl Switch {
+    /// The switch as `--help` shows it: `--output=FILE`, `--cmdhelp[=OPTION|all]`.
+    pub fn label(&self) -> String {
+        match self.arg {
+            Arg::None => format!("--{}", self.name),
+            Arg::Required => format!("--{}={}", self.name, self.value),
+            Arg::Optional => format!("--{}[={}]", self.name, self.value),
+        }
+    }
+}
+
+/// The supported switches' lines for `--help`, descriptions from column 26.
+pub fn switch_help() -> String {
+    let mut out = String::new();
+    for s in SWITCHES.iter().filter(|s| s.supported) {
+        let label = s.label();
+        let pad = 24usize.saturating_sub(label.len()).max(1);
+        out.push_str(&format!("  {label}{}{}\n", " ".repeat(pad), s.help));
+    }
+    out
+}
 
 /// Parses fio's argv (without the program name).
 pub fn parse<I, S>(args: I) -> Result<CommandLine>
@@ -182,7 +253,7 @@ where
             Some((n, v)) => (n, Some(v.to_string())),
             None => (stripped, None),
         };
-        if let Some(&(_, how, supported)) = SWITCHES.iter().find(|(n, _, _)| *n == name) {
+        if let Some(&Switch { arg: how, supported, .. }) = SWITCHES.iter().find(|s| s.name == name) {
             let value = match (how, inline) {
                 (Arg::None, Some(_)) => return Err(Error::Usage(format!("--{name} takes no value"))),
                 (Arg::None, None) | (Arg::Optional, None) => None,
@@ -221,12 +292,6 @@ where
                 Some(v)
             }
         };
-        if def.name == "profile" {
-            // A command-line switch in fio, though its table lists it: selecting a profile adds
-            // its jobs (crate::profile) and is not echoed among the global options.
-            cl.globals.profile = Some(value.unwrap_or_default());
-            continue;
-        }
         if def.name == "name" {
             let job = value.unwrap_or_default();
             if job.is_empty() {
@@ -253,9 +318,9 @@ where
 /// Suggestions among job options and global switches alike.
 fn suggest_cli(name: &str) -> Vec<&'static str> {
     let mut s = crate::table::suggest(name);
-    for (sw, _, _) in SWITCHES {
-        if crate::table::edit_distance(name, sw) <= 2 && s.len() < 3 {
-            s.push(sw);
+    for sw in SWITCHES {
+        if crate::table::edit_distance(name, sw.name) <= 2 && s.len() < 3 {
+            s.push(sw.name);
         }
     }
     s
@@ -324,6 +389,8 @@ fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, 
         "trigger-file" => g.trigger_file = Some(PathBuf::from(v)),
         "trigger-timeout" => g.trigger_timeout_ms = Some(time_ms(&v).map_err(|e| bad(&e))?),
         "trigger" => g.trigger_cmd = Some(v),
+        // A built-in workload whose jobs join the run (crate::profile); fio echoes it nowhere.
+        "profile" => g.profile = Some(v),
         _ => unreachable!("every supported switch is handled"),
     }
     Ok(())

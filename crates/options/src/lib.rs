@@ -9,6 +9,7 @@
 
 pub mod argv;
 pub mod choices;
+pub mod completions;
 mod defs;
 pub mod errno;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod host;
 pub mod iolog;
 pub mod job;
 pub mod jobfile;
+pub mod manpage;
 pub mod profile;
 pub mod showcmd;
 pub mod spec;

@@ -311,6 +311,20 @@ mod tests {
         }
     }
 
+    /// A choice option's words are distinct (`--cmdhelp`, the man page and the completions list
+    /// each once).
+    #[test]
+    fn choice_words_are_unique() {
+        for o in all() {
+            if let Kind::Choice(c) = o.kind {
+                let mut seen = std::collections::HashSet::new();
+                for w in c {
+                    assert!(seen.insert(w.word), "{}: the value {} is listed twice", o.name, w.word);
+                }
+            }
+        }
+    }
+
     #[test]
     fn lookup_finds_aliases() {
         assert_eq!(lookup("blocksize").unwrap().name, "bs");

@@ -110,7 +110,6 @@ static ENGINES: &[Choice] = &[
     Choice { word: "exec", help: "Run a program alongside" },
     Choice { word: "e4defrag", help: "ext4 online defragmentation" },
     Choice { word: "http", help: "HTTP, WebDAV and S3" },
-    Choice { word: "gfapi_async", help: "GlusterFS, asynchronous" },
     // fio 3.33 engines that Debian's build leaves out (they need libraries or hardware Debian's
     // fio is not built with). fio's --parse-only accepts job files naming them, so fiox does
     // too; a run refuses them before any I/O.

@@ -8,6 +8,7 @@ mod engines_more;
 mod faults;
 mod files2;
 mod host;
+mod intended;
 mod lab;
 mod logz;
 mod nbd_faults;

@@ -313,6 +313,11 @@ fn dir(r: &RunReport, j: &JobReport, ddir: usize, plus: bool) -> Obj {
     }
     samples(&mut o, "bw", &d.bw, Some(calc::bw_agg_pct(r, j, ddir)), "bw_dev");
     samples(&mut o, "iops", &d.iops, None, "iops_stddev");
+    // fiox's addition for paced jobs only, last so that fio's keys keep their order: the
+    // intended latency (from when each I/O was due), shaped as `clat_ns`.
+    if let Some(h) = calc::intended_hist(d) {
+        o.o("fiox_intended_lat_ns", lat_obj(&d.intended, Some((h, &j.percentile_list[..])), plus));
+    }
     o
 }
 
@@ -498,6 +503,32 @@ mod tests {
                 }
                 _ => assert_eq!(g, w, "line {i}"),
             }
+        }
+    }
+
+    /// A paced job's directions end with `fiox_intended_lat_ns`, shaped as `clat_ns`
+    /// (bins under JSON+); an unpaced job's have no such key.
+    #[test]
+    fn intended_latency_only_for_paced_jobs() {
+        let mut r = simple_report();
+        assert!(!render(&r, true).contains("intended"));
+        let d = &mut r.jobs[0].ts.dirs[0];
+        let mut h = fiox_stats::LatHist::default();
+        for v in [1_000_000, 2_000_000, 900_000_000] {
+            h.add(v);
+            d.intended.add(v);
+        }
+        d.intended_hist = Some(h);
+        for plus in [false, true] {
+            let out: Value = serde_json::from_str(&render(&r, plus)).unwrap();
+            let read = out["jobs"][0]["read"].as_object().unwrap();
+            assert_eq!(read.keys().next_back().map(|k| k.as_str()), Some("fiox_intended_lat_ns"));
+            let (i, c) = (&read["fiox_intended_lat_ns"], &read["clat_ns"]);
+            let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+            assert_eq!(keys(i), keys(c), "plus {plus}");
+            assert_eq!(keys(&i["percentile"]), keys(&c["percentile"]));
+            assert_eq!(i["max"], 900_000_000);
+            assert!(out["jobs"][0]["write"].get("fiox_intended_lat_ns").is_none());
         }
     }
 

@@ -342,6 +342,12 @@ fn dir_block(s: &mut String, r: &RunReport, job: &JobReport, ddir: usize, name: 
         let name = format!("{} prio {}/{} ({share:.2}% of IOs)", prios.kind, p.class(), p.level());
         s.push_str(&percentile_block(&name, &p.hist, &job.percentile_list));
     }
+    // fiox's addition for paced jobs only: the intended latency, from when each I/O was due
+    // by the job's rate (no coordinated omission). Unpaced jobs print fio's lines alone.
+    if let Some(h) = calc::intended_hist(d) {
+        s.push_str(&stat_line("intended lat", &d.intended));
+        s.push_str(&percentile_block("intended lat", h, &job.percentile_list));
+    }
 
     if d.bw.samples > 0 {
         s.push_str(&bw_line(&d.bw, calc::bw_agg_pct(r, job, ddir), u));

@@ -27,6 +27,10 @@ fio-compatible options (see --cmdhelp for job options):
   --terse-header          print a line of field names before terse output (fiox addition)
   --status-interval-delta interval reports cover each interval, not the run so far (fiox addition)
   --json-lines            each JSON report on one line (fiox addition)
+  --repeat-until=METRIC:BOUND%  run again until the 95% confidence interval of METRIC's mean
+                          (iops, bw, lat, p99) is within BOUND% of it; at least 3 runs, exit
+                          status 2 if never (fiox addition)
+  --repeat-max=N          at most N runs with --repeat-until (default 10, at least 3)
   --parse-only            check the jobs and exit without doing I/O
   --showcmd               print each job file as a command line
   --section=NAME          run only the named job sections
@@ -184,19 +188,46 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     let interval = g
         .status_interval
         .map(|ms| runner::Interval { every: std::time::Duration::from_millis(ms), report: &interval_report });
-    runner::trigger::arm(g.trigger_timeout_ms.map(std::time::Duration::from_millis), g.trigger_file.clone());
-    let outcome = runner::run(plan, diag, notice, status, interval)?;
-    if runner::trigger::fired() {
-        if let Some(cmd) = &g.trigger_cmd {
-            // fio runs it with system(): the shell's status is not the run's.
-            if let Err(e) = std::process::Command::new("/bin/sh").arg("-c").arg(cmd).status() {
-                eprintln!("fiox: --trigger: cannot run '{cmd}': {e}");
+    // --repeat-until: the whole job set again until the metric's interval is narrow enough;
+    // the report is the last run's, with every run's figure in fiox's section.
+    let mut values = Vec::new();
+    let (results, report) = loop {
+        runner::trigger::arm(g.trigger_timeout_ms.map(std::time::Duration::from_millis), g.trigger_file.clone());
+        let outcome = runner::run(plan, diag.clone(), notice.clone(), status, interval)?;
+        if runner::trigger::fired() {
+            if let Some(cmd) = &g.trigger_cmd {
+                // fio runs it with system(): the shell's status is not the run's.
+                if let Err(e) = std::process::Command::new("/bin/sh").arg("-c").arg(cmd).status() {
+                    eprintln!("fiox: --trigger: cannot run '{cmd}': {e}");
+                }
             }
         }
-    }
-    let results = outcome.workers;
-    let mut report = summary::build(plan, &results, outcome.disks, runner::clock::epoch_ms());
-    report.fiox = Some(crate::manifest::build(plan, &results, &report));
+        let results = outcome.workers;
+        let mut report = summary::build(plan, &results, outcome.disks, runner::clock::epoch_ms());
+        let mut manifest = crate::manifest::build(plan, &results, &report);
+        let Some(until) = &g.repeat_until else {
+            report.fiox = Some(manifest);
+            break (results, report);
+        };
+        // A failed job, a signal or a trigger ends the repetition with this run's report.
+        let stopped = fiox_engine::sys::caught_signal() != 0 || runner::trigger::fired();
+        if !stopped && !results.iter().any(|r| r.error.is_some()) {
+            match crate::repeat::of_report(&report, until.metric) {
+                Some(v) => values.push(v),
+                None => anyhow::bail!(
+                    "--repeat-until: run {} measured no {} (no I/O, or that latency is not kept)",
+                    values.len() + 1,
+                    until.metric.name()
+                ),
+            }
+        }
+        let more = !stopped && !results.iter().any(|r| r.error.is_some()) && crate::repeat::more(&values, until);
+        if !more {
+            manifest.repeat = Some(crate::repeat::summary(&values, until));
+            report.fiox = Some(manifest);
+            break (results, report);
+        }
+    };
     sink.write(&formats(g, &report))?;
     let signal = fiox_engine::sys::caught_signal();
     if signal != 0 {
@@ -207,6 +238,9 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // As fio: the number of jobs that ended on an error (errors a job went on after do not
     // count).
     let failed = results.iter().filter(|r| r.error.is_some()).count();
+    if failed == 0 && report.fiox.as_ref().and_then(|m| m.repeat.as_ref()).is_some_and(|r| !r.met) {
+        return Ok(ExitCode::from(crate::repeat::NOT_MET));
+    }
     Ok(ExitCode::from(failed.min(255) as u8))
 }
 

@@ -13,6 +13,7 @@ mod lab;
 mod logz;
 mod nbd_faults;
 mod offload;
+mod repeat;
 mod replay;
 mod runner;
 mod seeds;

@@ -64,6 +64,8 @@ pub struct Globals {
     pub trigger_file: Option<PathBuf>,
     pub trigger_timeout_ms: Option<u64>,
     pub trigger_cmd: Option<String>,
+    /// fiox addition: `--repeat-until=METRIC:BOUND%` with `--repeat-max=N`.
+    pub repeat_until: Option<crate::repeat::RepeatUntil>,
 }
 
 impl Default for Globals {
@@ -93,6 +95,7 @@ impl Default for Globals {
             trigger_file: None,
             trigger_timeout_ms: None,
             trigger_cmd: None,
+            repeat_until: None,
         }
     }
 }
@@ -138,6 +141,8 @@ const SWITCHES: &[(&str, Arg, bool)] = &[
     ("terse-header", Arg::None, true),
     ("status-interval-delta", Arg::None, true),
     ("json-lines", Arg::None, true),
+    ("repeat-until", Arg::Required, true),
+    ("repeat-max", Arg::Required, true),
     ("debug", Arg::Required, false),
     ("bandwidth-log", Arg::None, false),
     ("append-terse", Arg::None, false),
@@ -167,6 +172,7 @@ where
     let args: Vec<String> = args.into_iter().map(Into::into).collect();
     let mut cl = CommandLine::default();
     let mut explicit_formats: Option<Vec<Format>> = None;
+    let mut repeat_max: Option<u32> = None;
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
@@ -192,6 +198,12 @@ where
             };
             if !supported {
                 return Err(Error::Usage(format!("--{name} is not supported yet by fiox")));
+            }
+            if name == "repeat-max" {
+                let v = value.unwrap_or_default();
+                repeat_max =
+                    Some(crate::repeat::parse_max(&v).map_err(|e| Error::Usage(format!("--{name}={v}: {e}")))?);
+                continue;
             }
             apply_switch(&mut cl.globals, &mut explicit_formats, name, value)?;
             continue;
@@ -237,6 +249,11 @@ where
     }
     if let Some(f) = explicit_formats {
         cl.globals.formats = f;
+    }
+    match (&mut cl.globals.repeat_until, repeat_max) {
+        (Some(r), Some(max)) => r.max_runs = max,
+        (None, Some(_)) => return Err(Error::Usage("--repeat-max needs --repeat-until".into())),
+        _ => {}
     }
     Ok(cl)
 }
@@ -315,6 +332,11 @@ fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, 
         "trigger-file" => g.trigger_file = Some(PathBuf::from(v)),
         "trigger-timeout" => g.trigger_timeout_ms = Some(time_ms(&v).map_err(|e| bad(&e))?),
         "trigger" => g.trigger_cmd = Some(v),
+        "repeat-until" => {
+            let (metric, bound_pct) = crate::repeat::parse_until(&v).map_err(|e| bad(&e))?;
+            let max_runs = crate::repeat::DEFAULT_MAX;
+            g.repeat_until = Some(crate::repeat::RepeatUntil { metric, bound_pct, max_runs });
+        }
         _ => unreachable!("every supported switch is handled"),
     }
     Ok(())

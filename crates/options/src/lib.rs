@@ -19,6 +19,7 @@ pub mod host;
 pub mod iolog;
 pub mod job;
 pub mod jobfile;
+pub mod repeat;
 pub mod showcmd;
 pub mod spec;
 pub mod table;

@@ -410,6 +410,20 @@ fn manifest(m: &crate::model::Manifest) -> Obj {
         .collect();
     o.put("self_overhead", V::A(overhead));
     o.put("warnings", V::A(m.warnings.iter().map(|w| V::S(w.clone())).collect()));
+    if let Some(r) = &m.repeat {
+        let mut x = Obj::default();
+        x.s("metric", &r.metric)
+            .s("unit", &r.unit)
+            .f("bound_pct", r.bound_pct)
+            .u("runs", r.values.len() as u64)
+            .u("max_runs", r.max_runs as u64)
+            .f("mean", r.mean)
+            .f("ci95", r.ci95)
+            .f("ci95_pct", r.ci95_pct)
+            .u("met", r.met as u64);
+        x.put("values", V::A(r.values.iter().map(|&v| V::F(v)).collect()));
+        o.o("repeat_until", x);
+    }
     o
 }
 

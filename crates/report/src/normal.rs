@@ -132,7 +132,32 @@ fn fiox_section(m: &crate::model::Manifest) -> String {
     for w in &m.warnings {
         let _ = writeln!(s, "fiox warning: {w}");
     }
+    if let Some(r) = &m.repeat {
+        s.push_str(&repeat_lines(r));
+    }
     s
+}
+
+/// `--repeat-until`'s summary: the runs, the mean and its 95% confidence interval, and whether
+/// the bound was reached.
+pub(crate) fn repeat_lines(r: &crate::model::RepeatSummary) -> String {
+    let verdict = if r.met {
+        "within the bound".to_string()
+    } else {
+        format!("NOT within the bound after {} runs (--repeat-max)", r.values.len())
+    };
+    let values: Vec<String> = r.values.iter().map(|v| format!("{v:.2}")).collect();
+    format!(
+        "\nfiox repeat-until {}:{}%: {} runs, mean={:.2} {}, 95% CI=±{:.2} (±{:.2}%): {verdict}\n  runs: {}\n",
+        r.metric,
+        r.bound_pct,
+        r.values.len(),
+        r.mean,
+        r.unit,
+        r.ci95,
+        r.ci95_pct,
+        values.join(", ")
+    )
 }
 
 fn disk_line(d: &DiskUtil) -> String {

@@ -66,6 +66,10 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let profile = fiox_options::profile::requested(&cl)?;
+    if profile == Some(fiox_options::profile::Profile::Act) && g.repeat_until.is_some() {
+        // ACT's verdict is about one long run's slices; repeating it would mix runs.
+        anyhow::bail!("--repeat-until cannot repeat --profile=act: its verdict covers one run's hourly slices");
+    }
     if cl.job_files.is_empty() && cl.sections.is_empty() && profile.is_none() {
         out.write_all(usage().as_bytes())?;
         return Ok(ExitCode::from(1));
@@ -217,24 +221,51 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         (None, e) => e,
     };
     let interval = every.map(|every| runner::Interval { every, report: &tick });
-    runner::trigger::arm(g.trigger_timeout_ms.map(std::time::Duration::from_millis), g.trigger_file.clone());
-    let outcome = runner::run(plan, diag, notice, status, interval)?;
-    if runner::trigger::fired() {
-        if let Some(cmd) = &g.trigger_cmd {
-            // fio runs it with system(): the shell's status is not the run's.
-            if let Err(e) = std::process::Command::new("/bin/sh").arg("-c").arg(cmd).status() {
-                eprintln!("fiox: --trigger: cannot run '{cmd}': {e}");
+    // --repeat-until: the whole job set again until the metric's interval is narrow enough;
+    // the report is the last run's, with every run's figure in fiox's section.
+    let mut values = Vec::new();
+    let (results, report) = loop {
+        runner::trigger::arm(g.trigger_timeout_ms.map(std::time::Duration::from_millis), g.trigger_file.clone());
+        let outcome = runner::run(plan, diag.clone(), notice.clone(), status, interval)?;
+        if runner::trigger::fired() {
+            if let Some(cmd) = &g.trigger_cmd {
+                // fio runs it with system(): the shell's status is not the run's.
+                if let Err(e) = std::process::Command::new("/bin/sh").arg("-c").arg(cmd).status() {
+                    eprintln!("fiox: --trigger: cannot run '{cmd}': {e}");
+                }
             }
         }
-    }
-    let results = outcome.workers;
-    if let Some(table) = act {
-        let mut table = table.into_inner().expect("one reporter");
-        let row = table.close_slice(&results).unwrap_or_default();
-        sink.write(&(row + &table.verdict()))?;
-    }
-    let mut report = summary::build(plan, &results, outcome.disks, runner::clock::epoch_ms());
-    report.fiox = Some(crate::manifest::build(plan, &results, &report));
+        let results = outcome.workers;
+        if let Some(table) = &act {
+            let mut table = table.lock().expect("one reporter");
+            let row = table.close_slice(&results).unwrap_or_default();
+            sink.write(&(row + &table.verdict()))?;
+        }
+        let mut report = summary::build(plan, &results, outcome.disks, runner::clock::epoch_ms());
+        let mut manifest = crate::manifest::build(plan, &results, &report);
+        let Some(until) = &g.repeat_until else {
+            report.fiox = Some(manifest);
+            break (results, report);
+        };
+        // A failed job, a signal or a trigger ends the repetition with this run's report.
+        let stopped = fiox_engine::sys::caught_signal() != 0 || runner::trigger::fired();
+        if !stopped && !results.iter().any(|r| r.error.is_some()) {
+            match crate::repeat::of_report(&report, until.metric) {
+                Some(v) => values.push(v),
+                None => anyhow::bail!(
+                    "--repeat-until: run {} measured no {} (no I/O, or that latency is not kept)",
+                    values.len() + 1,
+                    until.metric.name()
+                ),
+            }
+        }
+        let more = !stopped && !results.iter().any(|r| r.error.is_some()) && crate::repeat::more(&values, until);
+        if !more {
+            manifest.repeat = Some(crate::repeat::summary(&values, until));
+            report.fiox = Some(manifest);
+            break (results, report);
+        }
+    };
     sink.write(&formats(g, &report))?;
     let signal = fiox_engine::sys::caught_signal();
     if signal != 0 {
@@ -245,6 +276,9 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // As fio: the number of jobs that ended on an error (errors a job went on after do not
     // count).
     let failed = results.iter().filter(|r| r.error.is_some()).count();
+    if failed == 0 && report.fiox.as_ref().and_then(|m| m.repeat.as_ref()).is_some_and(|r| !r.met) {
+        return Ok(ExitCode::from(crate::repeat::NOT_MET));
+    }
     Ok(ExitCode::from(failed.min(255) as u8))
 }
 

@@ -23,6 +23,7 @@ mod opendir;
 mod plan;
 mod quick;
 mod render;
+mod repeat;
 mod runner;
 mod summary;
 

@@ -81,6 +81,7 @@ pub fn build(plan: &Plan, results: &[WorkerResult], report: &RunReport) -> Manif
         seeds,
         warnings: warnings(plan, results, report, &overhead),
         overhead,
+        repeat: None,
     }
 }
 

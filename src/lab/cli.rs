@@ -39,6 +39,8 @@ pub enum Id {
     Vary,
     Zip,
     Repeat,
+    RepeatUntil,
+    RepeatMax,
     Pause,
     Out,
     FindKnee,
@@ -88,6 +90,22 @@ pub const FLAGS: &[Flag] = &[
         name: "--repeat",
         value: Some("N"),
         help: "run every point N times: means and 95% confidence intervals",
+        commands: &[Sweep],
+    },
+    Flag {
+        id: Id::RepeatUntil,
+        name: "--repeat-until",
+        value: Some("METRIC:BOUND%"),
+        help: "run each point again until the 95% confidence interval of METRIC's\n\
+               mean (iops, bw, lat, p99) is within BOUND% of it (at least 3 runs;\n\
+               exit status 2 if a point never gets there)",
+        commands: &[Sweep],
+    },
+    Flag {
+        id: Id::RepeatMax,
+        name: "--repeat-max",
+        value: Some("N"),
+        help: "at most N runs per point with --repeat-until (default 10)",
         commands: &[Sweep],
     },
     Flag {

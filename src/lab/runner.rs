@@ -132,6 +132,12 @@ impl Runner {
         self.save()
     }
 
+    /// Records `value` under `key` in `sweep.json`.
+    pub fn record(&mut self, key: &str, value: Value) -> Result<()> {
+        self.state[key] = value;
+        self.save()
+    }
+
     /// Records in `sweep.json` when the session ended (`null` when interrupted) and its failures.
     fn finish(&mut self, interrupted: bool) -> Result<()> {
         self.state["finished"] = if interrupted { Value::Null } else { json!(epoch()) };

@@ -54,6 +54,9 @@ struct Opts {
     knee: bool,
     target: Option<String>,
     max_iodepth: u32,
+    /// `--repeat-until` and `--repeat-max`: each point runs until its interval is narrow enough.
+    until: Option<(fiox_options::repeat::Metric, f64)>,
+    repeat_max: Option<u32>,
     /// Everything else: fio's options and job files.
     base: Vec<String>,
 }
@@ -67,8 +70,11 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
         knee: false,
         target: None,
         max_iodepth: 1024,
+        until: None,
+        repeat_max: None,
         base: Vec::new(),
     };
+    let mut repeat_given = false;
     for arg in cli::args(Command::Sweep, args) {
         let (f, v) = match arg? {
             Arg::Flag(f, v) => (f, v),
@@ -88,6 +94,19 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
                     Ok(n) if (1..=1000).contains(&n) => n,
                     _ => bail!("sweep: bad value '{v}' for {name}: a whole number from 1 to 1000"),
                 };
+                repeat_given = true;
+            }
+            Id::RepeatUntil => {
+                o.until = Some(
+                    fiox_options::repeat::parse_until(&v)
+                        .map_err(|e| anyhow::anyhow!("sweep: bad value '{v}' for {name}: {e}"))?,
+                );
+            }
+            Id::RepeatMax => {
+                o.repeat_max = Some(
+                    fiox_options::repeat::parse_max(&v)
+                        .map_err(|e| anyhow::anyhow!("sweep: bad value '{v}' for {name}: {e}"))?,
+                );
             }
             Id::Pause => {
                 let us = fiox_options::value::parse_time(&v, fiox_options::table::TimeUnit::Sec)
@@ -104,6 +123,15 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
             }
             _ => unreachable!("{name} is not a sweep flag"),
         }
+    }
+    if o.repeat_max.is_some() && o.until.is_none() {
+        bail!("sweep: --repeat-max needs --repeat-until");
+    }
+    if o.until.is_some() && repeat_given {
+        bail!("sweep: --repeat and --repeat-until exclude each other (--repeat-max bounds the runs)");
+    }
+    if o.until.is_some() && o.knee {
+        bail!("sweep: --repeat-until does not apply to --find-knee (use --repeat)");
     }
     Ok(Some(o))
 }
@@ -159,15 +187,33 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         ("axes", json!(axes.iter().map(|a| json!({"option": a.typed, "values": a.values})).collect::<Vec<_>>())),
         ("mode", json!(if o.zip { "zip" } else { "cross" })),
     ];
-    let mut runner = Runner::open(&o.run, &base, what)?;
+    let mut settings = o.run.clone();
+    if let Some((_, _)) = o.until {
+        // Runs are numbered up to the most a point may need.
+        settings.repeat = o.repeat_max.unwrap_or(fiox_options::repeat::DEFAULT_MAX);
+    }
+    let mut runner = Runner::open(&settings, &base, what)?;
     let ids: Vec<String> = ids(&axes, &points);
     runner.record_points(&axes, &points, &ids)?;
-    let repeat = o.run.repeat;
+    let until = o.until.map(|(metric, bound_pct)| fiox_options::repeat::RepeatUntil {
+        metric,
+        bound_pct,
+        max_runs: o.repeat_max.unwrap_or(fiox_options::repeat::DEFAULT_MAX),
+    });
+    let repeat = settings.repeat;
     let total = points.len() as u32 * repeat;
     let mut k = 0;
     'rounds: for run in 1..=repeat {
         for (i, p) in points.iter().enumerate() {
             k += 1;
+            // --repeat-until: a point whose interval is narrow enough (or that has its
+            // minimum of runs and is within the bound) is left out of the later rounds.
+            if let Some(u) = &until {
+                let values = point_values(&runner.load_runs(&ids[i]), u);
+                if run as usize > values.len() && !crate::repeat::more(&values, u) {
+                    continue;
+                }
+            }
             let tag = runner.tag(&format!("[{k}/{total}] {}", describe(&axes, p)), run);
             match runner.run(&ids[i], &prepared[i], run, &tag)? {
                 Outcome::Interrupted => break 'rounds,
@@ -177,6 +223,33 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     }
     let interrupted = STOP.load(Ordering::Relaxed);
     let runs: Vec<Vec<Run>> = ids.iter().map(|id| runner.load_runs(id)).collect();
+    let mut not_met = 0;
+    if let Some(u) = &until {
+        let mut record = serde_json::Map::new();
+        for ((id, p), point_runs) in ids.iter().zip(&points).zip(&runs) {
+            let s = crate::repeat::summary(&point_values(point_runs, u), u);
+            not_met += usize::from(!s.met);
+            println!(
+                "{}: {} over {} runs: mean {:.2} {}, 95% CI ±{:.2} (±{:.2}%): {}",
+                describe(&axes, p),
+                s.metric,
+                s.values.len(),
+                s.mean,
+                s.unit,
+                s.ci95,
+                s.ci95_pct,
+                if s.met { "within the bound".to_string() } else { format!("NOT within {}%", s.bound_pct) }
+            );
+            let finite = |v: f64| if v.is_finite() { json!(v) } else { serde_json::Value::Null };
+            record.insert(
+                id.clone(),
+                json!({"metric": s.metric, "bound_pct": s.bound_pct, "runs": s.values.len(), "max_runs": s.max_runs,
+                       "mean": finite(s.mean), "ci95": finite(s.ci95), "ci95_pct": finite(s.ci95_pct), "met": s.met,
+                       "values": s.values}),
+            );
+        }
+        runner.record("repeat_until", serde_json::Value::Object(record))?;
+    }
     let (views, coords) = if o.zip { zip_view(&axes, &points, &ctx) } else { cross_view(&axes, &points, &ctx) };
     let title = format!("fiox sweep: {}", axes.iter().map(|a| a.typed.as_str()).collect::<Vec<_>>().join(" × "));
     let out = Outputs {
@@ -200,7 +273,15 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         eprintln!("fiox: {} run(s) failed; see {}", runner.failures.len(), o.run.out.join("points").display());
         return Ok(ExitCode::from(1));
     }
+    if not_met > 0 {
+        return Ok(ExitCode::from(crate::repeat::NOT_MET));
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A point's figures so far for `--repeat-until`, one per finished run.
+fn point_values(runs: &[Run], u: &fiox_options::repeat::RepeatUntil) -> Vec<f64> {
+    runs.iter().filter_map(|r| crate::repeat::of_run(r, u.metric)).collect()
 }
 
 #[cfg(test)]
@@ -210,7 +291,15 @@ mod tests {
     #[test]
     fn every_sweep_flag_is_handled() {
         for f in cli::FLAGS.iter().filter(|f| f.commands.contains(&Command::Sweep)) {
-            let args: Vec<String> = [f.name].into_iter().chain(f.value.map(|_| "1")).map(String::from).collect();
+            // A valid value for each flag; --repeat-max goes with --repeat-until.
+            let value = match f.id {
+                Id::RepeatUntil => "iops:2%",
+                Id::RepeatMax => "5",
+                _ => "1",
+            };
+            let with: &[&str] = if f.id == Id::RepeatMax { &["--repeat-until=bw:1%"] } else { &[] };
+            let args: Vec<String> =
+                with.iter().copied().chain([f.name]).chain(f.value.map(|_| value)).map(String::from).collect();
             let o = parse_opts(&args).unwrap_or_else(|e| panic!("{}: {e}", f.name));
             assert_eq!(o.is_none(), f.id == Id::Help, "{}", f.name);
             assert!(o.is_none_or(|o| o.base.is_empty()), "{} went to the base job", f.name);

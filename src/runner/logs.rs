@@ -117,6 +117,9 @@ enum Kind {
     Clat,
     Slat,
     Iops,
+    /// fiox's `write_intended_lat_log`: each I/O's intended latency (its latency for an
+    /// unpaced job).
+    Intended,
 }
 
 impl Kind {
@@ -127,6 +130,7 @@ impl Kind {
             Kind::Clat => "clat",
             Kind::Slat => "slat",
             Kind::Iops => "iops",
+            Kind::Intended => "intended_lat",
         }
     }
 }
@@ -214,6 +218,7 @@ impl JobLogs {
             .collect();
         add(&spec.write_lat_log, &kept);
         add(&spec.write_iops_log, &[Kind::Iops]);
+        add(&spec.write_intended_lat_log, &[Kind::Intended]);
         // fio 3.33 stores a compressed histogram log as pointers into its memory, which no
         // decoder can read back; fiox keeps that log as text (and its `.log` name).
         let hist = spec.write_hist_log.as_ref().map(|prefix| HistLog {
@@ -268,6 +273,7 @@ impl JobLogs {
         slat: Option<u64>,
         clat: u64,
         lat: u64,
+        intended: Option<u64>,
     ) {
         let prio = match (self.log_prio, ioprio) {
             (true, 0) => Prio::Value(self.job_prio),
@@ -282,6 +288,7 @@ impl JobLogs {
         for log in &mut self.logs {
             let value = match log.kind {
                 Kind::Lat => lat,
+                Kind::Intended => intended.unwrap_or(lat),
                 Kind::Clat => clat,
                 Kind::Slat => match slat {
                     Some(s) => s,
@@ -294,7 +301,7 @@ impl JobLogs {
             if self.avg_ms == 0 {
                 let t = self.time_base + time_ms;
                 line(&mut log.sink, t, value, None, ddir as u8, bs, self.offset.then_some(offset), prio);
-            } else if matches!(log.kind, Kind::Lat | Kind::Clat | Kind::Slat) {
+            } else if matches!(log.kind, Kind::Lat | Kind::Clat | Kind::Slat | Kind::Intended) {
                 let w = &mut log.windows[ddir];
                 w.sum += value;
                 w.n += 1;
@@ -333,7 +340,7 @@ impl JobLogs {
                         let v = ios[d] * 1000 / self.avg_ms;
                         (v, v)
                     }
-                    Kind::Lat | Kind::Clat | Kind::Slat if log.windows[d].n > 0 => {
+                    Kind::Lat | Kind::Clat | Kind::Slat | Kind::Intended if log.windows[d].n > 0 => {
                         let w = log.windows[d];
                         (w.sum / w.n, w.max)
                     }

@@ -176,7 +176,7 @@ impl NbdDisk {
     }
 
     /// Where a filter's control socket (`{dir}/ctl`) is.
-    fn control(&self) -> PathBuf {
+    pub(crate) fn control(&self) -> PathBuf {
         self.dir.path().join("ctl")
     }
 }
@@ -205,13 +205,13 @@ impl Drop for NbdDisk {
 }
 
 /// The JSON document in a run's standard output (fio may print notes before it).
-fn doc(o: &Out) -> serde_json::Value {
+pub(crate) fn doc(o: &Out) -> serde_json::Value {
     let at = o.stdout.find('{').unwrap_or_else(|| panic!("no JSON in: {}{}", o.stdout, o.stderr));
     serde_json::from_str(&o.stdout[at..]).unwrap_or_else(|e| panic!("{e}: {}", o.stdout))
 }
 
 /// Runs fio or fiox with `args` on the disk, in a scratch directory.
-fn run_on(fiox: bool, disk: &NbdDisk, args: &[&str]) -> Out {
+pub(crate) fn run_on(fiox: bool, disk: &NbdDisk, args: &[&str]) -> Out {
     let dir = crate::util::scratch();
     let file = format!("--filename={}", disk.path().display());
     let mut all = vec!["--name=j", "--output-format=json", file.as_str()];

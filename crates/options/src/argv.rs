@@ -66,6 +66,8 @@ pub struct Globals {
     pub trigger_cmd: Option<String>,
     /// `--profile=NAME`: a built-in workload whose jobs join the run (fio echoes it nowhere).
     pub profile: Option<String>,
+    /// fiox addition: `--repeat-until=METRIC:BOUND%` with `--repeat-max=N`.
+    pub repeat_until: Option<crate::repeat::RepeatUntil>,
 }
 
 impl Default for Globals {
@@ -96,6 +98,7 @@ impl Default for Globals {
             trigger_timeout_ms: None,
             trigger_cmd: None,
             profile: None,
+            repeat_until: None,
         }
     }
 }
@@ -172,6 +175,13 @@ pub const SWITCHES: &[Switch] = &[
         "interval reports cover each interval, not the run so far (fiox addition)",
     ),
     sw("json-lines", Arg::None, "", "each JSON report on one line (fiox addition)"),
+    sw(
+        "repeat-until",
+        Arg::Required,
+        "METRIC:BOUND%",
+        "run again until the 95% confidence interval of METRIC's mean (iops, bw, lat, p99) is within BOUND% of it; at least 3 runs, exit status 2 if never (fiox addition)",
+    ),
+    sw("repeat-max", Arg::Required, "N", "at most N runs with --repeat-until (default 10, at least 3)"),
     sw("parse-only", Arg::None, "", "check the jobs and exit without doing I/O"),
     sw("showcmd", Arg::None, "", "print each job file as a command line"),
     sw("section", Arg::Required, "NAME", "run only the named job sections"),
@@ -241,6 +251,7 @@ where
     let args: Vec<String> = args.into_iter().map(Into::into).collect();
     let mut cl = CommandLine::default();
     let mut explicit_formats: Option<Vec<Format>> = None;
+    let mut repeat_max: Option<u32> = None;
     let mut i = 0;
     while i < args.len() {
         let arg = &args[i];
@@ -266,6 +277,12 @@ where
             };
             if !supported {
                 return Err(Error::Usage(format!("--{name} is not supported yet by fiox")));
+            }
+            if name == "repeat-max" {
+                let v = value.unwrap_or_default();
+                repeat_max =
+                    Some(crate::repeat::parse_max(&v).map_err(|e| Error::Usage(format!("--{name}={v}: {e}")))?);
+                continue;
             }
             apply_switch(&mut cl.globals, &mut explicit_formats, name, value)?;
             continue;
@@ -311,6 +328,11 @@ where
     }
     if let Some(f) = explicit_formats {
         cl.globals.formats = f;
+    }
+    match (&mut cl.globals.repeat_until, repeat_max) {
+        (Some(r), Some(max)) => r.max_runs = max,
+        (None, Some(_)) => return Err(Error::Usage("--repeat-max needs --repeat-until".into())),
+        _ => {}
     }
     Ok(cl)
 }
@@ -391,6 +413,11 @@ fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, 
         "trigger" => g.trigger_cmd = Some(v),
         // A built-in workload whose jobs join the run (crate::profile); fio echoes it nowhere.
         "profile" => g.profile = Some(v),
+        "repeat-until" => {
+            let (metric, bound_pct) = crate::repeat::parse_until(&v).map_err(|e| bad(&e))?;
+            let max_runs = crate::repeat::DEFAULT_MAX;
+            g.repeat_until = Some(crate::repeat::RepeatUntil { metric, bound_pct, max_runs });
+        }
         _ => unreachable!("every supported switch is handled"),
     }
     Ok(())

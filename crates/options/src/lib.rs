@@ -22,6 +22,7 @@ pub mod job;
 pub mod jobfile;
 pub mod manpage;
 pub mod profile;
+pub mod repeat;
 pub mod showcmd;
 pub mod spec;
 pub mod table;

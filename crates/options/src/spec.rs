@@ -457,6 +457,8 @@ pub struct JobSpec {
     pub write_lat_log: Option<String>,
     pub write_iops_log: Option<String>,
     pub write_hist_log: Option<String>,
+    /// `write_intended_lat_log` (fiox): each I/O's intended latency, in fio's log format.
+    pub write_intended_lat_log: Option<String>,
     pub log_hist_msec: u64,
     /// Each histogram-log column sums 2^N buckets (`log_hist_coarseness`).
     pub log_hist_coarseness: u32,
@@ -1072,6 +1074,7 @@ impl JobSpec {
             write_lat_log: m.log_prefix("write_lat_log", name),
             write_iops_log: m.log_prefix("write_iops_log", name),
             write_hist_log: m.log_prefix("write_hist_log", name),
+            write_intended_lat_log: m.log_prefix("write_intended_lat_log", name),
             log_hist_msec: m.int("log_hist_msec")?.unwrap_or(0) as u64,
             log_hist_coarseness: m.u32("log_hist_coarseness", 0)?,
             log_avg_msec: m.int("log_avg_msec")?.unwrap_or(0) as u64,

@@ -7,6 +7,12 @@ use fiox_stats::{DirStat, IoStat, LatHist, ThreadStat, Unified, DDIR_MIXED};
 
 use crate::model::{JobReport, RunReport};
 
+/// The intended-latency histogram of a paced job's direction that saw I/O (fiox's addition;
+/// `None` for unpaced jobs, whose reports stay fio's).
+pub(crate) fn intended_hist(d: &DirStat) -> Option<&LatHist> {
+    d.intended_hist.as_ref().filter(|_| d.intended.samples > 0)
+}
+
 /// Bytes per second over the direction's runtime, truncated (JSON `bw_bytes`).
 pub(crate) fn bw_bytes(d: &DirStat) -> u64 {
     if d.runtime_ms == 0 {

@@ -313,6 +313,11 @@ fn dir(r: &RunReport, j: &JobReport, ddir: usize, plus: bool) -> Obj {
     }
     samples(&mut o, "bw", &d.bw, Some(calc::bw_agg_pct(r, j, ddir)), "bw_dev");
     samples(&mut o, "iops", &d.iops, None, "iops_stddev");
+    // fiox's addition for paced jobs only, last so that fio's keys keep their order: the
+    // intended latency (from when each I/O was due), shaped as `clat_ns`.
+    if let Some(h) = calc::intended_hist(d) {
+        o.o("fiox_intended_lat_ns", lat_obj(&d.intended, Some((h, &j.percentile_list[..])), plus));
+    }
     o
 }
 
@@ -405,6 +410,20 @@ fn manifest(m: &crate::model::Manifest) -> Obj {
         .collect();
     o.put("self_overhead", V::A(overhead));
     o.put("warnings", V::A(m.warnings.iter().map(|w| V::S(w.clone())).collect()));
+    if let Some(r) = &m.repeat {
+        let mut x = Obj::default();
+        x.s("metric", &r.metric)
+            .s("unit", &r.unit)
+            .f("bound_pct", r.bound_pct)
+            .u("runs", r.values.len() as u64)
+            .u("max_runs", r.max_runs as u64)
+            .f("mean", r.mean)
+            .f("ci95", r.ci95)
+            .f("ci95_pct", r.ci95_pct)
+            .u("met", r.met as u64);
+        x.put("values", V::A(r.values.iter().map(|&v| V::F(v)).collect()));
+        o.o("repeat_until", x);
+    }
     o
 }
 
@@ -498,6 +517,32 @@ mod tests {
                 }
                 _ => assert_eq!(g, w, "line {i}"),
             }
+        }
+    }
+
+    /// A paced job's directions end with `fiox_intended_lat_ns`, shaped as `clat_ns`
+    /// (bins under JSON+); an unpaced job's have no such key.
+    #[test]
+    fn intended_latency_only_for_paced_jobs() {
+        let mut r = simple_report();
+        assert!(!render(&r, true).contains("intended"));
+        let d = &mut r.jobs[0].ts.dirs[0];
+        let mut h = fiox_stats::LatHist::default();
+        for v in [1_000_000, 2_000_000, 900_000_000] {
+            h.add(v);
+            d.intended.add(v);
+        }
+        d.intended_hist = Some(h);
+        for plus in [false, true] {
+            let out: Value = serde_json::from_str(&render(&r, plus)).unwrap();
+            let read = out["jobs"][0]["read"].as_object().unwrap();
+            assert_eq!(read.keys().next_back().map(|k| k.as_str()), Some("fiox_intended_lat_ns"));
+            let (i, c) = (&read["fiox_intended_lat_ns"], &read["clat_ns"]);
+            let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+            assert_eq!(keys(i), keys(c), "plus {plus}");
+            assert_eq!(keys(&i["percentile"]), keys(&c["percentile"]));
+            assert_eq!(i["max"], 900_000_000);
+            assert!(out["jobs"][0]["write"].get("fiox_intended_lat_ns").is_none());
         }
     }
 

@@ -19,8 +19,8 @@ pub mod units;
 mod testutil;
 
 pub use model::{
-    DeviceInfo, DiskAggr, DiskFigures, DiskUtil, JobReport, LatencyTargetReport, Manifest, Overhead, RunReport,
-    SteadyReport, Units, DEFAULT_PERCENTILES,
+    DeviceInfo, DiskAggr, DiskFigures, DiskUtil, JobReport, LatencyTargetReport, Manifest, Overhead, RepeatSummary,
+    RunReport, SteadyReport, Units, DEFAULT_PERCENTILES,
 };
 
 /// fio's output formats (`--output-format`).

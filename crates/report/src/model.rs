@@ -224,6 +224,28 @@ pub struct Manifest {
     pub overhead: Vec<Overhead>,
     /// Results that look wrong (page-cache reads, a device that saw far less I/O, ...).
     pub warnings: Vec<String>,
+    /// `--repeat-until`: the runs' figures and whether the interval was reached.
+    pub repeat: Option<RepeatSummary>,
+}
+
+/// `--repeat-until` (fiox): a metric measured once per run, its mean and the 95% confidence
+/// interval of the mean (Student's t), against the bound asked for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RepeatSummary {
+    /// `iops`, `bw`, `lat` or `p99`.
+    pub metric: String,
+    /// Its unit as printed: `IOPS`, `B/s` or `ns`.
+    pub unit: String,
+    /// Largest acceptable half-width, percent of the mean.
+    pub bound_pct: f64,
+    pub max_runs: u32,
+    /// One value per run, in order.
+    pub values: Vec<f64>,
+    pub mean: f64,
+    /// Half-width of the 95% confidence interval of the mean, and as a percentage of it.
+    pub ci95: f64,
+    pub ci95_pct: f64,
+    pub met: bool,
 }
 
 /// A block device under test, as the kernel describes it.

@@ -132,7 +132,32 @@ fn fiox_section(m: &crate::model::Manifest) -> String {
     for w in &m.warnings {
         let _ = writeln!(s, "fiox warning: {w}");
     }
+    if let Some(r) = &m.repeat {
+        s.push_str(&repeat_lines(r));
+    }
     s
+}
+
+/// `--repeat-until`'s summary: the runs, the mean and its 95% confidence interval, and whether
+/// the bound was reached.
+pub(crate) fn repeat_lines(r: &crate::model::RepeatSummary) -> String {
+    let verdict = if r.met {
+        "within the bound".to_string()
+    } else {
+        format!("NOT within the bound after {} runs (--repeat-max)", r.values.len())
+    };
+    let values: Vec<String> = r.values.iter().map(|v| format!("{v:.2}")).collect();
+    format!(
+        "\nfiox repeat-until {}:{}%: {} runs, mean={:.2} {}, 95% CI=±{:.2} (±{:.2}%): {verdict}\n  runs: {}\n",
+        r.metric,
+        r.bound_pct,
+        r.values.len(),
+        r.mean,
+        r.unit,
+        r.ci95,
+        r.ci95_pct,
+        values.join(", ")
+    )
 }
 
 fn disk_line(d: &DiskUtil) -> String {
@@ -341,6 +366,12 @@ fn dir_block(s: &mut String, r: &RunReport, job: &JobReport, ddir: usize, name: 
         let share = p.lat.samples as f64 * 100.0 / prio_total.max(1) as f64;
         let name = format!("{} prio {}/{} ({share:.2}% of IOs)", prios.kind, p.class(), p.level());
         s.push_str(&percentile_block(&name, &p.hist, &job.percentile_list));
+    }
+    // fiox's addition for paced jobs only: the intended latency, from when each I/O was due
+    // by the job's rate (no coordinated omission). Unpaced jobs print fio's lines alone.
+    if let Some(h) = calc::intended_hist(d) {
+        s.push_str(&stat_line("intended lat", &d.intended));
+        s.push_str(&percentile_block("intended lat", h, &job.percentile_list));
     }
 
     if d.bw.samples > 0 {

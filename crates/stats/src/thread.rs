@@ -40,6 +40,11 @@ pub struct DirStat {
     pub slat_hist: Option<LatHist>,
     pub clat_hist: Option<LatHist>,
     pub lat_hist: Option<LatHist>,
+    /// fiox: the intended latency of a paced job's I/Os (`rate`, `rate_iops`): from when each
+    /// I/O was due by the job's schedule to its completion, so a stall also counts for the
+    /// I/Os it held back (no coordinated omission). The histogram exists only for paced jobs.
+    pub intended: IoStat,
+    pub intended_hist: Option<LatHist>,
     /// Bandwidth samples in KiB/s.
     pub bw: SampleStat,
     pub iops: SampleStat,
@@ -79,6 +84,19 @@ impl DirStat {
         }
     }
 
+    /// Records one paced I/O's intended latency: `done - min(due, start)` in ns, where `due` is
+    /// its place in the job's schedule and `start` when it really started (an I/O that went
+    /// before it was due has its own latency as intended latency). No-op for a direction
+    /// without the intended histogram (an unpaced job). Returns the value recorded.
+    #[inline]
+    pub fn add_intended(&mut self, due: u64, start: u64, done: u64) -> Option<u64> {
+        let h = self.intended_hist.as_mut()?;
+        let ns = done.saturating_sub(due.min(start));
+        h.add(ns);
+        self.intended.add(ns);
+        Some(ns)
+    }
+
     /// Records one I/O's latency under its priority (no-op for untracked priorities).
     #[inline]
     pub fn add_prio(&mut self, ioprio: u16, ns: u64) {
@@ -109,6 +127,8 @@ impl DirStat {
         merge_hist(&mut self.slat_hist, &o.slat_hist);
         merge_hist(&mut self.clat_hist, &o.clat_hist);
         merge_hist(&mut self.lat_hist, &o.lat_hist);
+        self.intended.merge(&o.intended);
+        merge_hist(&mut self.intended_hist, &o.intended_hist);
         self.bw.merge_sum(&o.bw);
         self.iops.merge_sum(&o.iops);
         for p in &o.prios {
@@ -233,6 +253,8 @@ impl ThreadStat {
             slat_hist: None,
             clat_hist: None,
             lat_hist: None,
+            intended: IoStat::ZERO,
+            intended_hist: None,
             bw: SampleStat::ZERO,
             iops: SampleStat::ZERO,
             prios: Vec::new(),
@@ -334,10 +356,11 @@ impl ThreadStat {
                 (Some(a), None) => Some(a.clone()),
                 _ => None,
             };
-            let (slat_h, clat_h, lat_h) = (
+            let (slat_h, clat_h, lat_h, intended_h) = (
                 hist(&now.slat_hist, &then.slat_hist),
                 hist(&now.clat_hist, &then.clat_hist),
                 hist(&now.lat_hist, &then.lat_hist),
+                hist(&now.intended_hist, &then.intended_hist),
             );
             let total_ios = now.total_ios.saturating_sub(then.total_ios);
             out.dirs[d] = DirStat {
@@ -349,9 +372,11 @@ impl ThreadStat {
                 slat: now.slat.since(&then.slat, slat_h.as_ref()),
                 clat: now.clat.since(&then.clat, clat_h.as_ref()),
                 lat: now.lat.since(&then.lat, lat_h.as_ref()),
+                intended: now.intended.since(&then.intended, intended_h.as_ref()),
                 slat_hist: slat_h,
                 clat_hist: clat_h,
                 lat_hist: lat_h,
+                intended_hist: intended_h,
                 ..DirStat::default()
             };
         }
@@ -458,6 +483,52 @@ mod tests {
         assert_eq!(ts.lat_us[6], 1);
         assert_eq!(ts.lat_ms[0], 1);
         assert_eq!(ts.lat_ms[11], 1);
+    }
+
+    /// A paced job's schedule over a stall, simulated: 200 I/Os a second, each served in
+    /// 100 µs, one at a time, the device stopped for 1 s from the 500th I/O's due time; the
+    /// job issues what fell due at once afterwards. The completion latency sees one slow I/O
+    /// (p99 stays at the service time); the intended latency sees every I/O the stall held
+    /// back, so its p99 is most of the stall and its maximum the stall itself, within the
+    /// histogram's resolution (1/128). An unpaced direction records nothing.
+    #[test]
+    fn intended_latency_shows_a_stall_that_completion_latency_hides() {
+        let (gap, service, stall_at, stall) = (5_000_000u64, 100_000u64, 2_500_000_000u64, 1_000_000_000u64);
+        let mut d = DirStat::active();
+        d.intended_hist = Some(LatHist::default());
+        let (mut free_at, mut waited) = (0u64, 0u64);
+        for k in 0..2000u64 {
+            let due = k * gap;
+            let start = due.max(free_at);
+            // The I/O in service when the stall begins (or issued during it) ends after it.
+            let mut done = start + service;
+            if done > stall_at && start < stall_at + stall {
+                done = done.max(stall_at + stall + service);
+            }
+            free_at = done;
+            d.clat.add(done - start);
+            d.clat_hist.as_mut().unwrap().add(done - start);
+            assert_eq!(d.add_intended(due, start, done), Some(done - due.min(start)));
+            waited += u64::from(done - due > 2 * service);
+        }
+        let p99 = |h: &LatHist| h.percentiles(&[99.0])[0].1;
+        assert!(p99(d.clat_hist.as_ref().unwrap()) < 2 * service, "clat p99 hides the stall");
+        assert!(d.clat.max >= stall, "one I/O waited through it");
+        let h = d.intended_hist.as_ref().unwrap();
+        assert!(p99(h) > stall / 2, "intended p99 {} shows the stall", p99(h));
+        // Everything due during the stall waited (200 I/Os and the one in service), and the
+        // few that fell due while the backlog drained (20 ms: 4 more).
+        assert!((200..=206).contains(&waited), "{waited} I/Os waited");
+        assert_eq!(d.intended.samples, 2000);
+        let max = d.intended.max;
+        assert!(max >= stall && max <= stall + 2 * service, "intended max {max}");
+        let top = h.percentiles(&[100.0])[0].1;
+        assert!(top.abs_diff(max) <= max / 128, "the histogram's top bucket {top} holds the max {max}");
+        // An I/O that went before it was due (a burst allowed by `rate`) counts its own latency.
+        assert_eq!(d.add_intended(10_000, 5_000, 8_000), Some(3_000));
+        let mut unpaced = DirStat::active();
+        assert_eq!(unpaced.add_intended(0, 10, 20), None);
+        assert_eq!(unpaced.intended.samples, 0);
     }
 
     #[test]

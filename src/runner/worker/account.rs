@@ -67,6 +67,9 @@ impl Accountant {
                         *hist = None;
                     }
                 }
+                if paced(spec) {
+                    blank.dirs[d].intended_hist = Some(Default::default());
+                }
                 let rules = spec.engine.cmdprio_rules(d);
                 if !rules.is_empty() {
                     let prios: Vec<u16> = std::iter::once(0).chain(rules.iter().map(|r| r.ioprio)).collect();
@@ -124,9 +127,18 @@ impl Accountant {
 
     /// Books one I/O that moved `result` bytes (`result >= 0`). `start` is when it was
     /// prepared (`None` for I/Os with no submission phase: no slat), `issue` when the engine
-    /// got it, `done` when it was seen complete.
+    /// got it, `done` when it was seen complete; `due` when a paced job's schedule wanted it
+    /// to start (`None` for unpaced jobs), for the intended latency.
     #[inline]
-    pub(super) fn complete(&mut self, io: &Io, result: i64, start: Option<u64>, issue: u64, done: u64) {
+    pub(super) fn complete(
+        &mut self,
+        io: &Io,
+        result: i64,
+        start: Option<u64>,
+        issue: u64,
+        done: u64,
+        due: Option<u64>,
+    ) {
         if let Some(b) = &mut self.blocks {
             b.record(io, true);
         }
@@ -200,13 +212,18 @@ impl Accountant {
         if let Some(h) = &mut ds.lat_hist {
             h.add(lat);
         }
+        let intended = match due {
+            Some(due) => ds.add_intended(due, start.unwrap_or(issue), done),
+            None => None,
+        };
         if !ds.prios.is_empty() {
             // fio keeps per-priority completion latency, or total latency with lat_percentiles.
             ds.add_prio(io.ioprio, if self.prio_total_lat { lat } else { clat });
         }
         if let Some(l) = &mut self.logs {
             let slat = start.map(|s| issue.saturating_sub(s));
-            l.io(done.saturating_sub(self.start) / 1_000_000, d, io.len, io.offset, io.ioprio, slat, clat, lat);
+            let t = done.saturating_sub(self.start) / 1_000_000;
+            l.io(t, d, io.len, io.offset, io.ioprio, slat, clat, lat, intended);
             // Per-I/O bw and iops logs exist only with logs, so this costs nothing without.
             if self.per_io_bw == Some(true) {
                 ds.bw.add(crate::runner::logs::io_bw(io.len, clat));
@@ -282,6 +299,13 @@ impl Accountant {
         finish_stats(&mut ts, elapsed_ms, &self.usage0);
         WorkerResult { ts, pid, start_epoch_ms: self.start_epoch_ms, elapsed_ms, seed, ..WorkerResult::default() }
     }
+}
+
+/// Whether the job is paced by a rate (`rate`, `rate_iops`, either spacing), so that its
+/// I/Os have due times and an intended latency. `thinktime` alone does not pace: its pauses
+/// are the job's own.
+pub(super) fn paced(spec: &JobSpec) -> bool {
+    spec.rate.iter().chain(spec.rate_iops.iter()).any(|&r| r > 0)
 }
 
 /// Fills in what is only known at the end (or at a snapshot): CPU use, runtimes, issued counts.

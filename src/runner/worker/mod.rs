@@ -303,10 +303,12 @@ impl CmdPrio {
     }
 }
 
-/// When each unit's I/O was prepared (start) and handed to the kernel (issue).
+/// When each unit's I/O was prepared (start) and handed to the kernel (issue), and, for a
+/// paced job only, when its rate schedule wanted it to start (due; empty otherwise).
 struct Stamps {
     start: Vec<u64>,
     issue: Vec<u64>,
+    due: Vec<u64>,
 }
 
 /// Observers' view of the worker: progress counters at most every millisecond, snapshots on
@@ -434,7 +436,11 @@ impl<'a> Worker<'a> {
             phase: if ramp_ns == 0 { Phase::Measure } else { Phase::Ramp },
             now: 0,
             ramp_ns,
-            stamps: Stamps { start: vec![0; depth as usize], issue: vec![0; depth as usize] },
+            stamps: Stamps {
+                start: vec![0; depth as usize],
+                issue: vec![0; depth as usize],
+                due: if account::paced(spec) { vec![0; depth as usize] } else { Vec::new() },
+            },
             batch: Vec::with_capacity(depth as usize),
             completions: Vec::with_capacity(depth as usize),
             pending: None,
@@ -679,7 +685,11 @@ impl<'a> Worker<'a> {
                 return Ok((false, self.q.in_engine() > 0));
             }
             if self.pacing {
-                self.pacer.issued(next.ddir as usize, next.len as u64, t_pace);
+                let d = next.ddir as usize;
+                if let Some(due) = self.stamps.due.get_mut(idx as usize) {
+                    *due = self.pacer.due(d, t_pace);
+                }
+                self.pacer.issued(d, next.len as u64, t_pace);
             }
             if let Some(log) = &mut self.iolog {
                 log.issue(self.clock.now(), &next);
@@ -965,7 +975,9 @@ impl<'a> Worker<'a> {
             self.errors.io_failed(&io, (-result) as i32, self.plan, &mut self.acct.ts, self.diag);
             return;
         }
-        self.acct.complete(&io, result, start, issue, self.now);
+        // Only a paced job keeps due times: an unpaced one pays one bounds check here.
+        let due = self.stamps.due.get(idx as usize).copied();
+        self.acct.complete(&io, result, start, issue, self.now, due);
         if self.verify.is_some() {
             self.verify_io(idx, &io, result);
         }

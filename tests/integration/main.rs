@@ -5,6 +5,7 @@ mod cli;
 mod differential;
 mod dists;
 mod engines_more;
+mod examples;
 mod faults;
 mod files2;
 mod host;

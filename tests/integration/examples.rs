@@ -639,6 +639,9 @@ fn alone(x: &Seen) -> Vec<Diff> {
     }
 }
 
+/// One example's outcome: its name, fio's and fiox's run times in seconds, the differences.
+type Outcome = (&'static str, f64, f64, Vec<Diff>);
+
 /// Whether `text` matches `pattern`, where `*` stands for any run of characters (a figure
 /// that varies run to run).
 fn glob(pattern: &str, text: &str) -> bool {
@@ -708,7 +711,7 @@ fn examples_run_alike_under_fio_and_fiox() {
         .collect();
     // Two examples at a time (the machine has two cores), fio then fiox for each.
     let next = Mutex::new(runnable.iter());
-    let results: Mutex<Vec<(&str, f64, f64, Vec<Diff>)>> = Mutex::new(Vec::new());
+    let results: Mutex<Vec<Outcome>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..2 {
             s.spawn(|| loop {

@@ -1,5 +1,6 @@
 //! fio 3.33's own example job files (`examples/*.fio` of fio's source, expected beside the
-//! repository at `../shared/fio-3.33/examples`; the test skips where they are missing), each
+//! repository at `../shared/fio-3.33/examples` or where `FIOX_FIO_EXAMPLES` says; the test
+//! skips where they are missing), each
 //! run under fio and under fiox and compared.
 //!
 //! Every file has a row in [`TABLE`]: either why it cannot run here (hardware, a service, an
@@ -661,8 +662,12 @@ fn glob(pattern: &str, text: &str) -> bool {
     rest.is_empty()
 }
 
+/// fio 3.33's `examples/` folder: `FIOX_FIO_EXAMPLES` if set, else beside the repository.
 fn examples_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-3.33/examples")
+    match std::env::var_os("FIOX_FIO_EXAMPLES") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fio-3.33/examples"),
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Gathers the workers' results into a [`RunReport`]: one entry per job clone, or per group when
 //! the group asked for `group_reporting`, plus the group totals.
 
+use fiox_options::error::Origin;
 use fiox_options::jobfile::RawOpt;
 use fiox_report::{JobReport, LatencyTargetReport, RunReport, Units};
 use fiox_stats::{GroupStat, ThreadStat, Unified};
@@ -8,9 +9,25 @@ use fiox_stats::{GroupStat, ThreadStat, Unified};
 use crate::plan::Plan;
 use crate::runner::worker::WorkerResult;
 
-/// fio 3.33 leaves value-less flags out of its JSON option echo.
+/// fio 3.33 leaves value-less flags out of its JSON option echo, and echoes a job file's options
+/// in the order it applies them (seen with `--debug=parse`): `lockfile`, `kb_base`, `unit_base`
+/// and `cpus_allowed_policy` first, `filename` and `filename_format` after the other general
+/// options, and the engine's own options after all of those (fio parses them once it knows the
+/// engine); otherwise as written. Command-line options are applied before the job files, and
+/// echoed first, as typed.
 fn echo(opts: &[RawOpt]) -> Vec<(String, String)> {
-    opts.iter().filter_map(|o| o.value.as_ref().map(|v| (o.def.name.to_string(), v.trim().to_string()))).collect()
+    let rank = |o: &RawOpt| match o.origin {
+        Origin::CommandLine => 0,
+        Origin::File { .. } if !o.def.engines.is_empty() => 4,
+        Origin::File { .. } => match o.def.name {
+            "lockfile" | "kb_base" | "unit_base" | "cpus_allowed_policy" => 1,
+            "filename" | "filename_format" => 3,
+            _ => 2,
+        },
+    };
+    let mut kept: Vec<&RawOpt> = opts.iter().filter(|o| o.value.is_some()).collect();
+    kept.sort_by_key(|o| rank(o));
+    kept.into_iter().filter_map(|o| o.value.as_ref().map(|v| (o.def.name.to_string(), v.trim().to_string()))).collect()
 }
 
 /// The report of a run (or of a run so far, for interval reports): the workers' results in plan

@@ -877,3 +877,38 @@ fn mixed_block_sizes_cover_each_block_once_like_fio() {
     assert!((x_ios - fio_ios).abs() <= fio_ios * 0.1, "I/Os: fio {fio_ios}, fiox {x_ios}");
     assert!((x_full - fio_full).abs() <= fio_full * 0.2, "full 64 KiB I/Os: fio {fio_full}, fiox {x_full}");
 }
+
+/// fio echoes a job file's options in the order it applies them: `lockfile`, `kb_base`,
+/// `unit_base` and `cpus_allowed_policy` first, `filename`/`filename_format` after the other
+/// general options, the engine's own options last; `blockalign` under its fio name `ba`.
+/// Command-line options stay as typed. Compared as text, so the order counts.
+#[test]
+fn option_echo_is_in_fios_order() {
+    let dir = crate::util::scratch();
+    let text = "[global]\nfilename=g.dat\nioengine=net\nport=7\nsize=64k\nkb_base=1024\n\
+                [j]\nfilename=j.dat\nblockalign=4k\nhostname=localhost\niodepth=2\nlockfile=none\nrw=read\n\
+                filename_format=f\nunit_base=0\nbs=4k\n";
+    std::fs::write(dir.path().join("order.fio"), text).unwrap();
+    let echo = |v: &Value| (v["global options"].to_string(), v["jobs"][0]["job options"].to_string());
+    let args = ["--parse-only", "order.fio"];
+    assert_eq!(fio(dir.path(), &args).code, 0);
+    // The net engine would need a peer; the null engine takes neither port nor hostname, so the
+    // run uses a copy with the engine switched to one that has an option of its own.
+    let text =
+        text.replace("ioengine=net\nport=7", "ioengine=cpuio\ncpuload=5").replace("hostname=localhost", "cpumode=noop");
+    std::fs::write(dir.path().join("order.fio"), &text).unwrap();
+    let run = ["--output-format=json", "--runtime=1", "order.fio"];
+    // fio prints cpuio's start-up line before its JSON.
+    let (f, x) = (fio(dir.path(), &run), fiox(dir.path(), &run));
+    assert_eq!((f.code, x.code), (0, 0), "{}{}", f.stderr, x.stderr);
+    let (f, x) = (crate::util::json(&f), crate::util::json(&x));
+    assert_eq!(echo(&x), echo(&f));
+    assert_eq!(
+        echo(&x).1,
+        r#"{"lockfile":"none","unit_base":"0","ba":"4k","iodepth":"2","rw":"read","bs":"4k","filename":"j.dat","filename_format":"f","cpumode":"noop"}"#
+    );
+    let cmd =
+        ["--output-format=json", "--name=c", "--filename=c.dat", "--ioengine=null", "--size=64k", "--lockfile=none"];
+    let (f, x) = (json_of(&fio(dir.path(), &cmd), "fio"), json_of(&fiox(dir.path(), &cmd), "fiox"));
+    assert_eq!(echo(&x), echo(&f));
+}

@@ -6,6 +6,7 @@ mod differential;
 mod dists;
 mod docs;
 mod engines_more;
+mod examples;
 mod faults;
 mod files2;
 mod host;

@@ -1026,7 +1026,7 @@ impl JobSpec {
                 Some(Value::Split(s)) => s,
                 _ => Vec::new(),
             }),
-            blockalign: m.per_dir_int("blockalign", 0)?,
+            blockalign: m.per_dir_int("ba", 0)?,
             bs_unaligned: m.flag("bs_unaligned")?,
             percentage_random: m.per_dir_int("percentage_random", 100)?.map(|v| v as u32),
             fsync: m.u32("fsync", 0)?,

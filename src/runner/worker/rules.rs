@@ -296,14 +296,18 @@ impl MinRate {
         })
     }
 
-    /// At the end of each cycle, the first direction that moved too little, described.
+    /// At the end of each cycle, the first direction that moved too little, described. As in
+    /// fio, a rate is judged only when I/O has completed since the last judgement, over the whole
+    /// time since then: a job whose blocks come slower than one a cycle (`rate=1250` with 4 KiB
+    /// blocks, fio's 1mbs_clients example) is judged by its average, not failed for the cycles
+    /// between two of its I/Os.
     pub(super) fn check(&mut self, now: u64, ts: &ThreadStat) -> Option<String> {
         if self.next == 0 {
             self.next = now + self.cycle_ns;
             self.last = (ts.dirs.clone().map(|d| d.io_bytes), ts.dirs.clone().map(|d| d.total_ios));
             return None;
         }
-        if now < self.next {
+        if now < self.next || (0..3).all(|d| ts.dirs[d].total_ios == self.last.1[d]) {
             return None;
         }
         let secs = (now - self.next + self.cycle_ns) as f64 / 1e9;
@@ -348,6 +352,26 @@ mod tests {
         ts.dirs[0].total_ios = 200;
         let v = m.check(2_000_000_000, &ts).expect("50 I/Os in 1 s miss 100 IOPS");
         assert_eq!(v, "min iops rate 100 not met, got 50");
+    }
+
+    #[test]
+    fn min_rate_waits_for_io_and_judges_the_whole_span() {
+        // 1250 B/s in 4 KiB blocks: one block every 3.3 s. No judgement without a completion,
+        // then 4096 bytes over 3.3 s (1241 B/s) meet 1024 B/s.
+        let s = spec(&["--size=1m", "--rate_min=1024", "--rate_cycle=1000"]);
+        let mut m = MinRate::new(&s).unwrap();
+        let mut ts = ThreadStat::default();
+        assert_eq!(m.check(0, &ts), None);
+        for t in 1..=3 {
+            assert_eq!(m.check(t * 1_000_000_000, &ts), None, "no I/O completed by {t} s: not judged");
+        }
+        ts.dirs[0].io_bytes = 4096;
+        ts.dirs[0].total_ios = 1;
+        assert_eq!(m.check(3_300_000_000, &ts), None, "1241 B/s over 3.3 s");
+        ts.dirs[0].io_bytes = 8192;
+        ts.dirs[0].total_ios = 2;
+        let v = m.check(8_300_000_000, &ts).expect("4096 B over 5 s is 819 B/s");
+        assert_eq!(v, "min rate 1 not met, got 0 KiB/s");
     }
 
     #[test]

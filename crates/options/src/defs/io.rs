@@ -32,7 +32,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("bs", K::Size, C::BlockSize, "Block size of each I/O").alias(&["blocksize"]).def("4096").per_dir(),
     O::new("bsrange", K::Range, C::BlockSize, "Range of block sizes (low-high)").alias(&["blocksize_range"]).per_dir(),
     O::new("bssplit", K::BsSplit, C::BlockSize, "Weighted mix of block sizes (4k/50:64k/50)").per_dir(),
-    O::new("blockalign", K::Size, C::BlockSize, "Alignment of random offsets (default: the block size)").alias(&["ba"]).per_dir(),
+    O::new("ba", K::Size, C::BlockSize, "Alignment of random offsets (default: the block size)").alias(&["blockalign"]).per_dir(),
     O::new("bs_unaligned", K::Flag, C::BlockSize, "Do not align block sizes within a range").alias(&["blocksize_unaligned"]),
     O::new("bs_is_seq_rand", K::Bool, C::BlockSize, "Read the bs lists as sequential,random instead of read,write").def("0"),
     O::new("fadvise_hint", K::Choice(FADVISE), C::IoType, "posix_fadvise hint given when a file is opened: 1 follows rw (sequential or random)").def("1"),

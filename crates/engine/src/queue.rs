@@ -63,6 +63,9 @@ pub struct QueueConfig<'a> {
     pub runtime_us: u64,
     /// `sync_file_range`'s flags (0: the job does no ranged syncs, and no range is tracked).
     pub sync_range_flags: u32,
+    /// `direct` and `invalidate`, for engines that apply them themselves (rbd).
+    pub direct: bool,
+    pub invalidate: bool,
 }
 
 /// Why a queue could not be made.
@@ -126,6 +129,8 @@ impl IoQueue {
                 opts: cfg.opts,
                 job_name: cfg.job_name,
                 runtime_us: cfg.runtime_us,
+                direct: cfg.direct,
+                invalidate: cfg.invalidate,
             })
             .map_err(QueueError::Engine)?;
         let units = (0..depth as usize)

@@ -179,6 +179,8 @@ pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
         job_name: &spec.name,
         runtime_us: spec.runtime_us,
         sync_range_flags: spec.sync_file_range.map_or(0, |s| s.flags),
+        direct: spec.direct,
+        invalidate: spec.invalidate,
     };
     IoQueue::new(cfg).map_err(|e| match e {
         QueueError::Buffers(e) => {

@@ -323,9 +323,10 @@ fn diskless_files(spec: &JobSpec) -> Result<Vec<FilePlan>> {
 /// The files of an engine whose files are on a server (rbd: the image; rados: objects). The
 /// names are made as for local files (`filename=` with `directory=`, or fio's generated
 /// names); the engine says which it uses and how large those that exist are. Regions follow
-/// fio's rules for a file (`offset`, `offset_increment`, `size` shared among the files), but
-/// a region past the end of an image is refused (fio would lay out a local file named after
-/// it), and an object the engine creates is as long as its region.
+/// fio's rules (`offset`, `offset_increment`, `size` shared among the files): on an image the
+/// region is `size` bytes from the offset, and one past the image's end is refused (fio would
+/// lay out a local file named after it); an object is `size / nrfiles` bytes and the region
+/// runs from the offset to its end.
 fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<&[String]>) -> Result<Vec<FilePlan>> {
     let remote = engine.remote.expect("a remote engine");
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
@@ -378,7 +379,14 @@ fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<
             ),
             (Some(_), Some(len)) => len,
             (Some(size), None) => size - region_start,
-            (None, Some(len)) => len,
+            // An object is `size / nrfiles` long and the region runs from the offset to its
+            // end, as fio sizes a diskless engine's files.
+            (None, Some(len)) if region_start >= len => bail!(
+                "job '{}': offset {region_start} leaves no room in object '{}' ({len} bytes: size / nrfiles)",
+                spec.name,
+                f.name
+            ),
+            (None, Some(len)) => len - region_start,
             (None, None) => bail!("job '{}': ioengine={} needs size= (the objects' total size)", spec.name, spec.ioengine),
         };
         if region_len == 0 {

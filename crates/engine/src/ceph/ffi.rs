@@ -68,11 +68,11 @@ pub(crate) struct Rbd {
 }
 
 /// A library loaded for the rest of the process's life: librados keeps global state
-/// (threads, a cct) that outlives any handle, so it is never unloaded.
-struct Lib(*mut c_void);
+/// (threads, a cct) that outlives any handle, so it is never unloaded (no `Drop`, no dlclose).
+struct Lib(*mut c_void, &'static CStr);
 
 impl Lib {
-    fn open(soname: &CStr, package: &str, engine: &str) -> Result<Lib, String> {
+    fn open(soname: &'static CStr, package: &str, engine: &str) -> Result<Lib, String> {
         // SAFETY: dlopen takes a NUL-terminated name; RTLD_LOCAL keeps the library's symbols
         // out of the global namespace, RTLD_NOW resolves everything now rather than at a call.
         let handle = unsafe { libc::dlopen(soname.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
@@ -83,7 +83,7 @@ impl Lib {
                 dl_error()
             ));
         }
-        Ok(Lib(handle))
+        Ok(Lib(handle, soname))
     }
 
     /// The address of `name` as a function pointer of type `F`.
@@ -95,7 +95,7 @@ impl Lib {
         // SAFETY: the handle came from a successful dlopen and is never closed.
         let p = unsafe { libc::dlsym(self.0, name.as_ptr()) };
         if p.is_null() {
-            return Err(format!("{} lacks {}", "the Ceph library", name.to_string_lossy()));
+            return Err(format!("{} lacks {} (too old?)", self.1.to_string_lossy(), name.to_string_lossy()));
         }
         // SAFETY: `p` is the non-null address of the named C function and `F` is a function
         // pointer of the same size with that function's signature (the caller's promise).
@@ -114,12 +114,6 @@ fn dl_error() -> String {
         unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
     }
 }
-
-// SAFETY (Send/Sync): the tables hold only function pointers into libraries that stay loaded,
-// and librados/librbd's functions may be called from any thread.
-unsafe impl Send for Lib {}
-// SAFETY: as above.
-unsafe impl Sync for Lib {}
 
 static RADOS: OnceLock<Result<Rados, String>> = OnceLock::new();
 static RBD: OnceLock<Result<Rbd, String>> = OnceLock::new();
@@ -184,7 +178,6 @@ fn load_rados(engine: &str) -> Result<Rados, String> {
             "ioengine={engine} needs librados C API 3.0 or later (Ceph octopus+); librados.so.2 here is {major}.{minor}.{extra}"
         ));
     }
-    std::mem::forget(lib);
     Ok(table)
 }
 
@@ -208,6 +201,5 @@ fn load_rbd() -> Result<Rbd, String> {
             aio_release: lib.get(c"rbd_aio_release")?,
         }
     };
-    std::mem::forget(lib);
     Ok(table)
 }

@@ -69,6 +69,7 @@ fn names(opts: &fiox_options::CephOpts) -> Result<&str, String> {
 /// a missing library, configuration, cluster, pool or image stops the run before any I/O.
 fn remote(spec: &fiox_options::JobSpec, _clone: u32, listed: &[String]) -> Result<Vec<RemoteFile>, String> {
     let name = names(&spec.engine.ceph)?;
+    ffi::rbd()?;
     let pool = Pool::connect("rbd", &spec.engine.ceph, spec.direct)?;
     let image = Image::open(pool, name)?;
     let files = if spec.filename.is_some() { listed.to_vec() } else { vec!["rbd".to_string()] };

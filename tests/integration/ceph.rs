@@ -472,3 +472,103 @@ fn errors_are_one_clear_line() {
     // Nothing was written to the image by any of these.
     assert!(c.extents(&image).is_empty());
 }
+
+/// `fiox rbd bench` beside Debian's `rbd bench` (16.2.15) on fresh images: the same header
+/// line, ceil(io_total / io_size) ops, the summary's layout, the same written extents for
+/// the sequential patterns and aligned ones inside the image for the random one; the same
+/// messages and exit statuses for bad arguments.
+#[test]
+fn rbd_bench_matches_rbd() {
+    let c = cluster_or_skip!();
+    let conf = c.conf.display().to_string();
+    let summary = |s: &str| {
+        let l = s.lines().find(|l| l.starts_with("elapsed:")).unwrap_or_else(|| panic!("no summary in {s}"));
+        let f: Vec<&str> = l.split("   ").collect();
+        assert_eq!(f.len(), 4, "{l}");
+        assert!(f[0].strip_prefix("elapsed: ").unwrap().parse::<u64>().is_ok(), "{l}");
+        assert!(f[2].strip_prefix("ops/sec: ").unwrap().parse::<f64>().is_ok(), "{l}");
+        let bytes = f[3].strip_prefix("bytes/sec: ").unwrap();
+        assert!(bytes.ends_with("B/s") && bytes.contains(' '), "{l}");
+        f[1].to_string()
+    };
+    for (pattern, extra) in [
+        ("seq", &[][..]),
+        ("full-seq", &[][..]),
+        ("rand", &[][..]),
+        ("seq", &["--io-type", "rw", "--rw-mix-read", "70"][..]),
+    ] {
+        let mut seen = Vec::new();
+        for fiox_run in [false, true] {
+            let image = c.image("rbdb", 64);
+            let mut cmd = if fiox_run {
+                let mut c = Command::new(util::fiox_bin());
+                c.arg("rbd");
+                c
+            } else {
+                Command::new("rbd")
+            };
+            cmd.args(["-c", &conf, "bench", "--io-size", "64K", "--io-threads", "4", "--io-total", "16M"]);
+            cmd.args(["--io-pattern", pattern]);
+            if extra.is_empty() {
+                cmd.args(["--io-type", "write"]);
+            }
+            cmd.args(extra).arg(format!("bench/{image}"));
+            let o = cmd.output().unwrap();
+            let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{pattern} {extra:?}: {stdout} {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let header = stdout.lines().next().unwrap().to_string();
+            let rows = stdout.lines().nth(1).unwrap().to_string();
+            seen.push((
+                header,
+                rows,
+                summary(&stdout),
+                c.extents(&image),
+                stdout.lines().filter(|l| l.starts_with("read_ops:") || l.starts_with("write_ops:")).count(),
+            ));
+        }
+        assert_eq!(seen[0].0, seen[1].0, "{pattern} {extra:?}: header");
+        assert_eq!(seen[0].1, seen[1].1, "{pattern} {extra:?}: column titles");
+        assert_eq!(seen[0].2, "ops: 256");
+        assert_eq!(seen[0].2, seen[1].2, "{pattern} {extra:?}: ops");
+        assert_eq!(seen[0].4, seen[1].4, "{pattern} {extra:?}: read/write lines");
+        if !extra.is_empty() {
+            continue;
+        }
+        if pattern == "rand" {
+            for (off, len) in &seen[1].3 {
+                assert!(off % 65536 == 0 && len % 65536 == 0 && off + len <= 64 << 20, "{:?}", seen[1].3);
+            }
+        } else {
+            assert_eq!(seen[0].3, seen[1].3, "{pattern}: written extents, rbd bench then fiox");
+        }
+    }
+    // Bad arguments: the same message and exit status.
+    let image = c.image("rbdb", 16);
+    let spec = format!("bench/{image}");
+    let bad: &[&[&str]] = &[
+        &["--io-type", "write", "--io-size", "0"],
+        &["--io-type", "write", "--io-threads", "0"],
+        &["--io-size", "4K"],
+        &["--io-type", "write", "--io-size", "32M"],
+    ];
+    for args in bad {
+        let mut outs = Vec::new();
+        for fiox_run in [false, true] {
+            let mut cmd = if fiox_run {
+                let mut c = Command::new(util::fiox_bin());
+                c.arg("rbd");
+                c
+            } else {
+                Command::new("rbd")
+            };
+            let o = cmd.args(["-c", &conf, "bench"]).args(*args).arg(&spec).output().unwrap();
+            outs.push((o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned(), o.stdout.is_empty()));
+        }
+        assert_eq!(outs[0], outs[1], "{args:?}");
+    }
+}

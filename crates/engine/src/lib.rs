@@ -22,6 +22,8 @@ mod mem;
 mod queue;
 pub mod sys;
 
+pub use ceph::client::{Finish, ImageClient};
+pub use ceph::errno_text as ceph_errno_text;
 pub use fiox_options::spec::EngineOpts;
 pub use fiox_options::MemKind;
 pub use queue::{Io, IoQueue, QueueConfig, QueueError};

@@ -10,6 +10,7 @@
 //! and wakes the job thread through an eventfd; releasing the completion and everything else
 //! happens on the job thread.
 
+pub(crate) mod client;
 pub(crate) mod ffi;
 
 use std::ffi::{c_char, c_void, CStr, CString};
@@ -22,7 +23,7 @@ use std::time::Duration;
 use fiox_options::CephOpts;
 
 /// `-errno` as text: `No such file or directory (errno 2)`.
-pub(crate) fn errno_text(r: i64) -> String {
+pub fn errno_text(r: i64) -> String {
     let e = io::Error::from_raw_os_error((-r) as i32);
     let text = e.to_string();
     // "No such file or directory (os error 2)" → "... (errno 2)"

@@ -20,6 +20,7 @@ mod manifest;
 mod opendir;
 mod plan;
 mod quick;
+mod rados_bench;
 mod rbd_bench;
 mod render;
 mod runner;
@@ -31,7 +32,7 @@ pub const VERSION_STRING: &str = concat!("fiox-", env!("CARGO_PKG_VERSION"));
 /// Runs fiox with the arguments after the program name.
 pub fn run(args: Vec<String>) -> Result<ExitCode> {
     let sub = args.first().map(String::as_str);
-    if let Some(word @ ("quick" | "sweep" | "plot" | "compare" | "rbd")) = sub {
+    if let Some(word @ ("quick" | "sweep" | "plot" | "compare" | "rbd" | "rados")) = sub {
         // fio would read a job file of that name; the subcommand wins, and the user is told
         // how to reach the file.
         if std::path::Path::new(word).is_file() {
@@ -44,6 +45,7 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
         Some("plot") => lab::plot::run(&args[1..]),
         Some("compare") => lab::compare::run(&args[1..]),
         Some("rbd") => rbd_bench::run(&args[1..]),
+        Some("rados") => rados_bench::run(&args[1..]),
         _ => fio::run(args),
     }
 }

@@ -572,3 +572,57 @@ fn rbd_bench_matches_rbd() {
         assert_eq!(outs[0], outs[1], "{args:?}");
     }
 }
+
+/// `fiox rados bench SECONDS write` makes the real tool's objects: Debian's `rados bench seq`
+/// reads and verifies them, and `rados cleanup` removes as many objects as fiox wrote; the
+/// output has pacific's lines.
+#[test]
+fn rados_bench_write_is_read_by_rados() {
+    let c = cluster_or_skip!();
+    let conf = c.conf.display().to_string();
+    let w = Command::new(util::fiox_bin())
+        .args(["rados", "-c", &conf, "-p", "bench", "bench", "2", "write", "-t", "4", "-b", "64K", "--no-cleanup"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&w.stdout).into_owned();
+    assert_eq!(w.status.code(), Some(0), "{out} {}", String::from_utf8_lossy(&w.stderr));
+    assert!(w.stderr.is_empty(), "{}", String::from_utf8_lossy(&w.stderr));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "hints = 1");
+    assert_eq!(
+        lines[1],
+        "Maintaining 4 concurrent writes of 65536 bytes to objects of size 65536 for up to 2 seconds or 0 objects"
+    );
+    assert!(lines[2].starts_with("Object prefix: benchmark_data_"), "{out}");
+    assert_eq!(lines[3], "  sec Cur ops   started  finished  avg MB/s  cur MB/s last lat(s)  avg lat(s)");
+    assert_eq!(lines[4], "    0       0         0         0         0         0           -           0");
+    // Summary labels are padded to 24 columns.
+    let value = |label: &str| -> String {
+        let l = lines.iter().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("no {label} in {out}"));
+        l[24..].to_string()
+    };
+    let writes: u64 = value("Total writes made:").parse().unwrap();
+    assert!(writes > 0);
+    assert_eq!(value("Write size:"), "65536");
+    for label in
+        ["Total time run:", "Bandwidth (MB/sec):", "Average Latency(s):", "Stddev Latency(s):", "Min latency(s):"]
+    {
+        assert!(value(label).parse::<f64>().is_ok(), "{label} in {out}");
+    }
+    assert_eq!(c.objects("benchmark_last_metadata").get("benchmark_last_metadata"), Some(&24));
+    let s = c.tool("rados", &["-p", "bench", "bench", "2", "seq", "-t", "4"]);
+    assert_eq!(s.code, 0, "{} {}", s.stdout, s.stderr);
+    assert!(!s.stderr.contains("is not correct") && !s.stdout.contains("is not correct"), "{}", s.stderr);
+    let r = c.tool("rados", &["-p", "bench", "cleanup"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains(&format!("Removed {writes} objects")), "{}", r.stdout);
+    // Without --no-cleanup fiox removes its own objects and metadata.
+    let w = Command::new(util::fiox_bin())
+        .args(["rados", "-c", &conf, "-p", "bench", "bench", "1", "write", "-t", "2", "-b", "16K"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&w.stdout).into_owned();
+    assert_eq!(w.status.code(), Some(0), "{out}");
+    assert!(out.contains("Cleaning up (deleting benchmark objects)\nRemoved "), "{out}");
+    assert!(c.objects("benchmark").is_empty(), "{:?}", c.objects("benchmark"));
+}

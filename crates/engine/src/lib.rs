@@ -22,7 +22,7 @@ mod mem;
 mod queue;
 pub mod sys;
 
-pub use ceph::client::{Finish, ImageClient};
+pub use ceph::client::{Finish, ImageClient, PoolClient};
 pub use ceph::errno_text as ceph_errno_text;
 pub use fiox_options::spec::EngineOpts;
 pub use fiox_options::MemKind;

@@ -161,3 +161,148 @@ impl Drop for ImageClient {
         }
     }
 }
+
+/// A pool for tools that drive librados themselves (`fiox rados bench`): asynchronous writes
+/// of per-slot buffers to named objects, synchronous whole-object writes and removals.
+pub struct PoolClient {
+    lib: &'static ffi::Rados,
+    // Dropped by hand, and only with nothing in flight (see Drop).
+    pool: ManuallyDrop<Pool>,
+    done: ManuallyDrop<Box<Done>>,
+    slots: ManuallyDrop<Box<[Slot]>>,
+    bufs: ManuallyDrop<Vec<Vec<u8>>>,
+    /// Each slot's object name while its write is in flight (librados reads it at submission;
+    /// kept anyway until the completion).
+    names: Vec<Option<std::ffi::CString>>,
+    in_flight: u32,
+    finished: Vec<Finished>,
+}
+
+impl PoolClient {
+    /// Connects as `opts` say and opens `pool`, with `slots` buffers of `buf_size` bytes.
+    pub fn open(opts: &CephOpts, slots: u32, buf_size: usize) -> Result<PoolClient, String> {
+        let lib = ffi::rados("rados")?;
+        let pool = Pool::connect("rados", opts, false)?;
+        let done = Box::new(Done::new(slots).map_err(|e| format!("eventfd: {e}"))?);
+        let slot_args = super::slots(&done, slots);
+        Ok(PoolClient {
+            lib,
+            pool: ManuallyDrop::new(pool),
+            done: ManuallyDrop::new(done),
+            slots: ManuallyDrop::new(slot_args),
+            bufs: ManuallyDrop::new(vec![vec![0u8; buf_size]; slots as usize]),
+            names: vec![None; slots as usize],
+            in_flight: 0,
+            finished: Vec::with_capacity(slots as usize),
+        })
+    }
+
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    /// An idle slot's buffer. Panics for a slot in flight.
+    pub fn buf_mut(&mut self, slot: u32) -> &mut [u8] {
+        assert!(self.names[slot as usize].is_none(), "buffer of slot {slot} lent out while librados holds it");
+        &mut self.bufs[slot as usize]
+    }
+
+    /// Starts writing the first `len` bytes of idle `slot`'s buffer at `off` of object `oid`.
+    pub fn write(&mut self, slot: u32, oid: &str, len: usize, off: u64) -> Result<(), i64> {
+        let i = slot as usize;
+        assert!(self.names[i].is_none(), "slot {slot} submitted twice");
+        assert!(len <= self.bufs[i].len(), "a write longer than its buffer");
+        let name = std::ffi::CString::new(oid).map_err(|_| -(libc::EINVAL as i64))?;
+        let mut c: ffi::RadosCompletionT = std::ptr::null_mut();
+        // SAFETY: the slot argument outlives the operation (never freed while in flight), the
+        // callback has librados's type, and `c` is a valid out-pointer.
+        let r = unsafe { (self.lib.aio_create_completion2)(super::arg(&self.slots[i]), rados_finished, &mut c) };
+        if r < 0 {
+            return Err(r as i64);
+        }
+        // SAFETY: an open context, a NUL-terminated name kept until the completion, a buffer of
+        // at least `len` bytes nobody touches until `wait` returns this slot, a fresh completion.
+        let r = unsafe {
+            (self.lib.aio_write)(self.pool.ioctx(), name.as_ptr(), c, self.bufs[i].as_ptr().cast(), len, off)
+        };
+        if r < 0 {
+            // SAFETY: never handed to a started operation, released once.
+            unsafe { (self.lib.aio_release)(c) };
+            return Err(r as i64);
+        }
+        self.names[i] = Some(name);
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// Waits until at least `min` operations finished, `limit` passed or a signal arrived,
+    /// and appends what finished to `out`.
+    pub fn wait(&mut self, min: u32, limit: Option<std::time::Duration>, out: &mut Vec<Finish>) {
+        let min = min.min(self.in_flight);
+        let mut got = 0;
+        loop {
+            self.done.take(self.names.len(), &mut self.finished);
+            for f in self.finished.drain(..) {
+                // SAFETY: a completion whose callback has run, released once, here.
+                unsafe { (self.lib.aio_release)(f.completion as ffi::RadosCompletionT) };
+                self.names[f.index as usize] = None;
+                self.in_flight -= 1;
+                out.push(Finish { slot: f.index, result: f.result });
+                got += 1;
+            }
+            if got >= min {
+                return;
+            }
+            if let Woke::Stop = self.done.sleep(limit) {
+                return;
+            }
+        }
+    }
+
+    /// Replaces object `oid` with `data` (synchronously).
+    pub fn write_full(&self, oid: &str, data: &[u8]) -> Result<(), i64> {
+        let name = std::ffi::CString::new(oid).map_err(|_| -(libc::EINVAL as i64))?;
+        match self.pool.write_full(&name, data) {
+            r if r < 0 => Err(r),
+            _ => Ok(()),
+        }
+    }
+
+    /// Removes object `oid` (synchronously); -ENOENT when it does not exist.
+    pub fn remove(&self, oid: &str) -> Result<(), i64> {
+        let name = std::ffi::CString::new(oid).map_err(|_| -(libc::EINVAL as i64))?;
+        match self.pool.remove(&name) {
+            r if r < 0 => Err(r),
+            _ => Ok(()),
+        }
+    }
+}
+
+unsafe extern "C" fn rados_finished(c: ffi::RadosCompletionT, arg: *mut std::ffi::c_void) {
+    let Some(lib) = ffi::rados_loaded() else { return };
+    // SAFETY: `arg` is a `Slot` of a client, kept at its address while operations may finish;
+    // its `done` points to the client's boxed `Done`.
+    let slot = unsafe { &*(arg as *const Slot) };
+    // SAFETY: the finished completion librados passes, released later on the client's thread.
+    let result = unsafe { (lib.aio_get_return_value)(c) } as i64;
+    // SAFETY: see above.
+    unsafe { &*slot.done }.push(Finished { index: slot.index, result, completion: c as usize });
+}
+
+impl Drop for PoolClient {
+    fn drop(&mut self) {
+        if self.in_flight > 0 {
+            // librados may still read the buffers or call back into the slots: leave
+            // everything to the process's end.
+            return;
+        }
+        // SAFETY: nothing is in flight; each field is dropped once, the pool (and its
+        // connection) before the slots and buffers nothing refers to any more.
+        unsafe {
+            ManuallyDrop::drop(&mut self.pool);
+            ManuallyDrop::drop(&mut self.slots);
+            ManuallyDrop::drop(&mut self.done);
+            ManuallyDrop::drop(&mut self.bufs);
+        }
+    }
+}

@@ -246,6 +246,13 @@ impl Pool {
         }
     }
 
+    /// Replaces object `oid` with `data`, synchronously.
+    pub(crate) fn write_full(&self, oid: &CStr, data: &[u8]) -> i64 {
+        // SAFETY: an open context, a NUL-terminated name and a buffer of the length given,
+        // which librados has sent before returning.
+        unsafe { (self.lib.write_full)(self.ioctx, oid.as_ptr(), data.as_ptr().cast(), data.len()) as i64 }
+    }
+
     pub(crate) fn remove(&self, oid: &CStr) -> i64 {
         // SAFETY: an open context and a NUL-terminated name.
         unsafe { (self.lib.remove)(self.ioctx, oid.as_ptr()) as i64 }

@@ -4,13 +4,15 @@
 
 # fio's options apply to fiox itself and to subcommands that take a job (sweep).
 function __fiox_fio_args
-    not __fish_seen_subcommand_from quick plot compare man completions
+    not __fish_seen_subcommand_from quick plot compare rbd rados man completions
 end
 
 complete -c fiox -n '__fish_use_subcommand' -a quick -d 'four-point first look at the drive under DIR'
 complete -c fiox -n '__fish_use_subcommand' -a sweep -d 'run a job over axes of values (see fiox sweep --help)'
 complete -c fiox -n '__fish_use_subcommand' -a plot -d 'charts from fio/fiox JSON reports and logs'
 complete -c fiox -n '__fish_use_subcommand' -a compare -d 'results side by side, with ratios and significance'
+complete -c fiox -n '__fish_use_subcommand' -a rbd -d 'Ceph'\''s rbd bench on an RBD image, same command line and output'
+complete -c fiox -n '__fish_use_subcommand' -a rados -d 'Ceph'\''s rados bench write test, same objects and output'
 complete -c fiox -n '__fish_use_subcommand' -a man -d 'print the manual page (fiox.1)'
 complete -c fiox -n '__fish_use_subcommand' -a completions -d 'print the shell'\''s completion script'
 complete -c fiox -n __fiox_fio_args -l name -x -d 'Name of the job; on the command line it starts a new job ('\''global'\'' starts a global section)'
@@ -426,13 +428,13 @@ complete -c fiox -n __fiox_fio_args -l uri -x -d 'NBD URI of the export'
 complete -c fiox -n __fiox_fio_args -l volume -x -d 'GlusterFS volume'
 complete -c fiox -n __fiox_fio_args -l brick -x -d 'GlusterFS brick to connect to'
 complete -c fiox -n __fiox_fio_args -l single-instance -x -a '0 1' -d 'Share one GlusterFS connection among the jobs'
-complete -c fiox -n __fiox_fio_args -l clustername -x -d 'Name of the Ceph cluster'
-complete -c fiox -n __fiox_fio_args -l rbdname -x -d 'Name of the RBD image'
-complete -c fiox -n __fiox_fio_args -l pool -x -d 'Ceph pool of the objects or the image'
-complete -c fiox -n __fiox_fio_args -l clientname -x -d 'Ceph client name (without the '\''client.'\'' prefix)'
-complete -c fiox -n __fiox_fio_args -l conf -x -d 'Path of the Ceph configuration file'
-complete -c fiox -n __fiox_fio_args -l busy_poll -x -a '0 1' -d 'Poll for completions instead of sleeping'
-complete -c fiox -n __fiox_fio_args -l touch_objects -x -a '0 1' -d 'Create the objects when the job starts'
+complete -c fiox -n __fiox_fio_args -l clustername -x -d 'Cluster name for ceph'
+complete -c fiox -n __fiox_fio_args -l rbdname -x -d 'RBD name for RBD engine'
+complete -c fiox -n __fiox_fio_args -l pool -x -d 'Ceph pool name to benchmark against'
+complete -c fiox -n __fiox_fio_args -l clientname -x -d 'Name of the ceph client to access RADOS engine'
+complete -c fiox -n __fiox_fio_args -l conf -x -d 'Path of the ceph configuration file'
+complete -c fiox -n __fiox_fio_args -l busy_poll -x -a '0 1' -d 'Busy poll for completions instead of sleeping'
+complete -c fiox -n __fiox_fio_args -l touch_objects -x -a '0 1' -d 'Touch (create) objects on start'
 complete -c fiox -n __fiox_fio_args -l profile -x -d 'Select a specific builtin performance test (command line only, as in fio)'
 complete -c fiox -n __fiox_fio_args -l profile -x -a 'tiobench' -d 'tiotest/tiobench benchmark'
 complete -c fiox -n __fiox_fio_args -l profile -x -a 'act' -d 'ACT Aerospike like benchmark'
@@ -561,5 +563,7 @@ complete -c fiox -n '__fish_seen_subcommand_from compare' -l help -d 'print the 
 complete -c fiox -n '__fish_seen_subcommand_from compare' -l names -x -d 'what to call the sides (default: their file or folder names)'
 complete -c fiox -n '__fish_seen_subcommand_from compare' -l fail-if-slower -x -d 'exit with status 2 if IOPS fell or mean latency rose by more than P%'
 complete -c fiox -n '__fish_seen_subcommand_from compare' -l out -x -a '(__fish_complete_directories)' -d 'also write bar charts (PNG, SVG) and an index.html with the table'
+complete -c fiox -n '__fish_seen_subcommand_from rbd' -f
+complete -c fiox -n '__fish_seen_subcommand_from rados' -f
 complete -c fiox -n '__fish_seen_subcommand_from man' -f
 complete -c fiox -n '__fish_seen_subcommand_from completions' -x -a 'bash zsh fish'

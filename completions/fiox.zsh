@@ -237,13 +237,13 @@ _fiox_valued=(
     'volume=:GlusterFS volume' \
     'brick=:GlusterFS brick to connect to' \
     'single-instance=:Share one GlusterFS connection among the jobs' \
-    'clustername=:Name of the Ceph cluster' \
-    'rbdname=:Name of the RBD image' \
-    'pool=:Ceph pool of the objects or the image' \
-    'clientname=:Ceph client name (without the '\''client.'\'' prefix)' \
-    'conf=:Path of the Ceph configuration file' \
-    'busy_poll=:Poll for completions instead of sleeping' \
-    'touch_objects=:Create the objects when the job starts' \
+    'clustername=:Cluster name for ceph' \
+    'rbdname=:RBD name for RBD engine' \
+    'pool=:Ceph pool name to benchmark against' \
+    'clientname=:Name of the ceph client to access RADOS engine' \
+    'conf=:Path of the ceph configuration file' \
+    'busy_poll=:Busy poll for completions instead of sleeping' \
+    'touch_objects=:Touch (create) objects on start' \
     'profile=:Select a specific builtin performance test (command line only, as in fio)' \
     'block=:tiobench profile: block size in bytes' \
     'numruns=:tiobench profile: number of runs' \
@@ -358,6 +358,8 @@ _fiox_subcommands=(
     'sweep:run a job over axes of values (see fiox sweep --help)' \
     'plot:charts from fio/fiox JSON reports and logs' \
     'compare:results side by side, with ratios and significance' \
+    'rbd:Ceph'\''s rbd bench on an RBD image, same command line and output' \
+    'rados:Ceph'\''s rados bench write test, same objects and output' \
     'man:print the manual page (fiox.1)' \
     'completions:print the shell'\''s completion script'
 )
@@ -413,6 +415,8 @@ _fiox_sub_flags() {
         (sweep) REPLY='--help --vary --zip --repeat --repeat-until --repeat-max --pause --out --find-knee --target --max-iodepth' ;;
         (plot) REPLY='--help --out --title' ;;
         (compare) REPLY='--help --names --fail-if-slower --out' ;;
+        (rbd) REPLY='' ;;
+        (rados) REPLY='' ;;
         (man) REPLY='' ;;
         (completions) REPLY='' ;;
         (*) REPLY= ;;
@@ -445,6 +449,8 @@ _fiox_sub_operands() {
         (sweep) REPLY='@fio' ;;
         (plot) REPLY='@file' ;;
         (compare) REPLY='@file' ;;
+        (rbd) REPLY='' ;;
+        (rados) REPLY='' ;;
         (man) REPLY='' ;;
         (completions) REPLY='bash zsh fish' ;;
         (*) REPLY= ;;

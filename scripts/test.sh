@@ -32,6 +32,9 @@ need 1 "the differential tests" fio -- fio
 need 1 "the results-page test" chromium -- chromium fonts-dejavu-core
 # The fault tests serve a disk with planted errors through nbdkit and nbdfuse.
 need 0 "the fault tests" nbdkit nbdfuse -- nbdkit libnbd-bin
+# The Ceph tests start a one-node cluster (ceph-mon, ceph-osd on memstore) and run fio's and
+# fiox's rbd/rados engines against it; without recommends it is about 50 packages, ~30 s.
+need 0 "the Ceph tests" ceph-mon ceph-osd rados rbd -- --no-install-recommends ceph-mon ceph-osd ceph-common
 # The kernel-hint tests compare the system calls of both tools under strace.
 need 1 "the kernel-hint tests" strace -- strace
 # The multicast test configures loopback in a private network namespace.

@@ -22,6 +22,8 @@ mod manifest;
 mod opendir;
 mod plan;
 mod quick;
+mod rados_bench;
+mod rbd_bench;
 mod render;
 mod repeat;
 mod runner;
@@ -71,6 +73,20 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         summary: "results side by side, with ratios and significance",
         help: lab::compare::help,
         run: lab::compare::run,
+    },
+    Subcommand {
+        name: "rbd",
+        args: "bench --io-type read|write|rw [options] IMAGE",
+        summary: "Ceph's rbd bench on an RBD image, same command line and output",
+        help: rbd_bench::help,
+        run: rbd_bench::run,
+    },
+    Subcommand {
+        name: "rados",
+        args: "-p POOL bench SECONDS write [options]",
+        summary: "Ceph's rados bench write test, same objects and output",
+        help: rados_bench::help,
+        run: rados_bench::run,
     },
     Subcommand {
         name: "man",

@@ -133,6 +133,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
             let files = match &replay {
                 Some(rp) if !engine.diskless => replay_files(&spec, rp)?,
                 _ if engine.no_io => no_io_files(&spec),
+                _ if engine.remote.is_some() => remote_files(&spec, clone, engine, listed.as_deref())?,
                 _ if engine.diskless => diskless_files(&spec)?,
                 _ => plan_files(&spec, clone, engine.creates_files, listed.as_deref())?,
             };
@@ -325,6 +326,89 @@ fn diskless_files(spec: &JobSpec) -> Result<Vec<FilePlan>> {
             region_len: per,
         })
         .collect())
+}
+
+/// The files of an engine whose files are on a server (rbd: the image; rados: objects). The
+/// names are made as for local files (`filename=` with `directory=`, or fio's generated
+/// names); the engine says which it uses and how large those that exist are. Regions follow
+/// fio's rules (`offset`, `offset_increment`, `size` shared among the files): on an image the
+/// region is `size` bytes from the offset, and one past the image's end is refused (fio would
+/// lay out a local file named after it); an object is `size / nrfiles` bytes and the region
+/// runs from the offset to its end.
+fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<&[String]>) -> Result<Vec<FilePlan>> {
+    let remote = engine.remote.expect("a remote engine");
+    let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
+    let names: Vec<String> = match (listed, &spec.filename) {
+        (Some(listed), _) => listed.to_vec(),
+        (None, Some(list)) => split_filenames(list),
+        (None, None) => (0..spec.nrfiles).map(|n| file_name(&spec.filename_format, &spec.name, clone, n)).collect(),
+    };
+    let names: Vec<String> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| match dirs.get(i % dirs.len().max(1)) {
+            Some(d) if !n.starts_with('/') => format!("{}/{n}", d.trim_end_matches('/')),
+            _ => n.clone(),
+        })
+        .collect();
+    let files = remote(spec, clone, &names).map_err(|e| anyhow::anyhow!("job '{}': {e}", spec.name))?;
+    let nfiles = files.len().max(1) as u64;
+    let align = if spec.offset_align > 0 { spec.offset_align } else { crate::runner::iogen::min_block_size(spec) };
+    let mut out = Vec::new();
+    for f in files {
+        let real = f.size.unwrap_or(0);
+        let of_file = |p: f64| ((real as f64 * p / 100.0) as u64).div_ceil(align.max(1)) * align.max(1);
+        let offset = match spec.offset {
+            SizeSpec::Bytes(b) => b,
+            SizeSpec::Percent(p) => of_file(p),
+        };
+        let inc = match spec.offset_increment {
+            SizeSpec::Bytes(b) => b,
+            SizeSpec::Percent(p) => of_file(p),
+        };
+        let region_start = offset + inc * clone as u64;
+        let given = match (spec.filesize, spec.size) {
+            (Some((lo, _)), _) => Some(lo),
+            (None, Some(SizeSpec::Bytes(b))) => Some(b / nfiles),
+            (None, Some(SizeSpec::Percent(p))) => Some((real as f64 * p / 100.0) as u64),
+            (None, None) => None,
+        };
+        let region_len = match (f.size, given) {
+            (Some(size), _) if region_start >= size => bail!(
+                "job '{}': offset {region_start} leaves no room in {} '{}' ({size} bytes)",
+                spec.name,
+                spec.ioengine,
+                f.name
+            ),
+            (Some(size), Some(len)) if region_start + len > size => bail!(
+                "job '{}': size {len} from offset {region_start} exceeds the {} image ({size} bytes); fiox does not create a local file instead (fio would)",
+                spec.name,
+                spec.ioengine
+            ),
+            (Some(_), Some(len)) => len,
+            (Some(size), None) => size - region_start,
+            // An object is `size / nrfiles` long and the region runs from the offset to its
+            // end, as fio sizes a diskless engine's files.
+            (None, Some(len)) if region_start >= len => bail!(
+                "job '{}': offset {region_start} leaves no room in object '{}' ({len} bytes: size / nrfiles)",
+                spec.name,
+                f.name
+            ),
+            (None, Some(len)) => len - region_start,
+            (None, None) => bail!("job '{}': ioengine={} needs size= (the objects' total size)", spec.name, spec.ioengine),
+        };
+        if region_len == 0 {
+            bail!("job '{}': the I/O region of '{}' is empty", spec.name, f.name);
+        }
+        out.push(FilePlan {
+            path: PathBuf::from(f.name),
+            block_device: false,
+            layout_size: 0,
+            region_start,
+            region_len,
+        });
+    }
+    Ok(out)
 }
 
 /// Splits `filename` on ':' (fio's separator; `\:` keeps a literal colon).

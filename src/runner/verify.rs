@@ -446,8 +446,9 @@ impl Verifier {
             numberio: 0,
             thread: plan.number as u16,
             rng: Rng::new(mix64(seed ^ 0x7e61_f1e5)),
-            check_reads: !writes && !plan.engine.diskless,
-            diskless: plan.engine.diskless,
+            // A remote engine's data is real (rbd, rados), so its reads are checked.
+            check_reads: !writes && (!plan.engine.diskless || plan.engine.remote.is_some()),
+            diskless: plan.engine.diskless && plan.engine.remote.is_none(),
             flags: 0x8,
             dump: v.dump,
             fatal: v.fatal,

@@ -1,6 +1,7 @@
 //! fiox's integration tests: one test binary (one link step), one module per area. Tests run the
 //! real `fiox` binary; differential tests also run the real fio 3.33.
 
+mod ceph;
 mod cli;
 mod differential;
 mod dists;

@@ -105,6 +105,8 @@ fn run_case(name: &str, direct: bool, depth: usize, opts: &EngineOpts) -> Result
                 runtime_us: 0,
                 clone: 0,
                 sync_range_flags: 0,
+                direct: false,
+                invalidate: false,
             })
             .map_err(|e| match e {
                 crate::QueueError::Engine(e) => format!("SKIP: {e}"),
@@ -144,6 +146,8 @@ fn the_queue_refuses_what_would_be_unsound() {
         runtime_us: 0,
         clone: 0,
         sync_range_flags: 0,
+        direct: false,
+        invalidate: false,
     })
     .unwrap();
     // An I/O longer than its buffer never reaches the engine.

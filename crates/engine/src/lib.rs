@@ -14,6 +14,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
+mod ceph;
 #[cfg(test)]
 mod conformance;
 mod engines;
@@ -21,6 +22,8 @@ mod mem;
 mod queue;
 pub mod sys;
 
+pub use ceph::client::{Finish, ImageClient, PoolClient};
+pub use ceph::errno_text as ceph_errno_text;
 pub use fiox_options::spec::EngineOpts;
 pub use fiox_options::MemKind;
 pub use queue::{Io, IoQueue, QueueConfig, QueueError};
@@ -99,6 +102,10 @@ pub(crate) struct Setup<'a> {
     pub runtime_us: u64,
     /// Which of the job's `numjobs` clones this is (0-based).
     pub clone: u32,
+    /// `direct` and `invalidate` for engines that apply them themselves (rbd: no cache, and
+    /// dropping librbd's cache).
+    pub direct: bool,
+    pub invalidate: bool,
 }
 
 /// An I/O engine, driven by one worker thread through its [`IoQueue`].
@@ -146,6 +153,20 @@ pub(crate) trait IoEngine {
 /// What the planner knows of a job when it asks an engine whether the job can run here.
 pub type Preflight = fn(&fiox_options::JobSpec) -> Result<(), String>;
 
+/// A file of an engine whose files live on a server (rbd: the image; rados: one object per
+/// file): its name, and its size when it exists and has one of its own (an image).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteFile {
+    pub name: String,
+    pub size: Option<u64>,
+}
+
+/// Asks such an engine for clone `clone`'s files, given the names the planner made of the
+/// job's `filename=`/`directory=` or fio's generated names. It may connect to the server to
+/// look, so that what is missing (library, configuration, server, pool, image) stops the run
+/// before any I/O; the error is one line.
+pub type Remote = fn(&fiox_options::JobSpec, u32, &[String]) -> Result<Vec<RemoteFile>, String>;
+
 /// A registry entry.
 #[derive(Debug)]
 pub struct EngineInfo {
@@ -171,6 +192,9 @@ pub struct EngineInfo {
     /// made when the run is planned, before any file is laid out. The error is one line that
     /// says what is missing.
     pub preflight: Option<Preflight>,
+    /// The engine's files are on a server (rbd, rados): nothing local is opened or laid out
+    /// (the entry is also `diskless`), but the data is real, so reads are verified.
+    pub remote: Option<Remote>,
     pub(crate) make: fn() -> Box<dyn IoEngine>,
 }
 
@@ -224,6 +248,7 @@ impl EngineInfo {
             no_io: false,
             network: false,
             preflight: None,
+            remote: None,
             make,
         }
     }

@@ -65,6 +65,9 @@ pub struct QueueConfig<'a> {
     pub clone: u32,
     /// `sync_file_range`'s flags (0: the job does no ranged syncs, and no range is tracked).
     pub sync_range_flags: u32,
+    /// `direct` and `invalidate`, for engines that apply them themselves (rbd).
+    pub direct: bool,
+    pub invalidate: bool,
 }
 
 /// Why a queue could not be made.
@@ -129,6 +132,8 @@ impl IoQueue {
                 job_name: cfg.job_name,
                 runtime_us: cfg.runtime_us,
                 clone: cfg.clone,
+                direct: cfg.direct,
+                invalidate: cfg.invalidate,
             })
             .map_err(QueueError::Engine)?;
         let units = (0..depth as usize)

@@ -111,7 +111,7 @@ pub fn enghelp(which: &str, available: &[&str]) -> Result<String> {
             // fio's layout: names padded to 24 columns, a child option indented by two.
             for o in owned {
                 let name = if o.parent.is_some() { format!("  {}", o.name) } else { o.name.to_string() };
-                let _ = writeln!(out, "{name:<24}: {}", o.help);
+                let _ = writeln!(out, "{name:<24}: {}", o.help_for(engine));
             }
         }
         Some(name) => {

@@ -35,7 +35,7 @@ pub use choices::{
 pub use error::{Error, Origin};
 pub use job::{assemble, Job, JobSet};
 pub use spec::{
-    JobSpec, LatencyTarget, PrioRule, RandomDist, ReplaySpec, SizeSpec, SteadyState, SyncFileRange, VerifySpec,
-    ZoneMode, ZoneSpec,
+    CephOpts, JobSpec, LatencyTarget, PrioRule, RandomDist, ReplaySpec, SizeSpec, SteadyState, SyncFileRange,
+    VerifySpec, ZoneMode, ZoneSpec,
 };
 pub use value::{Ctx, RwMode};

@@ -299,10 +299,31 @@ pub struct EngineOpts {
     pub ttl: u32,
     pub window_size: Option<u32>,
     pub mss: Option<u32>,
+    /// rbd and rados (Ceph): which cluster, client, configuration, pool and image.
+    pub ceph: CephOpts,
     /// Options of engines fiox cannot run on this kind of machine (sg, io_uring_cmd, mtd,
     /// nbd, rdma, gfapi): parsed and checked so that job files for them are accepted, and
     /// named in the error that refuses the run. `(option, value)` in the order read.
     pub other: Vec<(&'static str, String)>,
+}
+
+/// The options of fio's `rbd` and `rados` engines, with fio 3.33's defaults.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CephOpts {
+    /// The cluster's name (`clustername`): picks `$cluster.conf` and the full client name.
+    pub clustername: Option<String>,
+    /// The client (`clientname`), `admin` when unset.
+    pub clientname: Option<String>,
+    /// rados: the configuration file (`conf`); unset, librados's search (`$CEPH_CONF`, then
+    /// `/etc/ceph/$cluster.conf`, `~/.ceph/$cluster.conf`, `./$cluster.conf`).
+    pub conf: Option<String>,
+    pub pool: Option<String>,
+    /// rbd: the image (`rbdname`).
+    pub rbdname: Option<String>,
+    /// Spin for completions instead of sleeping (`busy_poll`; rbd only, as in fio).
+    pub busy_poll: bool,
+    /// rados: create every object when the job starts (`touch_objects`, default 1).
+    pub touch_objects: bool,
 }
 
 /// One rule of which I/Os get a priority: those of `bs` (any size if `None`), `pct` percent of
@@ -895,13 +916,6 @@ impl JobSpec {
             "volume",
             "brick",
             "single-instance",
-            "clustername",
-            "rbdname",
-            "pool",
-            "clientname",
-            "conf",
-            "busy_poll",
-            "touch_objects",
         ] {
             // Read (and so checked) even when unset, so that every row of the table is used.
             let _ = m.parsed(name)?;
@@ -909,6 +923,15 @@ impl JobSpec {
                 engine.other.push((name, v));
             }
         }
+        engine.ceph = CephOpts {
+            clustername: m.string("clustername"),
+            clientname: m.string("clientname"),
+            conf: m.string("conf"),
+            pool: m.string("pool"),
+            rbdname: m.string("rbdname"),
+            busy_poll: m.flag("busy_poll")?,
+            touch_objects: m.flag("touch_objects")?,
+        };
         let engine = engine;
         if m.is_set("cmdprio_percentage") && m.is_set("cmdprio_bssplit") {
             return Err(m.job_err("cmdprio_percentage and cmdprio_bssplit cannot be used together".into()));

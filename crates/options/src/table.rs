@@ -142,6 +142,9 @@ pub struct OptDef {
     /// The option refines another (`cpuchunks` under `cpuload`); `--enghelp` indents it below
     /// its parent, as fio does.
     pub parent: Option<&'static str>,
+    /// Help text that differs by engine, as `--enghelp=ENGINE` prints it (fio describes Ceph's
+    /// `pool` one way for rbd and another for rados); `help` otherwise.
+    pub engine_help: &'static [(&'static str, &'static str)],
 }
 
 impl OptDef {
@@ -160,6 +163,7 @@ impl OptDef {
             engines: &[],
             bare_job_name: false,
             parent: None,
+            engine_help: &[],
         }
     }
     pub const fn bare_job_name(mut self) -> Self {
@@ -193,6 +197,15 @@ impl OptDef {
     pub const fn engines(mut self, engines: &'static [&'static str]) -> Self {
         self.engines = engines;
         self
+    }
+    pub const fn engine_help(mut self, helps: &'static [(&'static str, &'static str)]) -> Self {
+        self.engine_help = helps;
+        self
+    }
+
+    /// The help text `--enghelp=engine` prints for this option.
+    pub fn help_for(&self, engine: &str) -> &'static str {
+        self.engine_help.iter().find(|(e, _)| *e == engine).map_or(self.help, |(_, h)| *h)
     }
 
     /// Whether the option is written without a value on the command line (`-thread`).

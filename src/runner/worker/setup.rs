@@ -180,6 +180,8 @@ pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
         runtime_us: spec.runtime_us,
         clone: plan.clone,
         sync_range_flags: spec.sync_file_range.map_or(0, |s| s.flags),
+        direct: spec.direct,
+        invalidate: spec.invalidate,
     };
     IoQueue::new(cfg).map_err(|e| match e {
         QueueError::Buffers(e) => {

@@ -57,6 +57,7 @@ const fn info(name: &'static str, op: Op) -> EngineInfo {
         no_io: false,
         network: false,
         preflight: None,
+        remote: None,
         make: match op {
             Op::Create => || Box::new(FileMeta { op: Op::Create, paths: Vec::new() }),
             Op::Stat => || Box::new(FileMeta { op: Op::Stat, paths: Vec::new() }),

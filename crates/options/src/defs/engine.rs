@@ -63,14 +63,18 @@ pub(super) static DEFS: &[O] = &[
     O::new("volume", K::Str, C::Engine, "GlusterFS volume").engines(&["gfapi", "gfapi_async"]),
     O::new("brick", K::Str, C::Engine, "GlusterFS brick to connect to").engines(&["gfapi", "gfapi_async"]),
     O::new("single-instance", BOOL, C::Engine, "Share one GlusterFS connection among the jobs").engines(&["gfapi", "gfapi_async"]),
-    // Ceph (fio's order in --enghelp=rados and --enghelp=rbd)
-    O::new("clustername", K::Str, C::Engine, "Name of the Ceph cluster").engines(&["rados", "rbd"]),
-    O::new("rbdname", K::Str, C::Engine, "Name of the RBD image").engines(&["rbd"]),
-    O::new("pool", K::Str, C::Engine, "Ceph pool of the objects or the image").engines(&["rados", "rbd"]),
-    O::new("clientname", K::Str, C::Engine, "Ceph client name (without the 'client.' prefix)").engines(&["rados", "rbd"]),
-    O::new("conf", K::Str, C::Engine, "Path of the Ceph configuration file").engines(&["rados"]),
-    O::new("busy_poll", BOOL, C::Engine, "Poll for completions instead of sleeping").def("0").engines(&["rados", "rbd"]),
-    O::new("touch_objects", BOOL, C::Engine, "Create the objects when the job starts").def("1").engines(&["rados"]),
+    // Ceph (fio's order and words in --enghelp=rados and --enghelp=rbd)
+    O::new("clustername", K::Str, C::Engine, "Cluster name for ceph").engines(&["rados", "rbd"]),
+    O::new("rbdname", K::Str, C::Engine, "RBD name for RBD engine").engines(&["rbd"]),
+    O::new("pool", K::Str, C::Engine, "Ceph pool name to benchmark against")
+        .engines(&["rados", "rbd"])
+        .engine_help(&[("rbd", "Name of the pool hosting the RBD for the RBD engine")]),
+    O::new("clientname", K::Str, C::Engine, "Name of the ceph client to access RADOS engine")
+        .engines(&["rados", "rbd"])
+        .engine_help(&[("rbd", "Name of the ceph client to access the RBD for the RBD engine")]),
+    O::new("conf", K::Str, C::Engine, "Path of the ceph configuration file").engines(&["rados"]),
+    O::new("busy_poll", BOOL, C::Engine, "Busy poll for completions instead of sleeping").def("0").engines(&["rados", "rbd"]),
+    O::new("touch_objects", BOOL, C::Engine, "Touch (create) objects on start").def("1").engines(&["rados"]),
 ];
 
 /// Every engine name fio 3.33 knows. Which of them fiox implements is the engine registry's

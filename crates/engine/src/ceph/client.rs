@@ -1,0 +1,308 @@
+//! An RBD image for tools that drive librbd themselves (`fiox rbd bench`): asynchronous reads
+//! and writes of buffers the client owns, one per slot, and a blocking wait for completions.
+//! The same rules as the engines': a slot's buffer is lent out only while the slot is idle,
+//! and a client with operations in flight is leaked rather than freed.
+
+use std::mem::ManuallyDrop;
+
+use fiox_options::CephOpts;
+
+use super::{ffi, Done, Finished, Image, Pool, Slot, Woke};
+
+/// One finished operation: the slot and librbd's result (bytes read, 0 for a write, or
+/// -errno).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Finish {
+    pub slot: u32,
+    pub result: i64,
+}
+
+pub struct ImageClient {
+    rbd: &'static ffi::Rbd,
+    // Dropped by hand, and only with nothing in flight (see Drop).
+    image: ManuallyDrop<Image>,
+    done: ManuallyDrop<Box<Done>>,
+    slots: ManuallyDrop<Box<[Slot]>>,
+    bufs: ManuallyDrop<Vec<Vec<u8>>>,
+    busy: Vec<bool>,
+    in_flight: u32,
+    finished: Vec<Finished>,
+}
+
+impl ImageClient {
+    /// Connects as `opts` say (`pool`, `rbdname`, `clustername`, `clientname`, `conf`), opens
+    /// the image and makes `slots` buffers of `buf_size` bytes.
+    pub fn open(opts: &CephOpts, slots: u32, buf_size: usize) -> Result<ImageClient, String> {
+        let (_, rbd) = ffi::rbd()?;
+        let name = opts.rbdname.clone().unwrap_or_default();
+        let pool = Pool::connect("rbd", opts, false)?;
+        let image = Image::open(pool, &name)?;
+        let done = Box::new(Done::new(slots).map_err(|e| format!("eventfd: {e}"))?);
+        let slot_args = super::slots(&done, slots);
+        Ok(ImageClient {
+            rbd,
+            image: ManuallyDrop::new(image),
+            done: ManuallyDrop::new(done),
+            slots: ManuallyDrop::new(slot_args),
+            bufs: ManuallyDrop::new(vec![vec![0u8; buf_size]; slots as usize]),
+            busy: vec![false; slots as usize],
+            in_flight: 0,
+            finished: Vec::with_capacity(slots as usize),
+        })
+    }
+
+    /// The image's size in bytes.
+    pub fn size(&self) -> u64 {
+        self.image.size
+    }
+
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    /// An idle slot's buffer. Panics for a slot in flight.
+    pub fn buf_mut(&mut self, slot: u32) -> &mut [u8] {
+        assert!(!self.busy[slot as usize], "buffer of slot {slot} lent out while librbd holds it");
+        &mut self.bufs[slot as usize]
+    }
+
+    /// Starts a read or write of `len` bytes (at most the buffer's) at `off` from idle `slot`.
+    pub fn submit(&mut self, slot: u32, write: bool, off: u64, len: usize) -> Result<(), i64> {
+        let i = slot as usize;
+        assert!(!self.busy[i], "slot {slot} submitted twice");
+        assert!(len <= self.bufs[i].len(), "an I/O longer than its buffer");
+        let mut c: ffi::RbdCompletionT = std::ptr::null_mut();
+        // SAFETY: the slot argument outlives the operation (never freed while in flight), the
+        // callback has librbd's type, and `c` is a valid out-pointer.
+        let r = unsafe { (self.rbd.aio_create_completion)(super::arg(&self.slots[i]), rbd_finished, &mut c) };
+        if r < 0 {
+            return Err(r as i64);
+        }
+        let buf = self.bufs[i].as_mut_ptr();
+        let img = self.image.handle();
+        // SAFETY: an open image and a buffer of at least `len` bytes that nobody touches until
+        // this slot's completion is returned by `wait` (`busy`), a fresh completion used once.
+        let r = unsafe {
+            if write {
+                (self.rbd.aio_write)(img, off, len, buf.cast_const().cast(), c)
+            } else {
+                (self.rbd.aio_read)(img, off, len, buf.cast(), c)
+            }
+        };
+        if r < 0 {
+            // SAFETY: never handed to a started operation, released once.
+            unsafe { (self.rbd.aio_release)(c) };
+            return Err(r as i64);
+        }
+        self.busy[i] = true;
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// Waits until at least `min` operations finished (or a signal interrupts the wait) and
+    /// appends what finished to `out`.
+    pub fn wait(&mut self, min: u32, out: &mut Vec<Finish>) {
+        let min = min.min(self.in_flight);
+        let mut got = 0;
+        loop {
+            self.done.take(self.busy.len(), &mut self.finished);
+            for f in self.finished.drain(..) {
+                // SAFETY: a completion whose callback has run, released once, here.
+                unsafe { (self.rbd.aio_release)(f.completion as ffi::RbdCompletionT) };
+                self.busy[f.index as usize] = false;
+                self.in_flight -= 1;
+                out.push(Finish { slot: f.index, result: f.result });
+                got += 1;
+            }
+            if got >= min {
+                return;
+            }
+            if let Woke::Stop = self.done.sleep(None) {
+                return;
+            }
+        }
+    }
+
+    /// rbd_flush: writes librbd's cache back.
+    pub fn flush(&self) -> Result<(), String> {
+        let r = self.image.flush();
+        if r < 0 {
+            return Err(super::errno_text(r));
+        }
+        Ok(())
+    }
+}
+
+unsafe extern "C" fn rbd_finished(c: ffi::RbdCompletionT, arg: *mut std::ffi::c_void) {
+    let Some(lib) = ffi::rbd_loaded() else { return };
+    // SAFETY: `arg` is a `Slot` of a client, kept at its address while operations may finish;
+    // its `done` points to the client's boxed `Done`.
+    let slot = unsafe { &*(arg as *const Slot) };
+    // SAFETY: the finished completion librbd passes, released later on the client's thread.
+    let result = unsafe { (lib.aio_get_return_value)(c) } as i64;
+    // SAFETY: see above.
+    unsafe { &*slot.done }.push(Finished { index: slot.index, result, completion: c as usize });
+}
+
+impl Drop for ImageClient {
+    fn drop(&mut self) {
+        if self.in_flight > 0 {
+            // librbd may still write into the buffers or call back into the slots: leave
+            // everything to the process's end.
+            return;
+        }
+        // SAFETY: nothing is in flight; each field is dropped once, the image (and its
+        // connection) before the slots and buffers nothing refers to any more.
+        unsafe {
+            ManuallyDrop::drop(&mut self.image);
+            ManuallyDrop::drop(&mut self.slots);
+            ManuallyDrop::drop(&mut self.done);
+            ManuallyDrop::drop(&mut self.bufs);
+        }
+    }
+}
+
+/// A pool for tools that drive librados themselves (`fiox rados bench`): asynchronous writes
+/// of per-slot buffers to named objects, synchronous whole-object writes and removals.
+pub struct PoolClient {
+    lib: &'static ffi::Rados,
+    // Dropped by hand, and only with nothing in flight (see Drop).
+    pool: ManuallyDrop<Pool>,
+    done: ManuallyDrop<Box<Done>>,
+    slots: ManuallyDrop<Box<[Slot]>>,
+    bufs: ManuallyDrop<Vec<Vec<u8>>>,
+    /// Each slot's object name while its write is in flight (librados reads it at submission;
+    /// kept anyway until the completion).
+    names: Vec<Option<std::ffi::CString>>,
+    in_flight: u32,
+    finished: Vec<Finished>,
+}
+
+impl PoolClient {
+    /// Connects as `opts` say and opens `pool`, with `slots` buffers of `buf_size` bytes.
+    pub fn open(opts: &CephOpts, slots: u32, buf_size: usize) -> Result<PoolClient, String> {
+        let lib = ffi::rados("rados")?;
+        let pool = Pool::connect("rados", opts, false)?;
+        let done = Box::new(Done::new(slots).map_err(|e| format!("eventfd: {e}"))?);
+        let slot_args = super::slots(&done, slots);
+        Ok(PoolClient {
+            lib,
+            pool: ManuallyDrop::new(pool),
+            done: ManuallyDrop::new(done),
+            slots: ManuallyDrop::new(slot_args),
+            bufs: ManuallyDrop::new(vec![vec![0u8; buf_size]; slots as usize]),
+            names: vec![None; slots as usize],
+            in_flight: 0,
+            finished: Vec::with_capacity(slots as usize),
+        })
+    }
+
+    pub fn in_flight(&self) -> u32 {
+        self.in_flight
+    }
+
+    /// An idle slot's buffer. Panics for a slot in flight.
+    pub fn buf_mut(&mut self, slot: u32) -> &mut [u8] {
+        assert!(self.names[slot as usize].is_none(), "buffer of slot {slot} lent out while librados holds it");
+        &mut self.bufs[slot as usize]
+    }
+
+    /// Starts writing the first `len` bytes of idle `slot`'s buffer at `off` of object `oid`.
+    pub fn write(&mut self, slot: u32, oid: &str, len: usize, off: u64) -> Result<(), i64> {
+        let i = slot as usize;
+        assert!(self.names[i].is_none(), "slot {slot} submitted twice");
+        assert!(len <= self.bufs[i].len(), "a write longer than its buffer");
+        let name = std::ffi::CString::new(oid).map_err(|_| -(libc::EINVAL as i64))?;
+        let mut c: ffi::RadosCompletionT = std::ptr::null_mut();
+        // SAFETY: the slot argument outlives the operation (never freed while in flight), the
+        // callback has librados's type, and `c` is a valid out-pointer.
+        let r = unsafe { (self.lib.aio_create_completion2)(super::arg(&self.slots[i]), rados_finished, &mut c) };
+        if r < 0 {
+            return Err(r as i64);
+        }
+        // SAFETY: an open context, a NUL-terminated name kept until the completion, a buffer of
+        // at least `len` bytes nobody touches until `wait` returns this slot, a fresh completion.
+        let r = unsafe {
+            (self.lib.aio_write)(self.pool.ioctx(), name.as_ptr(), c, self.bufs[i].as_ptr().cast(), len, off)
+        };
+        if r < 0 {
+            // SAFETY: never handed to a started operation, released once.
+            unsafe { (self.lib.aio_release)(c) };
+            return Err(r as i64);
+        }
+        self.names[i] = Some(name);
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// Waits until at least `min` operations finished, `limit` passed or a signal arrived,
+    /// and appends what finished to `out`.
+    pub fn wait(&mut self, min: u32, limit: Option<std::time::Duration>, out: &mut Vec<Finish>) {
+        let min = min.min(self.in_flight);
+        let mut got = 0;
+        loop {
+            self.done.take(self.names.len(), &mut self.finished);
+            for f in self.finished.drain(..) {
+                // SAFETY: a completion whose callback has run, released once, here.
+                unsafe { (self.lib.aio_release)(f.completion as ffi::RadosCompletionT) };
+                self.names[f.index as usize] = None;
+                self.in_flight -= 1;
+                out.push(Finish { slot: f.index, result: f.result });
+                got += 1;
+            }
+            if got >= min {
+                return;
+            }
+            if let Woke::Stop = self.done.sleep(limit) {
+                return;
+            }
+        }
+    }
+
+    /// Replaces object `oid` with `data` (synchronously).
+    pub fn write_full(&self, oid: &str, data: &[u8]) -> Result<(), i64> {
+        let name = std::ffi::CString::new(oid).map_err(|_| -(libc::EINVAL as i64))?;
+        match self.pool.write_full(&name, data) {
+            r if r < 0 => Err(r),
+            _ => Ok(()),
+        }
+    }
+
+    /// Removes object `oid` (synchronously); -ENOENT when it does not exist.
+    pub fn remove(&self, oid: &str) -> Result<(), i64> {
+        let name = std::ffi::CString::new(oid).map_err(|_| -(libc::EINVAL as i64))?;
+        match self.pool.remove(&name) {
+            r if r < 0 => Err(r),
+            _ => Ok(()),
+        }
+    }
+}
+
+unsafe extern "C" fn rados_finished(c: ffi::RadosCompletionT, arg: *mut std::ffi::c_void) {
+    let Some(lib) = ffi::rados_loaded() else { return };
+    // SAFETY: `arg` is a `Slot` of a client, kept at its address while operations may finish;
+    // its `done` points to the client's boxed `Done`.
+    let slot = unsafe { &*(arg as *const Slot) };
+    // SAFETY: the finished completion librados passes, released later on the client's thread.
+    let result = unsafe { (lib.aio_get_return_value)(c) } as i64;
+    // SAFETY: see above.
+    unsafe { &*slot.done }.push(Finished { index: slot.index, result, completion: c as usize });
+}
+
+impl Drop for PoolClient {
+    fn drop(&mut self) {
+        if self.in_flight > 0 {
+            // librados may still read the buffers or call back into the slots: leave
+            // everything to the process's end.
+            return;
+        }
+        // SAFETY: nothing is in flight; each field is dropped once, the pool (and its
+        // connection) before the slots and buffers nothing refers to any more.
+        unsafe {
+            ManuallyDrop::drop(&mut self.pool);
+            ManuallyDrop::drop(&mut self.slots);
+            ManuallyDrop::drop(&mut self.done);
+            ManuallyDrop::drop(&mut self.bufs);
+        }
+    }
+}

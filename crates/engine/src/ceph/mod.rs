@@ -1,0 +1,456 @@
+//! Ceph for the `rbd` and `rados` engines: a connection to a pool ([`Pool`]), an open image
+//! ([`Image`]) and the completion queue librados/librbd callbacks feed ([`Done`]), as safe types
+//! over the run-time loaded C functions of `ffi.rs`.
+//!
+//! Errors are one line naming the step, the object (configuration file, monitors, pool,
+//! image) and the errno, where fio 3.33 prints only the failing call's name.
+//!
+//! Threads: a completion callback runs on a librados/librbd thread. It only reads the
+//! operation's return value, appends `(unit, result, completion)` to the job's [`Done`] list
+//! and wakes the job thread through an eventfd; releasing the completion and everything else
+//! happens on the job thread.
+
+pub(crate) mod client;
+pub(crate) mod ffi;
+
+use std::ffi::{c_char, c_void, CStr, CString};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use fiox_options::CephOpts;
+
+/// `-errno` as text: `No such file or directory (errno 2)`.
+pub fn errno_text(r: i64) -> String {
+    let e = io::Error::from_raw_os_error((-r) as i32);
+    let text = e.to_string();
+    // "No such file or directory (os error 2)" → "... (errno 2)"
+    text.replace("(os error", "(errno")
+}
+
+fn cstring(what: &str, s: &str) -> Result<CString, String> {
+    CString::new(s).map_err(|_| format!("{what} '{}' holds a NUL byte", s.escape_debug()))
+}
+
+/// The client name librados is given, the way fio 3.33 builds it: without `clustername`, the
+/// bare id (`admin`) for `rados_create`; with it, a full `type.id` (`client.` prepended to a
+/// name without a dot) for `rados_create2`. fiox also takes `client.admin` without
+/// `clustername` (fio would look for `client.client.admin` and fail).
+fn client_id(opts: &CephOpts) -> (Option<String>, Option<String>) {
+    let name = opts.clientname.as_deref();
+    match &opts.clustername {
+        None => (None, name.map(|n| n.strip_prefix("client.").unwrap_or(n).to_string())),
+        Some(cluster) => {
+            let full = match name {
+                Some(n) if n.contains('.') => n.to_string(),
+                Some(n) => format!("client.{n}"),
+                None => "client.admin".to_string(),
+            };
+            (Some(cluster.clone()), Some(full))
+        }
+    }
+}
+
+/// The configuration files librados reads when given none, in its order (`$CEPH_CONF`, else
+/// `/etc/ceph/$cluster.conf`, `~/.ceph/$cluster.conf`, `./$cluster.conf`).
+fn default_conf_search(cluster: &str) -> Vec<String> {
+    if let Some(c) = std::env::var_os("CEPH_CONF").filter(|c| !c.is_empty()) {
+        return vec![c.to_string_lossy().into_owned()];
+    }
+    let mut v = vec![format!("/etc/ceph/{cluster}.conf")];
+    if let Some(home) = std::env::var_os("HOME") {
+        v.push(format!("{}/.ceph/{cluster}.conf", home.to_string_lossy()));
+    }
+    v.push(format!("./{cluster}.conf"));
+    v
+}
+
+/// What fiox waits for the monitors when the configuration leaves `client_mount_timeout` at
+/// librados's default of 300 s (fio 3.33 waits those 300 s, silently).
+const CONNECT_TIMEOUT_S: f64 = 60.0;
+
+/// A connection to a cluster with an I/O context on one pool. Dropping it destroys the
+/// context and shuts the connection down.
+pub(crate) struct Pool {
+    lib: &'static ffi::Rados,
+    cluster: ffi::RadosT,
+    ioctx: ffi::IoctxT,
+    pub name: String,
+    /// The configuration file read, for messages.
+    pub conf: String,
+}
+
+impl Pool {
+    /// Connects as the job's options say and opens `pool`. `direct` turns librbd's cache off
+    /// (fio 3.33 does this only for direct=1). Each step's failure is one line saying what
+    /// was tried and why it failed.
+    pub(crate) fn connect(engine: &str, opts: &CephOpts, direct: bool) -> Result<Pool, String> {
+        let lib = ffi::rados(engine)?;
+        let pool_name = match &opts.pool {
+            Some(p) if !p.is_empty() => p.clone(),
+            _ => return Err(format!("ioengine={engine} needs pool= (the Ceph pool to use)")),
+        };
+        let (cluster_name, id) = client_id(opts);
+        let mut cluster: ffi::RadosT = std::ptr::null_mut();
+        let who = id.clone().unwrap_or_else(|| "admin".into());
+        let r = match &cluster_name {
+            None => {
+                let id_c = id.as_deref().map(|i| cstring("clientname", i)).transpose()?;
+                // SAFETY: `cluster` is a valid out-pointer; the id is NUL-terminated or null
+                // (librados's default, admin), and copied by librados.
+                unsafe { (lib.create)(&mut cluster, id_c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())) }
+            }
+            Some(c) => {
+                let c_c = cstring("clustername", c)?;
+                let n_c = cstring("clientname", id.as_deref().unwrap_or("client.admin"))?;
+                // SAFETY: as above, with the cluster and full client names NUL-terminated.
+                unsafe { (lib.create2)(&mut cluster, c_c.as_ptr(), n_c.as_ptr(), 0) }
+            }
+        };
+        if r < 0 {
+            return Err(format!("cannot make a Ceph client for {who}: rados_create: {}", errno_text(r as i64)));
+        }
+        // From here on `pool` owns the handle: every early return shuts it down.
+        let mut pool = Pool { lib, cluster, ioctx: std::ptr::null_mut(), name: pool_name, conf: String::new() };
+        let searched = match &opts.conf {
+            Some(c) => vec![c.clone()],
+            None => default_conf_search(cluster_name.as_deref().unwrap_or("ceph")),
+        };
+        let conf_c = opts.conf.as_deref().map(|c| cstring("conf", c)).transpose()?;
+        // SAFETY: the handle is valid and not yet connected; the path is NUL-terminated or
+        // null (librados's own search).
+        let r = unsafe { (lib.conf_read_file)(cluster, conf_c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr())) };
+        if r < 0 {
+            return Err(match &opts.conf {
+                Some(c) => format!("cannot read the Ceph configuration file '{c}': {}", errno_text(r as i64)),
+                None => format!(
+                    "no Ceph configuration found (searched {}): {}; set conf= (rados) or CEPH_CONF",
+                    searched.join(", "),
+                    errno_text(r as i64)
+                ),
+            });
+        }
+        pool.conf = searched.iter().find(|p| std::path::Path::new(p).exists()).cloned().unwrap_or_default();
+        // A monitor that never answers makes rados_connect wait client_mount_timeout: bound it.
+        let mut timeout = pool.get("client_mount_timeout").and_then(|v| v.parse::<f64>().ok()).unwrap_or(300.0);
+        if timeout == 300.0 {
+            timeout = CONNECT_TIMEOUT_S;
+            pool.set("client_mount_timeout", &format!("{timeout}"))?;
+        }
+        // SAFETY: a configured, unconnected handle.
+        let r = unsafe { (lib.connect)(cluster) };
+        if r < 0 {
+            let mons = pool.get("mon_host").unwrap_or_default();
+            let conf = if pool.conf.is_empty() { "no configuration file".to_string() } else { pool.conf.clone() };
+            return Err(if mons.is_empty() {
+                format!(
+                    "cannot connect to Ceph: no monitors configured (mon_host is empty; {conf}): {}",
+                    errno_text(r as i64)
+                )
+            } else if r == -libc::ETIMEDOUT {
+                format!(
+                    "cannot connect to Ceph: no answer from the monitors {mons} (mon_host in {conf}) within {timeout} s (client_mount_timeout): {}",
+                    errno_text(r as i64)
+                )
+            } else if r == -libc::ENOENT {
+                let keyring = pool.get("keyring").unwrap_or_default();
+                format!(
+                    "cannot connect to Ceph as {who} (monitors {mons}, {conf}): {} (no keyring? searched: {keyring})",
+                    errno_text(r as i64)
+                )
+            } else {
+                format!("cannot connect to Ceph as {who} (monitors {mons}, {conf}): {}", errno_text(r as i64))
+            });
+        }
+        if direct {
+            // Before any image is opened, as fio does for direct=1.
+            pool.set("rbd_cache", "false")?;
+        }
+        let pool_c = cstring("pool", &pool.name)?;
+        let mut ioctx: ffi::IoctxT = std::ptr::null_mut();
+        // SAFETY: a connected handle, a NUL-terminated pool name and a valid out-pointer.
+        let r = unsafe { (lib.ioctx_create)(cluster, pool_c.as_ptr(), &mut ioctx) };
+        if r < 0 {
+            return Err(if r == -libc::ENOENT {
+                format!("pool '{}' does not exist (pools: {})", pool.name, pool.pools().join(", "))
+            } else {
+                format!("cannot open pool '{}': {}", pool.name, errno_text(r as i64))
+            });
+        }
+        pool.ioctx = ioctx;
+        Ok(pool)
+    }
+
+    /// A configuration value as librados sees it.
+    fn get(&self, key: &str) -> Option<String> {
+        let key_c = CString::new(key).ok()?;
+        let mut buf = vec![0u8; 4096];
+        // SAFETY: a valid handle, a NUL-terminated key and a buffer of the length given.
+        let r = unsafe { (self.lib.conf_get)(self.cluster, key_c.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+        if r < 0 {
+            return None;
+        }
+        let s = CStr::from_bytes_until_nul(&buf).ok()?;
+        Some(s.to_string_lossy().into_owned())
+    }
+
+    fn set(&self, key: &str, value: &str) -> Result<(), String> {
+        let (k, v) = (cstring("option", key)?, cstring("value", value)?);
+        // SAFETY: a valid handle and two NUL-terminated strings librados copies.
+        let r = unsafe { (self.lib.conf_set)(self.cluster, k.as_ptr(), v.as_ptr()) };
+        if r < 0 {
+            return Err(format!("cannot set Ceph option {key}={value}: {}", errno_text(r as i64)));
+        }
+        Ok(())
+    }
+
+    /// The cluster's pool names (for a message about a missing pool).
+    fn pools(&self) -> Vec<String> {
+        let mut buf = vec![0u8; 4096];
+        for _ in 0..4 {
+            // SAFETY: a connected handle and a buffer of the length given.
+            let r = unsafe { (self.lib.pool_list)(self.cluster, buf.as_mut_ptr().cast(), buf.len()) };
+            if r < 0 {
+                return Vec::new();
+            }
+            if (r as usize) <= buf.len() {
+                return nul_list(&buf[..r as usize]);
+            }
+            buf.resize(r as usize, 0);
+        }
+        Vec::new()
+    }
+
+    pub(crate) fn ioctx(&self) -> ffi::IoctxT {
+        self.ioctx
+    }
+
+    /// Writes `data` at `off` of object `oid` synchronously (rados's touch: an empty write).
+    pub(crate) fn write(&self, oid: &CStr, data: &[u8], off: u64) -> i64 {
+        // SAFETY: an open context, a NUL-terminated name and a buffer of the length given,
+        // which librados copies before returning.
+        unsafe { (self.lib.write)(self.ioctx, oid.as_ptr(), data.as_ptr().cast(), data.len(), off) as i64 }
+    }
+
+    /// Whether object `oid` exists (`Err` with -errno when that cannot be known).
+    pub(crate) fn exists(&self, oid: &CStr) -> Result<bool, i64> {
+        let (mut size, mut mtime) = (0u64, 0 as libc::time_t);
+        // SAFETY: an open context, a NUL-terminated name and two valid out-pointers.
+        let r = unsafe { (self.lib.stat)(self.ioctx, oid.as_ptr(), &mut size, &mut mtime) };
+        match r {
+            0 => Ok(true),
+            r if r == -libc::ENOENT => Ok(false),
+            r => Err(r as i64),
+        }
+    }
+
+    /// Replaces object `oid` with `data`, synchronously.
+    pub(crate) fn write_full(&self, oid: &CStr, data: &[u8]) -> i64 {
+        // SAFETY: an open context, a NUL-terminated name and a buffer of the length given,
+        // which librados has sent before returning.
+        unsafe { (self.lib.write_full)(self.ioctx, oid.as_ptr(), data.as_ptr().cast(), data.len()) as i64 }
+    }
+
+    pub(crate) fn remove(&self, oid: &CStr) -> i64 {
+        // SAFETY: an open context and a NUL-terminated name.
+        unsafe { (self.lib.remove)(self.ioctx, oid.as_ptr()) as i64 }
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // SAFETY: each handle is released once, the context before the connection it belongs
+        // to; no operation is in flight (the engines drop a pool only when all completed).
+        unsafe {
+            if !self.ioctx.is_null() {
+                (self.lib.ioctx_destroy)(self.ioctx);
+            }
+            (self.lib.shutdown)(self.cluster);
+        }
+    }
+}
+
+/// A NUL-separated list (`a\0b\0\0`) as strings.
+fn nul_list(buf: &[u8]) -> Vec<String> {
+    buf.split(|&b| b == 0).filter(|s| !s.is_empty()).map(|s| String::from_utf8_lossy(s).into_owned()).collect()
+}
+
+/// An open RBD image. Dropping it closes the image, then the pool.
+pub(crate) struct Image {
+    lib: &'static ffi::Rbd,
+    image: ffi::ImageT,
+    pub size: u64,
+    // Dropped after the image (field order).
+    pub pool: Pool,
+}
+
+impl Image {
+    pub(crate) fn open(pool: Pool, name: &str) -> Result<Image, String> {
+        let (_, lib) = ffi::rbd()?;
+        let name_c = cstring("rbdname", name)?;
+        let mut image: ffi::ImageT = std::ptr::null_mut();
+        // SAFETY: an open context, a NUL-terminated name, a valid out-pointer, no snapshot.
+        let r = unsafe { (lib.open)(pool.ioctx, name_c.as_ptr(), &mut image, std::ptr::null()) };
+        if r < 0 {
+            return Err(if r == -libc::ENOENT {
+                let images = list_images(lib, &pool);
+                let images = if images.is_empty() { "none".to_string() } else { images.join(", ") };
+                format!("image '{name}' not found in pool '{}' (images: {images})", pool.name)
+            } else {
+                format!("cannot open image '{name}' in pool '{}': {}", pool.name, errno_text(r as i64))
+            });
+        }
+        let mut img = Image { lib, image, size: 0, pool };
+        let mut size = 0u64;
+        // SAFETY: an open image and a valid out-pointer.
+        let r = unsafe { (lib.get_size)(image, &mut size) };
+        if r < 0 {
+            return Err(format!("cannot read the size of image '{name}': {}", errno_text(r as i64)));
+        }
+        if size == 0 {
+            return Err(format!("image '{name}' in pool '{}' is empty (size 0)", img.pool.name));
+        }
+        img.size = size;
+        Ok(img)
+    }
+
+    pub(crate) fn handle(&self) -> ffi::ImageT {
+        self.image
+    }
+
+    /// rbd_flush: with librbd's cache on, the first flush turns writeback on (fio does one).
+    pub(crate) fn flush(&self) -> i64 {
+        // SAFETY: an open image.
+        unsafe { (self.lib.flush)(self.image) as i64 }
+    }
+
+    pub(crate) fn invalidate_cache(&self) -> i64 {
+        // SAFETY: an open image.
+        unsafe { (self.lib.invalidate_cache)(self.image) as i64 }
+    }
+}
+
+impl Drop for Image {
+    fn drop(&mut self) {
+        // SAFETY: the image is closed once, with nothing in flight, before its pool goes.
+        unsafe {
+            (self.lib.close)(self.image);
+        }
+    }
+}
+
+fn list_images(lib: &ffi::Rbd, pool: &Pool) -> Vec<String> {
+    let mut len = 4096usize;
+    for _ in 0..4 {
+        let mut buf = vec![0u8; len];
+        // SAFETY: an open context, a buffer of `len` bytes and `len` as an in/out pointer.
+        let r = unsafe { (lib.list)(pool.ioctx, buf.as_mut_ptr().cast::<c_char>(), &mut len) };
+        if r == -libc::ERANGE {
+            continue;
+        }
+        if r < 0 {
+            return Vec::new();
+        }
+        return nul_list(&buf[..(r as usize).min(buf.len())]);
+    }
+    Vec::new()
+}
+
+/// One finished operation, as a callback reports it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Finished {
+    pub index: u32,
+    pub result: i64,
+    /// The completion to release (an address: it is released on the job thread).
+    pub completion: usize,
+}
+
+/// The list completion callbacks append to, and the eventfd that wakes the job thread.
+pub(crate) struct Done {
+    list: Mutex<Vec<Finished>>,
+    ready: AtomicUsize,
+    efd: OwnedFd,
+}
+
+/// A unit's callback argument: where its completion goes and which unit it is. The engine
+/// keeps one per unit, at a fixed address, for as long as operations may complete.
+pub(crate) struct Slot {
+    pub done: *const Done,
+    pub index: u32,
+}
+
+/// How a wait for completions ended.
+pub(crate) enum Woke {
+    Ready,
+    /// The wait limit passed, or a signal interrupted the wait (the runner's watchdog).
+    Stop,
+}
+
+impl Done {
+    pub(crate) fn new(depth: u32) -> io::Result<Done> {
+        // SAFETY: no pointers; the descriptor is owned from here on.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor nobody else owns.
+        let efd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(Done { list: Mutex::new(Vec::with_capacity(depth as usize)), ready: AtomicUsize::new(0), efd })
+    }
+
+    /// Called from a callback: records the completion and wakes the job thread.
+    pub(crate) fn push(&self, f: Finished) {
+        self.list.lock().unwrap_or_else(|e| e.into_inner()).push(f);
+        self.ready.fetch_add(1, Ordering::Release);
+        let one = 1u64;
+        // SAFETY: writes 8 bytes from a live u64 to an eventfd this struct owns.
+        unsafe { libc::write(self.efd.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+
+    /// Whether a completion is waiting (cheap: for busy polling).
+    pub(crate) fn any(&self) -> bool {
+        self.ready.load(Ordering::Acquire) > 0
+    }
+
+    /// Moves at most `max` completions, oldest first, into `out`.
+    pub(crate) fn take(&self, max: usize, out: &mut Vec<Finished>) {
+        if !self.any() {
+            return;
+        }
+        let mut list = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        let n = list.len().min(max);
+        out.extend(list.drain(..n));
+        self.ready.fetch_sub(n, Ordering::AcqRel);
+    }
+
+    /// Sleeps until a callback wakes it, `limit` passes or a signal arrives.
+    pub(crate) fn sleep(&self, limit: Option<Duration>) -> Woke {
+        if self.any() {
+            return Woke::Ready;
+        }
+        let mut pfd = libc::pollfd { fd: self.efd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+        let ms = limit.map_or(-1, |l| l.as_millis().min(i32::MAX as u128) as i32);
+        // SAFETY: one valid pollfd for the call's duration.
+        let r = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if r <= 0 {
+            return Woke::Stop;
+        }
+        let mut n = 0u64;
+        // SAFETY: reads 8 bytes into a live u64 (resets the counter; a callback after this
+        // read writes again, so no wake-up is lost).
+        unsafe { libc::read(self.efd.as_raw_fd(), (&mut n as *mut u64).cast(), 8) };
+        Woke::Ready
+    }
+}
+
+/// The callback arguments for `depth` units of `done`, at addresses that stay put.
+pub(crate) fn slots(done: &Done, depth: u32) -> Box<[Slot]> {
+    (0..depth).map(|index| Slot { done, index }).collect()
+}
+
+/// A slot's address, as librados/librbd take their callback argument.
+pub(crate) fn arg(slot: &Slot) -> *mut c_void {
+    (slot as *const Slot).cast_mut().cast()
+}

@@ -1,0 +1,508 @@
+//! `fiox rbd bench` (and the deprecated `bench-write`): Ceph's `rbd bench` command line and
+//! output (pacific 16.2.15's layout, reference/ceph.md section 4), on librbd through
+//! `fiox_engine::ImageClient`. "Threads" are offset streams with one I/O in flight each; the
+//! run issues ceil(io_total / io_size) I/Os, prints a row whenever the elapsed second changes
+//! (rates over the last five rows) and a summary.
+//!
+//! Not done yet: `--namespace`, snapshots (`image@snap`), `--keyring`, the fadvise op flags,
+//! SIGINT's early summary, and the rule by which pacific's `seq` streams continue once the
+//! bytes issued pass one chunk per stream (here a stream that reaches the image's end wraps
+//! to the start of its chunk).
+
+use std::collections::VecDeque;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use fiox_engine::{Finish, ImageClient};
+use fiox_options::CephOpts;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IoType {
+    Read,
+    Write,
+    ReadWrite,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pattern {
+    Rand,
+    Seq,
+    FullSeq,
+}
+
+struct Args {
+    ceph: CephOpts,
+    io_type: Option<IoType>,
+    io_size: u64,
+    io_threads: u64,
+    io_total: u64,
+    pattern: Pattern,
+    rw_mix_read: u64,
+    deprecated: bool,
+}
+
+/// A size in Ceph's 1024-based form (`4K`, `16M`, `1G`, `4096`).
+fn size(opt: &str, v: &str) -> Result<u64> {
+    let t = v.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let shift = match unit.to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
+        "" => 0,
+        "K" => 10,
+        "M" => 20,
+        "G" => 30,
+        "T" => 40,
+        _ => bail!("rbd: invalid value for {opt}: '{v}'"),
+    };
+    let n: u64 = num.parse().map_err(|_| anyhow::anyhow!("rbd: invalid value for {opt}: '{v}'"))?;
+    n.checked_mul(1u64 << shift).ok_or_else(|| anyhow::anyhow!("rbd: {opt} '{v}' is too large"))
+}
+
+fn parse(args: &[String]) -> Result<Args> {
+    let mut a = Args {
+        ceph: CephOpts::default(),
+        io_type: None,
+        io_size: 4096,
+        io_threads: 16,
+        io_total: 1 << 30,
+        pattern: Pattern::Seq,
+        rw_mix_read: 50,
+        deprecated: false,
+    };
+    let mut words = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with('-') => (n, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        if !name.starts_with('-') || name == "-" {
+            words.push(arg.clone());
+            i += 1;
+            continue;
+        }
+        let mut value = || -> Result<String> {
+            if let Some(v) = &inline {
+                return Ok(v.clone());
+            }
+            i += 1;
+            args.get(i).cloned().ok_or_else(|| anyhow::anyhow!("rbd: {name} needs a value"))
+        };
+        match name {
+            "-c" | "--conf" => a.ceph.conf = Some(value()?),
+            "--cluster" => a.ceph.clustername = Some(value()?),
+            "--id" | "-i" => a.ceph.clientname = Some(value()?),
+            "-n" | "--name" => a.ceph.clientname = Some(value()?),
+            "-p" | "--pool" => a.ceph.pool = Some(value()?),
+            "--image" => a.ceph.rbdname = Some(value()?),
+            "--io-size" => a.io_size = size(name, &value()?)?,
+            "--io-total" => a.io_total = size(name, &value()?)?,
+            "--io-threads" => {
+                let v = value()?;
+                a.io_threads = v.parse().map_err(|_| anyhow::anyhow!("rbd: invalid value for --io-threads: '{v}'"))?;
+            }
+            "--rw-mix-read" => {
+                let v = value()?;
+                a.rw_mix_read =
+                    v.parse().map_err(|_| anyhow::anyhow!("rbd: invalid value for --rw-mix-read: '{v}'"))?;
+            }
+            "--io-pattern" => {
+                a.pattern = match value()?.as_str() {
+                    "rand" => Pattern::Rand,
+                    "seq" => Pattern::Seq,
+                    "full-seq" => Pattern::FullSeq,
+                    other => bail!("rbd: unknown io pattern: {other}"),
+                }
+            }
+            "--io-type" => {
+                a.io_type = Some(match value()?.as_str() {
+                    "read" => IoType::Read,
+                    "write" => IoType::Write,
+                    "readwrite" | "rw" => IoType::ReadWrite,
+                    other => bail!("rbd: unknown io type: {other}"),
+                })
+            }
+            "--namespace" | "--keyring" | "--snap" => {
+                bail!("rbd: {name} is not supported by fiox's rbd bench yet")
+            }
+            _ => bail!("rbd: unrecognised option '{arg}'"),
+        }
+        i += 1;
+    }
+    match words.first().map(String::as_str) {
+        Some("bench") => {}
+        Some("bench-write") => {
+            a.deprecated = true;
+            if a.io_type.is_none() {
+                a.io_type = Some(IoType::Write);
+            }
+        }
+        Some(other) => bail!("fiox rbd: only 'bench' and 'bench-write' are implemented, not '{other}'"),
+        None => {
+            bail!("fiox rbd: usage: fiox rbd [-c CONF] [-p POOL] bench --io-type read|write|rw [options] IMAGE-SPEC")
+        }
+    }
+    match words.get(1) {
+        Some(spec) => {
+            // [pool/[namespace/]]image
+            let parts: Vec<&str> = spec.split('/').collect();
+            match parts.as_slice() {
+                [image] => a.ceph.rbdname = Some(image.to_string()),
+                [pool, image] => {
+                    a.ceph.pool = Some(pool.to_string());
+                    a.ceph.rbdname = Some(image.to_string());
+                }
+                _ => bail!("rbd: namespaces in image specs are not supported by fiox's rbd bench yet: {spec}"),
+            }
+        }
+        None if a.ceph.rbdname.is_some() => {}
+        None => bail!("rbd: image name was not specified"),
+    }
+    if words.len() > 2 {
+        bail!("rbd: too many arguments: {}", words[2..].join(" "));
+    }
+    if a.ceph.pool.is_none() {
+        a.ceph.pool = Some("rbd".into());
+    }
+    if a.ceph.rbdname.as_deref().is_some_and(|n| n.contains('@')) {
+        bail!("rbd: snapshots are not supported by fiox's rbd bench yet");
+    }
+    Ok(a)
+}
+
+/// Ceph's `byte_u_t` of a byte count (1024-based units; see reference/ceph.md 4.3).
+pub fn byte_u(v: u64) -> String {
+    const UNITS: [&str; 7] = [" B", " KiB", " MiB", " GiB", " TiB", " PiB", " EiB"];
+    let mut index = 0;
+    let mut n = v;
+    while n >= 1024 && index < UNITS.len() - 1 {
+        n /= 1024;
+        index += 1;
+    }
+    let unit = UNITS[index];
+    if index == 0 {
+        return format!("{v}{unit}");
+    }
+    let div = (1u64 << (10 * index)) as f64;
+    if v % (1u64 << (10 * index)) == 0 {
+        return format!("{}{unit}", v >> (10 * index));
+    }
+    let x = v as f64 / div;
+    for prec in [2, 1, 0] {
+        let s = format!("{x:.prec$}{unit}");
+        if s.len() <= 7 {
+            return s;
+        }
+    }
+    format!("{x:.0}{unit}")
+}
+
+/// C's `%g` (6 significant digits), as C++ streams print doubles.
+pub fn fmt_g(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    let exp = x.abs().log10().floor() as i32;
+    // Rounding may carry into the next power of ten: take the exponent of the rounded value.
+    let rounded: f64 = format!("{x:.5e}").parse().unwrap_or(x);
+    let exp = if rounded.abs() >= 10f64.powi(exp + 1) { exp + 1 } else { exp };
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if !(-4..6).contains(&exp) {
+        let s = format!("{x:.5e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let e: i32 = e.parse().unwrap_or(0);
+        return format!("{}e{}{:02}", trim(m.to_string()), if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    let decimals = (5 - exp).max(0) as usize;
+    trim(format!("{x:.decimals$}"))
+}
+
+/// libc-like pseudo-random numbers for offsets and the read/write mix (rbd bench uses
+/// `rand()` seeded with the time; only the distribution matters).
+struct Rand(u64);
+
+impl Rand {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 >> 1
+    }
+}
+
+/// `fiox rbd --help`.
+pub fn help() -> String {
+    "usage: fiox rbd [-c CONF] [--cluster NAME] [--id ID] [-p POOL] bench --io-type read|write|rw
+                [--io-size SIZE] [--io-threads N] [--io-total SIZE] [--io-pattern rand|seq|full-seq]
+                [--rw-mix-read PERCENT] [POOL/]IMAGE
+       fiox rbd bench-write ... (deprecated: bench --io-type write)
+
+Ceph's `rbd bench` on an RBD image through librbd: the same offsets and output layout as
+pacific's tool (per-second rows, then `elapsed: ... ops: ... ops/sec: ... bytes/sec: ...`).
+Needs librbd1 and librados2 at run time.
+"
+    .to_string()
+}
+
+pub fn run(args: &[String]) -> Result<ExitCode> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{}", help());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let a = match parse(args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(22));
+        }
+    };
+    if a.deprecated {
+        eprintln!("rbd: bench-write is deprecated, use rbd bench --io-type write ...");
+    }
+    let checks = [
+        (a.io_size == 0, "rbd: --io-size should be greater than zero."),
+        (a.io_size > u32::MAX as u64, "rbd: io-size should be less than 4G"),
+        (a.io_threads == 0, "rbd: --io-threads should be greater than zero."),
+        (a.rw_mix_read > 100, "rbd: --rw-mix-read should not be larger than 100."),
+        (a.io_type.is_none(), "rbd: --io-type must be specified."),
+    ];
+    if let Some((_, msg)) = checks.iter().find(|(bad, _)| *bad) {
+        eprintln!("{msg}");
+        return Ok(ExitCode::from(22));
+    }
+    let io_type = a.io_type.expect("checked");
+    let image = a.ceph.rbdname.clone().unwrap_or_default();
+    let mut client = match ImageClient::open(&a.ceph, a.io_threads as u32, a.io_size as usize) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("rbd: error opening image {image}: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let size = client.size();
+    if a.io_size > size {
+        eprintln!("rbd: io-size {} larger than image size {}", byte_u(a.io_size), byte_u(size));
+        eprintln!("bench failed: (22) Invalid argument");
+        return Ok(ExitCode::from(22));
+    }
+    if let Err(e) = client.flush() {
+        eprintln!("rbd: failed to flush: {e}");
+        return Ok(ExitCode::from(1));
+    }
+    let type_text = match io_type {
+        IoType::Read => "read".to_string(),
+        IoType::Write => "write".to_string(),
+        IoType::ReadWrite => format!("readwrite read:write={}:{}", a.rw_mix_read, 100 - a.rw_mix_read),
+    };
+    let pattern_text = match a.pattern {
+        Pattern::Rand => "random",
+        Pattern::Seq => "sequential",
+        Pattern::FullSeq => "full sequential",
+    };
+    println!(
+        "bench  type {type_text} io_size {} io_threads {} bytes {} pattern {pattern_text}",
+        a.io_size, a.io_threads, a.io_total
+    );
+    println!("  SEC       OPS   OPS/SEC   BYTES/SEC");
+
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
+    let mut rng = Rand(seed | 1);
+    let (io, threads) = (a.io_size, a.io_threads);
+    let blocks = size / io;
+    let chunk = (size / io / threads) * io;
+    let start_of = |i: u64| match a.pattern {
+        Pattern::Seq => chunk * i,
+        Pattern::FullSeq => (i * io) % (blocks * io),
+        Pattern::Rand => 0,
+    };
+    let mut offs: Vec<u64> = (0..threads).map(start_of).collect();
+    if a.pattern == Pattern::Rand {
+        for o in offs.iter_mut() {
+            *o = (rng.next() % blocks) * io;
+        }
+    }
+    // The same random byte in every write, as rbd bench writes.
+    let byte = (rng.next() & 0xff) as u8;
+    for s in 0..threads as u32 {
+        client.buf_mut(s).fill(byte);
+    }
+    let ops = a.io_total.div_ceil(io);
+    let mut idle: Vec<u32> = (0..threads as u32).rev().collect();
+    let mut finished: Vec<Finish> = Vec::new();
+    let mut slot_write = vec![false; threads as usize];
+    let (mut issued, mut reads, mut writes) = (0u64, 0u64, 0u64);
+    let start = Instant::now();
+    let mut last_sec = 0u64;
+    let mut last = (0.0f64, 0u64);
+    let mut window: VecDeque<(f64, u64)> = VecDeque::new();
+    let mut armed = false;
+    // Each completion is checked as rbd bench checks it (not in readwrite mode).
+    let check = |f: &Finish, write: bool| -> Option<ExitCode> {
+        if io_type == IoType::ReadWrite {
+            return None;
+        }
+        let bad = if write { f.result != 0 } else { f.result != io as i64 };
+        if bad {
+            let what = if write { "write" } else { "read" };
+            let err = if f.result < 0 { -f.result } else { 5 };
+            println!("{what} error: {}", fiox_engine::ceph_errno_text(-err));
+            return Some(ExitCode::from(err.clamp(1, 255) as u8));
+        }
+        None
+    };
+    while issued < ops {
+        for &off in &offs {
+            if issued >= ops {
+                break;
+            }
+            while idle.is_empty() {
+                client.wait(1, &mut finished);
+                for f in finished.drain(..) {
+                    if let Some(code) = check(&f, slot_write[f.slot as usize]) {
+                        return Ok(code);
+                    }
+                    idle.push(f.slot);
+                }
+            }
+            let slot = idle.pop().expect("an idle slot");
+            let write = match io_type {
+                IoType::Read => false,
+                IoType::Write => true,
+                IoType::ReadWrite => rng.next() % 100 >= a.rw_mix_read,
+            };
+            if write {
+                writes += 1;
+            } else {
+                reads += 1;
+            }
+            slot_write[slot as usize] = write;
+            if let Err(r) = client.submit(slot, write, off, io as usize) {
+                println!("{} error: {}", if write { "write" } else { "read" }, fiox_engine::ceph_errno_text(r));
+                return Ok(ExitCode::from((-r).clamp(1, 255) as u8));
+            }
+            issued += 1;
+        }
+        // The streams' next offsets.
+        for (t, o) in offs.iter_mut().enumerate() {
+            let t = t as u64;
+            *o = match a.pattern {
+                Pattern::Rand => (rng.next() % blocks) * io,
+                Pattern::Seq => {
+                    let next = *o + io;
+                    if next + io > size {
+                        chunk * t
+                    } else {
+                        next
+                    }
+                }
+                Pattern::FullSeq => {
+                    let next = *o + io * threads;
+                    if next + io > size {
+                        (t * io) % (blocks * io)
+                    } else {
+                        next
+                    }
+                }
+            };
+        }
+        let now = start.elapsed().as_secs_f64();
+        let sec = now as u64;
+        if !armed {
+            armed = true;
+            last_sec = sec;
+            last = (now, issued);
+        } else if sec != last_sec {
+            last_sec = sec;
+            window.push_back((now - last.0, issued - last.1));
+            if window.len() > 5 {
+                window.pop_front();
+            }
+            last = (now, issued);
+            let time: f64 = window.iter().map(|w| w.0).sum();
+            let n: u64 = window.iter().map(|w| w.1).sum();
+            let rate = n as f64 / time;
+            println!(
+                "{sec:5}{:>10}{:>10}{:>10}/s",
+                issued.saturating_sub(threads),
+                fmt_g(rate),
+                byte_u((rate * io as f64) as u64)
+            );
+        }
+    }
+    while client.in_flight() > 0 {
+        client.wait(client.in_flight(), &mut finished);
+        for f in finished.drain(..) {
+            if let Some(code) = check(&f, slot_write[f.slot as usize]) {
+                return Ok(code);
+            }
+        }
+    }
+    if io_type != IoType::Read {
+        if let Err(e) = client.flush() {
+            eprintln!("rbd: failed to flush at the end: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    println!(
+        "elapsed: {}   ops: {issued}   ops/sec: {}   bytes/sec: {}/s",
+        elapsed as u64,
+        fmt_g(issued as f64 / elapsed),
+        byte_u((issued as f64 * io as f64 / elapsed) as u64)
+    );
+    if io_type == IoType::ReadWrite {
+        for (what, n) in [("read", reads), ("write", writes)] {
+            println!(
+                "{what}_ops: {n}   {what}_ops/sec: {}   {what}_bytes/sec: {}/s",
+                fmt_g(n as f64 / elapsed),
+                byte_u((n as f64 * io as f64 / elapsed) as u64)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The examples of reference/ceph.md 4.3 and rows seen from Debian's rbd 16.2.15.
+    #[test]
+    fn byte_units_as_ceph() {
+        assert_eq!(byte_u(297704487), "284 MiB");
+        assert_eq!(byte_u(10066329), "9.6 MiB");
+        assert_eq!(byte_u(1073741824), "1 GiB");
+        assert_eq!(byte_u(1000), "1000 B");
+        assert_eq!(byte_u(4 * 1024 * 1024 + 1), "4.0 MiB");
+        assert_eq!(byte_u(12 * 1024 * 1024 + 700_000), "13 MiB");
+    }
+
+    #[test]
+    fn g_format_as_c() {
+        assert_eq!(fmt_g(72681.76), "72681.8");
+        assert_eq!(fmt_g(2416.0), "2416");
+        assert_eq!(fmt_g(780.7234), "780.723");
+        assert_eq!(fmt_g(1.797_693_134_862_315_7e308), "1.79769e+308");
+        assert_eq!(fmt_g(999999.7), "1e+06");
+        assert_eq!(fmt_g(0.0001234), "0.0001234");
+    }
+
+    #[test]
+    fn sizes_are_1024_based() {
+        assert_eq!(size("--io-size", "4K").unwrap(), 4096);
+        assert_eq!(size("--io-total", "16M").unwrap(), 16 << 20);
+        assert_eq!(size("--io-size", "4096").unwrap(), 4096);
+        assert!(size("--io-size", "4Q").is_err());
+    }
+}

@@ -419,3 +419,25 @@ wait
         }
     }
 }
+
+/// libaio with `fsync=`/`fdatasync=`: as fio, each sync waits for the writes before it and runs
+/// as a plain fsync (it failed with EINVAL when sent as an IOCB_CMD_FSYNC carrying a buffer).
+#[test]
+fn libaio_syncs_like_fio() {
+    let dir = scratch();
+    for (sync, depth) in
+        [("--fsync=16", "--iodepth=4"), ("--fdatasync=8", "--iodepth=1"), ("--fsync=16", "--iodepth=16")]
+    {
+        let args = ["--name=s", "--ioengine=libaio", "--direct=1", "--size=1m", "--rw=randwrite", "--bs=4k"];
+        let args = [&args[..], &[sync, depth, "--output-format=json"]].concat();
+        let got = |fiox_run| {
+            let out = tool(fiox_run, dir.path(), &args);
+            let v = json(&out);
+            let j = &v["jobs"][0];
+            (out.code, j["error"].as_u64(), j["write"]["total_ios"].as_u64(), j["sync"]["total_ios"].as_u64())
+        };
+        let (x, f) = (got(true), got(false));
+        assert_eq!(x, f, "{sync} {depth}: fiox then fio");
+        assert_eq!(x.1, Some(0));
+    }
+}

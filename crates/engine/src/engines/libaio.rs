@@ -52,8 +52,6 @@ struct AioRing {
 const AIO_RING_MAGIC: u32 = 0xa10a_10a1;
 const IOCB_CMD_PREAD: u16 = 0;
 const IOCB_CMD_PWRITE: u16 = 1;
-const IOCB_CMD_FSYNC: u16 = 2;
-const IOCB_CMD_FDSYNC: u16 = 3;
 const RWF_NOWAIT: i32 = 0x8;
 /// `aio_reqprio` holds an I/O priority.
 const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
@@ -70,6 +68,8 @@ pub struct Libaio {
     /// I/Os that io_submit refused, reported as failed completions.
     failed: Vec<Completion>,
     userspace_reap: bool,
+    /// Submitted and not yet reaped.
+    in_flight: u32,
     rw_flags: i32,
     wait_limit: Option<libc::timespec>,
 }
@@ -144,8 +144,14 @@ impl IoEngine for Libaio {
             Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
             Ddir::Read => IOCB_CMD_PREAD,
             Ddir::Write => IOCB_CMD_PWRITE,
-            Ddir::Sync => IOCB_CMD_FSYNC,
-            Ddir::DataSync => IOCB_CMD_FDSYNC,
+            // As fio: a sync waits until every earlier I/O has completed, then runs as a plain
+            // fsync/fdatasync, so it covers all of them (an IOCB_CMD_FSYNC beside writes still
+            // in flight would not; the kernel also refuses it with a buffer or flags set).
+            Ddir::Sync | Ddir::DataSync if !self.pending.is_empty() || self.in_flight > 0 => {
+                return Ok(QueueStatus::Busy)
+            }
+            Ddir::Sync => return Ok(QueueStatus::Completed(sys::fsync(io.fd, false))),
+            Ddir::DataSync => return Ok(QueueStatus::Completed(sys::fsync(io.fd, true))),
             Ddir::Trim => {
                 // AIO has no discard; do it synchronously, as fio does.
                 return Ok(QueueStatus::Completed(sys::trim(io.fd, io.offset, io.len as u64, io.block_device)));
@@ -183,6 +189,7 @@ impl IoEngine for Libaio {
             if r > 0 {
                 self.pending.drain(..r as usize);
                 submitted += r as u32;
+                self.in_flight += r as u32;
                 continue;
             }
             let err = io::Error::last_os_error();
@@ -208,7 +215,9 @@ impl IoEngine for Libaio {
             got += 1;
         }
         if self.userspace_reap && got < max {
-            got += self.reap_ring(max - got, out);
+            let n = self.reap_ring(max - got, out);
+            got += n;
+            self.in_flight -= n;
         }
         // A ring reap counts as the non-blocking look; otherwise one system call with
         // min_nr=0 polls without waiting.
@@ -247,6 +256,7 @@ impl IoEngine for Libaio {
                 out.push(Completion { index: ev.data as u32, result: ev.res });
             }
             got += r as u32;
+            self.in_flight -= r as u32;
         }
         Ok(())
     }

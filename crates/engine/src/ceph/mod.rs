@@ -377,8 +377,8 @@ pub(crate) struct Done {
 /// A unit's callback argument: where its completion goes and which unit it is. The engine
 /// keeps one per unit, at a fixed address, for as long as operations may complete.
 pub(crate) struct Slot {
-    pub done: *const Done,
-    pub index: u32,
+    pub(crate) done: *const Done,
+    pub(crate) index: u32,
 }
 
 /// How a wait for completions ended.

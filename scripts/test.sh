@@ -37,6 +37,8 @@ need 0 "the fault tests" nbdkit nbdfuse -- nbdkit libnbd-bin
 need 0 "the Ceph tests" ceph-mon ceph-osd rados rbd -- --no-install-recommends ceph-mon ceph-osd ceph-common
 # The kernel-hint tests compare the system calls of both tools under strace.
 need 1 "the kernel-hint tests" strace -- strace
+# The metrics test has Debian's Prometheus scrape a running fiox.
+need 1 "the metrics test" prometheus -- prometheus
 # The multicast test configures loopback in a private network namespace.
 need 1 "the multicast test" ip unshare -- iproute2 util-linux
 # The man page is checked with groff, mandoc and man(1) (col from bsdextrautils), and the

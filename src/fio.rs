@@ -207,19 +207,37 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
             }
         }
     };
+    // metrics_listen: live figures for Prometheus, refreshed every second.
+    let metrics = match plan.jobs.iter().find_map(|j| j.spec.metrics_listen) {
+        Some(addr) => Some(crate::metrics::Metrics::serve(addr)?),
+        None => None,
+    };
+    let status_every = g.status_interval.map(std::time::Duration::from_millis);
+    let shared_ticks = act.is_some() || metrics.is_some();
+    let next_status = Mutex::new(status_every.unwrap_or(std::time::Duration::MAX));
     let tick = |partial: &[runner::worker::WorkerResult]| {
-        if g.status_interval.is_some() {
-            interval_report(partial);
+        if let Some(m) = &metrics {
+            m.update(plan, partial);
+        }
+        if let Some(e) = status_every {
+            // Alone, the status reports set the pace; sharing the ticks, they keep their own.
+            let mut next = next_status.lock().expect("interval reports are sequential");
+            if !shared_ticks || started.elapsed() >= *next {
+                *next += e;
+                interval_report(partial);
+            }
         }
         act_row(partial);
     };
-    // With both, slices end at the first status report after each hour.
-    let every = g.status_interval.map(std::time::Duration::from_millis);
-    let every = match (&act, every) {
-        (Some(_), Some(e)) => Some(e.min(ActTable::slice())),
-        (Some(_), None) => Some(ActTable::slice()),
-        (None, e) => e,
-    };
+    // ACT's slices end at the first tick after each hour.
+    let every = [
+        status_every,
+        act.as_ref().map(|_| ActTable::slice()),
+        metrics.as_ref().map(|_| std::time::Duration::from_secs(1)),
+    ]
+    .into_iter()
+    .flatten()
+    .min();
     let interval = every.map(|every| runner::Interval { every, report: &tick });
     // --repeat-until: the whole job set again until the metric's interval is narrow enough;
     // the report is the last run's, with every run's figure in fiox's section.
@@ -236,6 +254,10 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
             }
         }
         let results = outcome.workers;
+        if let Some(m) = &metrics {
+            // The final figures, so a scrape after the run matches the report.
+            m.update(plan, &results);
+        }
         if let Some(table) = &act {
             let mut table = table.lock().expect("one reporter");
             let row = table.close_slice(&results).unwrap_or_default();

@@ -19,6 +19,7 @@ mod docs;
 mod fio;
 mod lab;
 mod manifest;
+mod metrics;
 mod opendir;
 mod plan;
 mod quick;

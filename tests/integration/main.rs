@@ -14,6 +14,7 @@ mod host;
 mod intended;
 mod lab;
 mod logz;
+mod metrics;
 mod nbd_faults;
 mod offload;
 mod profiles;

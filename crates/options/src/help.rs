@@ -21,10 +21,11 @@ pub fn cmdhelp(which: &str) -> Result<String> {
                 }
             }
         }
+        // fio prints every option on one line each, as `name : help`, in its table's order
+        // (scripts read the first word).
         "all" => {
             for o in table::all() {
-                out.push_str(&describe(o));
-                out.push('\n');
+                let _ = writeln!(out, "{:<24}: {}{}", o.name, o.help, support_note(o));
             }
         }
         name => {
@@ -141,7 +142,8 @@ mod tests {
         let rw = cmdhelp("ioengine").unwrap();
         assert!(rw.contains("io_uring"));
         assert!(cmdhelp("nosuchoption").unwrap_err().to_string().contains("unknown option 'nosuchoption'"));
-        assert!(cmdhelp("all").unwrap().contains("iodepth"));
+        let all = cmdhelp("all").unwrap();
+        assert!(all.lines().any(|l| l.starts_with("iodepth                 : ")), "{all}");
     }
 
     #[test]

@@ -1,0 +1,197 @@
+//! Live metrics (`metrics_listen=ADDR`, a fiox option): while a run goes, `http://ADDR/metrics`
+//! answers with each job clone's figures in Prometheus' text exposition format (version 0.0.4,
+//! which OpenMetrics scrapers also read), refreshed every second from the workers' running
+//! statistics and set to the final figures when the run ends, so a scrape then matches the
+//! report. Off unless asked for; a bare port listens on loopback only.
+//!
+//! Names follow Prometheus' conventions: base units (bytes, seconds), `_total` for counters,
+//! one label set per job clone and direction (`jobname`, `clone`, `direction`; not `job`, which
+//! Prometheus gives the scrape target).
+
+use std::fmt::Write as _;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use fiox_stats::DDIR_NAMES;
+
+use crate::plan::Plan;
+use crate::runner::worker::WorkerResult;
+
+/// The quantiles each latency summary carries, as percentiles and as their labels.
+const QUANTILES: [f64; 3] = [50.0, 99.0, 99.9];
+const QUANTILE_LABELS: [&str; 3] = ["0.5", "0.99", "0.999"];
+
+/// What one refresh saw: when, and each worker's I/O and byte counts per direction.
+pub struct Seen {
+    at: Instant,
+    ios: Vec<[u64; 3]>,
+    bytes: Vec<[u64; 3]>,
+}
+
+/// The endpoint: the page to serve, and what the last refresh saw (for rates).
+pub struct Metrics {
+    page: Arc<Mutex<String>>,
+    last: Mutex<Option<Seen>>,
+}
+
+impl Metrics {
+    /// Binds `addr` (so a taken port fails the run before any I/O) and serves from a thread that
+    /// lives as long as the process.
+    pub fn serve(addr: SocketAddr) -> Result<Metrics> {
+        let listener =
+            TcpListener::bind(addr).with_context(|| format!("metrics_listen={addr}: cannot listen there"))?;
+        let page = Arc::new(Mutex::new(String::new()));
+        let shared = page.clone();
+        std::thread::Builder::new().name("fiox-metrics".into()).spawn(move || {
+            for conn in listener.incoming().flatten() {
+                let mut conn = conn;
+                // The whole request head, so that closing the connection never drops unread
+                // bytes (which would make the kernel reset it under the client's read).
+                let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(2)));
+                let mut req = Vec::with_capacity(512);
+                let mut buf = [0u8; 512];
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 16 << 10 {
+                    match conn.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let line = String::from_utf8_lossy(&req);
+                let (status, body) = if line.starts_with("GET /metrics") {
+                    ("200 OK", shared.lock().map(|p| p.clone()).unwrap_or_default())
+                } else {
+                    ("404 Not Found", "fiox serves /metrics only\n".to_string())
+                };
+                let head = format!(
+                    "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = conn.write_all(head.as_bytes()).and_then(|_| conn.write_all(body.as_bytes()));
+            }
+        })?;
+        Ok(Metrics { page, last: Mutex::new(None) })
+    }
+
+    /// Renews the page from the workers' figures so far.
+    pub fn update(&self, plan: &Plan, results: &[WorkerResult]) {
+        let now = Instant::now();
+        let ios: Vec<[u64; 3]> = results.iter().map(|r| r.ts.dirs.each_ref().map(|d| d.total_ios)).collect();
+        let bytes: Vec<[u64; 3]> = results.iter().map(|r| r.ts.dirs.each_ref().map(|d| d.io_bytes)).collect();
+        let mut last = self.last.lock().expect("one updater at a time");
+        let text = render(plan, results, last.as_ref().map(|s| (now.duration_since(s.at).as_secs_f64(), s)));
+        *last = Some(Seen { at: now, ios, bytes });
+        if let Ok(mut p) = self.page.lock() {
+            *p = text;
+        }
+    }
+}
+
+/// The exposition text. `rates` holds the seconds since the previous refresh and what it saw,
+/// from which the IOPS and bandwidth gauges are made (absent at the first).
+pub fn render(plan: &Plan, results: &[WorkerResult], rates: Option<(f64, &Seen)>) -> String {
+    let mut out = String::new();
+    let label = |i: usize, d: Option<usize>| {
+        let w = &plan.workers[i];
+        let mut l = format!("jobname=\"{}\",clone=\"{}\"", escape(&w.spec.name), w.clone);
+        if let Some(d) = d {
+            let _ = write!(l, ",direction=\"{}\"", DDIR_NAMES[d]);
+        }
+        l
+    };
+    let active = |r: &WorkerResult, d: usize| r.ts.dirs[d].total_ios > 0 || r.ts.issued[d] > 0;
+    head(&mut out, "fiox_ios_total", "counter", "I/Os completed.");
+    {
+        let o = &mut out;
+        for (i, r) in results.iter().enumerate() {
+            for d in (0..3).filter(|&d| active(r, d)) {
+                let _ = writeln!(o, "fiox_ios_total{{{}}} {}", label(i, Some(d)), r.ts.dirs[d].total_ios);
+            }
+        }
+    }
+    head(&mut out, "fiox_io_bytes_total", "counter", "Bytes moved.");
+    {
+        let o = &mut out;
+        for (i, r) in results.iter().enumerate() {
+            for d in (0..3).filter(|&d| active(r, d)) {
+                let _ = writeln!(o, "fiox_io_bytes_total{{{}}} {}", label(i, Some(d)), r.ts.dirs[d].io_bytes);
+            }
+        }
+    }
+    head(&mut out, "fiox_inflight_ios", "gauge", "I/Os issued and not yet completed.");
+    {
+        let o = &mut out;
+        for (i, r) in results.iter().enumerate() {
+            for d in (0..3).filter(|&d| active(r, d)) {
+                let n = r.ts.issued[d].saturating_sub(r.ts.dirs[d].total_ios);
+                let _ = writeln!(o, "fiox_inflight_ios{{{}}} {n}", label(i, Some(d)));
+            }
+        }
+    }
+    head(&mut out, "fiox_io_errors_total", "counter", "I/Os that failed.");
+    {
+        let o = &mut out;
+        for (i, r) in results.iter().enumerate() {
+            let _ = writeln!(o, "fiox_io_errors_total{{{}}} {}", label(i, None), r.ts.total_err);
+        }
+    }
+    if let Some((secs, Seen { ios, bytes, .. })) = rates.filter(|(s, _)| *s > 0.0) {
+        head(&mut out, "fiox_iops", "gauge", "I/Os per second since the previous refresh.");
+        {
+            let o = &mut out;
+            for (i, r) in results.iter().enumerate() {
+                for d in (0..3).filter(|&d| active(r, d)) {
+                    let before = ios.get(i).map_or(0, |v| v[d]);
+                    let v = r.ts.dirs[d].total_ios.saturating_sub(before) as f64 / secs;
+                    let _ = writeln!(o, "fiox_iops{{{}}} {v:.3}", label(i, Some(d)));
+                }
+            }
+        }
+        head(&mut out, "fiox_bandwidth_bytes_per_second", "gauge", "Bytes per second since the previous refresh.");
+        {
+            let o = &mut out;
+            for (i, r) in results.iter().enumerate() {
+                for d in (0..3).filter(|&d| active(r, d)) {
+                    let before = bytes.get(i).map_or(0, |v| v[d]);
+                    let v = r.ts.dirs[d].io_bytes.saturating_sub(before) as f64 / secs;
+                    let _ = writeln!(o, "fiox_bandwidth_bytes_per_second{{{}}} {v:.3}", label(i, Some(d)));
+                }
+            }
+        }
+    }
+    head(
+        &mut out,
+        "fiox_completion_latency_seconds",
+        "summary",
+        "Completion latency (fio's clat) since the start, quantiles from fio's histogram.",
+    );
+    {
+        let o = &mut out;
+        for (i, r) in results.iter().enumerate() {
+            for d in (0..3).filter(|&d| active(r, d)) {
+                let dir = &r.ts.dirs[d];
+                let l = label(i, Some(d));
+                if let Some(h) = &dir.clat_hist {
+                    for ((_, ns), q) in h.percentiles(&QUANTILES).into_iter().zip(QUANTILE_LABELS) {
+                        let secs = ns as f64 / 1e9;
+                        let _ = writeln!(o, "fiox_completion_latency_seconds{{{l},quantile=\"{q}\"}} {secs}");
+                    }
+                }
+                let _ = writeln!(o, "fiox_completion_latency_seconds_sum{{{l}}} {}", dir.clat.sum() as f64 / 1e9);
+                let _ = writeln!(o, "fiox_completion_latency_seconds_count{{{l}}} {}", dir.clat.samples);
+            }
+        }
+    }
+    out
+}
+
+fn head(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
+}
+
+/// A label value as the exposition format wants it: backslash, quote and newline escaped.
+fn escape(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}

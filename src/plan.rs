@@ -328,6 +328,19 @@ fn diskless_files(spec: &JobSpec) -> Result<Vec<FilePlan>> {
         .collect())
 }
 
+/// `offset` and `offset_increment` in bytes for a file of `real` bytes (0 for a file not made
+/// yet): a percentage is of the file's real size, rounded up to `offset_align` or to the
+/// smallest block size, as in fio; a byte count is taken as given.
+fn offset_and_increment(spec: &JobSpec, real: u64) -> (u64, u64) {
+    let align = if spec.offset_align > 0 { spec.offset_align } else { crate::runner::iogen::min_block_size(spec) };
+    let of_file = |p: f64| ((real as f64 * p / 100.0) as u64).div_ceil(align.max(1)) * align.max(1);
+    let bytes = |s: SizeSpec| match s {
+        SizeSpec::Bytes(b) => b,
+        SizeSpec::Percent(p) => of_file(p),
+    };
+    (bytes(spec.offset), bytes(spec.offset_increment))
+}
+
 /// The files of an engine whose files are on a server (rbd: the image; rados: objects). The
 /// names are made as for local files (`filename=` with `directory=`, or fio's generated
 /// names); the engine says which it uses and how large those that exist are. Regions follow
@@ -353,19 +366,10 @@ fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<
         .collect();
     let files = remote(spec, clone, &names).map_err(|e| anyhow::anyhow!("job '{}': {e}", spec.name))?;
     let nfiles = files.len().max(1) as u64;
-    let align = if spec.offset_align > 0 { spec.offset_align } else { crate::runner::iogen::min_block_size(spec) };
     let mut out = Vec::new();
     for f in files {
         let real = f.size.unwrap_or(0);
-        let of_file = |p: f64| ((real as f64 * p / 100.0) as u64).div_ceil(align.max(1)) * align.max(1);
-        let offset = match spec.offset {
-            SizeSpec::Bytes(b) => b,
-            SizeSpec::Percent(p) => of_file(p),
-        };
-        let inc = match spec.offset_increment {
-            SizeSpec::Bytes(b) => b,
-            SizeSpec::Percent(p) => of_file(p),
-        };
+        let (offset, inc) = offset_and_increment(spec, real);
         let region_start = offset + inc * clone as u64;
         let given = match (spec.filesize, spec.size) {
             (Some((lo, _)), _) => Some(lo),
@@ -519,20 +523,7 @@ fn plan_files(
         } else {
             file_size
         };
-        // A percentage offset is of the file's real size (0 for a file not made yet), rounded
-        // up to offset_align or to the smallest block size, as in fio; a byte offset is taken
-        // as given.
-        let align = if spec.offset_align > 0 { spec.offset_align } else { crate::runner::iogen::min_block_size(spec) };
-        let real = existing.unwrap_or(0);
-        let of_file = |p: f64| ((real as f64 * p / 100.0) as u64).div_ceil(align.max(1)) * align.max(1);
-        let offset = match spec.offset {
-            SizeSpec::Bytes(b) => b,
-            SizeSpec::Percent(p) => of_file(p),
-        };
-        let inc = match spec.offset_increment {
-            SizeSpec::Bytes(b) => b,
-            SizeSpec::Percent(p) => of_file(p),
-        };
+        let (offset, inc) = offset_and_increment(spec, existing.unwrap_or(0));
         // file_append: the region starts where the file ends now (offset= is not used).
         let region_start = match existing {
             Some(end) if spec.file_append && !block_device => end,

@@ -1,0 +1,12 @@
+//! fiox's multi-host protocol, in a room of its own: how a coordinator (`fiox --client=...`)
+//! and servers (`fiox --server`) reach each other and what they say. It knows nothing about
+//! jobs, engines or reports; the binary's `src/multihost/` runs jobs on the server side and
+//! merges and renders on the coordinator side.
+//!
+//! Layers, bottom up:
+//! - [`transport`]: a connected byte stream of any kind ([`transport::Duplex`]): TCP on
+//!   loopback, a unix socket, the standard streams of `fiox --server=stdio` under ssh or
+//!   `--rsh`, or TLS 1.3 to a standing server. Everything above works on any of them.
+#![forbid(unsafe_code)]
+
+pub mod transport;

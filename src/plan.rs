@@ -3,6 +3,7 @@
 //! file exist, how big is the device, is it mounted) happens here, before any I/O, so a bad job
 //! is refused without having touched anything.
 
+use std::collections::HashSet;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,6 +44,9 @@ pub struct WorkerPlan {
     pub replay: Option<Arc<crate::runner::replay::ReplayPlan>>,
     /// The dedupe working set it draws from (`dedupe_mode=working_set`), perhaps shared.
     pub dedupe_set: Option<crate::runner::dedupe::WorkingSet>,
+    /// Its files do not exist yet and have no size, but an earlier phase of the run writes
+    /// them: they are sized by [`size_deferred`] when its phase starts, as fio does.
+    pub deferred: bool,
 }
 
 /// The most jobs (clones included) one run may have: fio 3.33's limit, measured.
@@ -90,7 +94,14 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
     let mut workers = Vec::new();
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
+    // Files written by the phases before the current one, and by the current one so far: a
+    // later phase may read a file an earlier phase creates (fio's surface-scan example).
+    let mut written_before: HashSet<PathBuf> = HashSet::new();
+    let mut written_now: HashSet<PathBuf> = HashSet::new();
     for (job_index, job) in set.jobs.iter().enumerate() {
+        if job.spec.stonewall {
+            written_before.extend(written_now.drain());
+        }
         // A replay is read and checked once per job (its clones replay the same trace); the
         // job then does the trace's directions with buffers as large as its largest I/O.
         let replay = match &job.spec.replay {
@@ -130,54 +141,26 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
             bail!("job '{}': rw={} writes, but --readonly was given", spec.name, spec.rw.name());
         }
         for clone in 0..spec.numjobs {
+            let local = replay.is_none() && !engine.no_io && engine.remote.is_none() && !engine.diskless;
+            let deferred = local && listed.is_none() && later_file(&spec, clone, &written_before);
             let files = match &replay {
+                _ if deferred => Vec::new(),
                 Some(rp) if !engine.diskless => replay_files(&spec, rp)?,
                 _ if engine.no_io => no_io_files(&spec),
                 _ if engine.remote.is_some() => remote_files(&spec, clone, engine, listed.as_deref())?,
                 _ if engine.diskless => diskless_files(&spec)?,
                 _ => plan_files(&spec, clone, engine.creates_files, listed.as_deref())?,
             };
+            if local && (spec.rw.writes() || spec.rw.trims()) {
+                written_now.extend(files.iter().map(|f| f.path.clone()));
+            }
             if spec.zones.mode == fiox_options::ZoneMode::Zbd {
                 check_zoned(&spec, &files, engine)?;
-            }
-            let region: u64 = files.iter().map(|f| f.region_len).sum();
-            let min_bs = *spec.bs.iter().min().expect("three directions");
-            // A uniform random job with its block map ends its pass when every whole block of
-            // every file is done, as fio's does: with several files whose sizes are not whole
-            // blocks, the bytes left over in each add up to blocks that do not exist.
-            let mapped = spec.rw.is_random()
-                && !spec.norandommap
-                && matches!(spec.random_distribution, fiox_options::RandomDist::Random);
-            let whole: u64 = files.iter().map(|f| f.region_len / min_bs * min_bs).sum();
-            // A replay moves what its trace holds; size and io_size do not apply (as in fio).
-            let io_bytes = match (&replay, spec.io_size) {
-                (Some(rp), _) => rp.totals().0.iter().sum(),
-                (None, Some(SizeSpec::Bytes(b))) => b,
-                (None, Some(SizeSpec::Percent(p))) => (region as f64 * p / 100.0) as u64,
-                (None, None) if mapped && whole > 0 => whole,
-                (None, None) => region,
-            };
-            if io_bytes < min_bs && !spec.time_based && replay.is_none() {
-                bail!(
-                    "job '{}': the I/O size ({io_bytes} bytes) is smaller than the block size ({min_bs} bytes)",
-                    spec.name
-                );
-            }
-            let max_bs = crate::runner::iogen::max_block(&spec);
-            for f in &files {
-                if f.region_len < max_bs && replay.is_none() {
-                    bail!(
-                        "job '{}': the I/O region of '{}' ({} bytes) is smaller than the block size",
-                        spec.name,
-                        f.path.display(),
-                        f.region_len
-                    );
-                }
             }
             let number = workers.len() + 1;
             let clock = crate::runner::clock::Source::choose(spec.clocksource)
                 .map_err(|e| anyhow::anyhow!("job '{}': {e}", spec.name))?;
-            workers.push(WorkerPlan {
+            let mut w = WorkerPlan {
                 number,
                 clock,
                 spec: spec.clone(),
@@ -186,10 +169,15 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 clone,
                 groupid: job.groupid,
                 files,
-                io_bytes,
+                io_bytes: 0,
                 replay: replay.clone(),
                 dedupe_set: None,
-            });
+                deferred,
+            };
+            if !deferred {
+                w.io_bytes = io_bytes(&w)?;
+            }
+            workers.push(w);
         }
     }
     // Working sets are planned across workers: dedupe_global ones share one.
@@ -199,6 +187,70 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
     }
     let had_global_section = !set.global_options.is_empty();
     Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section, notes, warnings })
+}
+
+/// Whether a clone's files are all missing, unsized and written by an earlier phase, so that
+/// they can only be sized when its own phase starts.
+fn later_file(spec: &JobSpec, clone: u32, written_before: &HashSet<PathBuf>) -> bool {
+    if spec.size.is_some() || spec.filesize.is_some() || spec.fill_device || written_before.is_empty() {
+        return false;
+    }
+    let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
+    let names: Vec<String> = match &spec.filename {
+        Some(list) => split_filenames(list),
+        None => (0..spec.nrfiles).map(|n| file_name(&spec.filename_format, &spec.name, clone, n)).collect(),
+    };
+    !names.is_empty()
+        && names.iter().enumerate().all(|(i, name)| {
+            let path = match dirs.get(i % dirs.len().max(1)) {
+                Some(d) if Path::new(name).is_relative() => Path::new(d).join(name),
+                _ => PathBuf::from(name),
+            };
+            !path.exists() && written_before.contains(&path)
+        })
+}
+
+/// Sizes a deferred worker's files now that the phases before it have run (and created them).
+pub fn size_deferred(w: &mut WorkerPlan) -> Result<()> {
+    w.files = plan_files(&w.spec, w.clone, w.engine.creates_files, None)?;
+    w.io_bytes = io_bytes(w)?;
+    w.deferred = false;
+    Ok(())
+}
+
+/// The bytes a worker moves per loop, after checking its regions hold a block.
+fn io_bytes(w: &WorkerPlan) -> Result<u64> {
+    let (spec, files, replay) = (&w.spec, &w.files, &w.replay);
+    let region: u64 = files.iter().map(|f| f.region_len).sum();
+    let min_bs = *spec.bs.iter().min().expect("three directions");
+    // A uniform random job with its block map ends its pass when every whole block of every
+    // file is done, as fio's does: with several files whose sizes are not whole blocks, the
+    // bytes left over in each add up to blocks that do not exist.
+    let mapped = spec.rw.is_random()
+        && !spec.norandommap
+        && matches!(spec.random_distribution, fiox_options::RandomDist::Random);
+    let whole: u64 = files.iter().map(|f| f.region_len / min_bs * min_bs).sum();
+    // A replay moves what its trace holds; size and io_size do not apply (as in fio).
+    let io_bytes = match (replay, spec.io_size) {
+        (Some(rp), _) => rp.totals().0.iter().sum(),
+        (None, Some(SizeSpec::Bytes(b))) => b,
+        (None, Some(SizeSpec::Percent(p))) => (region as f64 * p / 100.0) as u64,
+        (None, None) if mapped && whole > 0 => whole,
+        (None, None) => region,
+    };
+    if io_bytes < min_bs && !spec.time_based && replay.is_none() {
+        bail!("job '{}': the I/O size ({io_bytes} bytes) is smaller than the block size ({min_bs} bytes)", spec.name);
+    }
+    let max_bs = crate::runner::iogen::max_block(spec);
+    if let Some(f) = files.iter().find(|f| f.region_len < max_bs && replay.is_none()) {
+        bail!(
+            "job '{}': the I/O region of '{}' ({} bytes) is smaller than the block size",
+            spec.name,
+            f.path.display(),
+            f.region_len
+        );
+    }
+    Ok(io_bytes)
 }
 
 /// The no-I/O engines (cpuio, exec) have no file and no size: their jobs end on time. fio
@@ -494,7 +546,9 @@ fn plan_files(
                 None => bail!("job '{}': size={p}% of '{}', which does not exist", spec.name, path.display()),
             },
             // fill_device without a size: what the file has plus the file system's free space,
-            // shared among the job's files.
+            // shared among the job's files. A writing job gets fio's "really large" size, so
+            // that it ends on ENOSPC (counted as an I/O, as fio counts it) and not at a size
+            // computed before the run: all the free space per file, plus one block.
             (None, None) if spec.fill_device && !block_device => {
                 let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     Some(d) => d.to_path_buf(),
@@ -503,7 +557,10 @@ fn plan_files(
                 let free = fiox_engine::sys::free_space(&dir).with_context(|| {
                     format!("job '{}': fill_device: cannot read the free space of '{}'", spec.name, dir.display())
                 })?;
-                existing.unwrap_or(0) + free / nfiles
+                match spec.rw.writes() {
+                    true => existing.unwrap_or(0) + free + crate::runner::iogen::max_block(spec),
+                    false => existing.unwrap_or(0) + free / nfiles,
+                }
             }
             (None, None) => match existing {
                 Some(e) => e,

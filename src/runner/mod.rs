@@ -77,7 +77,7 @@ pub type Diag = Arc<dyn Fn(&str) + Send + Sync>;
 /// jobs) go to `diag`; fio's "Laying out IO file" lines to `notice` (which fio prints with its
 /// normal output, and not at all otherwise); the status line, if any, to standard output.
 pub fn run(
-    plan: &Plan,
+    planned: &Plan,
     diag: Diag,
     notice: Diag,
     status: Option<StatusLine>,
@@ -87,6 +87,10 @@ pub fn run(
     REST_CANCELLED.store(false, Ordering::Relaxed);
     fiox_engine::sys::abort_on_second_signal(&ABORT);
     fiox_engine::sys::install_wake_signal();
+    // A plan with workers sized at their phase's start is copied once, to be completed as the
+    // phases go; the caller's stays as planned.
+    let mut sized = std::borrow::Cow::Borrowed(planned);
+    let plan = planned;
     let mut results: Vec<Option<Result<WorkerResult>>> = (0..plan.workers.len()).map(|_| None).collect();
     // The block devices under the jobs' files, in job and file order, as fio lists them.
     let sys = std::path::Path::new("/sys");
@@ -108,6 +112,12 @@ pub fn run(
             }
             end += 1;
         }
+        for i in phase_start..end {
+            if sized.workers[i].deferred {
+                crate::plan::size_deferred(&mut sized.to_mut().workers[i])?;
+            }
+        }
+        let plan: &Plan = &sized;
         // Files are laid out before the phase starts, so that neither the layout's time nor its
         // I/O is counted (in the jobs' statistics or the disk statistics).
         layout_phase(&plan.workers[phase_start..end], &notice)?;

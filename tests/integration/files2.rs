@@ -329,3 +329,43 @@ fn random_passes_over_files_with_partial_blocks_end_like_fio() {
         assert_eq!(bytes(true), bytes(false), "{extra:?}");
     }
 }
+
+#[test]
+fn a_later_phase_reads_a_file_an_earlier_phase_creates_as_fio_does() {
+    // fio sizes a file when its phase starts: the second phase reads what the first wrote,
+    // with no size= of its own. Neither file exists before the run.
+    let text = "[global]\nioengine=psync\nbs=4k\n[w]\nfilename=f\nrw=write\nsize=1m\n\
+                [r]\nstonewall\nfilename=f\nrw=read\n[w2]\nstonewall\nfilename=g\nrw=write\nsize=512k\n\
+                [r2]\nfilename=g2\nrw=read\nsize=64k\n";
+    let mut seen = Vec::new();
+    for fiox_run in [false, true] {
+        let dir = scratch();
+        std::fs::write(dir.path().join("j.fio"), text).unwrap();
+        let out = tool(fiox_run, dir.path(), &["--output-format=json", "j.fio"]);
+        assert_eq!(out.code, 0, "fiox {fiox_run}: {}", out.stderr);
+        let v = json(&out);
+        let per: Vec<(String, u64, u64, u64)> = v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                let name = j["jobname"].as_str().unwrap().to_string();
+                (
+                    name,
+                    j["read"]["io_bytes"].as_u64().unwrap(),
+                    j["read"]["total_ios"].as_u64().unwrap(),
+                    j["write"]["io_bytes"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        seen.push(per);
+    }
+    assert_eq!(seen[0], seen[1], "fio, then fiox");
+    assert_eq!(seen[1][1], ("r".to_string(), 1 << 20, 256, 0));
+    // A file no earlier phase writes is still refused before any I/O.
+    let dir = scratch();
+    let out = fiox(dir.path(), &["--name=r", "--filename=nope", "--rw=read"]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("'nope' does not exist and no size= was given"), "{}", out.stderr);
+    assert!(!dir.path().join("nope").exists());
+}

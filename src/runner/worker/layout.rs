@@ -89,7 +89,9 @@ pub fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
                 let _ = sys::preallocate(file.as_raw_fd(), how, f.layout_size);
             }
             // `none` leaves the size to the writes, `keep` reserves without growing the file.
-            if how == sys::Prealloc::Allocate || plan.spec.fallocate == Fallocate::Truncate {
+            // fill_device's size is larger than the free space: the writes alone grow it.
+            if (how == sys::Prealloc::Allocate || plan.spec.fallocate == Fallocate::Truncate) && !plan.spec.fill_device
+            {
                 file.set_len(f.layout_size.max(have))?;
             }
             continue;

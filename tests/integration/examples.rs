@@ -193,7 +193,7 @@ const TABLE: &[(&str, Row)] = &[
 /// differs, and exactly what fio and fiox show. Each is a deliberate fiox difference (README) or
 /// a fio 3.33 behaviour recorded in `docs/fio-observed/examples.md`.
 const KNOWN: &[(&str, &str, &str, &str)] = &[
-    // Open (fiox): a size-bound random job with per-direction block sizes. fio keeps issuing
+    // Deliberate (README): a size-bound random job with per-direction block sizes. fio keeps issuing
     // whole blocks while fewer than `size` bytes were issued, and its shared random map ends a
     // job early once 1 MiB writes find no free 1 MiB block (the same figures on every run, as
     // randrepeat=1); fiox fits the last block into the bytes left and moves exactly `size`.

@@ -107,11 +107,56 @@ pub struct Run {
     pub end: Option<Interval>,
 }
 
-/// Intervals kept per run: an hour at one a second; a longer run keeps every other interval
-/// each time the list fills, so the page always spans the whole run.
+/// Intervals kept per run: an hour at one a second; each time the list fills, pairs of
+/// intervals become one (see [`coarsen`]), so the page always spans the whole run.
 pub const MAX_INTERVALS: usize = 3600;
 /// Runs kept (a sweep's finished points); the oldest are forgotten beyond this.
 pub const MAX_RUNS: usize = 10_000;
+
+/// `intervals` with each `every` consecutive ones made one: the counts so far are the last
+/// one's, IOPS and bandwidth the mean over the whole span (each interval weighted by its
+/// length), and each latency percentile the highest of the span's (the feed keeps no
+/// histograms to merge, and a latency spike must not vanish from a long run's chart).
+pub fn coarsen(intervals: &[Interval], every: usize) -> Vec<Interval> {
+    let every = every.max(1);
+    let mut out = Vec::with_capacity(intervals.len().div_ceil(every));
+    let mut start = 0.0;
+    for chunk in intervals.chunks(every) {
+        let last = chunk.last().expect("chunks are not empty");
+        let span = last.t - start;
+        let mut prev = start;
+        let weights: Vec<f64> = chunk
+            .iter()
+            .map(|iv| {
+                let w = iv.t - prev;
+                prev = iv.t;
+                if span > 0.0 {
+                    w / span
+                } else {
+                    1.0 / chunk.len() as f64
+                }
+            })
+            .collect();
+        let merge = |pick: &dyn Fn(&Interval) -> Option<&Figures>, last: &Figures| {
+            let mut f = last.clone();
+            let parts: Vec<(&Figures, f64)> =
+                chunk.iter().zip(&weights).filter_map(|(iv, w)| pick(iv).map(|f| (f, *w))).collect();
+            f.iops = parts.iter().map(|(x, w)| x.iops * w).sum();
+            f.bw = parts.iter().map(|(x, w)| x.bw * w).sum();
+            f.p50_ns = parts.iter().filter_map(|(x, _)| x.p50_ns).max();
+            f.p99_ns = parts.iter().filter_map(|(x, _)| x.p99_ns).max();
+            f.p999_ns = parts.iter().filter_map(|(x, _)| x.p999_ns).max();
+            f
+        };
+        out.push(Interval {
+            t: last.t,
+            all: merge(&|iv| Some(&iv.all), &last.all),
+            jobs: last.jobs.iter().enumerate().map(|(k, f)| merge(&|iv| iv.jobs.get(k), f)).collect(),
+        });
+        start = last.t;
+    }
+    out
+}
 
 /// What the page is drawn from.
 #[derive(Debug, Clone, Serialize)]
@@ -161,11 +206,7 @@ impl LiveFeed {
                 }
                 let run = s.runs.last_mut().expect("a run was just made");
                 if run.intervals.len() >= MAX_INTERVALS {
-                    let mut i = 0;
-                    run.intervals.retain(|_| {
-                        i += 1;
-                        i % 2 == 0
-                    });
+                    run.intervals = coarsen(&run.intervals, 2);
                 }
                 run.intervals.push(iv);
             }
@@ -271,6 +312,24 @@ mod tests {
         assert_eq!(s.runs[0].end.as_ref().unwrap().all.ios, 99);
         assert_eq!(s.runs[1].state, State::Failed("exit status 1".into()));
         assert_eq!(s.generation, MAX_INTERVALS as u64 + 11 + 4);
+    }
+
+    #[test]
+    fn coarsening_averages_rates_and_keeps_spikes() {
+        let mut a = iv(1.0, 100);
+        a.all.iops = 100.0;
+        a.all.p99_ns = Some(10);
+        let mut b = iv(3.0, 500);
+        b.all.iops = 200.0;
+        b.all.p99_ns = Some(1000);
+        let mut c = iv(4.0, 600);
+        c.all.iops = 100.0;
+        let out = coarsen(&[a, b, c.clone()], 2);
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[0].t, out[0].all.ios, out[0].all.p99_ns), (3.0, 500, Some(1000)));
+        // 1 s at 100 IOPS, then 2 s at 200: 500 I/Os in 3 s.
+        assert!((out[0].all.iops - 500.0 / 3.0).abs() < 1e-9, "{}", out[0].all.iops);
+        assert_eq!(out[1], c);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use fiox_charts::{Axis, Chart, LineChart, Point, Scale, Series, Unit};
 
 use crate::lab::charts::{y_axis, Kind};
 use crate::lab::html::{escape, strip_prolog, STYLE};
-use crate::live::{Figures, Interval, Run, Snapshot, State};
+use crate::live::{coarsen, Figures, Interval, Run, Snapshot, State};
 
 /// A chart of the page: the name it is served under (`/live/NAME.svg`), its title and SVG.
 #[derive(Clone)]
@@ -30,6 +30,8 @@ pub struct Rendered {
 
 /// Job latency charts drawn at most (the table still lists every job).
 const MAX_JOB_CHARTS: usize = 8;
+/// Points drawn per line at most; longer runs are drawn from coarser intervals.
+const MAX_DRAWN: usize = 480;
 
 /// The page's own additions to the sweep page's style.
 const LIVE_STYLE: &str = ".status{color:#555}.status b{color:#222}.conn{color:#b00020;font-weight:bold}";
@@ -116,7 +118,7 @@ fn part(s: &Snapshot, charts: &[Shown]) -> String {
     let label = if run.label.is_empty() { String::new() } else { format!("<b>{}</b>: ", escape(&run.label)) };
     let _ = writeln!(h, "<p class=\"status\" data-state=\"{state}\" data-t=\"{t:.3}\">{label}{}</p>", escape(&what));
     if let Some(iv) = last {
-        let per = if run.end.is_some() { "run" } else { "last second" };
+        let per = if run.end.is_some() { "run" } else { "last interval" };
         h.push_str("<div class=\"scroll\"><table id=\"now\">\n<tr><th class=\"t\">jobs</th><th>I/Os</th>");
         let _ = write!(h, "<th>IOPS ({per})</th><th>mean IOPS</th><th>bandwidth ({per})</th>");
         let _ = writeln!(h, "<th>p50 ({per})</th><th>p99 ({per})</th><th>p99.9 ({per})</th><th>errors</th></tr>");
@@ -240,7 +242,16 @@ fn nanos(ns: f64) -> String {
 fn charts(s: &Snapshot) -> Vec<Shown> {
     let mut out = Vec::new();
     let Some(run) = current(s) else { return out };
-    let ivs = &run.intervals;
+    // A chart is 960 pixels wide: more points than this only make the page heavier.
+    let every = run.intervals.len().div_ceil(MAX_DRAWN);
+    let coarse;
+    let ivs = if every > 1 {
+        coarse = coarsen(&run.intervals, every);
+        &coarse
+    } else {
+        &run.intervals
+    };
+    let per = if every > 1 { format!(" (a point per {every} intervals; latency: the highest)") } else { String::new() };
     let jobs: Vec<String> = ivs.last().map(|iv| iv.jobs.iter().map(|f| f.name.clone()).collect()).unwrap_or_default();
     let time = || Axis::new("time (s)", Scale::Linear, Unit::Number);
     // One line per series: all jobs first (named after the job when there is one job).
@@ -283,7 +294,7 @@ fn charts(s: &Snapshot) -> Vec<Shown> {
                 marks: vec![],
             });
             if let Ok(svg) = fiox_charts::svg(&chart) {
-                out.push(Shown { file: file.to_string(), title, svg });
+                out.push(Shown { file: file.to_string(), title: format!("{title}{per}"), svg });
             }
         };
     if !ivs.is_empty() {
@@ -403,6 +414,19 @@ mod tests {
         let r = render(&feed.snapshot());
         assert!(r.part.contains("<tr data-run=\"\"><td class=\"t\"></td><td class=\"t\">done</td><td data-k=\"ios\" data-v=\"1500\">1500</td><td data-k=\"iops\" data-v=\"272.700\">"), "{}", r.part);
         assert!(r.part.contains("<tr data-run=\"second\">") && r.charts.iter().any(|c| c.file == "runs"));
+    }
+
+    #[test]
+    fn an_hour_is_drawn_from_coarser_intervals() {
+        let feed = LiveFeed::new("t");
+        for k in 1..=3600 {
+            feed.push(Record::Interval(iv(k as f64, k)));
+        }
+        let r = render(&feed.snapshot());
+        assert!(r.part.contains("<figcaption>IOPS (a point per 8 intervals; latency: the highest)</figcaption>"));
+        // Five charts of 450 points and the tables: the page stays light.
+        assert!(r.part.len() < 160_000, "{} bytes", r.part.len());
+        assert!(r.part.contains("<td data-k=\"ios\" data-v=\"1080000\">"), "the table shows the newest interval");
     }
 
     #[test]

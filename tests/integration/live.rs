@@ -106,9 +106,12 @@ fn live_page_in_chromium_while_a_job_runs() {
     let d = dir.path();
     let port = free_port();
     let listen = format!("--live_listen={port}");
+    // Prometheus' endpoint on the same address: one server answers for both.
+    let metrics = format!("--metrics_listen=127.0.0.1:{port}");
     let run = Child(Some(
         Command::new(fiox_bin())
-            .args(["--ioengine=null", "--size=1g", "--time_based", "--runtime=9", &listen, "--output-format=json"])
+            .args(["--ioengine=null", "--size=1g", "--time_based", "--runtime=9", &listen, &metrics])
+            .arg("--output-format=json")
             .args(["--name=a", "--rw=randread", "--rate_iops=1000", "--name=b", "--rw=write", "--rate_iops=500"])
             .current_dir(d)
             .stdout(Stdio::piped())
@@ -125,6 +128,8 @@ fn live_page_in_chromium_while_a_job_runs() {
     let shot = d.join("live.png");
     load(d, &url, Some(&shot));
     assert!(started.elapsed() < Duration::from_secs(9), "the loads took the whole run; nothing was seen live");
+    assert!(get(port, "/metrics").is_some_and(|m| m.contains("fiox_ios_total{jobname=\"b\"")));
+    assert!(get(port, "/nothing").is_some_and(|m| m == "fiox serves /metrics and the live page at / only\n"));
     // The raw page and what the browser made of it fetch nothing from elsewhere.
     self_contained(&get(port, "/").expect("the page is served"));
     self_contained(&second);

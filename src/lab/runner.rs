@@ -61,7 +61,9 @@ impl Runner {
         // The live page's port first, so a taken one fails before the folder is touched.
         let live = match settings.live {
             Some(addr) => {
-                let feed = LiveFeed::new(shell_words(&std::env::args().collect::<Vec<_>>()));
+                // The page's title is the command, as the user would type it again.
+                let args: Vec<String> = std::env::args().skip(1).collect();
+                let feed = LiveFeed::new(format!("fiox {}", shell_words(&args)));
                 crate::http::serve(addr, "sweep: --live", vec![feed.site()])?;
                 Some(feed)
             }

@@ -196,6 +196,7 @@ fn sweep_live_page_shows_points_as_they_finish() {
     });
     let dom = load(d, &format!("http://127.0.0.1:{port}/"), None);
     self_contained(&dom);
+    assert!(dom.contains(&format!("<h1>fiox sweep --live {port} --vary rate_iops=500,1000 --out res --name=s")));
     assert!(dom.contains("<figcaption>finished runs: IOPS and p99 latency</figcaption>"));
     let row = "[1/2] rate_iops=500";
     assert!(dom.contains(&format!("<tr data-run=\"{row}\"><td class=\"t\">{row}</td><td class=\"t\">done</td>")));

@@ -28,8 +28,8 @@ need() {
   fi
 }
 need 1 "the differential tests" fio -- fio
-# The lab tests load the results page in a real browser: Debian's chromium.
-need 1 "the results-page test" chromium -- chromium fonts-dejavu-core
+# The lab and live tests load the results page and the live page in a real browser: Debian's chromium.
+need 1 "the results-page and live-page tests" chromium -- chromium fonts-dejavu-core
 # The fault tests serve a disk with planted errors through nbdkit and nbdfuse.
 need 0 "the fault tests" nbdkit nbdfuse -- nbdkit libnbd-bin
 # The Ceph tests start a one-node cluster (ceph-mon, ceph-osd on memstore) and run fio's and

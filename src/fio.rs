@@ -207,17 +207,38 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
             }
         }
     };
-    // metrics_listen: live figures for Prometheus, refreshed every second.
-    let metrics = match plan.jobs.iter().find_map(|j| j.spec.metrics_listen) {
-        Some(addr) => Some(crate::metrics::Metrics::serve(addr)?),
-        None => None,
+    // metrics_listen (figures for Prometheus) and live_listen (the live page), refreshed every
+    // second; a sweep point also writes its live records for the sweep's page.
+    let metrics_at = plan.jobs.iter().find_map(|j| j.spec.metrics_listen);
+    let live_at = plan.jobs.iter().find_map(|j| j.spec.live_listen);
+    let metrics = metrics_at.map(|_| crate::metrics::Metrics::default());
+    let live = live_at.map(|_| crate::live::LiveFeed::new(live_title(plan)));
+    let records = std::env::var_os(crate::live::RECORDS_ENV).is_some();
+    serve(metrics_at, metrics.as_ref(), live_at, live.as_ref())?;
+    let recorder = (live.is_some() || records).then(|| Mutex::new(crate::live::record::Recorder::new(plan)));
+    let publish = |record: crate::live::Record| {
+        if records {
+            // Standard output carries nothing else in a sweep point (its report goes to
+            // --output); a sweep that went away leaves the write failing, which is harmless.
+            if let Ok(line) = serde_json::to_string(&record) {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}").and_then(|_| out.flush());
+            }
+        }
+        if let Some(feed) = &live {
+            feed.push(record);
+        }
     };
     let status_every = g.status_interval.map(std::time::Duration::from_millis);
-    let shared_ticks = act.is_some() || metrics.is_some();
+    let shared_ticks = act.is_some() || metrics.is_some() || recorder.is_some();
     let next_status = Mutex::new(status_every.unwrap_or(std::time::Duration::MAX));
     let tick = |partial: &[runner::worker::WorkerResult]| {
         if let Some(m) = &metrics {
             m.update(plan, partial);
+        }
+        if let Some(r) = &recorder {
+            let interval = r.lock().expect("interval reports are sequential").interval(partial);
+            publish(crate::live::Record::Interval(interval));
         }
         if let Some(e) = status_every {
             // Alone, the status reports set the pace; sharing the ticks, they keep their own.
@@ -233,7 +254,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     let every = [
         status_every,
         act.as_ref().map(|_| ActTable::slice()),
-        metrics.as_ref().map(|_| std::time::Duration::from_secs(1)),
+        (metrics.is_some() || recorder.is_some()).then_some(std::time::Duration::from_secs(1)),
     ]
     .into_iter()
     .flatten()
@@ -243,6 +264,12 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // the report is the last run's, with every run's figure in fiox's section.
     let mut values = Vec::new();
     let (results, report) = loop {
+        if let Some(r) = &recorder {
+            *r.lock().expect("no run yet") = crate::live::record::Recorder::new(plan);
+            if g.repeat_until.is_some() {
+                publish(crate::live::Record::Begin { label: format!("run {}", values.len() + 1) });
+            }
+        }
         runner::trigger::arm(g.trigger_timeout_ms.map(std::time::Duration::from_millis), g.trigger_file.clone());
         let outcome = runner::run(plan, diag.clone(), notice.clone(), status, interval)?;
         if runner::trigger::fired() {
@@ -257,6 +284,9 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         if let Some(m) = &metrics {
             // The final figures, so a scrape after the run matches the report.
             m.update(plan, &results);
+        }
+        if let Some(r) = &recorder {
+            publish(crate::live::Record::End(r.lock().expect("the run is over").end(&results)));
         }
         if let Some(table) = &act {
             let mut table = table.lock().expect("one reporter");
@@ -302,6 +332,47 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         return Ok(ExitCode::from(crate::repeat::NOT_MET));
     }
     Ok(ExitCode::from(failed.min(255) as u8))
+}
+
+/// Starts the HTTP servers of `metrics_listen` and `live_listen`: one for both when they name
+/// the same address. Binding happens here, before any I/O, so a taken port stops the run.
+fn serve(
+    metrics_at: Option<std::net::SocketAddr>,
+    metrics: Option<&crate::metrics::Metrics>,
+    live_at: Option<std::net::SocketAddr>,
+    live: Option<&std::sync::Arc<crate::live::LiveFeed>>,
+) -> Result<()> {
+    let metrics = metrics_at.zip(metrics);
+    let live = live_at.zip(live);
+    match (metrics, live) {
+        (Some((a, m)), Some((b, l))) if a == b => crate::http::serve(a, "metrics_listen", vec![m.site(), l.site()]),
+        _ => {
+            if let Some((a, m)) = metrics {
+                crate::http::serve(a, "metrics_listen", vec![m.site()])?;
+            }
+            if let Some((a, l)) = live {
+                crate::http::serve(a, "live_listen", vec![l.site()])?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The live page's title: fiox and the jobs' names.
+fn live_title(plan: &crate::plan::Plan) -> String {
+    let mut names: Vec<&str> = Vec::new();
+    for j in &plan.jobs {
+        if !names.contains(&j.spec.name.as_str()) {
+            names.push(&j.spec.name);
+        }
+    }
+    let more = names.len().saturating_sub(6);
+    names.truncate(6);
+    let mut t = format!("fiox: {}", names.join(", "));
+    if more > 0 {
+        t.push_str(&format!(" and {more} more"));
+    }
+    t
 }
 
 /// The report in every requested format, JSON first as fio prints it.

@@ -9,12 +9,9 @@
 //! Prometheus gives the scrape target).
 
 use std::fmt::Write as _;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
 use fiox_stats::DDIR_NAMES;
 
 use crate::plan::Plan;
@@ -32,47 +29,25 @@ pub struct Seen {
 }
 
 /// The endpoint: the page to serve, and what the last refresh saw (for rates).
+#[derive(Default)]
 pub struct Metrics {
     page: Arc<Mutex<String>>,
     last: Mutex<Option<Seen>>,
 }
 
 impl Metrics {
-    /// Binds `addr` (so a taken port fails the run before any I/O) and serves from a thread that
-    /// lives as long as the process.
-    pub fn serve(addr: SocketAddr) -> Result<Metrics> {
-        let listener =
-            TcpListener::bind(addr).with_context(|| format!("metrics_listen={addr}: cannot listen there"))?;
-        let page = Arc::new(Mutex::new(String::new()));
-        let shared = page.clone();
-        std::thread::Builder::new().name("fiox-metrics".into()).spawn(move || {
-            for conn in listener.incoming().flatten() {
-                let mut conn = conn;
-                // The whole request head, so that closing the connection never drops unread
-                // bytes (which would make the kernel reset it under the client's read).
-                let _ = conn.set_read_timeout(Some(std::time::Duration::from_secs(2)));
-                let mut req = Vec::with_capacity(512);
-                let mut buf = [0u8; 512];
-                while !req.windows(4).any(|w| w == b"\r\n\r\n") && req.len() < 16 << 10 {
-                    match conn.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
-                        Ok(n) => req.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let line = String::from_utf8_lossy(&req);
-                let (status, body) = if line.starts_with("GET /metrics") {
-                    ("200 OK", shared.lock().map(|p| p.clone()).unwrap_or_default())
-                } else {
-                    ("404 Not Found", "fiox serves /metrics only\n".to_string())
-                };
-                let head = format!(
-                    "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = conn.write_all(head.as_bytes()).and_then(|_| conn.write_all(body.as_bytes()));
-            }
-        })?;
-        Ok(Metrics { page, last: Mutex::new(None) })
+    /// What the HTTP server answers for: `/metrics`.
+    pub fn site(&self) -> crate::http::Site {
+        let page = self.page.clone();
+        crate::http::Site {
+            paths: "/metrics",
+            respond: Box::new(move |path, _| {
+                (path == "/metrics").then(|| {
+                    let text = page.lock().map(|p| p.clone()).unwrap_or_default();
+                    crate::http::Response::ok("text/plain; version=0.0.4; charset=utf-8", text)
+                })
+            }),
+        }
     }
 
     /// Renews the page from the workers' figures so far.

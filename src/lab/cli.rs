@@ -46,6 +46,7 @@ pub enum Id {
     FindKnee,
     Target,
     MaxIodepth,
+    Live,
     Title,
     Names,
     FailIfSlower,
@@ -143,6 +144,15 @@ pub const FLAGS: &[Flag] = &[
         name: "--max-iodepth",
         value: Some("N"),
         help: "the deepest queue --find-knee tries (default 1024)",
+        commands: &[Sweep],
+    },
+    Flag {
+        id: Id::Live,
+        name: "--live",
+        value: Some("ADDR"),
+        help: "serve a live page at http://ADDR/ while the sweep runs: the running point's\n\
+               IOPS, bandwidth and latency each second, and the finished points\n\
+               (ADDR: host:port, or a port on 127.0.0.1)",
         commands: &[Sweep],
     },
     Flag {

@@ -44,7 +44,7 @@ pub fn escape(s: &str) -> String {
     o
 }
 
-const STYLE: &str = "\
+pub const STYLE: &str = "\
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;margin:0 auto;max-width:1400px;\
 padding:1.5em;color:#222;background:#fff}\
 h1{font-size:1.6em;margin:.2em 0 .6em}h2{font-size:1.25em;margin:1.6em 0 .5em;border-bottom:1px solid #ddd}\
@@ -120,7 +120,7 @@ pub fn render(p: &Page<'_>) -> String {
 }
 
 /// An SVG document as an element for inline use (without an XML declaration).
-fn strip_prolog(svg: &str) -> &str {
+pub fn strip_prolog(svg: &str) -> &str {
     match svg.find("<svg") {
         Some(i) => &svg[i..],
         None => svg,

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -14,6 +15,7 @@ use crate::lab::axis::Axis;
 use crate::lab::base::{Base, Prepared};
 use crate::lab::outputs::{brief, Outputs};
 use crate::lab::results::{self, Run};
+use crate::live::{Figures, Interval, LiveFeed, Record};
 
 /// Set by SIGINT/SIGTERM while a sweep runs.
 pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
@@ -33,6 +35,8 @@ pub(crate) struct Settings {
     pub repeat: u32,
     /// The wait before each run but the first.
     pub pause: Duration,
+    /// `--live ADDR`: where the live page is served while the sweep runs.
+    pub live: Option<std::net::SocketAddr>,
 }
 
 /// Runs points as child processes into a results folder, skipping finished runs.
@@ -45,6 +49,8 @@ pub(crate) struct Runner {
     pub failures: Vec<String>,
     state: Value,
     started: Instant,
+    /// The live page's feed (`--live`): each run's records, finished points included.
+    live: Option<Arc<LiveFeed>>,
 }
 
 impl Runner {
@@ -52,6 +58,17 @@ impl Runner {
     /// `what` is what defines the session beyond its base job (the axes, or the knee's
     /// target): a resumed session must have the same base job, job files and `what`.
     pub fn open(settings: &Settings, base: &Base, what: Vec<(&str, Value)>) -> Result<Runner> {
+        // The live page's port first, so a taken one fails before the folder is touched.
+        let live = match settings.live {
+            Some(addr) => {
+                // The page's title is the command, as the user would type it again.
+                let args: Vec<String> = std::env::args().skip(1).collect();
+                let feed = LiveFeed::new(format!("fiox {}", shell_words(&args)));
+                crate::http::serve(addr, "sweep: --live", vec![feed.site()])?;
+                Some(feed)
+            }
+            None => None,
+        };
         let dir = settings.out.as_path();
         let mut definition = serde_json::Map::new();
         definition.insert("base".into(), json!(base.args));
@@ -93,6 +110,7 @@ impl Runner {
             failures: Vec::new(),
             state,
             started: Instant::now(),
+            live,
         };
         r.save()?;
         STOP.store(false, Ordering::Relaxed);
@@ -219,6 +237,10 @@ impl Runner {
         let report = self.report_path(id, run);
         if let Ok(r) = results::load(&report) {
             println!("{tag}: done earlier: {}", brief(&r));
+            if let Some(feed) = &self.live {
+                feed.begin(format!("{tag} (done earlier)"));
+                feed.push(Record::End(live_end(&r)));
+            }
             return Ok(Outcome::Done);
         }
         if self.ran_one && !self.pause.is_zero() {
@@ -246,19 +268,38 @@ impl Runner {
         args.push(format!("--output={}", partial.display()));
         args.push("--eta=never".into());
         let exe = std::env::current_exe().context("cannot find the fiox binary to run points with")?;
-        let mut child = Command::new(exe)
-            .args(&args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("cannot start a point's run")?;
+        let mut cmd = Command::new(exe);
+        cmd.args(&args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        if self.live.is_some() {
+            // The point writes its live records on its standard output (its report goes to
+            // --output), one JSON line each second.
+            cmd.env(crate::live::RECORDS_ENV, "1").stdout(Stdio::piped());
+        }
+        let mut child = cmd.spawn().context("cannot start a point's run")?;
         let mut stderr = child.stderr.take().expect("stderr is piped");
         let reader = std::thread::spawn(move || {
             let mut s = String::new();
             let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
             s
         });
+        let records = match (&self.live, child.stdout.take()) {
+            (Some(feed), Some(out)) => {
+                feed.begin(tag);
+                let feed = feed.clone();
+                Some(std::thread::spawn(move || {
+                    let mut ended = false;
+                    for line in std::io::BufRead::lines(std::io::BufReader::new(out)).map_while(Result::ok) {
+                        // Anything else on the point's output is not ours to show.
+                        if let Ok(record) = serde_json::from_str::<Record>(&line) {
+                            ended |= matches!(record, Record::End(_));
+                            feed.push(record);
+                        }
+                    }
+                    ended
+                }))
+            }
+            _ => None,
+        };
         let mut signalled = false;
         let status = loop {
             if let Some(st) = child.try_wait()? {
@@ -272,7 +313,14 @@ impl Runner {
             std::thread::sleep(Duration::from_millis(20));
         };
         let err_text = reader.join().unwrap_or_default();
+        let ended = records.map(|r| r.join().unwrap_or(false));
+        let live_failed = |why: &str| {
+            if let Some(feed) = &self.live {
+                feed.push(Record::Failed { why: why.to_string() });
+            }
+        };
         if STOP.load(Ordering::Relaxed) || status.code() == Some(128) {
+            live_failed("interrupted");
             let _ = std::fs::remove_file(&partial);
             STOP.store(true, Ordering::Relaxed);
             println!("{tag}: interrupted");
@@ -281,6 +329,9 @@ impl Runner {
         let parsed = results::load(&partial);
         match (status.success(), parsed) {
             (true, Ok(r)) => {
+                if let (Some(feed), Some(false)) = (&self.live, ended) {
+                    feed.push(Record::End(live_end(&r)));
+                }
                 std::fs::rename(&partial, &report).with_context(|| format!("cannot write '{}'", report.display()))?;
                 println!("{tag}: {}", brief(&r));
                 Ok(Outcome::Done)
@@ -305,10 +356,45 @@ impl Runner {
                     if last.is_empty() { String::new() } else { format!(": {last}") }
                 );
                 println!("{msg}");
+                live_failed(&why);
                 self.failures.push(msg);
                 Ok(Outcome::Failed)
             }
         }
+    }
+}
+
+/// A finished report's figures as the live page shows a run's end: per job (directions
+/// together) and for all jobs, percentiles from the merged histograms.
+fn live_end(run: &Run) -> Interval {
+    let mut order: Vec<&str> = Vec::new();
+    for j in &run.jobs {
+        if !order.contains(&j.job.as_str()) {
+            order.push(&j.job);
+        }
+    }
+    let figures = |name: &str, pick: &dyn Fn(&results::JobResult) -> bool| {
+        let mut f = Figures { name: name.to_string(), ..Figures::default() };
+        let mut bins = std::collections::BTreeMap::new();
+        for j in run.jobs.iter().filter(|j| pick(j)) {
+            f.ios += j.fig.ios;
+            f.bytes += (j.fig.bw * j.fig.runtime_ms as f64 / 1000.0).round() as u64;
+            f.iops += j.fig.iops;
+            f.bw += j.fig.bw;
+            for &(v, n) in &j.fig.bins {
+                *bins.entry(v).or_insert(0) += n;
+            }
+        }
+        let merged = results::Figures { bins: bins.into_iter().collect(), ..results::Figures::default() };
+        let at = |p: f64| merged.percentile(p).map(|ns| ns as u64);
+        (f.p50_ns, f.p99_ns, f.p999_ns) = (at(50.0), at(99.0), at(99.9));
+        f
+    };
+    let t = run.jobs.iter().map(|j| j.fig.runtime_ms).max().unwrap_or(0) as f64 / 1000.0;
+    Interval {
+        t,
+        all: figures("all", &|_| true),
+        jobs: order.iter().map(|name| figures(name, &|j| j.job == *name)).collect(),
     }
 }
 

@@ -66,7 +66,7 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
     let mut o = Opts {
         vary: Vec::new(),
         zip: false,
-        run: Settings { out: PathBuf::from("fiox-sweep"), repeat: 1, pause: Duration::ZERO },
+        run: Settings { out: PathBuf::from("fiox-sweep"), repeat: 1, pause: Duration::ZERO, live: None },
         knee: false,
         target: None,
         max_iodepth: 1024,
@@ -114,6 +114,12 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
                 o.run.pause = Duration::from_micros(us);
             }
             Id::Out => o.run.out = PathBuf::from(v),
+            Id::Live => {
+                o.run.live = Some(
+                    fiox_options::spec::listen_addr(&v)
+                        .map_err(|e| anyhow::anyhow!("sweep: bad value '{v}' for {name}: {e}"))?,
+                );
+            }
             Id::Target => o.target = Some(v),
             Id::MaxIodepth => {
                 o.max_iodepth = match v.parse::<u32>() {

@@ -39,7 +39,7 @@ fn svg_texts(svg: &str) -> Vec<String> {
 }
 
 /// Decodes a PNG and returns (width, height, distinct colours).
-fn png_stats(path: &Path) -> (u32, u32, usize) {
+pub(crate) fn png_stats(path: &Path) -> (u32, u32, usize) {
     let bytes = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let dec = png::Decoder::new(std::io::Cursor::new(bytes));
     let mut r = dec.read_info().unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -431,7 +431,7 @@ fn page_renders_in_headless_chromium() {
 
 /// Debian's chromium: installed here when missing (as scripts/test.sh does for fio), else a
 /// loud failure.
-fn chromium() -> PathBuf {
+pub(crate) fn chromium() -> PathBuf {
     static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     for p in ["/usr/bin/chromium", "/usr/bin/chromium-browser"] {

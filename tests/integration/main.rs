@@ -13,6 +13,7 @@ mod files2;
 mod host;
 mod intended;
 mod lab;
+mod live;
 mod logz;
 mod metrics;
 mod nbd_faults;

@@ -482,6 +482,8 @@ pub struct JobSpec {
     pub write_intended_lat_log: Option<String>,
     /// `metrics_listen` (fiox): where the run serves live metrics (checked: a socket address).
     pub metrics_listen: Option<std::net::SocketAddr>,
+    /// `live_listen` (fiox): where the run serves its live page (checked: a socket address).
+    pub live_listen: Option<std::net::SocketAddr>,
     pub log_hist_msec: u64,
     /// Each histogram-log column sums 2^N buckets (`log_hist_coarseness`).
     pub log_hist_coarseness: u32,
@@ -1100,8 +1102,11 @@ impl JobSpec {
             write_iops_log: m.log_prefix("write_iops_log", name),
             write_hist_log: m.log_prefix("write_hist_log", name),
             write_intended_lat_log: m.log_prefix("write_intended_lat_log", name),
-            metrics_listen: m.string("metrics_listen").map(|v| metrics_addr(&v)).transpose().map_err(|reason| {
+            metrics_listen: m.string("metrics_listen").map(|v| listen_addr(&v)).transpose().map_err(|reason| {
                 Error::Job { job: name.to_string(), message: format!("metrics_listen={reason}") }
+            })?,
+            live_listen: m.string("live_listen").map(|v| listen_addr(&v)).transpose().map_err(|reason| {
+                Error::Job { job: name.to_string(), message: format!("live_listen={reason}") }
             })?,
             log_hist_msec: m.int("log_hist_msec")?.unwrap_or(0) as u64,
             log_hist_coarseness: m.u32("log_hist_coarseness", 0)?,
@@ -1318,9 +1323,10 @@ impl JobSpec {
     }
 }
 
-/// `metrics_listen`'s address: `host:port`, or a bare port on loopback (the safe default: a
-/// benchmark's figures are not published to the network unless an address says so).
-fn metrics_addr(v: &str) -> std::result::Result<std::net::SocketAddr, String> {
+/// `metrics_listen`'s and `live_listen`'s address: `host:port`, or a bare port on loopback (the
+/// safe default: a benchmark's figures are not published to the network unless an address says
+/// so).
+pub fn listen_addr(v: &str) -> std::result::Result<std::net::SocketAddr, String> {
     let v = v.trim();
     if let Ok(port) = v.parse::<u16>() {
         return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));

@@ -26,6 +26,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("write_iops_log", K::Str, C::Logging, "Write an IOPS log with this file-name prefix").bare_job_name(),
     O::new("write_intended_lat_log", K::Str, C::Logging, "fiox: write a log of each I/O's intended latency (a paced job's, from when its rate schedule wanted the I/O to start; other jobs' total latency) with this file-name prefix, in fio's log format: PREFIX_intended_lat.N.log").bare_job_name(),
     O::new("metrics_listen", K::Str, C::Measurement, "fiox: serve live Prometheus/OpenMetrics metrics at http://ADDR/metrics during the run (ADDR: host:port, or a port on 127.0.0.1)"),
+    O::new("live_listen", K::Str, C::Measurement, "fiox: serve a live page of the run at http://ADDR/ (IOPS, bandwidth and completion latency p50/p99/p99.9 each second, per job and for all; data at /live.json; ADDR: host:port, or a port on 127.0.0.1)"),
     O::new("write_hist_log", K::Str, C::Logging, "Write a latency histogram log with this file-name prefix").bare_job_name(),
     O::new("log_hist_coarseness", K::Int { min: 0, max: 6 }, C::Logging, "Coarser histogram logs: each column sums 2^N buckets (1856 >> N columns)").def("0"),
     O::new("log_avg_msec", INT0, C::Logging, "Average log entries over this many ms (0: one entry per I/O)").def("0"),

@@ -13,5 +13,6 @@
 #![forbid(unsafe_code)]
 
 pub mod auth;
+pub mod ssh;
 pub mod tls;
 pub mod transport;

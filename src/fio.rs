@@ -54,6 +54,13 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
         out.write_all(usage().as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(path) = &g.secure.keygen {
+        // A new shared secret for multi-host runs; nothing else on the command line runs.
+        if let Some(note) = fiox_multihost::auth::keygen(path)? {
+            writeln!(out, "{note}")?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(which) = &g.cmdhelp {
         out.write_all(help::cmdhelp(which)?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);

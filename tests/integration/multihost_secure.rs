@@ -691,3 +691,13 @@ fn topology_is_removed_even_after_a_panic() {
         assert!(!ps_lists(p), "process {p} survived");
     }
 }
+
+/// Until a multi-host run takes them, the transport switches are refused rather than ignored.
+#[test]
+fn transport_switches_outside_multihost_runs_are_refused() {
+    let dir = scratch();
+    let out = crate::util::fiox(dir.path(), &["--auth-key=k", "--name=j", "--ioengine=null", "--size=1m"]);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stderr, "fiox: --auth-key applies to multi-host runs only (fiox --server, --client)\n");
+    assert!(out.stdout.is_empty());
+}

@@ -186,12 +186,15 @@ fn plaintext_peers_are_told_apart() {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         l.local_addr().unwrap().port()
     };
-    let mut fio_server = Command::new(crate::util::fio_bin())
-        .arg(format!("--server=ip:127.0.0.1,{port}"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    // Killed by PID when the guard goes, also if an assertion below fails.
+    let fio_server = Guard(
+        Command::new(crate::util::fio_bin())
+            .arg(format!("--server=ip:127.0.0.1,{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let stream = (0..100)
         .find_map(|_| {
             TcpStream::connect(("127.0.0.1", port)).ok().or_else(|| {
@@ -203,8 +206,7 @@ fn plaintext_peers_are_told_apart() {
     let e = tls::connect(stream, "127.0.0.1", &ClientConfig::from_opts(&o).unwrap(), HANDSHAKE_TIMEOUT)
         .unwrap_err()
         .to_string();
-    netns::kill_pid(fio_server.id());
-    let _ = fio_server.wait();
+    drop(fio_server);
     assert!(e.contains("a fio server or a non-fiox service?"), "{e}");
 }
 

@@ -340,8 +340,13 @@ pub fn connect(stream: TcpStream, host: &str, cfg: &ClientConfig, timeout: Durat
     let deadline = Instant::now() + timeout;
     no_delay(&stream, &peer)?;
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let name = ServerName::try_from(bare.to_string())
-        .map_err(|_| Error::Config(format!("{host}: not a host name or address TLS can check")))?;
+    let name = match ServerName::try_from(bare.to_string()) {
+        Ok(n) => n,
+        // With the shared secret alone no name is checked (the proof authenticates), so a host
+        // name TLS cannot carry (`h_1`) is no reason to refuse.
+        Err(_) if !cfg.ca => ServerName::try_from("fiox-server").expect("a valid DNS name"),
+        Err(_) => return Err(Error::Config(format!("{host}: not a host name or address TLS can check"))),
+    };
     let conn = rustls::ClientConnection::new(cfg.tls.clone(), name).map_err(|e| Error::Config(format!("TLS: {e}")))?;
     let mut s = Session { conn: Connection::Client(conn), sock: stream, deadline, peer, side: Role::Client };
     s.handshake()?;
@@ -1006,12 +1011,16 @@ mod tests {
 
     /// A connected pair over loopback: (server side, client side).
     fn pair(server: &TlsOpts, client: &TlsOpts) -> (Result<Duplex>, Result<Duplex>) {
+        pair_named(server, client, "127.0.0.1")
+    }
+
+    fn pair_named(server: &TlsOpts, client: &TlsOpts, host: &str) -> (Result<Duplex>, Result<Duplex>) {
         let s = ServerConfig::from_opts(server).unwrap();
         let c = ClientConfig::from_opts(client).unwrap();
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
         let t = std::thread::spawn(move || accept(l.accept().unwrap().0, &s, HANDSHAKE_TIMEOUT));
-        let cl = connect(TcpStream::connect(addr).unwrap(), "127.0.0.1", &c, HANDSHAKE_TIMEOUT);
+        let cl = connect(TcpStream::connect(addr).unwrap(), host, &c, HANDSHAKE_TIMEOUT);
         (t.join().unwrap(), cl)
     }
 
@@ -1143,6 +1152,15 @@ mod tests {
         // The peer saw a clean TLS end (close_notify), not a crash.
         assert_eq!(c.reader.read(&mut [0u8; 16]).unwrap(), 0);
         (c.close)();
+    }
+
+    /// With the secret alone no name is checked, so a host name TLS cannot carry still works.
+    #[test]
+    fn secret_mode_takes_any_host_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = TlsOpts { auth_key: Some(key(dir.path(), "k")), ..Default::default() };
+        let (s, c) = pair_named(&o, &o, "host_with_underscore");
+        assert!(s.is_ok() && c.is_ok());
     }
 
     #[test]

@@ -41,6 +41,10 @@ need 1 "the kernel-hint tests" strace -- strace
 need 1 "the metrics test" prometheus -- prometheus
 # The multicast test configures loopback in a private network namespace.
 need 1 "the multicast test" ip unshare -- iproute2 util-linux
+# The multi-host transport tests run a real OpenSSH server in a network namespace (keys and
+# config of their own, on a 198.18.1.x address; the package's own sshd is not needed, and where
+# policy-rc.d forbids it the package does not start one) and check processes with ps.
+need 1 "the ssh transport tests" sshd ssh ssh-keygen ps -- openssh-server openssh-client procps
 # The man page is checked with groff, mandoc and man(1) (col from bsdextrautils), and the
 # completion scripts in real bash, zsh (zsh/zpty) and fish.
 need 1 "the man page and completion tests" groff mandoc man col zsh fish -- groff-base mandoc man-db bsdextrautils zsh fish

@@ -54,6 +54,13 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
         out.write_all(usage().as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(path) = &g.secure.keygen {
+        // A new shared secret for multi-host runs; nothing else on the command line runs.
+        if let Some(note) = fiox_multihost::auth::keygen(path)? {
+            writeln!(out, "{note}")?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     if let Some(which) = &g.cmdhelp {
         out.write_all(help::cmdhelp(which)?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
@@ -64,6 +71,10 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     if let Some(which) = &g.enghelp {
         out.write_all(help::enghelp(which, &fiox_engine::names())?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(name) = multihost_only_switch(&g.secure) {
+        // Until the server and coordinator take them, these would be silently ignored.
+        anyhow::bail!("--{name} applies to multi-host runs only (fiox --server, --client)");
     }
     let profile = fiox_options::profile::requested(&cl)?;
     if profile == Some(fiox_options::profile::Profile::Act) && g.repeat_until.is_some() {
@@ -104,6 +115,23 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     let plan = plan::build(set, g.readonly, g.max_jobs)?;
     drop(out);
     run_plan(&plan, g)
+}
+
+/// The first multi-host transport switch given on the command line (`--keygen` aside), for
+/// the runs that cannot use it. Environment variables (`FIOX_AUTH_KEY`, ...) are not looked at
+/// here: they may be set for a container whose other runs are local.
+fn multihost_only_switch(s: &argv::Secure) -> Option<&'static str> {
+    [
+        ("auth-key", s.auth_key.is_some()),
+        ("tls-ca", s.tls_ca.is_some()),
+        ("tls-cert", s.tls_cert.is_some()),
+        ("tls-key", s.tls_key.is_some()),
+        ("fiox-path", s.fiox_path.is_some()),
+        ("rsh", s.rsh.is_some()),
+        ("ssh", s.ssh.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(name, set)| set.then_some(name))
 }
 
 /// `--inflate-log=FILE`: prints a compressed log as the text log it stands for, as fio does

@@ -7,6 +7,12 @@
 //! - [`transport`]: a connected byte stream of any kind ([`transport::Duplex`]): TCP on
 //!   loopback, a unix socket, the standard streams of `fiox --server=stdio` under ssh or
 //!   `--rsh`, or TLS 1.3 to a standing server. Everything above works on any of them.
+//! - [`tls`] (with [`auth`]): TLS 1.3 to a standing server, authenticated by a shared secret
+//!   proven inside the session or by mutual TLS; [`ssh`]: `fiox --server=stdio` started on the
+//!   host by the system's ssh or any launcher (`--rsh`). Both hand back a `Duplex`.
 #![forbid(unsafe_code)]
 
+pub mod auth;
+pub mod ssh;
+pub mod tls;
 pub mod transport;

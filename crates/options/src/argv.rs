@@ -68,6 +68,50 @@ pub struct Globals {
     pub profile: Option<String>,
     /// fiox addition: `--repeat-until=METRIC:BOUND%` with `--repeat-max=N`.
     pub repeat_until: Option<crate::repeat::RepeatUntil>,
+    /// fiox addition: credentials and launchers of multi-host runs.
+    pub secure: Secure,
+}
+
+/// The multi-host transports' switches (`--auth-key`, `--tls-*`, `--keygen`, `--fiox-path`,
+/// `--rsh`, `--ssh`). Each but `--keygen` also comes from an environment variable named after
+/// it (`FIOX_AUTH_KEY`, `FIOX_TLS_CA`, ..., `FIOX_FIOX_PATH`, `FIOX_RSH`, `FIOX_SSH`), for
+/// containers whose settings arrive that way; the command line wins.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Secure {
+    pub auth_key: Option<PathBuf>,
+    pub tls_ca: Option<PathBuf>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// `--keygen[=FILE]`: the file to create (`fiox.key` when bare, `-` for standard output).
+    pub keygen: Option<PathBuf>,
+    pub fiox_path: Option<String>,
+    pub rsh: Option<String>,
+    pub ssh: Option<String>,
+}
+
+impl Secure {
+    /// Fills what the command line left unset from the environment (`env` looks a variable
+    /// up); empty variables count as unset.
+    pub fn with_env(mut self, env: impl Fn(&str) -> Option<String>) -> Secure {
+        let get = |name: &str| env(name).filter(|v| !v.is_empty());
+        let path = |slot: &mut Option<PathBuf>, name: &str| {
+            if slot.is_none() {
+                *slot = get(name).map(PathBuf::from);
+            }
+        };
+        path(&mut self.auth_key, "FIOX_AUTH_KEY");
+        path(&mut self.tls_ca, "FIOX_TLS_CA");
+        path(&mut self.tls_cert, "FIOX_TLS_CERT");
+        path(&mut self.tls_key, "FIOX_TLS_KEY");
+        for (slot, name) in
+            [(&mut self.fiox_path, "FIOX_FIOX_PATH"), (&mut self.rsh, "FIOX_RSH"), (&mut self.ssh, "FIOX_SSH")]
+        {
+            if slot.is_none() {
+                *slot = get(name);
+            }
+        }
+        self
+    }
 }
 
 impl Default for Globals {
@@ -99,6 +143,7 @@ impl Default for Globals {
             trigger_cmd: None,
             profile: None,
             repeat_until: None,
+            secure: Secure::default(),
         }
     }
 }
@@ -218,6 +263,30 @@ pub const SWITCHES: &[Switch] = &[
     no("trigger-remote", Arg::Required),
     no("aux-path", Arg::Required),
     no("merge-blktrace-only", Arg::None),
+    // Multi-host transports: credentials and launchers (fiox additions).
+    file(sw(
+        "auth-key",
+        Arg::Required,
+        "FILE",
+        "shared-secret key file (mode 0600) for TLS between coordinator and servers (env FIOX_AUTH_KEY)",
+    )),
+    file(sw("tls-ca", Arg::Required, "FILE", "site CA certificate(s), PEM, for mutual TLS (env FIOX_TLS_CA)")),
+    file(sw("tls-cert", Arg::Required, "FILE", "this side's certificate from the site CA, PEM (env FIOX_TLS_CERT)")),
+    file(sw("tls-key", Arg::Required, "FILE", "this side's private key, PEM, mode 0600 (env FIOX_TLS_KEY)")),
+    file(sw(
+        "keygen",
+        Arg::Optional,
+        "FILE",
+        "write a new 256-bit shared secret to FILE (default fiox.key, - for standard output) with mode 0600",
+    )),
+    sw("fiox-path", Arg::Required, "PATH", "fiox's path on hosts started by ssh or --rsh (env FIOX_FIOX_PATH)"),
+    sw(
+        "rsh",
+        Arg::Required,
+        "CMD",
+        "start each host's server with CMD, {host} standing for the host (ip netns exec {host}; env FIOX_RSH)",
+    ),
+    sw("ssh", Arg::Required, "CMD", "the ssh command and its options for ssh:// hosts (default ssh; env FIOX_SSH)"),
 ];
 
 impl Switch {
@@ -418,6 +487,15 @@ fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, 
             let max_runs = crate::repeat::DEFAULT_MAX;
             g.repeat_until = Some(crate::repeat::RepeatUntil { metric, bound_pct, max_runs });
         }
+        "auth-key" => g.secure.auth_key = Some(PathBuf::from(v)),
+        "tls-ca" => g.secure.tls_ca = Some(PathBuf::from(v)),
+        "tls-cert" => g.secure.tls_cert = Some(PathBuf::from(v)),
+        "tls-key" => g.secure.tls_key = Some(PathBuf::from(v)),
+        "keygen" => g.secure.keygen = Some(PathBuf::from(if v.is_empty() { "fiox.key" } else { v.as_str() })),
+        "fiox-path" | "rsh" | "ssh" if v.trim().is_empty() => return Err(bad("empty")),
+        "fiox-path" => g.secure.fiox_path = Some(v),
+        "rsh" => g.secure.rsh = Some(v),
+        "ssh" => g.secure.ssh = Some(v),
         _ => unreachable!("every supported switch is handled"),
     }
     Ok(())
@@ -505,5 +583,31 @@ mod tests {
         assert!(p(&["--output-format=xml"]).unwrap_err().to_string().contains("unknown format 'xml'"));
         assert!(p(&["--client=h"]).unwrap_err().to_string().contains("not supported yet"));
         assert!(p(&["--name="]).is_err());
+    }
+
+    #[test]
+    fn secure_switches_and_their_variables() {
+        let cl =
+            p(&["--auth-key=/k", "--tls-ca", "/ca", "--keygen", "--fiox-path=/opt/fiox", "--rsh=ip netns exec {host}"])
+                .unwrap();
+        let s = &cl.globals.secure;
+        assert_eq!(s.auth_key, Some(PathBuf::from("/k")));
+        assert_eq!(s.tls_ca, Some(PathBuf::from("/ca")));
+        assert_eq!(s.keygen, Some(PathBuf::from("fiox.key")));
+        assert_eq!(s.fiox_path.as_deref(), Some("/opt/fiox"));
+        assert_eq!(s.rsh.as_deref(), Some("ip netns exec {host}"));
+        assert_eq!(p(&["--keygen=/tmp/x.key"]).unwrap().globals.secure.keygen, Some(PathBuf::from("/tmp/x.key")));
+        assert!(p(&["--fiox-path="]).unwrap_err().to_string().contains("--fiox-path=: empty"));
+        let env = |n: &str| match n {
+            "FIOX_AUTH_KEY" => Some("/env-k".to_string()),
+            "FIOX_TLS_CERT" => Some("/env-c".to_string()),
+            "FIOX_SSH" => Some(String::new()),
+            _ => None,
+        };
+        let s = cl.globals.secure.clone().with_env(env);
+        // The command line wins; unset ones come from the environment; empty ones stay unset.
+        assert_eq!(s.auth_key, Some(PathBuf::from("/k")));
+        assert_eq!(s.tls_cert, Some(PathBuf::from("/env-c")));
+        assert_eq!(s.ssh, None);
     }
 }

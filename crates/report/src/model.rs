@@ -2,9 +2,10 @@
 //! print. Built by the runner; read by the formatters.
 
 use fiox_stats::{GroupStat, ThreadStat, Unified};
+use serde::{Deserialize, Serialize};
 
 /// Settings that change how numbers are printed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Units {
     /// 1024 (default) or 1000.
     pub kb_base: u64,
@@ -26,7 +27,7 @@ pub const DEFAULT_PERCENTILES: [f64; 17] =
     [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
 
 /// One reported job: a job, or under `group_reporting` a whole group merged.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct JobReport {
     pub name: String,
     pub groupid: u32,
@@ -73,7 +74,7 @@ pub struct JobReport {
 
 /// Latency-target mode's settings as fio reports them: the target in nanoseconds, the window in
 /// microseconds (fio 3.33's units, observed).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LatencyTargetReport {
     pub target_ns: u64,
     pub window_us: u64,
@@ -88,7 +89,7 @@ impl Default for LatencyTargetReport {
 
 /// What steady-state detection saw over its last window, for one job or, under
 /// `group_reporting`, for its group (whose samples are the sums over its jobs).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SteadyReport {
     /// The criterion as fio names it (`iops`, `iops_slope`, `bw`, `bw_slope`).
     pub name: String,
@@ -127,7 +128,7 @@ impl SteadyReport {
 
 /// A block device's figures over a run, from `/sys/block/*/stat` deltas: fio's `ios=`,
 /// `merge=`, `ticks=`, `in_queue=` and `util=`.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DiskFigures {
     pub read_ios: u64,
     pub write_ios: u64,
@@ -166,7 +167,7 @@ impl DiskFigures {
 pub type DiskAggr = DiskFigures;
 
 /// Utilisation of one block device over the run.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DiskUtil {
     pub name: String,
     pub figures: DiskFigures,
@@ -189,7 +190,7 @@ impl std::ops::DerefMut for DiskUtil {
 }
 
 /// A finished run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunReport {
     /// `fiox-0.1.0`; printed where fio prints `fio-3.33`.
     pub version: String,
@@ -210,7 +211,7 @@ pub struct RunReport {
 }
 
 /// What makes a result reproducible and trustworthy, beyond fio's report.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub version: String,
     pub kernel: String,
@@ -230,7 +231,7 @@ pub struct Manifest {
 
 /// `--repeat-until` (fiox): a metric measured once per run, its mean and the 95% confidence
 /// interval of the mean (Student's t), against the bound asked for.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RepeatSummary {
     /// `iops`, `bw`, `lat` or `p99`.
     pub metric: String,
@@ -249,7 +250,7 @@ pub struct RepeatSummary {
 }
 
 /// A block device under test, as the kernel describes it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
     pub name: String,
     pub model: String,
@@ -265,7 +266,7 @@ pub struct DeviceInfo {
 }
 
 /// fiox's own CPU cost for one reported job.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Overhead {
     pub job: String,
     pub usr_ns_per_io: f64,

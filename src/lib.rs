@@ -20,6 +20,7 @@ mod fio;
 mod lab;
 mod manifest;
 mod metrics;
+mod multihost;
 mod opendir;
 mod plan;
 mod quick;

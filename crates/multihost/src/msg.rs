@@ -47,6 +47,11 @@ pub struct Prepare {
     /// without job file names (their text is in `files`).
     pub argv: Vec<String>,
     pub files: Vec<JobText>,
+    /// The coordinator's values of the `${VAR}`s the job files name (fio's client expands
+    /// them before sending; fiox sends the values and lets the server's parser expand, so
+    /// errors still name the file and line).
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
     /// `--remote-config=PATH`: a job file the server reads from its own disk.
     pub remote_config: Option<String>,
     /// How often to send Interval reports (ms).

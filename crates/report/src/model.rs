@@ -70,6 +70,10 @@ pub struct JobReport {
     /// Local time the report was made, as fio's header prints it (`Sat Nov 21 07:09:51 2026`),
     /// without a trailing newline.
     pub ctime: String,
+    /// A multi-host run's "All clients" entry: fio prints no option echo and no latency-target
+    /// figures for it.
+    #[serde(default)]
+    pub aggregate: bool,
 }
 
 /// Latency-target mode's settings as fio reports them: the target in nanoseconds, the window in
@@ -280,4 +284,57 @@ impl Overhead {
     pub fn saturated(&self) -> bool {
         self.busy_pct >= 95.0
     }
+}
+
+/// One host of a multi-host run, as the coordinator saw it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct HostEntry {
+    /// The host as the command line named it (`127.0.0.1,8765`, `sock:/run/f.sock`).
+    pub name: String,
+    /// What fio's client JSON calls `hostname` and `port`: the address the coordinator used.
+    pub hostname: String,
+    pub port: u16,
+    /// fio's probe line for the host (`hostname=vm, be=0, 64-bit, os=Linux, ...`); empty if the
+    /// host never answered.
+    pub probe: String,
+    /// The host's results: its final report, or for a lost host its last interval report
+    /// (`partial`); `None` when nothing arrived.
+    pub report: Option<RunReport>,
+    /// `ok` or `failed`.
+    pub status: String,
+    pub error: Option<String>,
+    pub partial: bool,
+    /// Seconds into the run when the host was lost.
+    pub failed_at_s: Option<f64>,
+    pub transport: String,
+    pub fiox_version: String,
+    pub proto: u32,
+    /// The host's CLOCK_MONOTONIC minus the coordinator's (ns), its wall clock's offset, and
+    /// the round trip of the best clock probe.
+    pub clock_offset_ns: i64,
+    pub wallclock_offset_ns: i64,
+    pub rtt_ns: u64,
+    /// When the host released its jobs, relative to the earliest host (ns, coordinator's clock).
+    pub start_ns: Option<i64>,
+    pub late_start: bool,
+    pub runtime_ms: u64,
+}
+
+/// A multi-host run: every host's report in host-list order and their merge ("All clients",
+/// fio's name for it).
+#[derive(Debug, Clone, Default)]
+pub struct ClientsReport {
+    pub version: String,
+    pub timestamp: u64,
+    pub timestamp_ms: u64,
+    pub time: String,
+    pub hosts: Vec<HostEntry>,
+    /// The merge: one job ("All clients") and one group; `None` with fewer than two hosts, as
+    /// fio prints none then.
+    pub all: Option<RunReport>,
+    /// Why the merge is not over every host (`1 of 2 hosts; h2 failed at 3.1 s: ...`).
+    pub degraded: Option<String>,
+    /// Latest minus earliest start of the hosts (ns), and the bound of the clock estimates.
+    pub start_skew_ns: Option<u64>,
+    pub skew_bound_ns: u64,
 }

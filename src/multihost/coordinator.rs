@@ -70,6 +70,8 @@ struct Host {
     exit: Option<u8>,
     error: Option<String>,
     failed_at_s: Option<f64>,
+    /// Its failure was already printed (before the start).
+    announced: bool,
 }
 
 impl Host {
@@ -238,7 +240,7 @@ fn open(idx: usize, ep: Endpoint, prep: Prepare, connect_timeout: Duration, run_
             }
         });
     }
-    let me = format!("{}@{}", std::env::var("USER").unwrap_or_default(), super::host_facts().hostname);
+    let me = format!("{}@{}", user(), super::host_facts().hostname);
     let hs = {
         let Ok(mut w) = tx.0.lock() else { return lost("lock poisoned".into()) };
         handshake::coordinator(&mut reader, &mut **w, 0, &run_id, &me)
@@ -265,6 +267,15 @@ fn open(idx: usize, ep: Endpoint, prep: Prepare, connect_timeout: Duration, run_
             Err(e) => return lost(format!("connection lost: {e}")),
         }
     }
+}
+
+/// Who runs the coordinator, for the servers' logs and busy messages.
+fn user() -> String {
+    std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let uid = status.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|l| l.split_whitespace().next());
+        format!("uid {}", uid.unwrap_or("?"))
+    })
 }
 
 /// Where results go: standard output or `--output`.
@@ -477,6 +488,9 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                 for line in &unreachable {
                     eprintln!("fiox: {line}");
                 }
+                for h in hosts.iter_mut().filter(|h| !h.prepared) {
+                    h.announced = true;
+                }
                 if normal {
                     // fio's probe lines, then each host's job header, before the run.
                     let mut head = String::new();
@@ -564,7 +578,7 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     }
     out.flush()?;
     for (h, s) in hosts.iter().zip(&specs) {
-        if h.failed_at_s.is_some() {
+        if h.failed_at_s.is_some() && !h.announced {
             eprintln!("fiox: host {}: {}", s.name, h.error.as_deref().unwrap_or("failed"));
         }
     }

@@ -59,11 +59,25 @@ pub fn run(g: &Globals) -> Result<ExitCode> {
         return daemonize(pidfile, &ep);
     }
     let listener = Listener::bind(&ep).with_context(|| format!("--server: cannot listen on {ep}"))?;
+    // SIGINT or SIGTERM: a run in progress stops (its coordinator gets the partial report),
+    // then the server exits; the accept below may not notice a signal another thread took.
+    {
+        let (owner, socket) = (owner.clone(), if let Endpoint::Unix(p) = &ep { Some(p.clone()) } else { None });
+        std::thread::spawn(move || {
+            while fiox_engine::sys::caught_signal() == 0 {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            let give_up = std::time::Instant::now() + Duration::from_secs(5);
+            while owner.lock().map(|o| o.is_some()).unwrap_or(false) && std::time::Instant::now() < give_up {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            if let Some(p) = socket {
+                let _ = std::fs::remove_file(p);
+            }
+            std::process::exit(0);
+        });
+    }
     loop {
-        // A signal ends the server between connections.
-        if fiox_engine::sys::caught_signal() != 0 {
-            return Ok(ExitCode::SUCCESS);
-        }
         let incoming = match listener.accept() {
             Ok(i) => i,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -127,9 +141,11 @@ fn connection(incoming: Incoming, policy: &Policy, owner: &Owner) -> Result<()> 
                     let mut w: &std::net::TcpStream = s;
                     let text = "this is a fiox server, which does not speak fio's unauthenticated client/server protocol; run the job with fiox --client instead";
                     let _ = w.write_all(&handshake::fio::refusal(version, text));
-                    let _ = s.shutdown(std::net::Shutdown::Write);
-                    // Let the client read the answer before the socket goes away.
-                    std::thread::sleep(Duration::from_millis(200));
+                    // Let the client read the answer and close first (it writes after a
+                    // STOP, and a socket closed under it would kill it with SIGPIPE).
+                    s.set_read_timeout(Some(Duration::from_secs(2)))?;
+                    let mut r: &std::net::TcpStream = s;
+                    let _ = std::io::copy(&mut r, &mut std::io::sink());
                     return Err(anyhow!("{addr}: a fio client (protocol version {version}) was told this is a fiox server"));
                 }
                 Sniff::Tls => {
@@ -286,7 +302,7 @@ fn session(d: Duplex, policy: &Policy, owner: &Owner) -> Result<()> {
         Ok(()) => log(&format!("{who}: run {run_id} done")),
         Err(e) => log(&format!("{who}: run {run_id}: {e:#}")),
     }
-    result
+    Ok(())
 }
 
 /// Prepare, clock probes and the run, answering the coordinator in order.

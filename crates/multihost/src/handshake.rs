@@ -157,6 +157,7 @@ pub mod fio {
     pub const OP_QUIT: u16 = 1;
     pub const OP_TEXT: u16 = 5;
     pub const OP_PROBE: u16 = 10;
+    pub const OP_STOP: u16 = 12;
     /// fio's log level for errors in TEXT payloads.
     const LOG_ERR: u32 = 2;
     /// The largest opcode fio 3.33 knows.
@@ -224,6 +225,10 @@ pub mod fio {
         body.extend_from_slice(line.as_bytes());
         body.push(0);
         let mut out = command(version, OP_TEXT, &body);
+        // STOP with an error (EPROTO) makes the fio client exit non-zero, then QUIT ends it.
+        let mut stop = 71u32.to_le_bytes().to_vec();
+        stop.extend_from_slice(&0u32.to_le_bytes());
+        out.extend_from_slice(&command(version, OP_STOP, &stop));
         out.extend_from_slice(&command(version, OP_QUIT, &[]));
         out
     }
@@ -320,8 +325,9 @@ mod tests {
         let refusal = fio::refusal(97, "no");
         let h = fio::parse_header(&refusal).unwrap();
         assert_eq!((h.version, h.opcode), (97, fio::OP_TEXT));
-        let quit = &refusal[24 + h.pdu_len as usize..];
-        assert_eq!(fio::parse_header(quit).unwrap().opcode, fio::OP_QUIT);
+        let stop = &refusal[24 + h.pdu_len as usize..];
+        assert_eq!(fio::parse_header(stop).unwrap().opcode, fio::OP_STOP);
+        assert_eq!(fio::parse_header(&stop[32..]).unwrap().opcode, fio::OP_QUIT);
     }
 
     #[test]

@@ -144,7 +144,7 @@ fn needs_tls(what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::PermissionDenied,
         format!(
-            "{what} is not a loopback address: fiox speaks plain TCP only on loopback, and its TLS transport (which needs TLS credentials) is not available yet; use a loopback address or sock:PATH"
+            "{what}: not a loopback address; without TLS fiox speaks TCP only on loopback, and its TLS transport (which needs TLS credentials) is not available yet; use a loopback address or sock:PATH"
         ),
     )
 }

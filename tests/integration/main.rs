@@ -15,6 +15,7 @@ mod intended;
 mod lab;
 mod logz;
 mod metrics;
+mod multihost;
 mod nbd_faults;
 mod offload;
 mod profiles;

@@ -68,7 +68,9 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     }
     if g.multihost.server.is_some() {
         if g.multihost.coordinator() {
-            anyhow::bail!("--server and --client (or --hosts) exclude each other: a process is a server or a coordinator");
+            anyhow::bail!(
+                "--server and --client (or --hosts) exclude each other: a process is a server or a coordinator"
+            );
         }
         return crate::multihost::server::run(g);
     }

@@ -81,10 +81,24 @@ impl Host {
 }
 
 enum Event {
-    Ready { idx: usize, tx: Sender, closer: Closer, proto: u32, version: String, facts: HostFacts },
-    Msg { idx: usize, msg: Msg, at: u64 },
+    Ready {
+        idx: usize,
+        tx: Sender,
+        closer: Closer,
+        proto: u32,
+        version: String,
+        facts: HostFacts,
+    },
+    Msg {
+        idx: usize,
+        msg: Msg,
+        at: u64,
+    },
     /// The connection could not be made, or ended.
-    Lost { idx: usize, why: String },
+    Lost {
+        idx: usize,
+        why: String,
+    },
 }
 
 /// Splits fio's command line at each `--client`: the part before the first applies to every
@@ -330,7 +344,6 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     }
     drop(etx);
     let abort = g.multihost.abort_on_host_failure;
-    let run_start = std::time::Instant::now();
     let mut started_at: Option<std::time::Instant> = None;
     // Heartbeats to every connected host, from their own thread.
     let senders: Arc<Mutex<Vec<Sender>>> = Arc::new(Mutex::new(Vec::new()));
@@ -369,6 +382,9 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     let mut probe_sent = std::time::Instant::now();
     let mut stop_sent = false;
     let mut stop_deadline: Option<std::time::Instant> = None;
+    // --status-interval: the merged report so far, every interval, once the hosts are running.
+    let status_every = g.status_interval.map(Duration::from_millis);
+    let mut next_status: Option<std::time::Instant> = None;
     loop {
         let ev = erx.recv_timeout(Duration::from_millis(50));
         let now = mono_ns();
@@ -446,7 +462,11 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
         for h in hosts.iter_mut().filter(|h| h.tx.is_some() && h.live()) {
             let silent = now.saturating_sub(h.last_seen);
             if silent > host_timeout.as_nanos() as u64 {
-                let why = format!("no message for {:.1} s (--host-timeout={}ms)", silent as f64 / 1e9, host_timeout.as_millis());
+                let why = format!(
+                    "no message for {:.1} s (--host-timeout={}ms)",
+                    silent as f64 / 1e9,
+                    host_timeout.as_millis()
+                );
                 fail(h, why, started_at);
             }
         }
@@ -543,7 +563,8 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                     stop_sent = true;
                     for &i in &live {
                         if let Some(tx) = &hosts[i].tx {
-                            let _ = tx.send(&Msg::Stop { reason: "another host was lost (--on-host-failure=abort)".into() });
+                            let _ = tx
+                                .send(&Msg::Stop { reason: "another host was lost (--on-host-failure=abort)".into() });
                         }
                     }
                     stop_deadline = Some(std::time::Instant::now() + Duration::from_secs(5));
@@ -565,11 +586,28 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                 if hosts.iter().all(|h| !h.live()) {
                     break;
                 }
+                if let (Some(every), Some(start)) = (status_every, started_at) {
+                    let due = *next_status.get_or_insert(start + every);
+                    if std::time::Instant::now() >= due && hosts.iter().any(|h| h.interval.is_some()) {
+                        next_status = Some(due + every);
+                        let report = build_report(&specs, &hosts, true);
+                        // Interval reports in JSON are one line each (JSON lines), so a
+                        // reader can take them as they come.
+                        let opts = fiox_report::ReportOpts { json_lines: true, ..crate::render::opts(g) };
+                        for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
+                            if g.formats.contains(&f) {
+                                out.write_all(
+                                    fiox_report::render_clients(crate::render::format(f), &report, &opts).as_bytes(),
+                                )?;
+                            }
+                        }
+                        out.flush()?;
+                    }
+                }
             }
         }
     }
-    let _ = run_start;
-    let report = build_report(&specs, &hosts, &run_id);
+    let report = build_report(&specs, &hosts, false);
     let opts = crate::render::opts(g);
     for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
         if g.formats.contains(&f) {
@@ -598,8 +636,9 @@ fn runner_stop_on_signals() {
     fiox_engine::sys::stop_on_signals(&STOP);
 }
 
-/// Every host's entry in host-list order, and the merge.
-fn build_report(specs: &[HostSpec], hosts: &[Host], _run_id: &str) -> ClientsReport {
+/// Every host's entry in host-list order, and the merge: at the end, or (`so_far`) during the
+/// run from the hosts' latest interval reports, running hosts marked `running`.
+fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsReport {
     let now_ms = crate::runner::clock::epoch_ms();
     let first_start = hosts.iter().filter_map(|h| h.started_coord_ns).min();
     let entries: Vec<HostEntry> = specs
@@ -610,7 +649,7 @@ fn build_report(specs: &[HostSpec], hosts: &[Host], _run_id: &str) -> ClientsRep
                 Endpoint::Tcp { host, port, .. } => (host.clone(), *port),
                 other => (other.to_string(), 0),
             };
-            let partial = h.final_report.is_none() && h.interval.is_some();
+            let partial = h.final_report.is_none() && h.interval.is_some() && !(so_far && h.live());
             let report = h.final_report.clone().or_else(|| h.interval.clone());
             let runtime_ms = report
                 .as_ref()
@@ -619,9 +658,19 @@ fn build_report(specs: &[HostSpec], hosts: &[Host], _run_id: &str) -> ClientsRep
                 name: s.name.clone(),
                 hostname,
                 port,
-                probe: if h.fiox_version.is_empty() { String::new() } else { probe_line(&h.facts, &h.fiox_version, h.proto) },
+                probe: if h.fiox_version.is_empty() {
+                    String::new()
+                } else {
+                    probe_line(&h.facts, &h.fiox_version, h.proto)
+                },
                 report,
-                status: if h.failed_at_s.is_some() || h.final_report.is_none() { "failed".into() } else { "ok".into() },
+                status: if so_far && h.live() {
+                    "running".into()
+                } else if h.failed_at_s.is_some() || h.final_report.is_none() {
+                    "failed".into()
+                } else {
+                    "ok".into()
+                },
                 error: h.error.clone(),
                 partial,
                 failed_at_s: h.failed_at_s,
@@ -641,13 +690,14 @@ fn build_report(specs: &[HostSpec], hosts: &[Host], _run_id: &str) -> ClientsRep
         })
         .collect();
     let starts: Vec<i64> = hosts.iter().filter_map(|h| h.started_coord_ns).collect();
-    let skew = (starts.len() > 1).then(|| (starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0)) as u64);
+    let skew =
+        (starts.len() > 1).then(|| (starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0)) as u64);
     let bound = hosts.iter().filter(|h| h.started_coord_ns.is_some()).filter_map(|h| h.rtt).max().unwrap_or(0);
     let time = fiox_engine::sys::ctime((now_ms / 1000) as i64);
     let with_data: Vec<&HostEntry> = entries.iter().filter(|e| e.report.is_some()).collect();
     let all = (entries.len() > 1 && !with_data.is_empty())
         .then(|| super::merge::all_clients(with_data.iter().filter_map(|e| e.report.as_ref()), &time, now_ms));
-    let failed: Vec<&HostEntry> = entries.iter().filter(|e| e.status != "ok").collect();
+    let failed: Vec<&HostEntry> = entries.iter().filter(|e| e.status == "failed").collect();
     let degraded = (!failed.is_empty() && all.is_some()).then(|| {
         let ok = entries.len() - failed.len();
         let what: Vec<String> = failed

@@ -37,7 +37,11 @@ pub fn all_clients<'a>(reports: impl Iterator<Item = &'a RunReport>, ctime: &str
                         a.max_bw[d] = a.max_bw[d].max(g.max_bw[d]);
                         // A direction a group did not do has 0 there, which is no minimum.
                         if g.max_run[d] > 0 {
-                            a.min_run[d] = if a.max_run[d] > 0 && a.min_run[d] > 0 { a.min_run[d].min(g.min_run[d]) } else { g.min_run[d] };
+                            a.min_run[d] = if a.max_run[d] > 0 && a.min_run[d] > 0 {
+                                a.min_run[d].min(g.min_run[d])
+                            } else {
+                                g.min_run[d]
+                            };
                             a.min_bw[d] = if a.min_bw[d] > 0 { a.min_bw[d].min(g.min_bw[d]) } else { g.min_bw[d] };
                         }
                     }
@@ -62,7 +66,11 @@ pub fn all_clients<'a>(reports: impl Iterator<Item = &'a RunReport>, ctime: &str
         clat_percentiles: clat_p || !lat_p,
         lat_percentiles: lat_p,
         slat_percentiles: slat_p,
-        percentile_list: if base.percentile_list.is_empty() { DEFAULT_PERCENTILES.to_vec() } else { base.percentile_list.clone() },
+        percentile_list: if base.percentile_list.is_empty() {
+            DEFAULT_PERCENTILES.to_vec()
+        } else {
+            base.percentile_list.clone()
+        },
         units: base.units.clone(),
         iodepth: base.iodepth,
         latency_target: Default::default(),
@@ -101,7 +109,11 @@ mod tests {
         ts.dirs[0].io_bytes = values.len() as u64 * 4096;
         ts.dirs[0].runtime_ms = runtime;
         let group = GroupStat::from_jobs(0, std::iter::once(&ts));
-        RunReport { jobs: vec![JobReport { name: "j".into(), ts, ..Default::default() }], groups: vec![group], ..Default::default() }
+        RunReport {
+            jobs: vec![JobReport { name: "j".into(), ts, ..Default::default() }],
+            groups: vec![group],
+            ..Default::default()
+        }
     }
 
     /// Merging hosts' histograms equals the histogram of all their samples, in any order, so

@@ -104,7 +104,8 @@ fn daemonize(pidfile: &Path, ep: &Endpoint) -> Result<ExitCode> {
         }
     }
     drop(Listener::bind(ep).with_context(|| format!("--server: cannot listen on {ep}"))?);
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.trim_start_matches('-').starts_with("daemonize")).collect();
+    let args: Vec<String> =
+        std::env::args().skip(1).filter(|a| !a.trim_start_matches('-').starts_with("daemonize")).collect();
     use std::os::unix::process::CommandExt;
     let child = std::process::Command::new(std::env::current_exe()?)
         .args(&args)
@@ -146,7 +147,9 @@ fn connection(incoming: Incoming, policy: &Policy, owner: &Owner) -> Result<()> 
                     s.set_read_timeout(Some(Duration::from_secs(2)))?;
                     let mut r: &std::net::TcpStream = s;
                     let _ = std::io::copy(&mut r, &mut std::io::sink());
-                    return Err(anyhow!("{addr}: a fio client (protocol version {version}) was told this is a fiox server"));
+                    return Err(anyhow!(
+                        "{addr}: a fio client (protocol version {version}) was told this is a fiox server"
+                    ));
                 }
                 Sniff::Tls => {
                     return Err(anyhow!("{addr}: a TLS client; fiox's TLS transport is not available yet"));
@@ -199,7 +202,12 @@ fn session(d: Duplex, policy: &Policy, owner: &Owner) -> Result<()> {
             let mut w = tx.0.lock().map_err(|_| anyhow!("lock"))?;
             let _ = handshake::send_first(
                 &mut **w,
-                &Msg::Reject { reason: reason.clone(), proto_min: lo, proto_max: hi, fiox_version: env!("CARGO_PKG_VERSION").into() },
+                &Msg::Reject {
+                    reason: reason.clone(),
+                    proto_min: lo,
+                    proto_max: hi,
+                    fiox_version: env!("CARGO_PKG_VERSION").into(),
+                },
             );
             closer.close();
             return Err(anyhow!("{who}: refused ({reason})"));
@@ -279,7 +287,8 @@ fn session(d: Duplex, policy: &Policy, owner: &Owner) -> Result<()> {
                 std::thread::sleep(heartbeat);
             }
         });
-        let (last_seen, done, closer, running, who) = (last_seen.clone(), done.clone(), closer.clone(), running.clone(), who.clone());
+        let (last_seen, done, closer, running, who) =
+            (last_seen.clone(), done.clone(), closer.clone(), running.clone(), who.clone());
         std::thread::spawn(move || {
             while !done.load(Ordering::Relaxed) {
                 let silent = mono_ns().saturating_sub(last_seen.load(Ordering::Relaxed));

@@ -131,7 +131,11 @@ fn three_hosts_json_plus_merge_is_exact() {
     let cs = d["client_stats"].as_array().unwrap();
     assert_eq!(cs.len(), 4);
     for (e, srv) in cs.iter().zip(&s) {
-        assert_eq!((e["hostname"].as_str(), e["port"].as_u64()), (Some("127.0.0.1"), Some(srv.port as u64)), "host order");
+        assert_eq!(
+            (e["hostname"].as_str(), e["port"].as_u64()),
+            (Some("127.0.0.1"), Some(srv.port as u64)),
+            "host order"
+        );
     }
     let all = &cs[3];
     assert_eq!(all["jobname"], "All clients");
@@ -185,7 +189,8 @@ fn two_hosts_normal_output() {
     let t = &o.stdout;
     assert_eq!(t.matches("hostname=").count(), 2, "{t}");
     assert!(t.contains("(fio-3.33 compatible), proto=1"));
-    let (pa, pb) = (t.find(&format!("<{}> \nlong:", a.addr())).unwrap(), t.find(&format!("<{}> \nshort:", b.addr())).unwrap());
+    let (pa, pb) =
+        (t.find(&format!("<{}> \nlong:", a.addr())).unwrap(), t.find(&format!("<{}> \nshort:", b.addr())).unwrap());
     let all = t.find("All clients: (groupid=0, jobs=2)").unwrap();
     assert!(pa < pb && pb < all, "{t}");
     let tail = &t[all..];
@@ -322,7 +327,10 @@ fn commands_need_the_servers_consent() {
     let jf = dir.path().join("e.fio");
     std::fs::write(&jf, format!("[e]\nioengine=null\nsize=1m\nexec_prerun=touch {}\n", mark.display())).unwrap();
     let jf = jf.display().to_string();
-    let (o, _) = run(dir.path(), &[format!("--client={}", strict.addr()), jf.clone(), format!("--client={}", open.addr()), jf.clone()]);
+    let (o, _) = run(
+        dir.path(),
+        &[format!("--client={}", strict.addr()), jf.clone(), format!("--client={}", open.addr()), jf.clone()],
+    );
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains("exec_prerun runs a command, which this server refuses"), "{}", o.stderr);
     assert!(o.stderr.contains("no host started"));
@@ -362,7 +370,8 @@ fn bad_host_lists() {
     let (o, _) = run(dir.path(), &[format!("--client={}", s.addr()), "--client=127.0.0.1,9".into(), j.clone()]);
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains(&format!("host '{}' has no job", s.addr())), "{}", o.stderr);
-    let (o, _) = run(dir.path(), &[format!("--hosts={},{}", s.addr().replace(',', ":"), s.addr().replace(',', ":")), j.clone()]);
+    let (o, _) =
+        run(dir.path(), &[format!("--hosts={},{}", s.addr().replace(',', ":"), s.addr().replace(',', ":")), j.clone()]);
     assert!(o.stderr.contains("is listed twice"), "{}", o.stderr);
     let empty = dir.path().join("hosts");
     std::fs::write(&empty, "# none\n").unwrap();
@@ -427,7 +436,11 @@ fn json_layout_matches_fio_client() {
     std::fs::write(&j, "[global]\nioengine=null\nsize=64m\n[d]\nrw=randread\nbs=4k\ntime_based\nruntime=1\n").unwrap();
     let j = j.display().to_string();
     let (f1, f2) = (fio_server(dir.path()), fio_server(dir.path()));
-    let o = crate::util::fio_within(dir.path(), &args(&["--output-format=json"], client_args(&[&f1, &f2], &j)).iter().map(String::as_str).collect::<Vec<_>>(), 60);
+    let o = crate::util::fio_within(
+        dir.path(),
+        &args(&["--output-format=json"], client_args(&[&f1, &f2], &j)).iter().map(String::as_str).collect::<Vec<_>>(),
+        60,
+    );
     assert_eq!(o.code, 0, "{}", o.stderr);
     let fio = crate::util::json(&o);
     let (x1, x2) = (fiox_server(dir.path(), &[], &[]), fiox_server(dir.path(), &[], &[]));
@@ -456,4 +469,118 @@ fn json_layout_matches_fio_client() {
         }
     }
     assert_eq!(fio["global options"], ours["global options"].clone(), "one object, no repeated keys");
+}
+
+/// A coordinator that stops answering (SIGSTOP) is given up by its server after the host
+/// timeout it asked for: the jobs stop and the server takes the next coordinator.
+#[test]
+fn silent_coordinator_frees_the_server() {
+    let dir = scratch();
+    let s = fiox_server(dir.path(), &[], &[]);
+    let long = job(dir.path(), "l", 30);
+    let child = Command::new(fiox_bin())
+        .args(["--host-timeout=2".to_string(), format!("--client={}", s.addr()), long])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed (after SIGCONT) by PID however the test ends.
+    let coord = Server { child, port: 0 };
+    std::thread::sleep(Duration::from_millis(1500));
+    Command::new("kill").args(["-STOP", &coord.pid()]).status().unwrap();
+    let t = Instant::now();
+    let short = job(dir.path(), "s", 1);
+    loop {
+        let (o, _) = run(dir.path(), &[format!("--client={}", s.addr()), short.clone()]);
+        if o.code == 0 {
+            break;
+        }
+        assert!(o.stderr.contains("busy"), "{}", o.stderr);
+        assert!(
+            t.elapsed() < Duration::from_secs(2 + 2),
+            "server still busy {:?} after the coordinator stopped",
+            t.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    drop(coord);
+}
+
+/// --on-host-failure=abort: a lost host stops the others, whose partial results are reported.
+#[test]
+fn abort_on_host_failure_stops_the_others() {
+    let dir = scratch();
+    let (a, b) = (fiox_server(dir.path(), &[], &[]), fiox_server(dir.path(), &[], &[]));
+    let j = job(dir.path(), "a", 6);
+    let pid = b.pid();
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(1500));
+        Command::new("kill").args(["-9", &pid]).status().unwrap();
+    });
+    let (o, secs) =
+        run(dir.path(), &args(&["--output-format=json", "--on-host-failure=abort"], client_args(&[&a, &b], &j)));
+    killer.join().unwrap();
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(secs < 4.5, "the survivor was stopped: {secs} s");
+    let d: Value = serde_json::from_str(&o.stdout).unwrap();
+    let survivor = &d["client_stats"][0];
+    assert!(survivor["read"]["runtime"].as_u64().unwrap() < 4000, "{}", survivor["read"]);
+    assert_eq!(d["fiox"]["hosts"][0]["status"], "ok");
+    assert_eq!(d["fiox"]["hosts"][1]["status"], "failed");
+}
+
+/// --remote-config: the server reads the job from its own disk; --daemonize: the server runs
+/// detached with its PID in the file, and a second one on the same file is refused.
+#[test]
+fn remote_config_and_daemonize() {
+    let dir = scratch();
+    let port = free_port();
+    let pidfile = dir.path().join("server.pid");
+    let o = crate::util::fiox(
+        dir.path(),
+        &[&format!("--server=ip:127.0.0.1,{port}"), &format!("--daemonize={}", pidfile.display())],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    struct Kill(String);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = Command::new("kill").args(["-9", &self.0]).status();
+        }
+    }
+    let _guard = Kill(pid.clone());
+    wait_listening(port);
+    let o = crate::util::fiox(
+        dir.path(),
+        &[&format!("--server=ip:127.0.0.1,{}", free_port()), &format!("--daemonize={}", pidfile.display())],
+    );
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains(&format!("names process {pid}, which is running")), "{}", o.stderr);
+    let j = job(dir.path(), "r", 1);
+    let (o, _) = run(
+        dir.path(),
+        &[format!("--client=127.0.0.1,{port}"), format!("--remote-config={j}"), "--output-format=json".into()],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let d: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(d["client_stats"][0]["jobname"], "r");
+}
+
+/// --status-interval: a merged report per interval during the run (one JSON line each), then
+/// the final document.
+#[test]
+fn status_interval_streams_merged_reports() {
+    let dir = scratch();
+    let (a, b) = (fiox_server(dir.path(), &[], &[]), fiox_server(dir.path(), &[], &[]));
+    let j = job(dir.path(), "i", 3);
+    let (o, _) = run(dir.path(), &args(&["--output-format=json", "--status-interval=1"], client_args(&[&a, &b], &j)));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let docs: Vec<Value> = serde_json::Deserializer::from_str(&o.stdout).into_iter().map(Result::unwrap).collect();
+    assert!(docs.len() >= 3, "{} documents", docs.len());
+    let lines = o.stdout.lines().take_while(|l| l.starts_with("{\"")).count();
+    assert_eq!(lines, docs.len() - 1, "interval reports are one line each");
+    let bytes = |d: &Value| d["client_stats"].as_array().unwrap().last().unwrap()["read"]["io_bytes"].as_u64().unwrap();
+    assert!(docs.windows(2).all(|w| bytes(&w[0]) <= bytes(&w[1])));
+    assert!(docs[0]["fiox"]["hosts"].as_array().unwrap().iter().any(|h| h["status"] == "running"));
 }

@@ -181,12 +181,11 @@ mod tests {
     /// allocated (each would cost 15 KiB for 2 bytes of text).
     #[test]
     fn histogram_allocation_is_bounded() {
-        let many =
-            vec![
+        let many = vec![
                 "{\"ioprio\":0,\"lat\":{\"min\":0,\"max\":0,\"samples\":0,\"sum\":\"0\",\"sumsq\":\"0\"},\"hist\":[]}";
                 msg::MAX_HISTOGRAMS + 1
             ]
-            .join(",");
+        .join(",");
         let ts = serde_json::to_value(ThreadStat::default()).unwrap().to_string();
         let ts = ts.replacen("\"prios\":[]", &format!("\"prios\":[{many}]"), 1);
         let text = format!("{{\"type\":\"final\",\"report\":{{\"jobs\":[{{\"ts\":{ts}}}]}}}}");

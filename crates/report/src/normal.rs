@@ -160,8 +160,11 @@ fn us(ns: i64) -> String {
 
 /// fiox's table of hosts after a multi-host run.
 fn hosts_table(c: &crate::model::ClientsReport) -> String {
-    let ok = c.hosts.iter().filter(|h| h.status == "ok").count();
-    let mut s = format!("\nHosts: {ok} ok, {} failed", c.hosts.len() - ok);
+    let count = |st: &str| c.hosts.iter().filter(|h| h.status == st).count();
+    let mut s = format!("\nHosts: {} ok, {} failed", count("ok"), count("failed"));
+    if count("running") > 0 {
+        let _ = write!(s, ", {} running", count("running"));
+    }
     if let Some(skew) = c.start_skew_ns {
         let _ = write!(s, "; start skew {}us (bound ±{}us)", skew / 1000, c.skew_bound_ns / 1000);
     }

@@ -204,8 +204,11 @@ fn env_of(text: &str) -> Vec<(String, String)> {
     out
 }
 
+/// A host's job files as sent, and the values of the `${VAR}`s they name.
+type Checked = (Vec<JobText>, Vec<(String, String)>);
+
 /// Reads and checks one host's part here, as a local run would, before anything is sent.
-fn check_locally(spec: &HostSpec, g: &Globals) -> Result<(Vec<JobText>, Vec<(String, String)>)> {
+fn check_locally(spec: &HostSpec, g: &Globals) -> Result<Checked> {
     let cl = argv::parse(spec.argv.clone())?;
     let env = |v: &str| std::env::var(v).ok();
     let mut texts = Vec::new();
@@ -724,5 +727,39 @@ fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsRepo
         degraded,
         start_skew_ns: skew,
         skew_bound_ns: bound,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// fio's split: before the first --client for every host, after it for that host, in
+    /// both spellings of the switch.
+    #[test]
+    fn command_line_is_split_at_each_client() {
+        let (common, clients) = segments(&v(&[
+            "--output-format=json",
+            "--bs=8k",
+            "--client=h1",
+            "a.fio",
+            "-client",
+            "h2,9000",
+            "b.fio",
+            "--section=x",
+        ]));
+        assert_eq!(common, v(&["--output-format=json", "--bs=8k"]));
+        assert_eq!(clients, vec![("h1".into(), v(&["a.fio"])), ("h2,9000".into(), v(&["b.fio", "--section=x"]))]);
+    }
+
+    #[test]
+    fn job_file_variables_are_sent() {
+        std::env::set_var("FIOX_MH_TEST_VAR", "/tmp/x");
+        let vars = env_of("filename=${FIOX_MH_TEST_VAR}\nsize=${FIOX_MH_UNSET_VAR}\nbs=${FIOX_MH_TEST_VAR}");
+        assert_eq!(vars, vec![("FIOX_MH_TEST_VAR".to_string(), "/tmp/x".to_string())]);
     }
 }

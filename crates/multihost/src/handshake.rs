@@ -190,11 +190,7 @@ pub mod fio {
         let version = u16_at(0);
         let opcode = u16_at(2);
         let pdu_len = u32::from_le_bytes([h[16], h[17], h[18], h[19]]);
-        (opcode >= 1 && opcode <= OP_MAX && crc16(&h[..20]) == u16_at(20)).then_some(Header {
-            version,
-            opcode,
-            pdu_len,
-        })
+        ((1..=OP_MAX).contains(&opcode) && crc16(&h[..20]) == u16_at(20)).then_some(Header { version, opcode, pdu_len })
     }
 
     /// One fio command: header and payload.

@@ -72,6 +72,19 @@ struct Host {
     failed_at_s: Option<f64>,
     /// Its failure was already printed (before the start).
     announced: bool,
+    /// Text received without its end of line yet (a run prints some lines in pieces), for
+    /// the normal output and for standard error.
+    out_text: String,
+    err_text: String,
+}
+
+/// Appends `piece` to `buf` and returns the whole lines it completes, each prefixed with the
+/// host as fio prefixes a host's text.
+fn whole_lines(buf: &mut String, piece: &str, host: &str) -> String {
+    buf.push_str(piece);
+    let Some(end) = buf.rfind('\n') else { return String::new() };
+    let done: String = buf.drain(..=end).collect();
+    done.lines().map(|l| format!("<{host}> {l}\n")).collect()
 }
 
 impl Host {
@@ -438,10 +451,13 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                     }
                     Msg::Interval { report, .. } => h.interval = Some(*report),
                     Msg::Text { level, line } => {
-                        // Output lines belong to the normal output (a local run prints none
-                        // with the other formats); diagnostics go to standard error.
+                        // Output lines (fio's layout lines) belong to the normal output, as in
+                        // a local run, which prints none with the other formats; diagnostics
+                        // go to standard error.
                         if level != TextLevel::Output {
-                            eprint!("<{}> {}", specs[idx].name, line);
+                            eprint!("{}", whole_lines(&mut h.err_text, &line, &specs[idx].name));
+                        } else if normal {
+                            out.write_all(whole_lines(&mut h.out_text, &line, &specs[idx].name).as_bytes())?;
                         }
                     }
                     Msg::Final { report } => h.final_report = Some(*report),
@@ -754,6 +770,14 @@ mod tests {
         ]));
         assert_eq!(common, v(&["--output-format=json", "--bs=8k"]));
         assert_eq!(clients, vec![("h1".into(), v(&["a.fio"])), ("h2,9000".into(), v(&["b.fio", "--section=x"]))]);
+    }
+
+    #[test]
+    fn text_pieces_become_prefixed_lines() {
+        let mut buf = String::new();
+        assert_eq!(whole_lines(&mut buf, "lay: Laying out (1 file / ", "h"), "");
+        assert_eq!(whole_lines(&mut buf, "4MiB)\nnext", "h"), "<h> lay: Laying out (1 file / 4MiB)\n");
+        assert_eq!(buf, "next");
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub fn run(g: &Globals) -> Result<ExitCode> {
     let owner: Owner = Arc::new(Mutex::new(None));
     if ep == Endpoint::Stdio {
         // One session on the standard streams (under ssh or --rsh), then exit.
-        if let Err(e) = session(net::stdio_duplex(), &policy, &owner) {
+        if let Err(e) = session(net::stdio_duplex(), &policy, &owner, &host_facts().hostname) {
             log(&format!("stdio: {e:#}"));
             return Ok(ExitCode::from(1));
         }
@@ -123,6 +123,11 @@ fn daemonize(pidfile: &Path, ep: &Endpoint) -> Result<ExitCode> {
 /// One accepted connection: recognises a fio client (answered in fio's framing) or a TLS
 /// client (not available yet) on TCP, authenticates, then runs a session.
 fn connection(incoming: Incoming, policy: &Policy, owner: &Owner) -> Result<()> {
+    // `$clientuid`: the address this server was reached at (its hostname on a unix socket).
+    let uid = match &incoming {
+        Incoming::Tcp(s, _) => s.local_addr().map(|a| a.ip().to_string()).unwrap_or_default(),
+        Incoming::Unix(_) => host_facts().hostname,
+    };
     if let Incoming::Tcp(s, addr) = &incoming {
         s.set_read_timeout(Some(Duration::from_secs(10)))?;
         let started = std::time::Instant::now();
@@ -160,7 +165,7 @@ fn connection(incoming: Incoming, policy: &Policy, owner: &Owner) -> Result<()> 
         s.set_read_timeout(None)?;
     }
     let d = net::accept_secure(incoming)?;
-    session(d, policy, owner)
+    session(d, policy, owner, &uid)
 }
 
 /// What the session's reader thread hands over.
@@ -182,7 +187,7 @@ impl Drop for Release<'_> {
 }
 
 /// One coordinator's session: handshake, prepare, clock probes, the run, the reports.
-fn session(d: Duplex, policy: &Policy, owner: &Owner) -> Result<()> {
+fn session(d: Duplex, policy: &Policy, owner: &Owner, uid: &str) -> Result<()> {
     let Duplex { mut reader, writer, peer, identity, close } = d;
     let tx = Sender::new(writer);
     let closer = Closer::new(close);
@@ -304,6 +309,7 @@ fn session(d: Duplex, policy: &Policy, owner: &Owner) -> Result<()> {
             }
         });
     }
+    plan::set_client_uid(uid);
     let result = serve(&prep, policy, &tx, &erx, host_timeout, &running);
     done.store(true, Ordering::Relaxed);
     closer.close();

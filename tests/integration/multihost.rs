@@ -585,3 +585,39 @@ fn status_interval_streams_merged_reports() {
     assert!(docs.windows(2).all(|w| bytes(&w[0]) <= bytes(&w[1])));
     assert!(docs[0]["fiox"]["hosts"].as_array().unwrap().iter().any(|h| h["status"] == "running"));
 }
+
+/// Files a job lays out under `directory=` on a server are named as fio 3.33's server names
+/// them (`<client uid>.<name>`, `unique_filename`), and `$clientuid` in `filename_format`
+/// likewise: the same names for the same job under both tools.
+#[test]
+fn shared_directory_names_match_fio() {
+    let dir = scratch();
+    let names = |server: &Server, fio_client: bool| -> Vec<String> {
+        let d = dir.path().join(if fio_client { "fio" } else { "fiox" });
+        std::fs::create_dir_all(&d).unwrap();
+        let j = dir.path().join("u.fio");
+        std::fs::write(
+            &j,
+            format!(
+                "[u]\nioengine=psync\ndirectory={d}\nsize=64k\nrw=write\n[v]\nioengine=psync\nfilename_format={d}/x.$clientuid.$jobname\nsize=64k\nrw=write\n",
+                d = d.display()
+            ),
+        )
+        .unwrap();
+        let a = [format!("--client={}", server.addr()), j.display().to_string()];
+        let code = if fio_client {
+            crate::util::fio_within(dir.path(), &[&a[0], &a[1]], 30).code
+        } else {
+            run(dir.path(), &a).0.code
+        };
+        assert_eq!(code, 0);
+        let mut v: Vec<String> =
+            std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        v.sort();
+        v
+    };
+    let fio = names(&fio_server(dir.path()), true);
+    let ours = names(&fiox_server(dir.path(), &[], &[]), false);
+    assert_eq!(fio, vec!["127.0.0.1.u.0.0".to_string(), "x.127.0.0.1.v".to_string()]);
+    assert_eq!(ours, fio);
+}

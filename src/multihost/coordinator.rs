@@ -716,6 +716,11 @@ fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsRepo
     let with_data: Vec<&HostEntry> = entries.iter().filter(|e| e.report.is_some()).collect();
     let all = (entries.len() > 1 && !with_data.is_empty())
         .then(|| super::merge::all_clients(with_data.iter().filter_map(|e| e.report.as_ref()), &time, now_ms));
+    let merged_groups = if with_data.is_empty() {
+        Vec::new()
+    } else {
+        super::merge::per_group(with_data.iter().filter_map(|e| e.report.as_ref()), &time, now_ms)
+    };
     let failed: Vec<&HostEntry> = entries.iter().filter(|e| e.status == "failed").collect();
     let degraded = (!failed.is_empty() && all.is_some()).then(|| {
         let ok = entries.len() - failed.len();
@@ -740,6 +745,7 @@ fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsRepo
         time,
         hosts: entries,
         all,
+        merged_groups,
         degraded,
         start_skew_ns: skew,
         skew_bound_ns: bound,

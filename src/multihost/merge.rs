@@ -7,6 +7,36 @@
 use fiox_report::{JobReport, RunReport, DEFAULT_PERCENTILES};
 use fiox_stats::{GroupStat, ThreadStat};
 
+/// fiox's per-group merges: for each group id, that group's jobs and totals on every host
+/// merged the same way, named `All clients, group N` (fio's one "All clients" mixes the phases
+/// of a stonewalled job; these keep them apart).
+pub fn per_group<'a>(reports: impl Iterator<Item = &'a RunReport> + Clone, ctime: &str, now_ms: u64) -> Vec<RunReport> {
+    let mut ids: Vec<u32> = reports.clone().flat_map(|r| r.jobs.iter().map(|j| j.groupid)).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.into_iter()
+        .map(|g| {
+            let only: Vec<RunReport> = reports
+                .clone()
+                .map(|r| RunReport {
+                    jobs: r.jobs.iter().filter(|j| j.groupid == g).cloned().collect(),
+                    groups: r.groups.iter().filter(|x| x.groupid == g).cloned().collect(),
+                    ..RunReport::default()
+                })
+                .collect();
+            let mut m = all_clients(only.iter(), ctime, now_ms);
+            for j in &mut m.jobs {
+                j.name = format!("All clients, group {g}");
+                j.groupid = g;
+            }
+            for x in &mut m.groups {
+                x.groupid = g;
+            }
+            m
+        })
+        .collect()
+}
+
 /// The merge of `reports` (hosts with figures, in host order) as a one-job, one-group report.
 pub fn all_clients<'a>(reports: impl Iterator<Item = &'a RunReport>, ctime: &str, now_ms: u64) -> RunReport {
     let mut ts = ThreadStat::default();
@@ -150,5 +180,10 @@ mod tests {
         assert_eq!(a.groups[0].max_run[0], 1030);
         assert_eq!(a.groups[0].min_run[0], 1000);
         assert_eq!(a.jobs[0].ts.jobs, 4);
+        // One group here: its merge is the whole merge.
+        let g = per_group(hosts.iter(), "t", 0);
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].jobs[0].name, "All clients, group 0");
+        assert_eq!(g[0].jobs[0].ts.dirs[0].clat_hist.as_ref(), Some(&all));
     }
 }

@@ -621,3 +621,26 @@ fn shared_directory_names_match_fio() {
     assert_eq!(fio, vec!["127.0.0.1.u.0.0".to_string(), "x.127.0.0.1.v".to_string()]);
     assert_eq!(ours, fio);
 }
+
+/// fiox's per-group merges: a stonewalled two-phase job gets one merge per phase across hosts
+/// (fio's single "All clients" mixes the phases).
+#[test]
+fn per_group_merges_keep_phases_apart() {
+    let dir = scratch();
+    let (a, b) = (fiox_server(dir.path(), &[], &[]), fiox_server(dir.path(), &[], &[]));
+    let j = dir.path().join("p.fio");
+    std::fs::write(&j, "[global]\nioengine=null\nbs=4k\n[r]\nrw=read\nsize=8m\n[w]\nstonewall\nrw=write\nsize=4m\n")
+        .unwrap();
+    let j = j.display().to_string();
+    let (o, _) = run(dir.path(), &args(&["--output-format=json"], client_args(&[&a, &b], &j)));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let d: Value = serde_json::from_str(&o.stdout).unwrap();
+    let g = d["fiox"]["merged_groups"].as_array().unwrap();
+    assert_eq!(g.len(), 2);
+    assert_eq!((g[0]["jobname"].as_str(), g[0]["groupid"].as_u64()), (Some("All clients, group 0"), Some(0)));
+    assert_eq!(g[0]["read"]["io_bytes"].as_u64(), Some(2 * 8 << 20));
+    assert_eq!(g[0]["write"]["io_bytes"].as_u64(), Some(0));
+    assert_eq!(g[1]["write"]["io_bytes"].as_u64(), Some(2 * 4 << 20));
+    let all = d["client_stats"].as_array().unwrap().last().unwrap();
+    assert_eq!((all["read"]["io_bytes"].as_u64(), all["write"]["io_bytes"].as_u64()), (Some(16 << 20), Some(8 << 20)));
+}

@@ -336,6 +336,8 @@ pub fn render_clients(c: &crate::model::ClientsReport, plus: bool, line: bool) -
         .collect();
     fx.s("version", &c.version).put("hosts", V::A(hosts));
     fx.u("start_skew_ns", c.start_skew_ns.unwrap_or(0)).u("skew_bound_ns", c.skew_bound_ns);
+    let groups = c.merged_groups.iter().flat_map(|g| g.jobs.iter().map(move |j| V::O(job(g, j, plus, None)))).collect();
+    fx.put("merged_groups", V::A(groups));
     fx.u("degraded", c.degraded.is_some() as u64);
     if let Some(d) = &c.degraded {
         fx.s("degraded_reason", d);

@@ -332,6 +332,8 @@ pub struct ClientsReport {
     /// The merge: one job ("All clients") and one group; `None` with fewer than two hosts, as
     /// fio prints none then.
     pub all: Option<RunReport>,
+    /// fiox: one merge per group id across hosts (`All clients, group N`), in group order.
+    pub merged_groups: Vec<RunReport>,
     /// Why the merge is not over every host (`1 of 2 hosts; h2 failed at 3.1 s: ...`).
     pub degraded: Option<String>,
     /// Latest minus earliest start of the hosts (ns), and the bound of the clock estimates.

@@ -638,9 +638,9 @@ fn per_group_merges_keep_phases_apart() {
     let g = d["fiox"]["merged_groups"].as_array().unwrap();
     assert_eq!(g.len(), 2);
     assert_eq!((g[0]["jobname"].as_str(), g[0]["groupid"].as_u64()), (Some("All clients, group 0"), Some(0)));
-    assert_eq!(g[0]["read"]["io_bytes"].as_u64(), Some(2 * 8 << 20));
+    assert_eq!(g[0]["read"]["io_bytes"].as_u64(), Some(16 << 20));
     assert_eq!(g[0]["write"]["io_bytes"].as_u64(), Some(0));
-    assert_eq!(g[1]["write"]["io_bytes"].as_u64(), Some(2 * 4 << 20));
+    assert_eq!(g[1]["write"]["io_bytes"].as_u64(), Some(8 << 20));
     let all = d["client_stats"].as_array().unwrap().last().unwrap();
     assert_eq!((all["read"]["io_bytes"].as_u64(), all["write"]["io_bytes"].as_u64()), (Some(16 << 20), Some(8 << 20)));
 }

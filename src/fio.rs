@@ -43,6 +43,7 @@ pub fn machine_ctx() -> Ctx {
 /// (`--version`, `--help`, `--cmdhelp`, `--enghelp`, `--showcmd`, `--parse-only`), and otherwise
 /// plans the jobs and runs them.
 pub fn run(args: Vec<String>) -> Result<ExitCode> {
+    let raw = args.clone();
     let cl = argv::parse(args)?;
     let g = &cl.globals;
     let mut out = std::io::stdout().lock();
@@ -71,6 +72,23 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     if let Some(which) = &g.enghelp {
         out.write_all(help::enghelp(which, &fiox_engine::names())?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if g.multihost.server.is_some() {
+        if g.multihost.coordinator() {
+            anyhow::bail!(
+                "--server and --client (or --hosts) exclude each other: a process is a server or a coordinator"
+            );
+        }
+        return crate::multihost::server::run(g);
+    }
+    if g.multihost.daemonize.is_some() {
+        anyhow::bail!("--daemonize goes with --server");
+    }
+    if g.multihost.coordinator() {
+        return crate::multihost::coordinator::run(&raw, g);
+    }
+    if g.multihost.remote_config.is_some() {
+        anyhow::bail!("--remote-config goes with --client (the server reads the file)");
     }
     if let Some(name) = multihost_only_switch(&g.secure) {
         // Until the server and coordinator take them, these would be silently ignored.

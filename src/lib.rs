@@ -22,6 +22,7 @@ mod lab;
 mod live;
 mod manifest;
 mod metrics;
+mod multihost;
 mod opendir;
 mod plan;
 mod quick;

@@ -198,7 +198,7 @@ fn later_file(spec: &JobSpec, clone: u32, written_before: &HashSet<PathBuf>) -> 
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
     let names: Vec<String> = match &spec.filename {
         Some(list) => split_filenames(list),
-        None => (0..spec.nrfiles).map(|n| file_name(&spec.filename_format, &spec.name, clone, n)).collect(),
+        None => (0..spec.nrfiles).map(|n| generated_name(spec, clone, n)).collect(),
     };
     !names.is_empty()
         && names.iter().enumerate().all(|(i, name)| {
@@ -406,7 +406,7 @@ fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<
     let names: Vec<String> = match (listed, &spec.filename) {
         (Some(listed), _) => listed.to_vec(),
         (None, Some(list)) => split_filenames(list),
-        (None, None) => (0..spec.nrfiles).map(|n| file_name(&spec.filename_format, &spec.name, clone, n)).collect(),
+        (None, None) => (0..spec.nrfiles).map(|n| generated_name(spec, clone, n)).collect(),
     };
     let names: Vec<String> = names
         .iter()
@@ -485,14 +485,38 @@ fn split_filenames(list: &str) -> Vec<String> {
     out
 }
 
-/// A generated file's name: `filename_format` with fio's keywords replaced. `$clientuid` is
-/// empty in a local run, as in fio.
-fn file_name(format: &str, job: &str, clone: u32, file: u32) -> String {
+/// What `$clientuid` stands for: empty in a local run, as in fio; on a multi-host server, the
+/// address the coordinator reached it at (fio's server gives `127.0.0.1` on loopback, seen in
+/// both `$clientuid` and the `unique_filename` prefix). Set by the server before planning.
+static CLIENT_UID: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
+
+/// Sets `$clientuid` for the plans made after it (a multi-host server, per session).
+pub fn set_client_uid(uid: &str) {
+    if let Ok(mut u) = CLIENT_UID.lock() {
+        *u = uid.to_string();
+    }
+}
+
+/// A generated file's name: `filename_format` with fio's keywords replaced. On a multi-host
+/// server with `unique_filename` (the default) a name under `directory=` is prefixed with the
+/// client uid, so hosts sharing a directory (NFS, Ceph) do not collide, as fio does
+/// (observed: `127.0.0.1.u.0.0`).
+fn generated_name(spec: &JobSpec, clone: u32, file: u32) -> String {
+    let uid = CLIENT_UID.lock().map(|u| u.clone()).unwrap_or_default();
+    let name = file_name(&spec.filename_format, &spec.name, clone, file, &uid);
+    if spec.unique_filename && !uid.is_empty() && spec.directory.is_some() {
+        format!("{uid}.{name}")
+    } else {
+        name
+    }
+}
+
+fn file_name(format: &str, job: &str, clone: u32, file: u32, uid: &str) -> String {
     format
         .replace("$jobname", job)
         .replace("$jobnum", &clone.to_string())
         .replace("$filenum", &file.to_string())
-        .replace("$clientuid", "")
+        .replace("$clientuid", uid)
 }
 
 /// Plans one clone's files: `listed` (filename= and opendir='s files) when opendir is set,
@@ -507,7 +531,7 @@ fn plan_files(
     let names: Vec<String> = match (listed, &spec.filename) {
         (Some(listed), _) => listed.to_vec(),
         (None, Some(list)) => split_filenames(list),
-        (None, None) => (0..spec.nrfiles).map(|n| file_name(&spec.filename_format, &spec.name, clone, n)).collect(),
+        (None, None) => (0..spec.nrfiles).map(|n| generated_name(spec, clone, n)).collect(),
     };
     if names.is_empty() {
         bail!("job '{}': filename is empty", spec.name);

@@ -138,6 +138,7 @@ fn job_report(
         job_start_ms: r.start_epoch_ms,
         elapsed_s: r.elapsed_ms.div_ceil(1000),
         ctime: ctime.to_string(),
+        aggregate: false,
     }
 }
 

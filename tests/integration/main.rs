@@ -16,6 +16,7 @@ mod lab;
 mod live;
 mod logz;
 mod metrics;
+mod multihost;
 mod multihost_secure;
 mod nbd_faults;
 mod netns;

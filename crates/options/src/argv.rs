@@ -70,6 +70,8 @@ pub struct Globals {
     pub repeat_until: Option<crate::repeat::RepeatUntil>,
     /// fiox addition: credentials and launchers of multi-host runs.
     pub secure: Secure,
+    /// Multi-host runs (fio's client/server and fiox's additions).
+    pub multihost: MultiHost,
 }
 
 /// The multi-host transports' switches (`--auth-key`, `--tls-*`, `--keygen`, `--fiox-path`,
@@ -114,6 +116,52 @@ impl Secure {
     }
 }
 
+/// The switches of multi-host runs. `--client` splits the command line (job files after it are
+/// that host's), which the binary's coordinator does itself; here each value is only checked
+/// and kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MultiHost {
+    /// `--server[=ARGS]`: `Some("")` for a bare `--server`.
+    pub server: Option<String>,
+    pub daemonize: Option<PathBuf>,
+    /// `--client=HOST[,PORT]` or `--client=HOSTFILE`, in order.
+    pub clients: Vec<String>,
+    pub remote_config: Option<String>,
+    /// `--hosts=h1,h2` and `--hosts-file=F` (fiox).
+    pub hosts: Vec<String>,
+    pub hosts_file: Option<PathBuf>,
+    pub connect_timeout_ms: u64,
+    pub host_timeout_ms: u64,
+    /// `--on-host-failure=abort` (default `continue`).
+    pub abort_on_host_failure: bool,
+    /// A server's consent to run `exec_prerun`, `exec_postrun` and the exec engine.
+    pub allow_exec: bool,
+}
+
+impl Default for MultiHost {
+    fn default() -> Self {
+        MultiHost {
+            server: None,
+            daemonize: None,
+            clients: Vec::new(),
+            remote_config: None,
+            hosts: Vec::new(),
+            hosts_file: None,
+            connect_timeout_ms: 5000,
+            host_timeout_ms: 10_000,
+            abort_on_host_failure: false,
+            allow_exec: false,
+        }
+    }
+}
+
+impl MultiHost {
+    /// Whether the command line makes this process a coordinator.
+    pub fn coordinator(&self) -> bool {
+        !self.clients.is_empty() || !self.hosts.is_empty() || self.hosts_file.is_some()
+    }
+}
+
 impl Default for Globals {
     fn default() -> Self {
         Globals {
@@ -144,6 +192,7 @@ impl Default for Globals {
             profile: None,
             repeat_until: None,
             secure: Secure::default(),
+            multihost: MultiHost::default(),
         }
     }
 }
@@ -247,6 +296,24 @@ pub const SWITCHES: &[Switch] = &[
     file(sw("trigger-file", Arg::Required, "FILE", "stop every job when FILE appears, then run --trigger")),
     sw("trigger-timeout", Arg::Required, "T", "stop every job after T, then run --trigger"),
     sw("trigger", Arg::Required, "CMD", "the shell command to run once a trigger stopped the jobs"),
+    sw(
+        "server",
+        Arg::Optional,
+        "ip:HOST,PORT|ip6:HOST,PORT|,PORT|HOST|sock:PATH|stdio",
+        "run jobs for fiox coordinators (default port 8765; plain TCP on loopback only until TLS)",
+    ),
+    file(sw("daemonize", Arg::Required, "PIDFILE", "with --server: run in the background, PID in PIDFILE")),
+    sw("client", Arg::Required, "HOST[,PORT]|HOSTFILE", "run the jobs (files after it are this host's) on fiox servers"),
+    sw("remote-config", Arg::Required, "PATH", "the job file the server reads from its own disk"),
+    sw("hosts", Arg::Required, "H1,H2,...", "run the same jobs on these fiox servers (fiox addition)"),
+    file(sw("hosts-file", Arg::Required, "FILE", "run the same jobs on the servers listed in FILE (fiox addition)")),
+    sw("connect-timeout", Arg::Required, "T", "give up connecting to a host after T (default 5s)"),
+    sw("host-timeout", Arg::Required, "T", "declare a silent host (or coordinator) lost after T (default 10s)"),
+    words(
+        sw("on-host-failure", Arg::Required, "continue|abort", "when a host is lost: the others go on (default) or stop"),
+        &["continue", "abort"],
+    ),
+    sw("allow-exec", Arg::None, "", "with --server: let jobs run commands (exec_prerun, exec_postrun, exec engine)"),
     sw("version", Arg::None, "", "print the version"),
     sw("help", Arg::None, "", "print this help"),
     no("debug", Arg::Required),
@@ -255,10 +322,6 @@ pub const SWITCHES: &[Switch] = &[
     no("alloc-size", Arg::Required),
     no("cpuclock-test", Arg::None),
     no("crctest", Arg::Optional),
-    no("server", Arg::Optional),
-    no("daemonize", Arg::Required),
-    no("client", Arg::Required),
-    no("remote-config", Arg::Required),
     no("idle-prof", Arg::Required),
     no("trigger-remote", Arg::Required),
     no("aux-path", Arg::Required),
@@ -496,6 +559,30 @@ fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, 
         "fiox-path" => g.secure.fiox_path = Some(v),
         "rsh" => g.secure.rsh = Some(v),
         "ssh" => g.secure.ssh = Some(v),
+        "server" => g.multihost.server = Some(v),
+        "daemonize" => g.multihost.daemonize = Some(PathBuf::from(v)),
+        "client" if v.is_empty() => return Err(bad("needs a host name or a host file")),
+        "client" => g.multihost.clients.push(v),
+        "remote-config" => g.multihost.remote_config = Some(v),
+        "hosts" => {
+            for h in v.split(',').map(str::trim) {
+                if h.is_empty() {
+                    return Err(bad("an empty host name in the list"));
+                }
+                g.multihost.hosts.push(h.to_string());
+            }
+        }
+        "hosts-file" => g.multihost.hosts_file = Some(PathBuf::from(v)),
+        "connect-timeout" => g.multihost.connect_timeout_ms = time_ms(&v).map_err(|e| bad(&e))?,
+        "host-timeout" => g.multihost.host_timeout_ms = time_ms(&v).map_err(|e| bad(&e))?,
+        "on-host-failure" => {
+            g.multihost.abort_on_host_failure = match v.as_str() {
+                "continue" => false,
+                "abort" => true,
+                _ => return Err(bad("use continue or abort")),
+            }
+        }
+        "allow-exec" => g.multihost.allow_exec = true,
         _ => unreachable!("every supported switch is handled"),
     }
     Ok(())
@@ -573,6 +660,15 @@ mod tests {
         assert_eq!(p(&["--minimal"]).unwrap().globals.formats, vec![Format::Terse]);
         assert_eq!(p(&["--cmdhelp"]).unwrap().globals.cmdhelp, Some(String::new()));
         assert_eq!(p(&["--cmdhelp=bs"]).unwrap().globals.cmdhelp, Some("bs".into()));
+        let m = p(&["--server"]).unwrap().globals.multihost;
+        assert_eq!((m.server.as_deref(), m.coordinator()), (Some(""), false));
+        let m = p(&["--client=h1", "--client", "h2,9000", "--host-timeout=3", "--on-host-failure=abort"])
+            .unwrap()
+            .globals
+            .multihost;
+        assert_eq!(m.clients, vec!["h1".to_string(), "h2,9000".to_string()]);
+        assert_eq!((m.host_timeout_ms, m.connect_timeout_ms, m.abort_on_host_failure), (3000, 5000, true));
+        assert!(m.coordinator());
     }
 
     #[test]
@@ -581,7 +677,9 @@ mod tests {
         assert_eq!(e, "unknown option 'blocksize2' (command line); did you mean 'blocksize'?");
         assert!(p(&["--bs"]).unwrap_err().to_string().contains("needs a value"));
         assert!(p(&["--output-format=xml"]).unwrap_err().to_string().contains("unknown format 'xml'"));
-        assert!(p(&["--client=h"]).unwrap_err().to_string().contains("not supported yet"));
+        assert!(p(&["--trigger-remote=x"]).unwrap_err().to_string().contains("not supported yet"));
+        assert!(p(&["--on-host-failure=maybe"]).unwrap_err().to_string().contains("continue or abort"));
+        assert!(p(&["--hosts=a,,b"]).unwrap_err().to_string().contains("empty host"));
         assert!(p(&["--name="]).is_err());
     }
 

@@ -159,7 +159,7 @@ fn document(r: &RunReport, plus: bool) -> Obj {
     if let Some(g) = r.global_options.as_ref().filter(|g| !g.is_empty()) {
         top.o("global options", options(g));
     }
-    let jobs = r.jobs.iter().map(|j| V::O(job(r, j, plus))).collect();
+    let jobs = r.jobs.iter().map(|j| V::O(job(r, j, plus, None))).collect();
     top.put("jobs", V::A(jobs));
     if !r.disks.is_empty() {
         top.put("disk_util", V::A(r.disks.iter().map(|d| V::O(disk(d))).collect()));
@@ -178,17 +178,21 @@ fn options(opts: &[(String, String)]) -> Obj {
     o
 }
 
-fn job(r: &RunReport, j: &JobReport, plus: bool) -> Obj {
+/// One job object. `client` is the host (`hostname`, `port`) of a multi-host run's entry: fio's
+/// client layout has no `eta` and `elapsed` and ends with the host's `hostname` and `port`.
+fn job(r: &RunReport, j: &JobReport, plus: bool, client: Option<(&str, u16)>) -> Obj {
     let ts = &j.ts;
     let mut o = Obj::default();
     o.s("jobname", &j.name).u("groupid", j.groupid as u64).put("error", V::I(j.error as i64));
-    // fio reports the last ETA its status thread computed: 0 for a finished job, or INT_MAX
-    // when the job ended before the thread computed one, which fio 3.33 shows for every job
-    // that ran under 2 s (observed: 1.8 s gives 2147483647, 2.1 s gives 0). fiox does the same
-    // so that parsers see the same values.
-    let eta = if j.elapsed_s <= 2 { i32::MAX as u64 } else { 0 };
-    o.u("eta", eta).u("elapsed", j.elapsed_s);
-    if !j.job_options.is_empty() {
+    if client.is_none() {
+        // fio reports the last ETA its status thread computed: 0 for a finished job, or
+        // INT_MAX when the job ended before the thread computed one, which fio 3.33 shows for
+        // every job that ran under 2 s (observed: 1.8 s gives 2147483647, 2.1 s gives 0).
+        // fiox does the same so that parsers see the same values.
+        let eta = if j.elapsed_s <= 2 { i32::MAX as u64 } else { 0 };
+        o.u("eta", eta).u("elapsed", j.elapsed_s);
+    }
+    if !j.job_options.is_empty() && !j.aggregate {
         o.o("job options", options(&j.job_options));
     }
     // Under `unified_rw_reporting=both` fio puts `sync` between `trim` and `mixed`; under
@@ -225,17 +229,127 @@ fn job(r: &RunReport, j: &JobReport, plus: bool) -> Obj {
         o.u("total_err", ts.total_err).put("first_error", V::I(ts.first_error as i64));
     }
     let lt = &j.latency_target;
-    o.u("latency_depth", j.iodepth as u64)
-        .u("latency_target", lt.target_ns)
-        .f("latency_percentile", lt.percentile)
-        .u("latency_window", lt.window_us);
+    if !j.aggregate {
+        o.u("latency_depth", j.iodepth as u64)
+            .u("latency_target", lt.target_ns)
+            .f("latency_percentile", lt.percentile)
+            .u("latency_window", lt.window_us);
+    }
     if let Some(desc) = j.description.as_deref().filter(|d| !d.is_empty()) {
         o.s("desc", desc);
     }
     if let Some(ss) = &j.steady {
         o.o("steadystate", steady(ss));
     }
+    if let Some((host, port)) = client {
+        o.s("hostname", host).u("port", port as u64);
+    }
     o
+}
+
+/// A multi-host run in fio 3.33's client layout: `fio version`, `timestamp`, `time`, `global
+/// options`, `client_stats` (every host's jobs in host-list order, each with `hostname` and
+/// `port`, then the `All clients` entry) and `disk_util` (entries with `hostname` and `port`),
+/// then fiox's `fiox` object (`hosts`, the start skew, whether the merge is degraded).
+///
+/// Where fiox differs from fio 3.33 on purpose: `global options` is one object when every host
+/// has the same, fio 3.39's array of per-host objects when not (fio 3.33 repeats the keys in
+/// one object); `All clients` has percentiles and, in json+, the merged `bins`; a lost host's
+/// partial entries are kept (flagged in `fiox.hosts`).
+pub fn render_clients(c: &crate::model::ClientsReport, plus: bool, line: bool) -> String {
+    let mut top = Obj::default();
+    top.s("fio version", &c.version).u("timestamp", c.timestamp).s("time", &c.time);
+    let reported: Vec<(&crate::model::HostEntry, &RunReport)> =
+        c.hosts.iter().filter_map(|h| h.report.as_ref().map(|r| (h, r))).collect();
+    let globals: Vec<(&crate::model::HostEntry, &Vec<(String, String)>)> = reported
+        .iter()
+        .filter_map(|(h, r)| r.global_options.as_ref().filter(|g| !g.is_empty()).map(|g| (*h, g)))
+        .collect();
+    if let Some((_, first)) = globals.first() {
+        if globals.iter().all(|(_, g)| g == first) {
+            top.o("global options", options(first));
+        } else {
+            let per_host = globals
+                .iter()
+                .map(|(h, g)| {
+                    let mut o = options(g);
+                    o.s("hostname", &h.hostname).u("port", h.port as u64);
+                    V::O(o)
+                })
+                .collect();
+            top.put("global options", V::A(per_host));
+        }
+    }
+    let mut stats = Vec::new();
+    for (h, r) in &reported {
+        for j in &r.jobs {
+            stats.push(V::O(job(r, j, plus, Some((&h.hostname, h.port)))));
+        }
+    }
+    if let Some(all) = &c.all {
+        // fio 3.33 gives the aggregate the host and port of the last host that reported;
+        // fiox gives the last host's of the list (the same when all report).
+        let (host, port) = c.hosts.last().map_or(("", 0), |h| (h.hostname.as_str(), h.port));
+        for j in &all.jobs {
+            stats.push(V::O(job(all, j, plus, Some((host, port)))));
+        }
+    }
+    top.put("client_stats", V::A(stats));
+    let mut disks = Vec::new();
+    for (h, r) in &reported {
+        for d in &r.disks {
+            let mut o = disk(d);
+            o.s("hostname", &h.hostname).u("port", h.port as u64);
+            disks.push(V::O(o));
+        }
+    }
+    top.put("disk_util", V::A(disks));
+    let mut fx = Obj::default();
+    let hosts = c
+        .hosts
+        .iter()
+        .map(|h| {
+            let mut o = Obj::default();
+            o.s("name", &h.name)
+                .s("hostname", &h.hostname)
+                .u("port", h.port as u64)
+                .s("transport", &h.transport)
+                .s("status", &h.status)
+                .put("error", h.error.as_ref().map_or(V::S(String::new()), |e| V::S(e.clone())))
+                .s("fiox_version", &h.fiox_version)
+                .u("proto", h.proto as u64)
+                .put("clock_offset_ns", V::I(h.clock_offset_ns))
+                .put("wallclock_offset_ns", V::I(h.wallclock_offset_ns))
+                .u("rtt_ns", h.rtt_ns)
+                .put("start_ns", V::I(h.start_ns.unwrap_or(0)))
+                .u("late_start", h.late_start as u64)
+                .u("runtime_ms", h.runtime_ms)
+                .u("partial", h.partial as u64);
+            if let Some(t) = h.failed_at_s {
+                o.f("failed_at_s", t);
+            }
+            if let Some(m) = h.report.as_ref().and_then(|r| r.fiox.as_ref()) {
+                o.s("kernel", &m.kernel).s("cpu", &m.cpu).u("cpus", m.cpus);
+            }
+            V::O(o)
+        })
+        .collect();
+    fx.s("version", &c.version).put("hosts", V::A(hosts));
+    fx.u("start_skew_ns", c.start_skew_ns.unwrap_or(0)).u("skew_bound_ns", c.skew_bound_ns);
+    let groups = c.merged_groups.iter().flat_map(|g| g.jobs.iter().map(move |j| V::O(job(g, j, plus, None)))).collect();
+    fx.put("merged_groups", V::A(groups));
+    fx.u("degraded", c.degraded.is_some() as u64);
+    if let Some(d) = &c.degraded {
+        fx.s("degraded_reason", d);
+    }
+    top.o("fiox", fx);
+    let doc = V::O(top);
+    if line {
+        if let Some(v) = strict(&doc) {
+            return v.to_string() + "\n";
+        }
+    }
+    print(&doc)
 }
 
 /// fio 3.33's `steadystate` block (observed): the limit and the criterion as `%f` text with a

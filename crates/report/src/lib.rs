@@ -19,8 +19,8 @@ pub mod units;
 mod testutil;
 
 pub use model::{
-    DeviceInfo, DiskAggr, DiskFigures, DiskUtil, JobReport, LatencyTargetReport, Manifest, Overhead, RepeatSummary,
-    RunReport, SteadyReport, Units, DEFAULT_PERCENTILES,
+    ClientsReport, DeviceInfo, DiskAggr, DiskFigures, DiskUtil, HostEntry, JobReport, LatencyTargetReport, Manifest,
+    Overhead, RepeatSummary, RunReport, SteadyReport, Units, DEFAULT_PERCENTILES,
 };
 
 /// fio's output formats (`--output-format`).
@@ -63,5 +63,19 @@ pub fn render(format: Format, report: &RunReport, opts: &ReportOpts) -> String {
         }
         Format::Terse => terse::render(report, opts.terse_version),
         Format::Normal => normal::render(report),
+    }
+}
+
+/// A multi-host run's report in one format: fio 3.33's client layout (per-host entries in
+/// host-list order, then "All clients") with fiox's corrections and additions (see
+/// [`json::render_clients`], [`normal::render_clients`], [`terse::render_clients`]).
+pub fn render_clients(format: Format, report: &ClientsReport, opts: &ReportOpts) -> String {
+    match format {
+        Format::Json | Format::JsonPlus => json::render_clients(report, format == Format::JsonPlus, opts.json_lines),
+        Format::Terse => {
+            let head = if opts.terse_header { terse::header(opts.terse_version) } else { String::new() };
+            head + &terse::render_clients(report, opts.terse_version)
+        }
+        Format::Normal => normal::render_clients(report),
     }
 }

@@ -2,9 +2,10 @@
 //! print. Built by the runner; read by the formatters.
 
 use fiox_stats::{GroupStat, ThreadStat, Unified};
+use serde::{Deserialize, Serialize};
 
 /// Settings that change how numbers are printed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Units {
     /// 1024 (default) or 1000.
     pub kb_base: u64,
@@ -26,7 +27,7 @@ pub const DEFAULT_PERCENTILES: [f64; 17] =
     [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
 
 /// One reported job: a job, or under `group_reporting` a whole group merged.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct JobReport {
     pub name: String,
     pub groupid: u32,
@@ -69,11 +70,15 @@ pub struct JobReport {
     /// Local time the report was made, as fio's header prints it (`Sat Nov 21 07:09:51 2026`),
     /// without a trailing newline.
     pub ctime: String,
+    /// A multi-host run's "All clients" entry: fio prints no option echo and no latency-target
+    /// figures for it.
+    #[serde(default)]
+    pub aggregate: bool,
 }
 
 /// Latency-target mode's settings as fio reports them: the target in nanoseconds, the window in
 /// microseconds (fio 3.33's units, observed).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct LatencyTargetReport {
     pub target_ns: u64,
     pub window_us: u64,
@@ -88,7 +93,7 @@ impl Default for LatencyTargetReport {
 
 /// What steady-state detection saw over its last window, for one job or, under
 /// `group_reporting`, for its group (whose samples are the sums over its jobs).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SteadyReport {
     /// The criterion as fio names it (`iops`, `iops_slope`, `bw`, `bw_slope`).
     pub name: String,
@@ -127,7 +132,7 @@ impl SteadyReport {
 
 /// A block device's figures over a run, from `/sys/block/*/stat` deltas: fio's `ios=`,
 /// `merge=`, `ticks=`, `in_queue=` and `util=`.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DiskFigures {
     pub read_ios: u64,
     pub write_ios: u64,
@@ -166,7 +171,7 @@ impl DiskFigures {
 pub type DiskAggr = DiskFigures;
 
 /// Utilisation of one block device over the run.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DiskUtil {
     pub name: String,
     pub figures: DiskFigures,
@@ -189,7 +194,7 @@ impl std::ops::DerefMut for DiskUtil {
 }
 
 /// A finished run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunReport {
     /// `fiox-0.1.0`; printed where fio prints `fio-3.33`.
     pub version: String,
@@ -210,7 +215,7 @@ pub struct RunReport {
 }
 
 /// What makes a result reproducible and trustworthy, beyond fio's report.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
     pub version: String,
     pub kernel: String,
@@ -230,7 +235,7 @@ pub struct Manifest {
 
 /// `--repeat-until` (fiox): a metric measured once per run, its mean and the 95% confidence
 /// interval of the mean (Student's t), against the bound asked for.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RepeatSummary {
     /// `iops`, `bw`, `lat` or `p99`.
     pub metric: String,
@@ -249,7 +254,7 @@ pub struct RepeatSummary {
 }
 
 /// A block device under test, as the kernel describes it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
     pub name: String,
     pub model: String,
@@ -265,7 +270,7 @@ pub struct DeviceInfo {
 }
 
 /// fiox's own CPU cost for one reported job.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Overhead {
     pub job: String,
     pub usr_ns_per_io: f64,
@@ -279,4 +284,59 @@ impl Overhead {
     pub fn saturated(&self) -> bool {
         self.busy_pct >= 95.0
     }
+}
+
+/// One host of a multi-host run, as the coordinator saw it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct HostEntry {
+    /// The host as the command line named it (`127.0.0.1,8765`, `sock:/run/f.sock`).
+    pub name: String,
+    /// What fio's client JSON calls `hostname` and `port`: the address the coordinator used.
+    pub hostname: String,
+    pub port: u16,
+    /// fio's probe line for the host (`hostname=vm, be=0, 64-bit, os=Linux, ...`); empty if the
+    /// host never answered.
+    pub probe: String,
+    /// The host's results: its final report, or for a lost host its last interval report
+    /// (`partial`); `None` when nothing arrived.
+    pub report: Option<RunReport>,
+    /// `ok` or `failed`.
+    pub status: String,
+    pub error: Option<String>,
+    pub partial: bool,
+    /// Seconds into the run when the host was lost.
+    pub failed_at_s: Option<f64>,
+    pub transport: String,
+    pub fiox_version: String,
+    pub proto: u32,
+    /// The host's CLOCK_MONOTONIC minus the coordinator's (ns), its wall clock's offset, and
+    /// the round trip of the best clock probe.
+    pub clock_offset_ns: i64,
+    pub wallclock_offset_ns: i64,
+    pub rtt_ns: u64,
+    /// When the host released its jobs, relative to the earliest host (ns, coordinator's clock).
+    pub start_ns: Option<i64>,
+    pub late_start: bool,
+    pub runtime_ms: u64,
+}
+
+/// A multi-host run: every host's report in host-list order and their merge ("All clients",
+/// fio's name for it).
+#[derive(Debug, Clone, Default)]
+pub struct ClientsReport {
+    pub version: String,
+    pub timestamp: u64,
+    pub timestamp_ms: u64,
+    pub time: String,
+    pub hosts: Vec<HostEntry>,
+    /// The merge: one job ("All clients") and one group; `None` with fewer than two hosts, as
+    /// fio prints none then.
+    pub all: Option<RunReport>,
+    /// fiox: one merge per group id across hosts (`All clients, group N`), in group order.
+    pub merged_groups: Vec<RunReport>,
+    /// Why the merge is not over every host (`1 of 2 hosts; h2 failed at 3.1 s: ...`).
+    pub degraded: Option<String>,
+    /// Latest minus earliest start of the hosts (ns), and the bound of the clock estimates.
+    pub start_skew_ns: Option<u64>,
+    pub skew_bound_ns: u64,
 }

@@ -110,6 +110,87 @@ pub fn render(r: &RunReport) -> String {
     s
 }
 
+/// A multi-host run after it ended (the probe lines and the hosts' job headers were printed
+/// before it started): each host's report in host-list order, introduced by `<name> ` as fio
+/// prefixes a host's text, then `All clients` (with percentiles and units, which fio 3.33's
+/// lacks; labelled when a host was lost), then fiox's `Hosts:` table (status, clock offset,
+/// round trip, start, runtime).
+pub fn render_clients(c: &crate::model::ClientsReport) -> String {
+    let mut s = String::new();
+    for h in &c.hosts {
+        let Some(r) = &h.report else { continue };
+        let mut r = r.clone();
+        r.fiox = None;
+        let _ = write!(s, "<{}> ", h.name);
+        if h.partial {
+            let _ = write!(
+                s,
+                "(partial: lost{} at {:.1} s; figures up to its last interval report)",
+                h.error.as_deref().map(|e| format!(": {e},")).unwrap_or_default().trim_end_matches(','),
+                h.failed_at_s.unwrap_or(0.0)
+            );
+        }
+        s.push_str(&render(&r));
+    }
+    if let Some(all) = &c.all {
+        for job in &all.jobs {
+            let mut block = job_report(all, job);
+            if let Some(d) = &c.degraded {
+                // The first line names the merge; say right there that it is not over every host.
+                if let Some(end) = block.find(':') {
+                    block.insert_str(end, &format!(" (degraded: {d})"));
+                }
+            }
+            s.push_str(&block);
+        }
+    }
+    s.push_str(&hosts_table(c));
+    s
+}
+
+fn us(ns: i64) -> String {
+    let a = ns.unsigned_abs();
+    let sign = if ns < 0 { "-" } else { "+" };
+    if a >= 10_000_000 {
+        format!("{sign}{:.1}ms", a as f64 / 1e6)
+    } else {
+        format!("{sign}{}us", a / 1000)
+    }
+}
+
+/// fiox's table of hosts after a multi-host run.
+fn hosts_table(c: &crate::model::ClientsReport) -> String {
+    let count = |st: &str| c.hosts.iter().filter(|h| h.status == st).count();
+    let mut s = format!("\nHosts: {} ok, {} failed", count("ok"), count("failed"));
+    if count("running") > 0 {
+        let _ = write!(s, ", {} running", count("running"));
+    }
+    if let Some(skew) = c.start_skew_ns {
+        let _ = write!(s, "; start skew {}us (bound ±{}us)", skew / 1000, c.skew_bound_ns / 1000);
+    }
+    s.push('\n');
+    let width = c.hosts.iter().map(|h| h.name.len()).max().unwrap_or(0);
+    for h in &c.hosts {
+        let _ = write!(s, "  {:width$}  {:6}", h.name, h.status);
+        if let Some(st) = h.start_ns {
+            let _ = write!(s, " start {}", us(st));
+        }
+        let _ = write!(s, " offset {} rtt {}us", us(h.clock_offset_ns), h.rtt_ns / 1000);
+        if h.wallclock_offset_ns.unsigned_abs() >= 1_000_000_000 {
+            let _ = write!(s, " wallclock {:+.1}s", h.wallclock_offset_ns as f64 / 1e9);
+        }
+        let _ = write!(s, " runtime {}ms", h.runtime_ms);
+        if h.late_start {
+            s.push_str(" late-start");
+        }
+        if let Some(e) = &h.error {
+            let _ = write!(s, " ({e})");
+        }
+        s.push('\n');
+    }
+    s
+}
+
 /// fiox's additions, after everything fio prints: its own CPU cost per I/O (and whether a worker
 /// was the bottleneck) and any result that looks wrong.
 fn fiox_section(m: &crate::model::Manifest) -> String {
@@ -279,14 +360,16 @@ fn job_report(r: &RunReport, job: &JobReport) -> String {
         );
     }
     let lt = &job.latency_target;
-    let _ = writeln!(
-        s,
-        "     latency   : target={}, window={}, percentile={}%, depth={}",
-        lt.target_ns,
-        lt.window_us,
-        cfmt(lt.percentile, 0, 2),
-        job.iodepth
-    );
+    if !job.aggregate {
+        let _ = writeln!(
+            s,
+            "     latency   : target={}, window={}, percentile={}%, depth={}",
+            lt.target_ns,
+            lt.window_us,
+            cfmt(lt.percentile, 0, 2),
+            job.iodepth
+        );
+    }
     if let Some([unwritten, trimmed, written, trim_failed, write_failed]) = job.ts.block_states {
         // fio 3.33's layout; it prints no percentiles when no block failed.
         s.push_str("  block lifetime percentiles :\n");

@@ -46,6 +46,19 @@ pub fn render(r: &RunReport, version: u8) -> String {
     out
 }
 
+/// A multi-host run: every host's lines in host-list order, then the `All clients` line (with
+/// its merged percentiles, which fio 3.33 leaves at zero).
+pub fn render_clients(c: &crate::model::ClientsReport, version: u8) -> String {
+    let mut out = String::new();
+    for r in c.hosts.iter().filter_map(|h| h.report.as_ref()) {
+        out.push_str(&render(r, version));
+    }
+    if let Some(all) = &c.all {
+        out.push_str(&render(all, version));
+    }
+    out
+}
+
 fn job_line(r: &RunReport, j: &JobReport, version: u8) -> String {
     let ts = &j.ts;
     let mut f: Vec<String> = vec![version.to_string()];

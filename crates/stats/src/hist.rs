@@ -121,6 +121,76 @@ impl LatHist {
     }
 }
 
+thread_local! {
+    /// How many more histograms the message being decoded on this thread may hold (`None`: no
+    /// limit). Each costs 1856 counters (about 15 KiB) however short its text, so a peer could
+    /// otherwise make a 16 MiB frame of `[]`s allocate gigabytes.
+    static WIRE_BUDGET: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` (a decoder) allowing at most `max` histograms to be read on this thread, so the
+/// memory a decoded message takes is bounded whatever its text.
+pub fn with_wire_budget<T>(max: usize, f: impl FnOnce() -> T) -> T {
+    let before = WIRE_BUDGET.with(|b| b.replace(Some(max)));
+    let out = f();
+    WIRE_BUDGET.with(|b| b.set(before));
+    out
+}
+
+fn take_wire_budget() -> Result<(), String> {
+    WIRE_BUDGET.with(|b| match b.get() {
+        None => Ok(()),
+        Some(0) => Err("too many histograms in one message".to_string()),
+        Some(n) => {
+            b.set(Some(n - 1));
+            Ok(())
+        }
+    })
+}
+
+/// On the wire (fiox's multi-host protocol) a histogram is sparse: only its non-empty buckets,
+/// as `[index, count]` pairs in bucket order, so an idle direction costs a few bytes rather
+/// than 1856 numbers. The total is recomputed on reading, never trusted.
+impl serde::Serialize for LatHist {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let n = self.counts.iter().filter(|&&c| c > 0).count();
+        let mut seq = s.serialize_seq(Some(n))?;
+        for (i, &c) in self.counts.iter().enumerate().filter(|(_, &c)| c > 0) {
+            seq.serialize_element(&(i as u32, c))?;
+        }
+        seq.end()
+    }
+}
+
+/// Reading checks what a peer could get wrong: an index beyond the last bucket, or counts whose
+/// sum overflows, are errors (never a panic); a bucket named twice adds up.
+impl<'de> serde::Deserialize<'de> for LatHist {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Sparse;
+        impl<'de> serde::de::Visitor<'de> for Sparse {
+            type Value = LatHist;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of [bucket index, count] pairs")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<LatHist, A::Error> {
+                use serde::de::Error;
+                take_wire_budget().map_err(A::Error::custom)?;
+                let mut h = LatHist::default();
+                while let Some((i, c)) = seq.next_element::<(u32, u64)>()? {
+                    let slot = h.counts.get_mut(i as usize).ok_or_else(|| {
+                        A::Error::custom(format!("histogram bucket {i} is beyond the last ({})", PLAT_NR - 1))
+                    })?;
+                    *slot = slot.checked_add(c).ok_or_else(|| A::Error::custom("histogram count overflows"))?;
+                    h.total = h.total.checked_add(c).ok_or_else(|| A::Error::custom("histogram total overflows"))?;
+                }
+                Ok(h)
+            }
+        }
+        d.deserialize_seq(Sparse)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,5 +230,21 @@ mod tests {
         let p = h.percentiles(&[50.0, 99.0, 1.0]);
         assert_eq!(p, vec![(1.0, 1), (50.0, 50), (99.0, 99)]);
         assert!(LatHist::default().percentiles(&[50.0]).is_empty());
+    }
+
+    #[test]
+    fn wire_form_is_sparse_and_checked() {
+        let mut h = LatHist::default();
+        for v in [5, 5, 4096, 1_000_000] {
+            h.add(v);
+        }
+        let text = serde_json::to_string(&h).unwrap();
+        assert_eq!(text, "[[5,2],[448,1],[954,1]]");
+        let back: LatHist = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, h);
+        assert!(serde_json::from_str::<LatHist>("[[1856,1]]").unwrap_err().to_string().contains("beyond the last"));
+        assert!(serde_json::from_str::<LatHist>("[[1,18446744073709551615],[2,1]]").is_err());
+        let twice: LatHist = serde_json::from_str("[[3,1],[3,2]]").unwrap();
+        assert_eq!((twice.counts()[3], twice.total()), (3, 3));
     }
 }

@@ -4,15 +4,32 @@
 //! (sum in u128, sum of squares in u128): cheaper per I/O, exact to merge across jobs, and the
 //! mean and deviation come out the same to floating-point rounding.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct IoStat {
     pub min: u64,
     pub max: u64,
     pub samples: u64,
+    #[serde(with = "u128_text")]
     sum: u128,
+    #[serde(with = "u128_text")]
     sumsq: u128,
+}
+
+/// The exact sums as decimal text on the wire: JSON readers (and serde's buffering of tagged
+/// enums) stop at 64-bit integers, and a sum of squares of nanoseconds outgrows them.
+mod u128_text {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &u128, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&v.to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u128, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(|_| serde::de::Error::custom(format!("'{text}' is not a 128-bit count")))
+    }
 }
 
 impl Default for IoStat {
@@ -131,7 +148,7 @@ mod tests {
 /// costs nothing). Kept separate from [`IoStat`] because group reporting merges them differently:
 /// fio adds the means and variances of the jobs (the group's bandwidth is the jobs' sum), where
 /// latencies are pooled.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct SampleStat {
     pub min: u64,
     pub max: u64,

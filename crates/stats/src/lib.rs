@@ -9,7 +9,7 @@ mod hist;
 mod io_stat;
 mod thread;
 
-pub use hist::{plat_idx_to_val, plat_val_to_idx, LatHist, PLAT_NR};
+pub use hist::{plat_idx_to_val, plat_val_to_idx, with_wire_budget, LatHist, PLAT_NR};
 pub use io_stat::{IoStat, SampleStat};
 pub use thread::{
     DirStat, GroupStat, PrioStat, ThreadStat, Unified, DDIR_MIXED, DDIR_NAMES, LAT_MS_BUCKETS, LAT_NS_BUCKETS,

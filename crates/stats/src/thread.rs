@@ -1,6 +1,8 @@
 //! Per-job totals (`ThreadStat`, fio's `thread_stat`) and per-group totals (`GroupStat`, fio's
 //! `group_run_stats`).
 
+use serde::{Deserialize, Serialize};
+
 use crate::hist::LatHist;
 use crate::io_stat::{IoStat, SampleStat};
 
@@ -12,7 +14,7 @@ pub const DDIR_MIXED: usize = 3;
 
 /// `unified_rw_reporting`: whether reads, writes and trims are reported apart, merged into one
 /// `mixed` direction, or both.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Unified {
     #[default]
     None,
@@ -26,7 +28,7 @@ pub const LAT_NS_BUCKETS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 100
 pub const LAT_MS_BUCKETS: [u64; 11] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000, 2000];
 
 /// One direction of one job.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct DirStat {
     pub io_bytes: u64,
     pub total_ios: u64,
@@ -55,7 +57,7 @@ pub struct DirStat {
 }
 
 /// The latency (completion, or total with `lat_percentiles`) of the I/Os of one priority.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct PrioStat {
     /// `class << 13 | level`, 0 for I/Os sent without a priority.
     pub ioprio: u16,
@@ -150,7 +152,7 @@ fn merge_hist(a: &mut Option<LatHist>, b: &Option<LatHist>) {
 }
 
 /// Everything measured for one job (or, after merging, one group under `group_reporting`).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ThreadStat {
     pub dirs: [DirStat; 3],
     /// `block_error_percentiles`: blocks unwritten, trimmed, written, failed to trim, failed to
@@ -420,7 +422,7 @@ fn add<const N: usize>(a: &mut [u64; N], b: &[u64; N]) {
 }
 
 /// Totals of one reporting group per direction (the "Run status group" lines).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GroupStat {
     pub groupid: u32,
     /// Which directions the group's lines show (its first job's `unified_rw_reporting`).

@@ -1,0 +1,394 @@
+//! Where servers listen and coordinators connect: fio's `--server=` and `--client=` spellings
+//! parsed into an [`Endpoint`], listeners and connections made into [`Duplex`]es.
+//!
+//! Until TLS arrives (see [`accept_secure`] and [`connect_secure`], the two places it plugs
+//! in), plain TCP is allowed only on loopback, and a unix socket only with mode 0600 and a peer
+//! of the same uid (or root), checked with SO_PEERCRED. Anything else is refused with a message
+//! saying TLS credentials are needed.
+
+use std::io;
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::transport::Duplex;
+
+/// fio's port, kept so that firewall rules and manifests written for fio keep working.
+pub const DEFAULT_PORT: u16 = 8765;
+
+/// Where a server listens or a coordinator connects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// A host name or address (empty: every address of the family) and a port.
+    Tcp {
+        host: String,
+        port: u16,
+        v6: bool,
+    },
+    Unix(PathBuf),
+    /// The process's standard input and output (`--server=stdio`, under ssh or `--rsh`).
+    Stdio,
+}
+
+impl std::fmt::Display for Endpoint {
+    /// As fio names a host in its messages and JSON: `host,port`, `sock:path`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Endpoint::Tcp { host, port, .. } => write!(f, "{host},{port}"),
+            Endpoint::Unix(p) => write!(f, "sock:{}", p.display()),
+            Endpoint::Stdio => f.write_str("stdio"),
+        }
+    }
+}
+
+fn port(s: &str, what: &str) -> Result<u16, String> {
+    match s.parse::<u16>() {
+        Ok(p) if p > 0 => Ok(p),
+        _ => Err(format!("{what}: bad port '{s}' (1 to 65535)")),
+    }
+}
+
+/// fio's `--server[=ARGS]`: nothing (every IPv4 address, port 8765), `ip:HOST[,PORT]`,
+/// `ip4:HOST[,PORT]`, `ip6:HOST[,PORT]`, `,PORT`, `HOST[,PORT]`, `sock:PATH`; and fiox's
+/// `stdio`.
+pub fn parse_server(arg: Option<&str>) -> Result<Endpoint, String> {
+    let what = format!("--server={}", arg.unwrap_or(""));
+    let Some(a) = arg.filter(|a| !a.is_empty()) else {
+        return Ok(Endpoint::Tcp { host: String::new(), port: DEFAULT_PORT, v6: false });
+    };
+    if a == "stdio" {
+        return Ok(Endpoint::Stdio);
+    }
+    parse_common(a, &what)
+}
+
+/// fio's `--client=HOST[,PORT]` (with the `ip:`, `ip4:`, `ip6:` and `sock:` prefixes), and
+/// fiox's `HOST:PORT` and `[V6]:PORT` (for `--hosts`).
+pub fn parse_client(a: &str) -> Result<Endpoint, String> {
+    let what = format!("host '{a}'");
+    if a.is_empty() {
+        return Err("an empty host name".into());
+    }
+    if let Some(rest) = a.strip_prefix('[') {
+        let (host, tail) = rest.split_once(']').ok_or_else(|| format!("{what}: missing ']'"))?;
+        let p = match tail.strip_prefix(':').or_else(|| tail.strip_prefix(',')) {
+            Some(p) => port(p, &what)?,
+            None if tail.is_empty() => DEFAULT_PORT,
+            None => return Err(format!("{what}: expected ':PORT' after ']'")),
+        };
+        return Ok(Endpoint::Tcp { host: host.into(), port: p, v6: true });
+    }
+    let ep = parse_common(a, &what)?;
+    if let Endpoint::Tcp { host, .. } = &ep {
+        if host.is_empty() {
+            return Err(format!("{what}: no host name"));
+        }
+        // `host:port` (one colon, no comma, no prefix) is fiox's spelling for --hosts.
+        if !a.contains(',') && !a.starts_with("ip") && host.matches(':').count() == 1 {
+            let (h, p) = host.split_once(':').expect("one colon");
+            return Ok(Endpoint::Tcp { host: h.into(), port: port(p, &what)?, v6: false });
+        }
+    }
+    Ok(ep)
+}
+
+fn parse_common(a: &str, what: &str) -> Result<Endpoint, String> {
+    if let Some(p) = a.strip_prefix("sock:") {
+        if p.is_empty() {
+            return Err(format!("{what}: sock: needs a path"));
+        }
+        return Ok(Endpoint::Unix(PathBuf::from(p)));
+    }
+    let (rest, v6) = if let Some(r) = a.strip_prefix("ip6:") {
+        (r, true)
+    } else if let Some(r) = a.strip_prefix("ip4:").or_else(|| a.strip_prefix("ip:")) {
+        (r, false)
+    } else {
+        (a, false)
+    };
+    // The port follows the last comma (an IPv6 address has colons, never commas).
+    let (host, p) = match rest.rsplit_once(',') {
+        Some((h, p)) => (h, port(p, what)?),
+        None => (rest, DEFAULT_PORT),
+    };
+    if !v6 && host.parse::<std::net::Ipv6Addr>().is_ok() {
+        return Err(format!("{what}: an IPv6 address needs the ip6: prefix (ip6:{host},PORT), as in fio"));
+    }
+    Ok(Endpoint::Tcp { host: host.into(), port: p, v6 })
+}
+
+/// The addresses a TCP endpoint stands for, in the family it asks for.
+pub fn resolve(host: &str, port: u16, v6: bool) -> io::Result<Vec<SocketAddr>> {
+    let host = if host.is_empty() {
+        if v6 {
+            "::"
+        } else {
+            "0.0.0.0"
+        }
+    } else {
+        host
+    };
+    let addrs: Vec<SocketAddr> = (host, port).to_socket_addrs()?.filter(|a| a.is_ipv6() == v6).collect();
+    if addrs.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("'{host}' has no IPv{} address", if v6 { 6 } else { 4 }),
+        ));
+    }
+    Ok(addrs)
+}
+
+fn needs_tls(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{what}: not a loopback address; without TLS fiox speaks TCP only on loopback, and its TLS transport (which needs TLS credentials) is not available yet; use a loopback address or sock:PATH"
+        ),
+    )
+}
+
+fn is_loopback(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(a) => a.is_loopback(),
+        IpAddr::V6(a) => a.is_loopback() || a.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
+    }
+}
+
+/// A listening server socket.
+pub enum Listener {
+    Tcp(TcpListener),
+    /// The socket and its path (removed when the listener is dropped).
+    Unix(UnixListener, PathBuf),
+}
+
+/// A connection accepted, not yet authenticated.
+pub enum Incoming {
+    Tcp(TcpStream, SocketAddr),
+    Unix(UnixStream),
+}
+
+impl Listener {
+    /// Binds `ep`: TCP on loopback only (until TLS), or a unix socket made 0600. A stale socket
+    /// at the path is replaced; any other file there is left alone and refused.
+    pub fn bind(ep: &Endpoint) -> io::Result<Listener> {
+        match ep {
+            Endpoint::Tcp { host, port, v6 } => {
+                let addrs = resolve(host, *port, *v6)?;
+                if let Some(a) = addrs.iter().find(|a| !is_loopback(a.ip())) {
+                    return Err(needs_tls(&format!("listening on {a}")));
+                }
+                Ok(Listener::Tcp(TcpListener::bind(&addrs[..])?))
+            }
+            Endpoint::Unix(path) => {
+                if let Ok(m) = std::fs::symlink_metadata(path) {
+                    if !m.file_type().is_socket() {
+                        return Err(io::Error::new(
+                            io::ErrorKind::AlreadyExists,
+                            format!("{} exists and is not a socket; not replacing it", path.display()),
+                        ));
+                    }
+                    std::fs::remove_file(path)?;
+                }
+                let l = UnixListener::bind(path)?;
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
+                Ok(Listener::Unix(l, path.clone()))
+            }
+            Endpoint::Stdio => Err(io::Error::new(io::ErrorKind::InvalidInput, "stdio is not a socket to listen on")),
+        }
+    }
+
+    /// Where the listener is, as a coordinator would name it.
+    pub fn local(&self) -> String {
+        match self {
+            Listener::Tcp(l) => l.local_addr().map(|a| format!("{},{}", a.ip(), a.port())).unwrap_or_default(),
+            Listener::Unix(_, p) => format!("sock:{}", p.display()),
+        }
+    }
+
+    pub fn accept(&self) -> io::Result<Incoming> {
+        match self {
+            Listener::Tcp(l) => l.accept().map(|(s, a)| Incoming::Tcp(s, a)),
+            Listener::Unix(l, _) => l.accept().map(|(s, _)| Incoming::Unix(s)),
+        }
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        if let Listener::Unix(_, p) = self {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+fn tcp_duplex(s: TcpStream, peer: String, identity: Option<String>) -> io::Result<Duplex> {
+    s.set_nodelay(true)?;
+    let reader = s.try_clone()?;
+    let closer = s.try_clone()?;
+    Ok(Duplex {
+        reader: Box::new(reader),
+        writer: Box::new(s),
+        peer,
+        identity,
+        close: Box::new(move || {
+            let _ = closer.shutdown(Shutdown::Both);
+        }),
+    })
+}
+
+fn unix_duplex(s: UnixStream, peer: String, identity: Option<String>) -> io::Result<Duplex> {
+    let reader = s.try_clone()?;
+    let closer = s.try_clone()?;
+    Ok(Duplex {
+        reader: Box::new(reader),
+        writer: Box::new(s),
+        peer,
+        identity,
+        close: Box::new(move || {
+            let _ = closer.shutdown(Shutdown::Both);
+        }),
+    })
+}
+
+/// The peer of a unix socket may connect if it runs as this process's user or as root.
+pub fn check_peer_uid(s: &UnixStream) -> io::Result<String> {
+    let cred = rustix::net::sockopt::socket_peercred(s)?;
+    let (theirs, ours) = (cred.uid.as_raw(), rustix::process::getuid().as_raw());
+    if theirs == ours || theirs == 0 {
+        Ok(format!("uid {theirs}"))
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("peer uid {theirs} is neither this server's uid {ours} nor root"),
+        ))
+    }
+}
+
+/// The server's accept path, where authentication happens: today a loopback TCP peer
+/// (identity `loopback`) or a unix-socket peer of the same uid or root; everything else is
+/// refused until the TLS transport plugs in here.
+pub fn accept_secure(incoming: Incoming) -> io::Result<Duplex> {
+    match incoming {
+        Incoming::Tcp(s, addr) => {
+            if !is_loopback(addr.ip()) {
+                let _ = s.shutdown(Shutdown::Both);
+                return Err(needs_tls(&format!("a connection from {addr}")));
+            }
+            tcp_duplex(s, format!("{},{}", addr.ip(), addr.port()), Some("loopback".into()))
+        }
+        Incoming::Unix(s) => {
+            let who = check_peer_uid(&s)?;
+            unix_duplex(s, "unix socket".into(), Some(who))
+        }
+    }
+}
+
+/// The coordinator's connect path, where the server is authenticated: today TCP to a
+/// loopback address or a unix socket; anything else is refused until the TLS transport plugs
+/// in here. `timeout` bounds the connect (the kernel's own would be about two minutes).
+pub fn connect_secure(ep: &Endpoint, timeout: Duration) -> io::Result<Duplex> {
+    match ep {
+        Endpoint::Tcp { host, port, v6 } => {
+            let addrs = resolve(host, *port, *v6)?;
+            if let Some(a) = addrs.iter().find(|a| !is_loopback(a.ip())) {
+                return Err(needs_tls(&format!("connecting to {a}")));
+            }
+            let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+            for a in &addrs {
+                match TcpStream::connect_timeout(a, timeout) {
+                    Ok(s) => return tcp_duplex(s, ep.to_string(), Some("loopback".into())),
+                    Err(e) => last = e,
+                }
+            }
+            Err(last)
+        }
+        Endpoint::Unix(path) => {
+            let s = UnixStream::connect(path)?;
+            unix_duplex(s, ep.to_string(), Some(socket_owner(path)))
+        }
+        Endpoint::Stdio => Err(io::Error::new(io::ErrorKind::InvalidInput, "stdio is a server transport")),
+    }
+}
+
+fn socket_owner(path: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).map(|m| format!("socket owned by uid {}", m.uid())).unwrap_or_default()
+}
+
+/// The server's standard streams as a duplex (`--server=stdio`); closing exits the reader by
+/// closing nothing it could reopen, so the caller ends the process after the session.
+pub fn stdio_duplex() -> Duplex {
+    Duplex {
+        reader: Box::new(io::stdin()),
+        writer: Box::new(io::stdout()),
+        peer: "stdio".into(),
+        identity: Some("stdio (the launching transport authenticated the user)".into()),
+        close: Box::new(|| {}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tcp(h: &str, p: u16, v6: bool) -> Endpoint {
+        Endpoint::Tcp { host: h.into(), port: p, v6 }
+    }
+
+    #[test]
+    fn fio_server_spellings() {
+        assert_eq!(parse_server(None), Ok(tcp("", 8765, false)));
+        assert_eq!(parse_server(Some("ip:127.0.0.1,4444")), Ok(tcp("127.0.0.1", 4444, false)));
+        assert_eq!(parse_server(Some("ip4:localhost")), Ok(tcp("localhost", 8765, false)));
+        assert_eq!(parse_server(Some("ip6:::1,4444")), Ok(tcp("::1", 4444, true)));
+        assert_eq!(parse_server(Some(",4444")), Ok(tcp("", 4444, false)));
+        assert_eq!(parse_server(Some("1.2.3.4")), Ok(tcp("1.2.3.4", 8765, false)));
+        assert_eq!(parse_server(Some("sock:/tmp/f.sock")), Ok(Endpoint::Unix("/tmp/f.sock".into())));
+        assert_eq!(parse_server(Some("stdio")), Ok(Endpoint::Stdio));
+        assert!(parse_server(Some("ip:h,0")).unwrap_err().contains("bad port"));
+        assert!(parse_server(Some("::1")).unwrap_err().contains("ip6:"));
+        assert!(parse_server(Some("sock:")).is_err());
+    }
+
+    #[test]
+    fn client_spellings() {
+        assert_eq!(parse_client("h1"), Ok(tcp("h1", 8765, false)));
+        assert_eq!(parse_client("h1,9000"), Ok(tcp("h1", 9000, false)));
+        assert_eq!(parse_client("h1:9000"), Ok(tcp("h1", 9000, false)));
+        assert_eq!(parse_client("[::1]:9000"), Ok(tcp("::1", 9000, true)));
+        assert_eq!(parse_client("ip6:::1,9000"), Ok(tcp("::1", 9000, true)));
+        assert!(parse_client("").is_err());
+        assert!(parse_client(",9000").is_err());
+        assert_eq!(tcp("h", 1, false).to_string(), "h,1");
+    }
+
+    #[test]
+    fn non_loopback_needs_tls() {
+        let e = Listener::bind(&tcp("0.0.0.0", 0, false)).err().unwrap().to_string();
+        assert!(e.contains("not available yet") && e.contains("TLS"), "{e}");
+        let e = connect_secure(&tcp("192.0.2.1", 9, false), Duration::from_millis(10)).err().unwrap().to_string();
+        assert!(e.contains("TLS"), "{e}");
+    }
+
+    #[test]
+    fn unix_socket_is_private_and_checks_the_peer() {
+        let dir = std::env::temp_dir().join(format!("fiox-mh-net-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.sock");
+        let l = Listener::bind(&Endpoint::Unix(path.clone())).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        let c = std::thread::spawn({
+            let p = path.clone();
+            move || connect_secure(&Endpoint::Unix(p), Duration::from_secs(1)).map(|d| d.peer)
+        });
+        let d = accept_secure(l.accept().unwrap()).unwrap();
+        assert!(d.identity.unwrap().starts_with("uid "));
+        assert!(c.join().unwrap().unwrap().starts_with("sock:"));
+        drop(l);
+        assert!(!path.exists());
+        std::fs::remove_dir(&dir).unwrap();
+    }
+}

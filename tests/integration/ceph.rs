@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::util::{self, Out};
+use crate::util::{self, free_port_pair, Out};
 
 pub(crate) struct Cluster {
     /// The cluster's configuration file: everything a client needs.
@@ -71,19 +71,6 @@ fn start() -> Result<Cluster, String> {
         return Err(format!("the test cluster did not start: {}", err.lines().last().unwrap_or("")));
     }
     Ok(Cluster { conf: dir.join("ceph.conf") })
-}
-
-/// A port p with p and p + 1 free (the monitor's v2 and v1 addresses), away from the fixed
-/// ports other cluster scripts use.
-fn free_port_pair() -> Option<u16> {
-    for _ in 0..50 {
-        let a = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
-        let p = a.local_addr().ok()?.port();
-        if p < 65535 && std::net::TcpListener::bind(("127.0.0.1", p + 1)).is_ok() {
-            return Some(p);
-        }
-    }
-    None
 }
 
 /// The cluster, or a printed reason to skip.

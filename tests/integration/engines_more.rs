@@ -5,17 +5,12 @@
 
 use std::time::Duration;
 
-use crate::util::{fio, fiox, json, listing, scratch, tool, Out};
+use crate::util::{fio, fiox, free_port, free_port_pair, json, listening, listing, scratch, tool, Out};
 
 /// (total_ios, io_bytes) of a direction of the first job.
 fn ios(v: &serde_json::Value, dir: &str) -> (u64, u64) {
     let d = &v["jobs"][0][dir];
     (d["total_ios"].as_u64().unwrap(), d["io_bytes"].as_u64().unwrap())
-}
-
-/// A TCP/UDP port nobody uses right now (the kernel's pick), for one test.
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 #[test]
@@ -345,7 +340,8 @@ fn unavailable_engines_parse_and_refuse_before_any_io() {
 fn net_clones_count_ports_up_like_fio() {
     for (fiox_recv, fiox_send) in [(false, true), (true, false)] {
         let dir = scratch();
-        let port = format!("--port={}", free_port());
+        let first = free_port_pair().expect("two adjacent free ports");
+        let port = format!("--port={first}");
         let bin = if fiox_recv { crate::util::fiox_bin() } else { crate::util::fio_bin() };
         let recv = std::process::Command::new(bin)
             .args(["--name=r", "--ioengine=net", "--listen", &port, "--rw=read", "--bs=4k", "--size=256k"])
@@ -355,7 +351,12 @@ fn net_clones_count_ports_up_like_fio() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(700));
+        // Both clones listen (port and port + 1) before the senders connect; a fixed sleep
+        // was too short on a loaded machine.
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while !(listening(first) && listening(first + 1)) && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let args = ["--name=w", "--ioengine=net", "--hostname=127.0.0.1", &port, "--rw=write", "--bs=4k"];
         let sent =
             tool(fiox_send, dir.path(), &[&args[..], &["--size=256k", "--numjobs=2", "--output-format=json"]].concat());

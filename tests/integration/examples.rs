@@ -22,7 +22,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::faults::SmallFs;
-use crate::util::{fio_within, fiox_bin, scratch, Out};
+use crate::util::{fio_within, fiox_bin, free_port, scratch, Out};
 
 /// How a runnable example's results are compared (beyond the exit status, jobs, groups, errors
 /// and option echo, which always must match).
@@ -454,11 +454,6 @@ fn timed(s: &Section) -> bool {
 
 fn runtime(s: &Section) -> Option<u64> {
     s.get("runtime").or(s.get("timeout")).and_then(parse_secs)
-}
-
-/// A free TCP port on localhost (for the net example's listener).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 /// fiox under `timeout`, as [`fio_within`] runs fio.

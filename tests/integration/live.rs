@@ -7,8 +7,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::lab::{chromium, png_stats};
-use crate::metrics::{free_port, get};
-use crate::util::{fiox_bin, scratch};
+use crate::metrics::get;
+use crate::util::{fiox_bin, free_port, scratch};
 
 /// A running fiox, killed when the test ends early (a failed assertion).
 struct Child(Option<std::process::Child>);

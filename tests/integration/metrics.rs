@@ -4,11 +4,7 @@
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use crate::util::{json, scratch, Out};
-
-pub(crate) fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+use crate::util::{free_port, json, scratch, Out};
 
 /// One HTTP GET on loopback; the body, or `None` when nothing answers.
 pub(crate) fn get(port: u16, path: &str) -> Option<String> {

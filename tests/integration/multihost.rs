@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{fio_bin, fiox_bin, scratch, Out};
+use crate::util::{fio_bin, fiox_bin, free_port, scratch, Out};
 
 /// A server process, killed (SIGKILL, by PID) and reaped when dropped.
 struct Server {
@@ -33,10 +33,6 @@ impl Server {
     fn addr(&self) -> String {
         format!("127.0.0.1,{}", self.port)
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
 fn wait_listening(port: u16) {

@@ -168,3 +168,36 @@ impl Drop for Throttle {
         let _ = std::fs::remove_dir(&self.dir);
     }
 }
+
+/// A loopback TCP port free now (the kernel's pick). Another process may take it before the
+/// test binds it; the tests that start servers wait for them to listen.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A port `p` such that `p` and `p + 1` are both free now (for a job with two clones, which
+/// count ports up from `port`, and for Ceph's monitor pair).
+pub fn free_port_pair() -> Option<u16> {
+    for _ in 0..50 {
+        let a = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
+        let p = a.local_addr().ok()?.port();
+        if p < 65535 && std::net::TcpListener::bind(("127.0.0.1", p + 1)).is_ok() {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// Whether something listens on TCP `port` (any local address), read from /proc/net/tcp so
+/// that asking does not take a connection from the listener.
+pub fn listening(port: u16) -> bool {
+    let want = format!(":{port:04X} ");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|f| {
+        std::fs::read_to_string(f).is_ok_and(|t| {
+            t.lines().skip(1).any(|l| {
+                let cols: Vec<&str> = l.split_whitespace().collect();
+                cols.len() > 3 && format!("{} ", cols[1]).ends_with(&want) && cols[3] == "0A"
+            })
+        })
+    })
+}

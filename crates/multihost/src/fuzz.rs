@@ -40,20 +40,6 @@ pub fn handshake(data: &[u8]) {
     let _ = handshake::coordinator(&mut r, &mut out, 0, "fuzz", "fuzz");
 }
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 const DICT: &[&str] = &[
     "{\"type\":\"final\",\"report\":",
     "{\"type\":\"interval\",\"k\":1,\"host_mono_ns\":2,\"report\":",
@@ -71,53 +57,11 @@ const DICT: &[&str] = &[
     "\x7fFIOXmh\x01",
 ];
 
-fn mutate(rng: &mut Rng, input: &[u8], corpus: &[Vec<u8>]) -> Vec<u8> {
-    let mut v = input.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        let pos = rng.below(v.len() + 1);
-        match rng.below(5) {
-            0 if !v.is_empty() => {
-                let i = rng.below(v.len());
-                v[i] ^= 1 << rng.below(8);
-            }
-            1 if !v.is_empty() => {
-                let end = (pos + rng.below(16)).min(v.len());
-                v.drain(pos.min(end)..end);
-            }
-            2 => {
-                let tok = DICT[rng.below(DICT.len())].as_bytes();
-                v.splice(pos..pos, tok.iter().copied());
-            }
-            3 => {
-                let other = &corpus[rng.below(corpus.len())];
-                let cut = rng.below(other.len() + 1);
-                v.splice(pos..pos, other[..cut].iter().copied());
-            }
-            _ => v.truncate(pos),
-        }
-    }
-    v
-}
-
-/// Runs `target` on mutations of `seeds` for `secs` seconds (at least a few hundred inputs).
+/// Runs `target` on mutations of `seeds` with this crate's dictionary (the shared fuzzer,
+/// `fiox-fuzz`) for `secs` seconds (at least a few hundred inputs).
 pub fn drive(target: fn(&[u8]), seeds: &[Vec<u8>], secs: f64) -> usize {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let mut corpus: Vec<Vec<u8>> = seeds.to_vec();
-    for s in seeds {
-        target(s);
-    }
-    let start = std::time::Instant::now();
-    let mut runs = 0;
-    while runs < 300 || start.elapsed().as_secs_f64() < secs {
-        let base = &corpus[rng.below(corpus.len())];
-        let input = mutate(&mut rng, base, &corpus);
-        target(&input);
-        if corpus.len() < 256 && rng.below(8) == 0 {
-            corpus.push(input);
-        }
-        runs += 1;
-    }
-    runs
+    let dict: Vec<&[u8]> = DICT.iter().map(|t| t.as_bytes()).collect();
+    fiox_fuzz::run(target, seeds, &dict, secs, 0x9e37_79b9_7f4a_7c15) as usize
 }
 
 #[cfg(test)]
@@ -126,10 +70,6 @@ mod tests {
     use crate::msg::Msg;
     use fiox_report::{JobReport, RunReport};
     use fiox_stats::{DirStat, ThreadStat};
-
-    fn secs() -> f64 {
-        std::env::var("FIOX_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0)
-    }
 
     fn seeds() -> Vec<Vec<u8>> {
         let mut ts = ThreadStat { jobs: 1, ..ThreadStat::default() };
@@ -158,7 +98,7 @@ mod tests {
 
     #[test]
     fn fuzz_messages() {
-        let n = drive(message, &seeds(), secs());
+        let n = drive(message, &seeds(), fiox_fuzz::secs());
         assert!(n >= 300);
     }
 
@@ -173,8 +113,8 @@ mod tests {
             })
             .chain(std::iter::once(handshake::fio::command(97, 10, &[0; 40])))
             .collect();
-        drive(frames, &framed, secs() / 2.0);
-        drive(handshake, &framed, secs() / 2.0);
+        drive(frames, &framed, fiox_fuzz::secs() / 2.0);
+        drive(handshake, &framed, fiox_fuzz::secs() / 2.0);
     }
 
     /// Many empty histograms in one message are refused once over the budget, rather than

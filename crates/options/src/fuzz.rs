@@ -54,21 +54,6 @@ pub fn iolog(data: &[u8]) {
     }
 }
 
-/// Deterministic xorshift generator for the mutator.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// Tokens that tend to reach interesting parser states.
 const DICT: &[&str] = &[
     "[global]",
@@ -117,76 +102,17 @@ const DICT: &[&str] = &[
     "\u{4e2d}",
 ];
 
-/// Mutates `input` a few times: flips, deletions, duplications, dictionary insertions, splices.
-fn mutate(rng: &mut Rng, input: &[u8], corpus: &[Vec<u8>]) -> Vec<u8> {
-    let mut v = input.to_vec();
-    for _ in 0..1 + rng.below(4) {
-        let pos = rng.below(v.len() + 1);
-        match rng.below(6) {
-            0 if !v.is_empty() => {
-                let i = rng.below(v.len());
-                v[i] ^= 1 << rng.below(8);
-            }
-            1 if !v.is_empty() => {
-                let end = (pos + rng.below(8)).min(v.len());
-                v.drain(pos.min(end)..end);
-            }
-            2 => {
-                let tok = DICT[rng.below(DICT.len())].as_bytes();
-                v.splice(pos..pos, tok.iter().copied());
-            }
-            3 if !v.is_empty() => {
-                let start = rng.below(v.len());
-                let end = (start + rng.below(16)).min(v.len());
-                let chunk = v[start..end].to_vec();
-                v.splice(pos..pos, chunk);
-            }
-            4 => {
-                let other = &corpus[rng.below(corpus.len())];
-                let cut = rng.below(other.len() + 1);
-                v.truncate(pos);
-                v.extend_from_slice(&other[cut..]);
-            }
-            _ => v.insert(pos.min(v.len()), rng.next() as u8),
-        }
-    }
-    v.truncate(4096);
-    v
-}
-
-/// Runs `target` on mutations of `corpus` for `secs` seconds; returns the number of inputs.
-/// A panic propagates with the input printed, so a failure can be reproduced.
+/// Runs `target` on mutations of `corpus` with this crate's dictionary (the shared fuzzer,
+/// `fiox-fuzz`) for `secs` seconds; returns the number of inputs. A panic propagates with the
+/// input printed, so a failure can be reproduced.
 pub fn run(target: fn(&[u8]), corpus: &[Vec<u8>], secs: f64, seed: u64) -> u64 {
-    let mut rng = Rng(seed | 1);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs);
-    let mut pool: Vec<Vec<u8>> = corpus.to_vec();
-    let mut n = 0;
-    for c in corpus {
-        target(c);
-    }
-    while std::time::Instant::now() < deadline {
-        let base = pool[rng.below(pool.len())].clone();
-        let input = mutate(&mut rng, &base, corpus);
-        let r = std::panic::catch_unwind(|| target(&input));
-        if r.is_err() {
-            panic!("fuzz input made a parser panic: {:?}", String::from_utf8_lossy(&input));
-        }
-        if pool.len() < 512 && rng.below(8) == 0 {
-            pool.push(input);
-        }
-        n += 1;
-    }
-    n
+    let dict: Vec<&[u8]> = DICT.iter().map(|t| t.as_bytes()).collect();
+    fiox_fuzz::run(target, corpus, &dict, secs, seed)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Seconds per target: `FIOX_FUZZ_SECS` (CI may raise it), 2 by default.
-    fn secs() -> f64 {
-        std::env::var("FIOX_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0)
-    }
 
     fn corpus() -> Vec<Vec<u8>> {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data");
@@ -205,7 +131,7 @@ mod tests {
 
     #[test]
     fn fuzz_job_files() {
-        let n = run(job_file, &corpus(), secs(), 0x1234);
+        let n = run(job_file, &corpus(), fiox_fuzz::secs(), 0x1234);
         assert!(n > 100, "only {n} inputs tried");
     }
 
@@ -227,7 +153,7 @@ mod tests {
         .iter()
         .map(|s| s.as_bytes().to_vec())
         .collect();
-        let n = run(option_value, &values, secs(), 0x5678);
+        let n = run(option_value, &values, fiox_fuzz::secs(), 0x5678);
         assert!(n > 100, "only {n} inputs tried");
     }
 
@@ -244,7 +170,7 @@ mod tests {
             b"fio version 3 iolog\n5 /f add\n9 /f open\n12 /f trim 0 4096\n900 /f datasync\n999 /f close\n".to_vec(),
             blk,
         ];
-        let n = run(iolog, &logs, secs(), 0xdef0);
+        let n = run(iolog, &logs, fiox_fuzz::secs(), 0xdef0);
         assert!(n > 100, "only {n} inputs tried");
     }
 
@@ -261,7 +187,7 @@ mod tests {
                 b"--profile=tiobench\0--size=7\0--block=8k\0--numruns=2\0--threads=3".to_vec(),
             ])
             .collect();
-        let n = run(command_line, &lines, secs(), 0x9abc);
+        let n = run(command_line, &lines, fiox_fuzz::secs(), 0x9abc);
         assert!(n > 100, "only {n} inputs tried");
     }
 }

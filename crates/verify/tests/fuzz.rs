@@ -1,64 +1,10 @@
 //! Drives the fuzz targets with random and mutated inputs for `FIOX_FUZZ_SECS` seconds
 //! (default 2): they must never panic.
 
-use std::time::{Duration, Instant};
-
-/// xorshift64*: a tiny deterministic generator, enough to make inputs.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
-
-fn secs() -> Duration {
-    let s = std::env::var("FIOX_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(2.0);
-    Duration::from_secs_f64(s)
-}
-
-/// Mutates a seed input: byte flips, inserts of grammar tokens, truncation.
-fn mutate(rng: &mut Rng, seed: &[u8], tokens: &[&[u8]]) -> Vec<u8> {
-    let mut v = seed.to_vec();
-    for _ in 0..=rng.below(6) {
-        match rng.below(4) {
-            0 if !v.is_empty() => {
-                let i = rng.below(v.len());
-                v[i] = rng.next() as u8;
-            }
-            1 => {
-                let t = tokens[rng.below(tokens.len())];
-                let i = rng.below(v.len() + 1);
-                v.splice(i..i, t.iter().copied());
-            }
-            2 if !v.is_empty() => v.truncate(rng.below(v.len())),
-            _ => v.push(rng.next() as u8),
-        }
-    }
-    v
-}
-
+/// Runs one target for `FIOX_FUZZ_SECS` on mutations of `seeds` with `tokens` inserted (the
+/// shared fuzzer, `fiox-fuzz`).
 fn run(name: &str, target: fn(&[u8]), seeds: &[Vec<u8>], tokens: &[&[u8]]) {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ name.len() as u64);
-    let end = Instant::now() + secs();
-    let mut n = 0u64;
-    while Instant::now() < end {
-        for _ in 0..256 {
-            let input = if rng.below(4) == 0 {
-                (0..rng.below(700)).map(|_| rng.next() as u8).collect()
-            } else {
-                let seed = &seeds[rng.below(seeds.len())];
-                mutate(&mut rng, seed, tokens)
-            };
-            target(&input);
-            n += 1;
-        }
-    }
+    let n = fiox_fuzz::run(target, seeds, tokens, fiox_fuzz::secs(), 0x9e37_79b9_7f4a_7c15 ^ name.len() as u64);
     println!("fuzz {name}: {n} inputs");
     assert!(n > 0);
 }

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 mod act;
+mod bench_report;
 pub mod depth_search;
 mod device;
 mod diskstats;
@@ -84,8 +85,8 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
     },
     Subcommand {
         name: "rados",
-        args: "-p POOL bench SECONDS write [options]",
-        summary: "Ceph's rados bench write test, same objects and output",
+        args: "-p POOL bench SECONDS write|seq|rand [options] | cleanup",
+        summary: "Ceph's rados bench (write, seq, rand) and cleanup, same objects and output",
         help: rados_bench::help,
         run: rados_bench::run,
     },

@@ -158,6 +158,13 @@ impl Cluster {
         out
     }
 
+    /// The pool's object names (no sizes: one `rados ls`).
+    fn names(&self) -> std::collections::BTreeSet<String> {
+        let o = self.tool("rados", &["-p", "bench", "ls"]);
+        assert_eq!(o.code, 0, "rados ls: {}", o.stderr);
+        o.stdout.lines().map(str::to_string).collect()
+    }
+
     fn remove_objects(&self, prefix: &str) {
         for name in self.objects(prefix).keys() {
             self.tool("rados", &["-p", "bench", "rm", name]);
@@ -625,4 +632,186 @@ fn rados_bench_write_is_read_by_rados() {
     assert_eq!(w.status.code(), Some(0), "{out}");
     assert!(out.contains("Cleaning up (deleting benchmark objects)\nRemoved "), "{out}");
     assert!(c.objects("benchmark").is_empty(), "{:?}", c.objects("benchmark"));
+}
+
+/// `fiox rados ARGS` against the cluster (bounded in time).
+fn fiox_rados(c: &Cluster, args: &[&str]) -> Out {
+    let o = Command::new("timeout")
+        .args(["-k", "5", "60"])
+        .arg(util::fiox_bin())
+        .arg("rados")
+        .arg("-c")
+        .arg(&c.conf)
+        .args(args)
+        .output()
+        .expect("cannot run fiox");
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// A summary value of rados bench's text output (labels padded to `width` columns).
+fn summary_value(out: &str, label: &str, width: usize) -> String {
+    let l = out.lines().find(|l| l.starts_with(label)).unwrap_or_else(|| panic!("no {label} in {out}"));
+    l[width..].to_string()
+}
+
+/// The host and pid part of a write run's object prefix (`Object prefix: benchmark_data_H_P`).
+fn summary_prefix(out: &str) -> String {
+    let l = out.lines().find(|l| l.starts_with("Object prefix: ")).unwrap_or_else(|| panic!("no prefix in {out}"));
+    l["Object prefix: benchmark_data_".len()..].to_string()
+}
+
+/// The keys of the JSON object on the line after `hints = 1`, and of its first `datas` entry.
+fn json_keys(out: &str) -> (Vec<String>, Vec<String>) {
+    let line = out.lines().nth(1).unwrap_or_else(|| panic!("no JSON line in {out}"));
+    let v: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    (keys(&v), keys(&v["datas"][0]))
+}
+
+/// Interoperable bench data both ways: Debian's `rados bench write --no-cleanup` read back and
+/// verified by `fiox rados bench seq|rand`, fiox's writes (op size below the object size,
+/// `--max-objects`) read back by the real seq/rand; each tool's `cleanup` removes exactly the
+/// other's objects and metadata. `-f json` has the real tool's keys; fiox's own report has
+/// percentiles; bad arguments give the real tool's messages and statuses.
+#[test]
+fn rados_bench_read_and_cleanup_interop() {
+    let c = cluster_or_skip!();
+    // Real writes, fiox reads.
+    let w = c.tool(
+        "rados",
+        &["-p", "bench", "bench", "1", "write", "-t", "4", "-b", "64K", "--no-cleanup", "--run-name", "ia"],
+    );
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let writes: u64 = summary_value(&w.stdout, "Total writes made:", 24).parse().unwrap();
+    let seq = fiox_rados(c, &["-p", "bench", "bench", "30", "seq", "-t", "4", "--run-name", "ia"]);
+    assert_eq!(seq.code, 0, "{} {}", seq.stdout, seq.stderr);
+    assert!(seq.stderr.is_empty(), "{}", seq.stderr);
+    assert!(
+        seq.stdout
+            .starts_with("hints = 1\n  sec Cur ops   started  finished  avg MB/s  cur MB/s last lat(s)  avg lat(s)\n"),
+        "{}",
+        seq.stdout
+    );
+    assert_eq!(summary_value(&seq.stdout, "Total reads made:", 22), writes.to_string(), "seq reads every op written");
+    assert_eq!(summary_value(&seq.stdout, "Read size:", 22), "65536");
+    for label in ["Bandwidth (MB/sec):", "Average Latency(s):", "Max latency(s):", "Min latency(s):"] {
+        assert!(summary_value(&seq.stdout, label, 22).parse::<f64>().is_ok(), "{label}: {}", seq.stdout);
+    }
+    let rand =
+        fiox_rados(c, &["-p", "bench", "bench", "1", "rand", "-t", "4", "--run-name", "ia", "--output-format=json"]);
+    assert_eq!(rand.code, 0, "{} {}", rand.stdout, rand.stderr);
+    assert!(rand.stderr.is_empty(), "{}", rand.stderr);
+    let j: serde_json::Value = serde_json::from_str(&rand.stdout).expect("fiox's report is pure JSON");
+    let reads = j["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+    assert!(reads > 0);
+    assert_eq!(j["jobs"][0]["read"]["clat_ns"]["N"].as_u64(), Some(reads));
+    assert!(j["jobs"][0]["read"]["clat_ns"]["percentile"]["99.000000"].as_u64().unwrap() > 0);
+    assert!(j["fiox"]["latency_s"]["read"]["p50"].as_f64().unwrap() > 0.0);
+    assert_eq!(j["fiox"]["summary"]["total_reads_made"], reads.to_string());
+    // fiox's -f json against the real tool's, on the same data (values differ, keys do not).
+    let real = c.tool("rados", &["-p", "bench", "bench", "1", "seq", "-t", "2", "--run-name", "ia", "-f", "json"]);
+    let ours = fiox_rados(c, &["-p", "bench", "bench", "1", "seq", "-t", "2", "--run-name", "ia", "-f", "json"]);
+    assert_eq!((real.code, ours.code), (0, 0), "{} {}", real.stderr, ours.stderr);
+    assert_eq!(json_keys(&real.stdout), json_keys(&ours.stdout), "seq -f json keys, rados then fiox");
+    // fiox's cleanup removes exactly the real run's objects and metadata.
+    let before = c.names();
+    let cl = fiox_rados(c, &["-p", "bench", "cleanup", "--run-name", "ia"]);
+    assert_eq!(cl.code, 0, "{}", cl.stderr);
+    assert_eq!(cl.stdout, format!("Removed {writes} objects\n"));
+    let after = c.names();
+    let gone: Vec<&String> = before.difference(&after).collect();
+    assert_eq!(gone.len() as u64, writes + 1, "objects removed: {gone:?}");
+    assert!(gone.iter().all(|g| g.starts_with("benchmark_data_") || *g == "ia"), "{gone:?}");
+
+    // fiox writes (16 KiB ops into 64 KiB objects, at most 20 objects), the real tool reads.
+    let fw = fiox_rados(
+        c,
+        &[
+            "-p",
+            "bench",
+            "bench",
+            "10",
+            "write",
+            "-t",
+            "4",
+            "-b",
+            "16K",
+            "-O",
+            "64K",
+            "--max-objects",
+            "20",
+            "--no-cleanup",
+            "--run-name",
+            "ib",
+        ],
+    );
+    assert_eq!(fw.code, 0, "{} {}", fw.stdout, fw.stderr);
+    assert_eq!(summary_value(&fw.stdout, "Total writes made:", 24), "80");
+    let objs = c.objects(&format!("benchmark_data_{}", summary_prefix(&fw.stdout)));
+    assert_eq!(objs.len(), 20, "{objs:?}");
+    assert!(objs.values().all(|&s| s == 65536), "{objs:?}");
+    assert_eq!(c.objects("ib").get("ib"), Some(&24));
+    for test in ["seq", "rand"] {
+        let r = c.tool("rados", &["-p", "bench", "bench", "1", test, "-t", "4", "--run-name", "ib"]);
+        assert_eq!(r.code, 0, "{test}: {} {}", r.stdout, r.stderr);
+        assert!(!r.stderr.contains("is not correct"), "{test}: {}", r.stderr);
+        if test == "seq" {
+            assert_eq!(summary_value(&r.stdout, "Total reads made:", 22), "80");
+        }
+    }
+    let rc = c.tool("rados", &["-p", "bench", "cleanup", "--run-name", "ib"]);
+    assert_eq!(rc.code, 0, "{}", rc.stderr);
+    assert_eq!(rc.stdout, "Removed 20 objects\n");
+    assert!(c.names().iter().all(|n| !n.starts_with("benchmark_data_") && n != "ib"));
+
+    // Write -f json: the real tool's keys. (With its cleanup, pacific's write prints the
+    // cleanup lines into the unfinished JSON and never ends it; hence --no-cleanup.)
+    let mut seen = Vec::new();
+    for fiox_run in [false, true] {
+        let args = [
+            "-p",
+            "bench",
+            "bench",
+            "1",
+            "write",
+            "-t",
+            "2",
+            "-b",
+            "4K",
+            "-f",
+            "json",
+            "--no-cleanup",
+            "--run-name",
+            "ic",
+        ];
+        let out = if fiox_run { fiox_rados(c, &args) } else { c.tool("rados", &args) };
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let keys = json_keys(&out.stdout);
+        let cl = c.tool("rados", &["-p", "bench", "cleanup", "--run-name", "ic"]);
+        assert_eq!(cl.code, 0, "{}", cl.stderr);
+        seen.push(keys);
+    }
+    assert_eq!(seen[0], seen[1], "write -f json keys, rados then fiox");
+    assert!(c.names().iter().all(|n| !n.starts_with("benchmark")));
+
+    // Bad arguments and a read without data: the real tool's messages and statuses.
+    let cases: &[&[&str]] = &[
+        &["bench", "1", "seq", "--run-name", "nosuch"],
+        &["bench", "1", "rand", "-b", "4K"],
+        &["cleanup", "--prefix", "foo"],
+        &["bench", "5x", "write"],
+        &["bench", "1", "write", "-t", "0"],
+    ];
+    for args in cases {
+        let mut full = vec!["-p", "bench"];
+        full.extend_from_slice(args);
+        let real = c.tool("rados", &full);
+        let ours = fiox_rados(c, &full);
+        assert_eq!((real.code, &real.stdout, &real.stderr), (ours.code, &ours.stdout, &ours.stderr), "{args:?}");
+        assert_ne!(ours.code, 0);
+    }
 }

@@ -13,6 +13,7 @@ use anyhow::Result;
 
 mod act;
 mod bench_report;
+mod ceph_run;
 pub mod depth_search;
 mod device;
 mod diskstats;
@@ -89,6 +90,13 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         summary: "Ceph's rados bench (write, seq, rand) and cleanup, same objects and output",
         help: rados_bench::help,
         run: rados_bench::run,
+    },
+    Subcommand {
+        name: "ceph",
+        args: "-p POOL [--threads N] [--runtime SECS] [--sizes 4k,4m] [options]",
+        summary: "rados bench, rbd bench and fio's rbd engine on one cluster, one table",
+        help: ceph_run::help,
+        run: ceph_run::run,
     },
     Subcommand {
         name: "man",

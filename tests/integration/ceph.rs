@@ -815,3 +815,82 @@ fn rados_bench_read_and_cleanup_interop() {
         assert_ne!(ours.code, 0);
     }
 }
+
+/// Seed 003 in one command: `fiox ceph` runs rados bench, rbd bench and fio's rbd engine on the
+/// cluster, prints one table with p50/p99 for every run and the footnotes, keeps each run's own
+/// output and a fio-layout report per run (read by `fiox compare` and `fiox plot`), and leaves
+/// nothing behind: no bench object, no metadata object, no image.
+#[test]
+fn ceph_seed_in_one_command() {
+    let c = cluster_or_skip!();
+    let dir = util::scratch();
+    let out = dir.path().join("res");
+    let child = Command::new("timeout")
+        .args(["-k", "5", "120"])
+        .arg(util::fiox_bin())
+        .args(["ceph", "-c"])
+        .arg(&c.conf)
+        .args(["-p", "bench", "--threads", "4", "--runtime", "1", "--sizes", "64k,4000k", "--image-size", "32M"])
+        .args(["--io-total", "8M", "--workloads", "randread,randwrite", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines[0].starts_with("layer  tool"), "{stdout}");
+    for col in ["IOPS", "MiB/s", "MB/s", "lat avg", "p50", "p99", "max"] {
+        assert!(lines[0].contains(col), "{col}: {}", lines[0]);
+    }
+    let rows: Vec<&str> = lines.iter().copied().filter(|l| l.starts_with("RADOS ") || l.starts_with("RBD ")).collect();
+    // 3 rados runs, 2 sizes x 4 rbd bench runs, 2 sizes x 2 fio runs.
+    assert_eq!(rows.len(), 3 + 8 + 4, "{stdout}");
+    for r in &rows {
+        assert_eq!(r.matches(" ms").count(), 4, "every row has mean, p50, p99 and max: {r}");
+    }
+    assert!(stdout.contains("cross a 4 MiB object boundary"), "{stdout}");
+    assert!(stdout.contains("rbd_cache=false"), "{stdout}");
+    assert!(stdout.contains("[1] Units: MiB/s"), "{stdout}");
+    // The rados rows are the native output's figures.
+    let native = std::fs::read_to_string(out.join("native/rados-bench-write.txt")).unwrap();
+    let writes = summary_value(&native, "Total writes made:", 24);
+    let rados_write = rows.iter().find(|r| r.starts_with("RADOS") && r.contains(" write ")).unwrap();
+    assert!(rados_write.split_whitespace().any(|w| w == writes), "{rados_write} vs {writes}");
+    for f in [
+        "table.txt",
+        "commands.txt",
+        "native/rados-cleanup.txt",
+        "native/rbd-bench-read-rand-64k.txt",
+        "fio-rbd-randwrite-4000k.json",
+    ] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let cmds = std::fs::read_to_string(out.join("commands.txt")).unwrap();
+    assert!(cmds.lines().any(|l| l.starts_with("rados -p bench bench 1 write -t 4 -b 4000K --no-cleanup")), "{cmds}");
+    assert!(cmds.lines().any(|l| l.starts_with("rbd bench --io-type read --io-size 64K")), "{cmds}");
+    assert!(cmds.lines().any(|l| l.starts_with("fio --name=fio-rbd-randread-64k --ioengine=rbd")), "{cmds}");
+    // Nothing left behind: the run's image, metadata object and bench objects are gone.
+    let prefix = summary_prefix(&native);
+    let names = c.names();
+    assert!(!names.iter().any(|n| n.starts_with(&format!("benchmark_data_{prefix}_"))), "bench objects left");
+    assert!(!names.iter().any(|n| n.starts_with("fiox-ceph-")), "metadata object left: {names:?}");
+    let images = c.tool("rbd", &["ls", "bench"]);
+    assert!(!images.stdout.contains("fiox-ceph-"), "image left: {}", images.stdout);
+    // The folder reads as results.
+    let cmp = util::fiox(dir.path(), &["compare", out.to_str().unwrap(), out.to_str().unwrap()]);
+    assert_eq!(cmp.code, 0, "{}", cmp.stderr);
+    assert!(cmp.stdout.contains("rados-bench-write") && cmp.stdout.contains("fio-rbd-randread-64k"), "{}", cmp.stdout);
+    let plot =
+        util::fiox(dir.path(), &["plot", out.to_str().unwrap(), "--out", dir.path().join("plot").to_str().unwrap()]);
+    assert_eq!(plot.code, 0, "{}", plot.stderr);
+    assert!(dir.path().join("plot/index.html").is_file());
+    // A results folder that is not empty is refused before anything runs.
+    let again = util::fiox(dir.path(), &["ceph", "-p", "bench", "--out", out.to_str().unwrap()]);
+    assert_eq!(again.code, 1);
+    assert!(again.stderr.contains("is not empty"), "{}", again.stderr);
+}

@@ -22,7 +22,9 @@ mod mem;
 mod queue;
 pub mod sys;
 
-pub use ceph::client::{Finish, ImageClient, PoolClient};
+pub use ceph::client::{
+    create_image as ceph_create_image, remove_image as ceph_remove_image, Finish, ImageClient, PoolClient,
+};
 pub use ceph::errno_text as ceph_errno_text;
 pub use fiox_options::spec::EngineOpts;
 pub use fiox_options::MemKind;

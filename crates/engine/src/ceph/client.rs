@@ -17,6 +17,36 @@ pub struct Finish {
     pub result: i64,
 }
 
+/// Creates image `name` of `size` bytes in the pool `opts` name (librbd's default features and
+/// 4 MiB objects). Fails with EEXIST when it exists: fiox never takes over an image it did
+/// not make.
+pub fn create_image(opts: &CephOpts, name: &str, size: u64) -> Result<(), String> {
+    let (_, rbd) = ffi::rbd()?;
+    let pool = Pool::connect("rbd", opts, false)?;
+    let name_c = std::ffi::CString::new(name).map_err(|_| format!("image name '{name}' holds a NUL byte"))?;
+    let mut order: std::ffi::c_int = 0;
+    // SAFETY: an open context, a NUL-terminated name and a valid out-pointer (0: the default
+    // object size).
+    let r = unsafe { (rbd.create)(pool.ioctx(), name_c.as_ptr(), size, &mut order) };
+    if r < 0 {
+        return Err(format!("cannot create image '{name}' in pool '{}': {}", pool.name, super::errno_text(r as i64)));
+    }
+    Ok(())
+}
+
+/// Removes image `name` from the pool `opts` name.
+pub fn remove_image(opts: &CephOpts, name: &str) -> Result<(), String> {
+    let (_, rbd) = ffi::rbd()?;
+    let pool = Pool::connect("rbd", opts, false)?;
+    let name_c = std::ffi::CString::new(name).map_err(|_| format!("image name '{name}' holds a NUL byte"))?;
+    // SAFETY: an open context and a NUL-terminated name.
+    let r = unsafe { (rbd.remove)(pool.ioctx(), name_c.as_ptr()) };
+    if r < 0 {
+        return Err(format!("cannot remove image '{name}' from pool '{}': {}", pool.name, super::errno_text(r as i64)));
+    }
+    Ok(())
+}
+
 pub struct ImageClient {
     rbd: &'static ffi::Rbd,
     // Dropped by hand, and only with nothing in flight (see Drop).

@@ -77,6 +77,8 @@ pub(crate) type DiffCallback = unsafe extern "C" fn(u64, usize, c_int, *mut c_vo
 /// librbd's functions (the `rbd_` prefix dropped).
 pub(crate) struct Rbd {
     pub list: unsafe extern "C" fn(IoctxT, *mut c_char, *mut usize) -> c_int,
+    pub create: unsafe extern "C" fn(IoctxT, *const c_char, u64, *mut c_int) -> c_int,
+    pub remove: unsafe extern "C" fn(IoctxT, *const c_char) -> c_int,
     pub open: unsafe extern "C" fn(IoctxT, *const c_char, *mut ImageT, *const c_char) -> c_int,
     pub close: unsafe extern "C" fn(ImageT) -> c_int,
     pub get_size: unsafe extern "C" fn(ImageT, *mut u64) -> c_int,
@@ -221,6 +223,8 @@ fn load_rbd() -> Result<Rbd, String> {
     let table = unsafe {
         Rbd {
             list: lib.get(c"rbd_list")?,
+            create: lib.get(c"rbd_create")?,
+            remove: lib.get(c"rbd_remove")?,
             open: lib.get(c"rbd_open")?,
             close: lib.get(c"rbd_close")?,
             get_size: lib.get(c"rbd_get_size")?,

@@ -61,6 +61,9 @@ pub struct Plan {
     /// notes in normal output, on standard error under the other formats, whose output must
     /// stay parseable.
     pub warnings: Vec<String>,
+    /// fiox's own warnings about what the jobs will measure (a read of an rbd image's
+    /// never-written ranges), reported with the run manifest's warnings.
+    pub fiox_warnings: Vec<String>,
 }
 
 /// Plans checked jobs: one worker per clone, with its files named and sized and its I/O size.
@@ -90,6 +93,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
     let mut workers = Vec::new();
     let mut notes = Vec::new();
     let mut warnings = Vec::new();
+    let mut fiox_warnings = Vec::new();
     for (job_index, job) in set.jobs.iter().enumerate() {
         // A replay is read and checked once per job (its clones replay the same trace); the
         // job then does the trace's directions with buffers as large as its largest I/O.
@@ -133,7 +137,14 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
             let files = match &replay {
                 Some(rp) if !engine.diskless => replay_files(&spec, rp)?,
                 _ if engine.no_io => no_io_files(&spec),
-                _ if engine.remote.is_some() => remote_files(&spec, clone, engine, listed.as_deref())?,
+                _ if engine.remote.is_some() => {
+                    let (files, unwritten) = remote_files(&spec, clone, engine, listed.as_deref())?;
+                    // One warning per job, not per clone.
+                    if clone == 0 {
+                        fiox_warnings.extend(unwritten);
+                    }
+                    files
+                }
                 _ if engine.diskless => diskless_files(&spec)?,
                 _ => plan_files(&spec, clone, engine.creates_files, listed.as_deref())?,
             };
@@ -198,7 +209,15 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
         w.dedupe_set = set;
     }
     let had_global_section = !set.global_options.is_empty();
-    Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section, notes, warnings })
+    Ok(Plan {
+        jobs: set.jobs,
+        workers,
+        global_options: set.global_options,
+        had_global_section,
+        notes,
+        warnings,
+        fiox_warnings,
+    })
 }
 
 /// The no-I/O engines (cpuio, exec) have no file and no size: their jobs end on time. fio
@@ -348,7 +367,12 @@ fn offset_and_increment(spec: &JobSpec, real: u64) -> (u64, u64) {
 /// region is `size` bytes from the offset, and one past the image's end is refused (fio would
 /// lay out a local file named after it); an object is `size / nrfiles` bytes and the region
 /// runs from the offset to its end.
-fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<&[String]>) -> Result<Vec<FilePlan>> {
+fn remote_files(
+    spec: &JobSpec,
+    clone: u32,
+    engine: &EngineInfo,
+    listed: Option<&[String]>,
+) -> Result<(Vec<FilePlan>, Vec<String>)> {
     let remote = engine.remote.expect("a remote engine");
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
     let names: Vec<String> = match (listed, &spec.filename) {
@@ -365,6 +389,7 @@ fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<
         })
         .collect();
     let files = remote(spec, clone, &names).map_err(|e| anyhow::anyhow!("job '{}': {e}", spec.name))?;
+    let mut unwritten = Vec::new();
     let nfiles = files.len().max(1) as u64;
     let mut out = Vec::new();
     for f in files {
@@ -404,6 +429,20 @@ fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<
         if region_len == 0 {
             bail!("job '{}': the I/O region of '{}' is empty", spec.name, f.name);
         }
+        if let Some(written) = &f.written {
+            let end = region_start + region_len;
+            let covered: u64 = written.iter().map(|&(o, l)| (o + l).min(end).saturating_sub(o.max(region_start))).sum();
+            let share = 1.0 - covered as f64 / region_len as f64;
+            if share > 0.0 {
+                unwritten.push(format!(
+                    "job '{}': {:.0}% of the read range of {} '{}' was never written: reads there return zeros without disk I/O (write it first)",
+                    spec.name,
+                    (share * 100.0).ceil(),
+                    spec.ioengine,
+                    spec.engine.ceph.rbdname.as_deref().unwrap_or(&f.name)
+                ));
+            }
+        }
         out.push(FilePlan {
             path: PathBuf::from(f.name),
             block_device: false,
@@ -412,7 +451,7 @@ fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<
             region_len,
         });
     }
-    Ok(out)
+    Ok((out, unwritten))
 }
 
 /// Splits `filename` on ':' (fio's separator; `\:` keeps a literal colon).

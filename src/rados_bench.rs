@@ -778,7 +778,7 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
         }
     }
     let mut removed = None;
-    if test == Test::Write && a.cleanup && left == 0 && !interrupted {
+    if test == Test::Write && a.cleanup && left == 0 {
         if plain {
             println!("Cleaning up (deleting benchmark objects)");
         }
@@ -845,6 +845,13 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
                 String::new()
             }
         );
+        if test == Test::Write && left > 0 {
+            // No metadata object could be written: the prefix finds the objects.
+            let pool = a.ceph.pool.as_deref().unwrap_or_default();
+            eprintln!(
+                "fiox rados bench: the objects written are left in pool '{pool}'; `rados -p {pool} cleanup --prefix {prefix}` removes them"
+            );
+        }
         return Ok(ExitCode::from(1));
     }
     if incorrect > 0 {

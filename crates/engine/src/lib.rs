@@ -161,6 +161,9 @@ pub type Preflight = fn(&fiox_options::JobSpec) -> Result<(), String>;
 pub struct RemoteFile {
     pub name: String,
     pub size: Option<u64>,
+    /// For a job that reads a thin image: the extents ever written (reads elsewhere return
+    /// zeros without disk I/O, which the planner warns about).
+    pub written: Option<Vec<(u64, u64)>>,
 }
 
 /// Asks such an engine for clone `clone`'s files, given the names the planner made of the

@@ -156,10 +156,19 @@ impl Pool {
                 )
             } else if r == -libc::ENOENT {
                 let keyring = pool.get("keyring").unwrap_or_default();
-                format!(
-                    "cannot connect to Ceph as {who} (monitors {mons}, {conf}): {} (no keyring? searched: {keyring})",
-                    errno_text(r as i64)
-                )
+                let cephx = pool.get("auth_client_required").unwrap_or_default().contains("cephx");
+                let found = keyring.split([',', ';', ' ']).any(|k| !k.is_empty() && std::path::Path::new(k).is_file());
+                if cephx && !found {
+                    format!(
+                        "cannot connect to Ceph as {who}: no keyring (searched: {keyring}; {conf} requires cephx): {}",
+                        errno_text(r as i64)
+                    )
+                } else {
+                    format!(
+                        "cannot connect to Ceph as {who} (monitors {mons}, {conf}): {} (no keyring? searched: {keyring})",
+                        errno_text(r as i64)
+                    )
+                }
             } else {
                 format!("cannot connect to Ceph as {who} (monitors {mons}, {conf}): {}", errno_text(r as i64))
             });
@@ -373,23 +382,40 @@ impl Image {
     /// How many bytes of `[off, off + len)` were ever written (the image is thin: the rest
     /// reads as zeros without touching a disk).
     pub(crate) fn written_bytes(&self, off: u64, len: u64) -> Result<u64, i64> {
-        unsafe extern "C" fn add(_off: u64, len: usize, exists: std::ffi::c_int, arg: *mut c_void) -> std::ffi::c_int {
+        Ok(self.written_extents(off, len)?.iter().map(|e| e.1).sum())
+    }
+
+    /// The written extents of `[off, off + len)`, as librbd reports them (with the object map,
+    /// whole objects).
+    pub(crate) fn written_extents(&self, off: u64, len: u64) -> Result<Vec<(u64, u64)>, i64> {
+        unsafe extern "C" fn add(off: u64, len: usize, exists: std::ffi::c_int, arg: *mut c_void) -> std::ffi::c_int {
             if exists != 0 {
-                // SAFETY: `arg` is the `u64` the caller below passes, alive for the whole call.
-                unsafe { *(arg as *mut u64) += len as u64 };
+                // SAFETY: `arg` is the Vec the caller below passes, alive for the whole call
+                // and touched by nobody else meanwhile. Pushing cannot unwind into C unless
+                // memory runs out, which aborts.
+                unsafe { (*(arg as *mut Vec<(u64, u64)>)).push((off, len as u64)) };
             }
             0
         }
-        let mut total = 0u64;
+        let mut out: Vec<(u64, u64)> = Vec::new();
         // SAFETY: an open image; no snapshot; the callback runs on this thread during the call
-        // and gets a pointer to `total`, which outlives the call.
+        // and gets a pointer to `out`, which outlives the call.
         let r = unsafe {
-            (self.lib.diff_iterate2)(self.image, std::ptr::null(), off, len, 1, 0, add, (&mut total as *mut u64).cast())
+            (self.lib.diff_iterate2)(
+                self.image,
+                std::ptr::null(),
+                off,
+                len,
+                1,
+                0,
+                add,
+                (&mut out as *mut Vec<(u64, u64)>).cast(),
+            )
         };
         if r < 0 {
             return Err(r as i64);
         }
-        Ok(total)
+        Ok(out)
     }
 
     pub(crate) fn handle(&self) -> ffi::ImageT {

@@ -4,7 +4,7 @@
 
 # fio's options apply to fiox itself and to subcommands that take a job (sweep).
 function __fiox_fio_args
-    not __fish_seen_subcommand_from quick plot compare rbd rados man completions
+    not __fish_seen_subcommand_from quick plot compare rbd rados ceph man completions
 end
 
 complete -c fiox -n '__fish_use_subcommand' -a quick -d 'four-point first look at the drive under DIR'
@@ -12,7 +12,8 @@ complete -c fiox -n '__fish_use_subcommand' -a sweep -d 'run a job over axes of 
 complete -c fiox -n '__fish_use_subcommand' -a plot -d 'charts from fio/fiox JSON reports and logs'
 complete -c fiox -n '__fish_use_subcommand' -a compare -d 'results side by side, with ratios and significance'
 complete -c fiox -n '__fish_use_subcommand' -a rbd -d 'Ceph'\''s rbd bench on an RBD image, same command line and output'
-complete -c fiox -n '__fish_use_subcommand' -a rados -d 'Ceph'\''s rados bench write test, same objects and output'
+complete -c fiox -n '__fish_use_subcommand' -a rados -d 'Ceph'\''s rados bench (write, seq, rand) and cleanup, same objects and output'
+complete -c fiox -n '__fish_use_subcommand' -a ceph -d 'rados bench, rbd bench and fio'\''s rbd engine on one cluster, one table'
 complete -c fiox -n '__fish_use_subcommand' -a man -d 'print the manual page (fiox.1)'
 complete -c fiox -n '__fish_use_subcommand' -a completions -d 'print the shell'\''s completion script'
 complete -c fiox -n __fiox_fio_args -l name -x -d 'Name of the job; on the command line it starts a new job ('\''global'\'' starts a global section)'
@@ -566,5 +567,19 @@ complete -c fiox -n '__fish_seen_subcommand_from compare' -l fail-if-slower -x -
 complete -c fiox -n '__fish_seen_subcommand_from compare' -l out -x -a '(__fish_complete_directories)' -d 'also write bar charts (PNG, SVG) and an index.html with the table'
 complete -c fiox -n '__fish_seen_subcommand_from rbd' -f
 complete -c fiox -n '__fish_seen_subcommand_from rados' -f
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l pool -x -d 'the pool to measure'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l conf -x -d 'the Ceph configuration file'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l cluster -x -d 'the cluster'\''s name'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l id -x -d 'the client'\''s id'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l image -x -d 'the image of the block layers (made and removed when missing)'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l image-size -x -d 'the size of the image fiox makes (default 1G)'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l threads -x -d 'operations in flight in every run (default 30)'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l runtime -x -d 'seconds per run (default 30)'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l sizes -x -d 'I/O sizes (default 4k,4m)'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l layers -x -d 'rados, rbd, fio-rbd (default all)'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l workloads -x -d 'fio'\''s workloads (default read,randread,write,randwrite,rw,randrw)'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l io-total -x -d 'bytes per rbd bench run (default the image'\''s size)'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l out -x -a '(__fish_complete_directories)' -d 'the results folder (default fiox-ceph)'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -f
 complete -c fiox -n '__fish_seen_subcommand_from man' -f
 complete -c fiox -n '__fish_seen_subcommand_from completions' -x -a 'bash zsh fish'

@@ -360,7 +360,8 @@ _fiox_subcommands=(
     'plot:charts from fio/fiox JSON reports and logs' \
     'compare:results side by side, with ratios and significance' \
     'rbd:Ceph'\''s rbd bench on an RBD image, same command line and output' \
-    'rados:Ceph'\''s rados bench write test, same objects and output' \
+    'rados:Ceph'\''s rados bench (write, seq, rand) and cleanup, same objects and output' \
+    'ceph:rados bench, rbd bench and fio'\''s rbd engine on one cluster, one table' \
     'man:print the manual page (fiox.1)' \
     'completions:print the shell'\''s completion script'
 )
@@ -418,6 +419,7 @@ _fiox_sub_flags() {
         (compare) REPLY='--help --names --fail-if-slower --out' ;;
         (rbd) REPLY='' ;;
         (rados) REPLY='' ;;
+        (ceph) REPLY='--pool= --conf= --cluster= --id= --image= --image-size= --threads= --runtime= --sizes= --layers= --workloads= --io-total= --out=' ;;
         (man) REPLY='' ;;
         (completions) REPLY='' ;;
         (*) REPLY= ;;
@@ -441,6 +443,19 @@ _fiox_sub_values() {
         (compare:--names) REPLY='@text' ;;
         (compare:--fail-if-slower) REPLY='@text' ;;
         (compare:--out) REPLY='@dir' ;;
+        (ceph:--pool=) REPLY='@text' ;;
+        (ceph:--conf=) REPLY='@text' ;;
+        (ceph:--cluster=) REPLY='@text' ;;
+        (ceph:--id=) REPLY='@text' ;;
+        (ceph:--image=) REPLY='@text' ;;
+        (ceph:--image-size=) REPLY='@text' ;;
+        (ceph:--threads=) REPLY='@text' ;;
+        (ceph:--runtime=) REPLY='@text' ;;
+        (ceph:--sizes=) REPLY='@text' ;;
+        (ceph:--layers=) REPLY='@text' ;;
+        (ceph:--workloads=) REPLY='@text' ;;
+        (ceph:--io-total=) REPLY='@text' ;;
+        (ceph:--out=) REPLY='@dir' ;;
         (*) REPLY= ;;
     esac
 }
@@ -452,6 +467,7 @@ _fiox_sub_operands() {
         (compare) REPLY='@file' ;;
         (rbd) REPLY='' ;;
         (rados) REPLY='' ;;
+        (ceph) REPLY='' ;;
         (man) REPLY='' ;;
         (completions) REPLY='bash zsh fish' ;;
         (*) REPLY= ;;

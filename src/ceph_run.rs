@@ -37,6 +37,23 @@ struct Args {
     out: PathBuf,
 }
 
+/// The flags that take a value, for the completions (the parser below is the authority).
+pub const FLAGS: &[(&str, &str, &str)] = &[
+    ("--pool", "POOL", "the pool to measure"),
+    ("--conf", "FILE", "the Ceph configuration file"),
+    ("--cluster", "NAME", "the cluster's name"),
+    ("--id", "ID", "the client's id"),
+    ("--image", "NAME", "the image of the block layers (made and removed when missing)"),
+    ("--image-size", "SIZE", "the size of the image fiox makes (default 1G)"),
+    ("--threads", "N", "operations in flight in every run (default 30)"),
+    ("--runtime", "SECS", "seconds per run (default 30)"),
+    ("--sizes", "SIZES", "I/O sizes (default 4k,4m)"),
+    ("--layers", "LAYERS", "rados, rbd, fio-rbd (default all)"),
+    ("--workloads", "RWS", "fio's workloads (default read,randread,write,randwrite,rw,randrw)"),
+    ("--io-total", "SIZE", "bytes per rbd bench run (default the image's size)"),
+    ("--out", "DIR", "the results folder (default fiox-ceph)"),
+];
+
 pub fn help() -> String {
     "usage: fiox ceph -p POOL [-c CONF] [--cluster NAME] [--id ID] [--image NAME] [--image-size SIZE]
                  [--threads N] [--runtime SECS] [--sizes 4k,4m] [--layers rados,rbd,fio-rbd]

@@ -1085,7 +1085,7 @@ fn failures_named() {
         .unwrap();
     assert_eq!(Some(real.code), ours.status.code());
     let stderr = String::from_utf8_lossy(&ours.stderr);
-    assert!(stderr.contains(&format!("image 'nosuch' not found in pool 'bench' (images: ")), "{stderr}");
+    assert!(stderr.contains("image 'nosuch' not found in pool 'bench' (images: "), "{stderr}");
     // An object past osd_max_object_size (128 MiB): one write at 200 MiB. fio 3.33 never reads
     // the completion's result and reports success; fiox reports EFBIG as fio reports an I/O
     // error.

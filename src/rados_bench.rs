@@ -64,7 +64,6 @@ struct Args {
     cleanup: bool,
     run_name: Option<String>,
     prefix: Option<String>,
-    namespace: Option<String>,
     hints: bool,
     verify: bool,
     format: Format,
@@ -103,7 +102,6 @@ fn parse(args: &[String]) -> Result<Args> {
         cleanup: true,
         run_name: None,
         prefix: None,
-        namespace: None,
         hints: true,
         verify: true,
         format: Format::Plain,
@@ -135,7 +133,7 @@ fn parse(args: &[String]) -> Result<Args> {
             "--cluster" => a.ceph.clustername = Some(value()?),
             "--id" | "-i" | "-n" | "--name" => a.ceph.clientname = Some(value()?),
             "-p" | "--pool" => a.ceph.pool = Some(value()?),
-            "-N" | "--namespace" => a.namespace = Some(value()?),
+            "-N" | "--namespace" => a.ceph.namespace = Some(value()?),
             "-t" | "--concurrent-ios" => {
                 let v = value()?;
                 // 0 is refused as the real tool refuses it: when the bench starts, EINVAL.
@@ -319,12 +317,6 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
-    if let Some(ns) = &a.namespace {
-        if let Err(e) = client.set_namespace(ns) {
-            eprintln!("{e}");
-            return Ok(ExitCode::from(1));
-        }
-    }
     match a.command {
         Command::Cleanup => cleanup(&mut client, &a),
         Command::Bench(test) => {

@@ -4,8 +4,7 @@
 //! run issues ceil(io_total / io_size) I/Os, prints a row whenever the elapsed second changes
 //! (rates over the last five rows) and a summary.
 //!
-//! Not done yet: `--namespace`, snapshots (`image@snap`), `--keyring`, the fadvise op flags,
-//! SIGINT's early summary, and the rule by which pacific's `seq` streams continue once the
+//! Not done yet: snapshots (`image@snap`), `--keyring`, the fadvise op flags, and the rule by which pacific's `seq` streams continue once the
 //! bytes issued pass one chunk per stream (here a stream that reaches the image's end wraps
 //! to the start of its chunk).
 
@@ -146,7 +145,8 @@ fn parse(args: &[String]) -> Result<Args> {
                 other => bail!("fiox rbd: --output-format takes json or normal, not '{other}'"),
             },
             "--fiox-json" => a.fiox_json = Some(value()?),
-            "--namespace" | "--keyring" | "--snap" => {
+            "--namespace" => a.ceph.namespace = Some(value()?),
+            "--keyring" | "--snap" => {
                 bail!("rbd: {name} is not supported by fiox's rbd bench yet")
             }
             _ => bail!("rbd: unrecognised option '{arg}'"),
@@ -176,7 +176,12 @@ fn parse(args: &[String]) -> Result<Args> {
                     a.ceph.pool = Some(pool.to_string());
                     a.ceph.rbdname = Some(image.to_string());
                 }
-                _ => bail!("rbd: namespaces in image specs are not supported by fiox's rbd bench yet: {spec}"),
+                [pool, namespace, image] => {
+                    a.ceph.pool = Some(pool.to_string());
+                    a.ceph.namespace = Some(namespace.to_string());
+                    a.ceph.rbdname = Some(image.to_string());
+                }
+                _ => bail!("rbd: invalid image spec: {spec}"),
             }
         }
         None if a.ceph.rbdname.is_some() => {}

@@ -1127,3 +1127,78 @@ fn failures_named() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains("100% of image") && stderr.contains("never written"), "{stderr}");
 }
+
+/// fiox's own Ceph options (general rows of the option table, so `--enghelp` stays fio's):
+/// `namespace=` puts a rados job's objects and finds an rbd job's image in a RADOS namespace
+/// (also `fiox rbd bench pool/ns/image`), `ceph_connect_timeout=` bounds the wait for monitors
+/// that do not answer; both are refused with other engines.
+#[test]
+fn fiox_ceph_options() {
+    cluster_or_skip!(c);
+    let conf = c.conf.display().to_string();
+    let ns = "fxns";
+    let o = c.tool("rbd", &["namespace", "create", &format!("bench/{ns}")]);
+    assert!(o.code == 0 || o.stderr.contains("exists"), "{}", o.stderr);
+    let o = c.tool("rbd", &["create", &format!("bench/{ns}/nimg"), "--size", "16M"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let confopt = format!("--conf={conf}");
+    let nsopt = format!("--namespace={ns}");
+    let out = run(
+        true,
+        c,
+        &["--name=nso", "--ioengine=rados", "--pool=bench", &confopt, &nsopt, "--rw=write", "--size=256k", "--bs=64k"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let in_ns = c.tool("rados", &["-p", "bench", "-N", ns, "ls"]);
+    assert!(in_ns.stdout.lines().any(|l| l == "nso.0.0"), "{}", in_ns.stdout);
+    assert!(!c.names().contains("nso.0.0"), "the object went to the default namespace");
+    c.tool("rados", &["-p", "bench", "-N", ns, "rm", "nso.0.0"]);
+    let out = run(
+        true,
+        c,
+        &[
+            "--name=nsr",
+            "--ioengine=rbd",
+            "--pool=bench",
+            &nsopt,
+            "--rbdname=nimg",
+            "--rw=write",
+            "--size=1m",
+            "--bs=64k",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let diff = c.tool("rbd", &["diff", "--format", "json", &format!("bench/{ns}/nimg")]);
+    assert!(diff.stdout.contains("\"offset\":0"), "{}", diff.stdout);
+    // rbd bench with a namespace in the image spec: the real tool's header.
+    let spec = format!("bench/{ns}/nimg");
+    let args = ["bench", "--io-type", "write", "--io-total", "1M", "--io-size", "64K", &spec];
+    let real = c.tool("rbd", &args);
+    let ours = Command::new(util::fiox_bin()).args(["rbd", "-c", &conf]).args(args).output().unwrap();
+    assert_eq!((real.code, ours.status.code()), (0, Some(0)), "{}", String::from_utf8_lossy(&ours.stderr));
+    assert_eq!(real.stdout.lines().next(), String::from_utf8_lossy(&ours.stdout).lines().next());
+    c.tool("rbd", &["rm", &spec]);
+    // A monitor that never answers, 2 s allowed (the configuration says 30).
+    let dir = util::scratch();
+    let dead = dir.path().join("dead.conf");
+    let port = free_port_pair().unwrap();
+    std::fs::write(
+        &dead,
+        format!("[global]\nmon host = 127.0.0.1:{port}\nclient mount timeout = 30\nlog file = /dev/null\n"),
+    )
+    .unwrap();
+    let t0 = Instant::now();
+    let o = Command::new(util::fiox_bin())
+        .args(["--name=d", "--ioengine=rbd", "--pool=bench", "--rbdname=x", "--ceph_connect_timeout=2"])
+        .env("CEPH_CONF", &dead)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("within 2 s (ceph_connect_timeout)"), "{stderr}");
+    assert!(t0.elapsed() < Duration::from_secs(8), "{:?}", t0.elapsed());
+    // Other engines refuse them before any I/O.
+    let o = util::fiox(dir.path(), &["--name=x", "--ioengine=null", "--size=1m", "--namespace=a"]);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("namespace= is for ioengine=rbd and ioengine=rados, not null"), "{}", o.stderr);
+}

@@ -135,7 +135,12 @@ impl Pool {
         pool.conf = searched.iter().find(|p| std::path::Path::new(p).exists()).cloned().unwrap_or_default();
         // A monitor that never answers makes rados_connect wait client_mount_timeout: bound it.
         let mut timeout = pool.get("client_mount_timeout").and_then(|v| v.parse::<f64>().ok()).unwrap_or(300.0);
-        if timeout == 300.0 {
+        let mut which = "client_mount_timeout";
+        if let Some(us) = opts.connect_timeout_us {
+            timeout = us as f64 / 1e6;
+            which = "ceph_connect_timeout";
+            pool.set("client_mount_timeout", &format!("{timeout}"))?;
+        } else if timeout == 300.0 {
             timeout = CONNECT_TIMEOUT_S;
             pool.set("client_mount_timeout", &format!("{timeout}"))?;
         }
@@ -151,7 +156,7 @@ impl Pool {
                 )
             } else if r == -libc::ETIMEDOUT {
                 format!(
-                    "cannot connect to Ceph: no answer from the monitors {mons} (mon_host in {conf}) within {timeout} s (client_mount_timeout): {}",
+                    "cannot connect to Ceph: no answer from the monitors {mons} (mon_host in {conf}) within {timeout} s ({which}): {}",
                     errno_text(r as i64)
                 )
             } else if r == -libc::ENOENT {
@@ -189,6 +194,9 @@ impl Pool {
             });
         }
         pool.ioctx = ioctx;
+        if let Some(ns) = &opts.namespace {
+            pool.set_namespace(ns)?;
+        }
         Ok(pool)
     }
 

@@ -61,7 +61,7 @@ _fiox_sub_flags() {
         (compare) _fiox_w='--help --names --fail-if-slower --out' ;;
         (rbd) _fiox_w='' ;;
         (rados) _fiox_w='' ;;
-        (ceph) _fiox_w='--pool= --conf= --cluster= --id= --image= --image-size= --threads= --runtime= --sizes= --layers= --workloads= --io-total= --out=' ;;
+        (ceph) _fiox_w='--pool= --conf= --cluster= --id= --image= --image-size= --threads= --runtime= --sizes= --layers= --workloads= --io-total= --out= --fio-numjobs' ;;
         (man) _fiox_w='' ;;
         (completions) _fiox_w='' ;;
         (*) _fiox_w= ;;

@@ -582,6 +582,7 @@ complete -c fiox -n '__fish_seen_subcommand_from ceph' -l layers -x -d 'rados, r
 complete -c fiox -n '__fish_seen_subcommand_from ceph' -l workloads -x -d 'fio'\''s workloads (default read,randread,write,randwrite,rw,randrw)'
 complete -c fiox -n '__fish_seen_subcommand_from ceph' -l io-total -x -d 'bytes per rbd bench run (default the image'\''s size)'
 complete -c fiox -n '__fish_seen_subcommand_from ceph' -l out -x -a '(__fish_complete_directories)' -d 'the results folder (default fiox-ceph)'
+complete -c fiox -n '__fish_seen_subcommand_from ceph' -l fio-numjobs -d 'fio'\''s layer as the seed ran it: --threads jobs of iodepth 1, one client each'
 complete -c fiox -n '__fish_seen_subcommand_from ceph' -f
 complete -c fiox -n '__fish_seen_subcommand_from man' -f
 complete -c fiox -n '__fish_seen_subcommand_from completions' -x -a 'bash zsh fish'

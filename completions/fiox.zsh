@@ -421,7 +421,7 @@ _fiox_sub_flags() {
         (compare) REPLY='--help --names --fail-if-slower --out' ;;
         (rbd) REPLY='' ;;
         (rados) REPLY='' ;;
-        (ceph) REPLY='--pool= --conf= --cluster= --id= --image= --image-size= --threads= --runtime= --sizes= --layers= --workloads= --io-total= --out=' ;;
+        (ceph) REPLY='--pool= --conf= --cluster= --id= --image= --image-size= --threads= --runtime= --sizes= --layers= --workloads= --io-total= --out= --fio-numjobs' ;;
         (man) REPLY='' ;;
         (completions) REPLY='' ;;
         (*) REPLY= ;;

@@ -34,6 +34,9 @@ struct Args {
     layers: Vec<String>,
     workloads: Vec<String>,
     io_total: Option<u64>,
+    /// fio's layer as the seed ran it: `--threads` jobs of iodepth 1 (one librbd client each)
+    /// instead of one job of iodepth `--threads`.
+    fio_numjobs: bool,
     out: PathBuf,
 }
 
@@ -54,10 +57,15 @@ pub const FLAGS: &[(&str, &str, &str)] = &[
     ("--out", "DIR", "the results folder (default fiox-ceph)"),
 ];
 
+/// The flags without a value.
+pub const SWITCHES: &[(&str, &str)] =
+    &[("--fio-numjobs", "fio's layer as the seed ran it: --threads jobs of iodepth 1, one client each")];
+
 pub fn help() -> String {
     "usage: fiox ceph -p POOL [-c CONF] [--cluster NAME] [--id ID] [--image NAME] [--image-size SIZE]
                  [--threads N] [--runtime SECS] [--sizes 4k,4m] [--layers rados,rbd,fio-rbd]
-                 [--workloads read,randread,write,randwrite,rw,randrw] [--io-total SIZE] [--out DIR]
+                 [--workloads read,randread,write,randwrite,rw,randrw] [--io-total SIZE]
+                 [--fio-numjobs] [--out DIR]
 
 Seed 003's comparison of Ceph's layers in one command: rados bench (write, seq, rand, then
 cleanup, op size the largest of --sizes), rbd bench (write then read, seq and rand, per size)
@@ -66,7 +74,9 @@ IOPS, MiB/s and MB/s, latency mean, p50, p99 and max for every run, with footnot
 the layers differ (librbd's cache, I/Os split across objects, never-written ranges).
 Defaults: --threads 30, --runtime 30 (per run), --sizes 4k,4m, every layer and workload, an
 image fiox creates (--image-size 1G) and removes; an existing --image is used and kept.
---io-total caps each rbd bench run (default: the image's size). Sizes are 1024-based; the
+--io-total caps each rbd bench run (default: the image's size). --fio-numjobs runs fio's layer
+as the seed did: --threads jobs of iodepth 1 (one librbd client each) instead of one job.
+Sizes are 1024-based; the
 seed's \"4M\" was --sizes 4096000.
 The results folder (--out, default fiox-ceph, new or empty) keeps each run's own output
 (native/), a report per run in fio's JSON layout (*.json: fiox plot DIR, fiox compare A B),
@@ -102,6 +112,7 @@ fn parse(args: &[String]) -> Result<Args> {
         layers: vec!["rados".into(), "rbd".into(), "fio-rbd".into()],
         workloads: FIO_WORKLOADS.iter().map(|s| s.to_string()).collect(),
         io_total: None,
+        fio_numjobs: false,
         out: PathBuf::from("fiox-ceph"),
     };
     let mut i = 0;
@@ -164,6 +175,7 @@ fn parse(args: &[String]) -> Result<Args> {
                 }
             }
             "--out" | "-o" => a.out = PathBuf::from(value()?),
+            "--fio-numjobs" => a.fio_numjobs = true,
             _ => bail!("fiox ceph: unknown option '{arg}' (see fiox ceph --help)"),
         }
         i += 1;
@@ -463,9 +475,13 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
                     format!("--rbdname={image}"),
                     format!("--rw={w}"),
                     format!("--bs={bs}"),
-                    format!("--iodepth={t}"),
                     format!("--runtime={secs}"),
                 ];
+                if a.fio_numjobs {
+                    job.extend([format!("--numjobs={t}"), "--iodepth=1".into(), "--group_reporting".into()]);
+                } else {
+                    job.push(format!("--iodepth={t}"));
+                }
                 job.extend(engine_conn(&a));
                 let reference = format!("fio {}", job.join(" "));
                 let mut args = job.clone();
@@ -644,10 +660,17 @@ fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (S
             if r.tool == "fio rbd engine" {
                 marks.push(note(
                     &mut foot,
-                    format!(
-                        "fio's rbd engine: one job, iodepth={} (the seed ran numjobs=30 iodepth=1 through rbd-nbd); direct=0 keeps librbd's cache as configured",
-                        a.threads
-                    ),
+                    if a.fio_numjobs {
+                        format!(
+                            "fio's rbd engine: numjobs={} iodepth=1 (as the seed's fio), that is {} librbd clients on one image: with the exclusive-lock feature every write moves the lock between them, so writes measure lock hand-overs as much as the cluster; direct=0 keeps librbd's cache as configured",
+                            a.threads, a.threads
+                        )
+                    } else {
+                        format!(
+                            "fio's rbd engine: one job, iodepth={} (the seed ran numjobs=30 iodepth=1 through rbd-nbd: --fio-numjobs); direct=0 keeps librbd's cache as configured",
+                            a.threads
+                        )
+                    },
                 ));
                 let obj = 4u64 << 20;
                 let share = crate::rbd_bench::straddling_share(r.bs, obj, image_size / r.bs.max(1));

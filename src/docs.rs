@@ -92,6 +92,12 @@ fn completion_subcommands() -> Vec<completions::Subcommand> {
                             attached: true,
                             help: help.to_string(),
                         })
+                        .chain(crate::ceph_run::SWITCHES.iter().map(|(name, help)| Flag {
+                            name: name.to_string(),
+                            value: None,
+                            attached: false,
+                            help: help.to_string(),
+                        }))
                         .collect(),
                     Operands::Nothing,
                 ),

@@ -900,6 +900,22 @@ fn ceph_seed_in_one_command() {
         util::fiox(dir.path(), &["plot", out.to_str().unwrap(), "--out", dir.path().join("plot").to_str().unwrap()]);
     assert_eq!(plot.code, 0, "{}", plot.stderr);
     assert!(dir.path().join("plot/index.html").is_file());
+    // fio's layer as the seed ran it: one client per job, and the footnote says what that costs.
+    let out2 = dir.path().join("res2");
+    let o = Command::new(util::fiox_bin())
+        .args(["ceph", "-c"])
+        .arg(&c.conf)
+        .args(["-p", "bench", "--threads", "3", "--runtime", "1", "--sizes", "64k", "--image-size", "16M"])
+        .args(["--layers", "fio-rbd", "--workloads", "randwrite", "--fio-numjobs", "--out"])
+        .arg(&out2)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text} {}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("numjobs=3 iodepth=1") && text.contains("exclusive-lock"), "{text}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out2.join("fio-rbd-randwrite-64k.json")).unwrap()).unwrap();
+    assert_eq!(j["jobs"][0]["job options"]["numjobs"], "3", "{j}");
     // A results folder that is not empty is refused before anything runs.
     let again = util::fiox(dir.path(), &["ceph", "-p", "bench", "--out", out.to_str().unwrap()]);
     assert_eq!(again.code, 1);

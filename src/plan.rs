@@ -429,6 +429,17 @@ fn remote_files(
         if region_len == 0 {
             bail!("job '{}': the I/O region of '{}' is empty", spec.name, f.name);
         }
+        // A RADOS object cannot grow past the OSDs' osd_max_object_size (128 MiB unless the
+        // cluster raised it): writes beyond fail with EFBIG, which fio 3.33 counts as done.
+        const OSD_MAX_OBJECT_SIZE: u64 = 128 << 20;
+        if spec.ioengine == "rados" && spec.rw.writes() && region_start + region_len > OSD_MAX_OBJECT_SIZE {
+            unwritten.push(format!(
+                "job '{}': object '{}' would reach {} MiB (size / nrfiles); OSDs refuse writes past osd_max_object_size (128 MiB by default) with EFBIG: raise nrfiles",
+                spec.name,
+                f.name,
+                (region_start + region_len) >> 20
+            ));
+        }
         if let Some(written) = &f.written {
             let end = region_start + region_len;
             let covered: u64 = written.iter().map(|&(o, l)| (o + l).min(end).saturating_sub(o.max(region_start))).sum();

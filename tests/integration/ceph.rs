@@ -1116,6 +1116,8 @@ fn failures_named() {
     assert_eq!(fiox.code, 1);
     assert_eq!(util::json(&fiox)["jobs"][0]["error"], 27, "{}", fiox.stdout);
     assert!(fiox.stderr.contains("File too large"), "{}", fiox.stderr);
+    let warnings = util::json(&fiox)["fiox"]["warnings"].to_string();
+    assert!(warnings.contains("osd_max_object_size") && warnings.contains("raise nrfiles"), "{warnings}");
     c.remove_objects("big.");
     // Reads of a fresh (never-written) image: the JSON's fiox warnings say so, with the share;
     // rbd bench says it on stderr.

@@ -83,6 +83,24 @@ fn completion_subcommands() -> Vec<completions::Subcommand> {
                         .collect(),
                     Operands::Dirs,
                 ),
+                "ceph" => (
+                    crate::ceph_run::FLAGS
+                        .iter()
+                        .map(|(name, value, help)| Flag {
+                            name: name.to_string(),
+                            value: Some(if *value == "DIR" { Value::Dir } else { Value::Text }),
+                            attached: true,
+                            help: help.to_string(),
+                        })
+                        .chain(crate::ceph_run::SWITCHES.iter().map(|(name, help)| Flag {
+                            name: name.to_string(),
+                            value: None,
+                            attached: false,
+                            help: help.to_string(),
+                        }))
+                        .collect(),
+                    Operands::Nothing,
+                ),
                 "sweep" => (lab(Command::Sweep), Operands::Fio),
                 "plot" => (lab(Command::Plot), Operands::Files),
                 "compare" => (lab(Command::Compare), Operands::Files),

@@ -12,6 +12,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 mod act;
+mod bench_report;
+mod ceph_run;
 pub mod depth_search;
 mod device;
 mod diskstats;
@@ -87,10 +89,17 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
     },
     Subcommand {
         name: "rados",
-        args: "-p POOL bench SECONDS write [options]",
-        summary: "Ceph's rados bench write test, same objects and output",
+        args: "-p POOL bench SECONDS write|seq|rand [options] | cleanup",
+        summary: "Ceph's rados bench (write, seq, rand) and cleanup, same objects and output",
         help: rados_bench::help,
         run: rados_bench::run,
+    },
+    Subcommand {
+        name: "ceph",
+        args: "-p POOL [--threads N] [--runtime SECS] [--sizes 4k,4m] [options]",
+        summary: "rados bench, rbd bench and fio's rbd engine on one cluster, one table",
+        help: ceph_run::help,
+        run: ceph_run::run,
     },
     Subcommand {
         name: "man",

@@ -87,7 +87,7 @@ pub fn build(plan: &Plan, results: &[WorkerResult], report: &RunReport) -> Manif
 
 /// Results that deserve a second look before anyone believes them.
 fn warnings(plan: &Plan, results: &[WorkerResult], report: &RunReport, overhead: &[Overhead]) -> Vec<String> {
-    let mut out = Vec::new();
+    let mut out = plan.fiox_warnings.clone();
     // A stacked device and its slaves are both listed, so these sums can overstate what moved:
     // that can hide a problem but never raise a false alarm.
     let device_reads: u64 = report.disks.iter().map(|d| d.read_ios).sum();

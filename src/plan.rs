@@ -65,6 +65,9 @@ pub struct Plan {
     /// notes in normal output, on standard error under the other formats, whose output must
     /// stay parseable.
     pub warnings: Vec<String>,
+    /// fiox's own warnings about what the jobs will measure (a read of an rbd image's
+    /// never-written ranges), reported with the run manifest's warnings.
+    pub fiox_warnings: Vec<String>,
 }
 
 /// Plans checked jobs: one worker per clone, with its files named and sized and its I/O size.
@@ -98,6 +101,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
     // later phase may read a file an earlier phase creates (fio's surface-scan example).
     let mut written_before: HashSet<PathBuf> = HashSet::new();
     let mut written_now: HashSet<PathBuf> = HashSet::new();
+    let mut fiox_warnings = Vec::new();
     for (job_index, job) in set.jobs.iter().enumerate() {
         if job.spec.stonewall {
             written_before.extend(written_now.drain());
@@ -147,7 +151,14 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 _ if deferred => Vec::new(),
                 Some(rp) if !engine.diskless => replay_files(&spec, rp)?,
                 _ if engine.no_io => no_io_files(&spec),
-                _ if engine.remote.is_some() => remote_files(&spec, clone, engine, listed.as_deref())?,
+                _ if engine.remote.is_some() => {
+                    let (files, unwritten) = remote_files(&spec, clone, engine, listed.as_deref())?;
+                    // One warning per job, not per clone.
+                    if clone == 0 {
+                        fiox_warnings.extend(unwritten);
+                    }
+                    files
+                }
                 _ if engine.diskless => diskless_files(&spec)?,
                 _ => plan_files(&spec, clone, engine.creates_files, listed.as_deref())?,
             };
@@ -186,7 +197,15 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
         w.dedupe_set = set;
     }
     let had_global_section = !set.global_options.is_empty();
-    Ok(Plan { jobs: set.jobs, workers, global_options: set.global_options, had_global_section, notes, warnings })
+    Ok(Plan {
+        jobs: set.jobs,
+        workers,
+        global_options: set.global_options,
+        had_global_section,
+        notes,
+        warnings,
+        fiox_warnings,
+    })
 }
 
 /// Whether a clone's files are all missing, unsized and written by an earlier phase, so that
@@ -400,7 +419,12 @@ fn offset_and_increment(spec: &JobSpec, real: u64) -> (u64, u64) {
 /// region is `size` bytes from the offset, and one past the image's end is refused (fio would
 /// lay out a local file named after it); an object is `size / nrfiles` bytes and the region
 /// runs from the offset to its end.
-fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<&[String]>) -> Result<Vec<FilePlan>> {
+fn remote_files(
+    spec: &JobSpec,
+    clone: u32,
+    engine: &EngineInfo,
+    listed: Option<&[String]>,
+) -> Result<(Vec<FilePlan>, Vec<String>)> {
     let remote = engine.remote.expect("a remote engine");
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
     let names: Vec<String> = match (listed, &spec.filename) {
@@ -417,6 +441,7 @@ fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<
         })
         .collect();
     let files = remote(spec, clone, &names).map_err(|e| anyhow::anyhow!("job '{}': {e}", spec.name))?;
+    let mut unwritten = Vec::new();
     let nfiles = files.len().max(1) as u64;
     let mut out = Vec::new();
     for f in files {
@@ -456,6 +481,31 @@ fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<
         if region_len == 0 {
             bail!("job '{}': the I/O region of '{}' is empty", spec.name, f.name);
         }
+        // A RADOS object cannot grow past the OSDs' osd_max_object_size (128 MiB unless the
+        // cluster raised it): writes beyond fail with EFBIG, which fio 3.33 counts as done.
+        const OSD_MAX_OBJECT_SIZE: u64 = 128 << 20;
+        if spec.ioengine == "rados" && spec.rw.writes() && region_start + region_len > OSD_MAX_OBJECT_SIZE {
+            unwritten.push(format!(
+                "job '{}': object '{}' would reach {} MiB (size / nrfiles); OSDs refuse writes past osd_max_object_size (128 MiB by default) with EFBIG: raise nrfiles",
+                spec.name,
+                f.name,
+                (region_start + region_len) >> 20
+            ));
+        }
+        if let Some(written) = &f.written {
+            let end = region_start + region_len;
+            let covered: u64 = written.iter().map(|&(o, l)| (o + l).min(end).saturating_sub(o.max(region_start))).sum();
+            let share = 1.0 - covered as f64 / region_len as f64;
+            if share > 0.0 {
+                unwritten.push(format!(
+                    "job '{}': {:.0}% of the read range of {} '{}' was never written: reads there return zeros without disk I/O (write it first)",
+                    spec.name,
+                    (share * 100.0).ceil(),
+                    spec.ioengine,
+                    spec.engine.ceph.rbdname.as_deref().unwrap_or(&f.name)
+                ));
+            }
+        }
         out.push(FilePlan {
             path: PathBuf::from(f.name),
             block_device: false,
@@ -464,7 +514,7 @@ fn remote_files(spec: &JobSpec, clone: u32, engine: &EngineInfo, listed: Option<
             region_len,
         });
     }
-    Ok(out)
+    Ok((out, unwritten))
 }
 
 /// Splits `filename` on ':' (fio's separator; `\:` keeps a literal colon).

@@ -4,18 +4,20 @@
 //! run issues ceil(io_total / io_size) I/Os, prints a row whenever the elapsed second changes
 //! (rates over the last five rows) and a summary.
 //!
-//! Not done yet: `--namespace`, snapshots (`image@snap`), `--keyring`, the fadvise op flags,
-//! SIGINT's early summary, and the rule by which pacific's `seq` streams continue once the
+//! Not done yet: snapshots (`image@snap`), `--keyring`, the fadvise op flags, and the rule by which pacific's `seq` streams continue once the
 //! bytes issued pass one chunk per stream (here a stream that reaches the image's end wraps
 //! to the start of its chunk).
 
 use std::collections::VecDeque;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use fiox_engine::{Finish, ImageClient};
 use fiox_options::CephOpts;
+use serde_json::{json, Map};
+
+use crate::bench_report::{self, BenchReport, DirStat};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum IoType {
@@ -31,6 +33,16 @@ enum Pattern {
     FullSeq,
 }
 
+impl Pattern {
+    fn name(self) -> &'static str {
+        match self {
+            Pattern::Rand => "rand",
+            Pattern::Seq => "seq",
+            Pattern::FullSeq => "full-seq",
+        }
+    }
+}
+
 struct Args {
     ceph: CephOpts,
     io_type: Option<IoType>,
@@ -40,6 +52,8 @@ struct Args {
     pattern: Pattern,
     rw_mix_read: u64,
     deprecated: bool,
+    /// fiox's report: `-` for stdout (instead of the tool's output), or a file.
+    fiox_json: Option<String>,
 }
 
 /// A size in Ceph's 1024-based form (`4K`, `16M`, `1G`, `4096`).
@@ -69,6 +83,7 @@ fn parse(args: &[String]) -> Result<Args> {
         pattern: Pattern::Seq,
         rw_mix_read: 50,
         deprecated: false,
+        fiox_json: None,
     };
     let mut words = Vec::new();
     let mut i = 0;
@@ -124,7 +139,14 @@ fn parse(args: &[String]) -> Result<Args> {
                     other => bail!("rbd: unknown io type: {other}"),
                 })
             }
-            "--namespace" | "--keyring" | "--snap" => {
+            "--output-format" => match value()?.as_str() {
+                "json" => a.fiox_json = Some("-".into()),
+                "normal" => a.fiox_json = None,
+                other => bail!("fiox rbd: --output-format takes json or normal, not '{other}'"),
+            },
+            "--fiox-json" => a.fiox_json = Some(value()?),
+            "--namespace" => a.ceph.namespace = Some(value()?),
+            "--keyring" | "--snap" => {
                 bail!("rbd: {name} is not supported by fiox's rbd bench yet")
             }
             _ => bail!("rbd: unrecognised option '{arg}'"),
@@ -154,7 +176,12 @@ fn parse(args: &[String]) -> Result<Args> {
                     a.ceph.pool = Some(pool.to_string());
                     a.ceph.rbdname = Some(image.to_string());
                 }
-                _ => bail!("rbd: namespaces in image specs are not supported by fiox's rbd bench yet: {spec}"),
+                [pool, namespace, image] => {
+                    a.ceph.pool = Some(pool.to_string());
+                    a.ceph.namespace = Some(namespace.to_string());
+                    a.ceph.rbdname = Some(image.to_string());
+                }
+                _ => bail!("rbd: invalid image spec: {spec}"),
             }
         }
         None if a.ceph.rbdname.is_some() => {}
@@ -226,6 +253,17 @@ pub fn fmt_g(x: f64) -> String {
     }
     let decimals = (5 - exp).max(0) as usize;
     trim(format!("{x:.decimals$}"))
+}
+
+/// The share of `io`-aligned I/Os of `io` bytes (every pattern's offsets are) that cross a
+/// boundary between `object`-byte RADOS objects, which librbd splits into two operations: 0
+/// for 4 KiB or 4 MiB I/Os on 4 MiB objects, most of them for the seed's 4,096,000 bytes.
+pub fn straddling_share(io: u64, object: u64, blocks: u64) -> f64 {
+    let object = object.max(1);
+    // The pattern repeats; a million offsets is plenty to measure it.
+    let n = blocks.clamp(1, 1 << 20);
+    let crossing = (0..n).filter(|k| (k * io) / object != (k * io + io - 1) / object).count();
+    crossing as f64 / n as f64
 }
 
 /// libc-like pseudo-random numbers for offsets and the read/write mix (rbd bench uses
@@ -310,11 +348,29 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         Pattern::Seq => "sequential",
         Pattern::FullSeq => "full sequential",
     };
-    println!(
-        "bench  type {type_text} io_size {} io_threads {} bytes {} pattern {pattern_text}",
-        a.io_size, a.io_threads, a.io_total
-    );
-    println!("  SEC       OPS   OPS/SEC   BYTES/SEC");
+    let plain = a.fiox_json.as_deref() != Some("-");
+    // Reads of ranges never written cost the cluster nothing (a thin image answers zeros), so
+    // a read bench on them measures little: say how much of the image that is.
+    let mut unwritten = None;
+    if io_type != IoType::Write {
+        if let Ok(w) = client.written_bytes(0, size) {
+            let share = 1.0 - w as f64 / size as f64;
+            unwritten = Some(share);
+            if share > 0.0 {
+                eprintln!(
+                    "fiox rbd bench: warning: {:.0}% of image '{image}' was never written; reads there return zeros without disk I/O",
+                    (share * 100.0).ceil()
+                );
+            }
+        }
+    }
+    if plain {
+        println!(
+            "bench  type {type_text} io_size {} io_threads {} bytes {} pattern {pattern_text}",
+            a.io_size, a.io_threads, a.io_total
+        );
+        println!("  SEC       OPS   OPS/SEC   BYTES/SEC");
+    }
 
     let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
     let mut rng = Rand(seed | 1);
@@ -341,12 +397,17 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut idle: Vec<u32> = (0..threads as u32).rev().collect();
     let mut finished: Vec<Finish> = Vec::new();
     let mut slot_write = vec![false; threads as usize];
+    let mut submitted_at = vec![Instant::now(); threads as usize];
+    let (mut rd, mut wr) = (DirStat::default(), DirStat::default());
     let (mut issued, mut reads, mut writes) = (0u64, 0u64, 0u64);
+    bench_report::catch_signals();
+    let cpu0 = bench_report::cpu_now();
     let start = Instant::now();
     let mut last_sec = 0u64;
     let mut last = (0.0f64, 0u64);
     let mut window: VecDeque<(f64, u64)> = VecDeque::new();
     let mut armed = false;
+    let mut interrupted = false;
     // Each completion is checked as rbd bench checks it (not in readwrite mode).
     let check = |f: &Finish, write: bool| -> Option<ExitCode> {
         if io_type == IoType::ReadWrite {
@@ -361,19 +422,44 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         }
         None
     };
-    while issued < ops {
+    // Books the finished operations; a failed one ends the run as rbd bench ends it.
+    let reap = |finished: &mut Vec<Finish>,
+                idle: &mut Vec<u32>,
+                rd: &mut DirStat,
+                wr: &mut DirStat,
+                slot_write: &[bool],
+                submitted_at: &[Instant]|
+     -> Option<ExitCode> {
+        let now = Instant::now();
+        for f in finished.drain(..) {
+            let i = f.slot as usize;
+            if let Some(code) = check(&f, slot_write[i]) {
+                return Some(code);
+            }
+            let d = if slot_write[i] { &mut *wr } else { &mut *rd };
+            d.add(now.duration_since(submitted_at[i]), io);
+            idle.push(f.slot);
+        }
+        None
+    };
+    'issue: while issued < ops {
         for &off in &offs {
             if issued >= ops {
                 break;
             }
             while idle.is_empty() {
-                client.wait(1, &mut finished);
-                for f in finished.drain(..) {
-                    if let Some(code) = check(&f, slot_write[f.slot as usize]) {
-                        return Ok(code);
-                    }
-                    idle.push(f.slot);
+                if bench_report::stop_requested() {
+                    interrupted = true;
+                    break 'issue;
                 }
+                client.wait(1, Some(Duration::from_millis(200)), &mut finished);
+                if let Some(code) = reap(&mut finished, &mut idle, &mut rd, &mut wr, &slot_write, &submitted_at) {
+                    return Ok(code);
+                }
+            }
+            if bench_report::stop_requested() {
+                interrupted = true;
+                break 'issue;
             }
             let slot = idle.pop().expect("an idle slot");
             let write = match io_type {
@@ -387,6 +473,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
                 reads += 1;
             }
             slot_write[slot as usize] = write;
+            submitted_at[slot as usize] = Instant::now();
             if let Err(r) = client.submit(slot, write, off, io as usize) {
                 println!("{} error: {}", if write { "write" } else { "read" }, fiox_engine::ceph_errno_text(r));
                 return Ok(ExitCode::from((-r).clamp(1, 255) as u8));
@@ -432,43 +519,115 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
             let time: f64 = window.iter().map(|w| w.0).sum();
             let n: u64 = window.iter().map(|w| w.1).sum();
             let rate = n as f64 / time;
-            println!(
-                "{sec:5}{:>10}{:>10}{:>10}/s",
-                issued.saturating_sub(threads),
-                fmt_g(rate),
-                byte_u((rate * io as f64) as u64)
-            );
-        }
-    }
-    while client.in_flight() > 0 {
-        client.wait(client.in_flight(), &mut finished);
-        for f in finished.drain(..) {
-            if let Some(code) = check(&f, slot_write[f.slot as usize]) {
-                return Ok(code);
+            if plain {
+                println!(
+                    "{sec:5}{:>10}{:>10}{:>10}/s",
+                    issued.saturating_sub(threads),
+                    fmt_g(rate),
+                    byte_u((rate * io as f64) as u64)
+                );
             }
         }
     }
-    if io_type != IoType::Read {
+    // In-flight operations finish; after a signal they get DRAIN_LIMIT (a stalled cluster
+    // holds them forever).
+    let drain_until = Instant::now() + bench_report::DRAIN_LIMIT;
+    while client.in_flight() > 0 {
+        if bench_report::stop_requested() {
+            interrupted = true;
+        }
+        if interrupted && Instant::now() >= drain_until {
+            break;
+        }
+        client.wait(client.in_flight(), Some(Duration::from_millis(200)), &mut finished);
+        if let Some(code) = reap(&mut finished, &mut idle, &mut rd, &mut wr, &slot_write, &submitted_at) {
+            return Ok(code);
+        }
+    }
+    let left = client.in_flight();
+    if io_type != IoType::Read && left == 0 {
         if let Err(e) = client.flush() {
             eprintln!("rbd: failed to flush at the end: {e}");
             return Ok(ExitCode::from(1));
         }
     }
     let elapsed = start.elapsed().as_secs_f64();
-    println!(
+    let cpu1 = bench_report::cpu_now();
+    let summary = format!(
         "elapsed: {}   ops: {issued}   ops/sec: {}   bytes/sec: {}/s",
         elapsed as u64,
         fmt_g(issued as f64 / elapsed),
         byte_u((issued as f64 * io as f64 / elapsed) as u64)
     );
+    let mut lines = vec![summary];
     if io_type == IoType::ReadWrite {
         for (what, n) in [("read", reads), ("write", writes)] {
-            println!(
+            lines.push(format!(
                 "{what}_ops: {n}   {what}_ops/sec: {}   {what}_bytes/sec: {}/s",
                 fmt_g(n as f64 / elapsed),
                 byte_u((n as f64 * io as f64 / elapsed) as u64)
-            );
+            ));
         }
+    }
+    if plain {
+        for l in &lines {
+            println!("{l}");
+        }
+    }
+    if let Some(path) = &a.fiox_json {
+        let mut fiox = Map::new();
+        fiox.insert("tool".into(), json!("rbd bench"));
+        fiox.insert("io_type".into(), json!(type_text));
+        fiox.insert("pattern".into(), json!(pattern_text));
+        fiox.insert("pool".into(), json!(a.ceph.pool));
+        fiox.insert("image".into(), json!(image));
+        fiox.insert("image_size".into(), json!(size));
+        fiox.insert("io_size".into(), json!(io));
+        fiox.insert("io_threads".into(), json!(threads));
+        fiox.insert("io_total".into(), json!(a.io_total));
+        fiox.insert("ops".into(), json!(issued));
+        fiox.insert("rbd_cache".into(), json!(client.conf_value("rbd_cache")));
+        fiox.insert("object_size".into(), json!(client.object_size()));
+        // I/Os that cross an object boundary are split by librbd into two OSD operations.
+        fiox.insert("straddling_share".into(), json!(straddling_share(io, client.object_size(), blocks)));
+        fiox.insert("summary".into(), json!(lines));
+        if let Some(u) = unwritten {
+            fiox.insert("unwritten_share".into(), json!(u));
+        }
+        if interrupted {
+            fiox.insert("interrupted".into(), json!(bench_report::signal_name()));
+            fiox.insert("left_in_flight".into(), json!(left));
+        }
+        let report = BenchReport {
+            job: format!("rbd-bench-{}-{}", type_text.split(' ').next().unwrap_or("io"), a.pattern.name()),
+            runtime_s: elapsed,
+            read: rd,
+            write: wr,
+            cpu_s: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1),
+            error: 0,
+            fiox,
+        };
+        if let Err(e) = report.save(path) {
+            eprintln!("fiox rbd bench: cannot write {path}: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    if interrupted {
+        eprintln!(
+            "fiox rbd bench: interrupted by {} after {}; the summary covers the {} operations completed{}",
+            bench_report::signal_name(),
+            fmt_g(elapsed),
+            issued - left as u64,
+            if left > 0 {
+                format!(
+                    " ({left} still in flight after {} s: is the cluster stalled?)",
+                    bench_report::DRAIN_LIMIT.as_secs()
+                )
+            } else {
+                String::new()
+            }
+        );
+        return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -496,6 +655,16 @@ mod tests {
         assert_eq!(fmt_g(1.797_693_134_862_315_7e308), "1.79769e+308");
         assert_eq!(fmt_g(999999.7), "1e+06");
         assert_eq!(fmt_g(0.0001234), "0.0001234");
+    }
+
+    #[test]
+    fn straddling_io() {
+        assert_eq!(straddling_share(4096, 4 << 20, 1 << 18), 0.0);
+        assert_eq!(straddling_share(4 << 20, 4 << 20, 256), 0.0);
+        // 4,096,000-byte I/Os on 4 MiB objects: only those ending before the next boundary stay
+        // whole (the seed's "4M" runs).
+        let s = straddling_share(4_096_000, 4 << 20, 262);
+        assert!(s > 0.9, "{s}");
     }
 
     #[test]

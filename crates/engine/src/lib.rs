@@ -22,7 +22,9 @@ mod mem;
 mod queue;
 pub mod sys;
 
-pub use ceph::client::{Finish, ImageClient, PoolClient};
+pub use ceph::client::{
+    create_image as ceph_create_image, remove_image as ceph_remove_image, Finish, ImageClient, PoolClient,
+};
 pub use ceph::errno_text as ceph_errno_text;
 pub use fiox_options::spec::EngineOpts;
 pub use fiox_options::MemKind;
@@ -159,6 +161,9 @@ pub type Preflight = fn(&fiox_options::JobSpec) -> Result<(), String>;
 pub struct RemoteFile {
     pub name: String,
     pub size: Option<u64>,
+    /// For a job that reads a thin image: the extents ever written (reads elsewhere return
+    /// zeros without disk I/O, which the planner warns about).
+    pub written: Option<Vec<(u64, u64)>>,
 }
 
 /// Asks such an engine for clone `clone`'s files, given the names the planner made of the

@@ -324,6 +324,11 @@ pub struct CephOpts {
     pub busy_poll: bool,
     /// rados: create every object when the job starts (`touch_objects`, default 1).
     pub touch_objects: bool,
+    /// fiox: the RADOS namespace of the image or objects (`namespace`).
+    pub namespace: Option<String>,
+    /// fiox: how long to wait for the monitors, microseconds (`ceph_connect_timeout`); unset,
+    /// the configuration's `client_mount_timeout` if it sets one, else 60 s.
+    pub connect_timeout_us: Option<u64>,
 }
 
 /// One rule of which I/Os get a priority: those of `bs` (any size if `None`), `pct` percent of
@@ -935,7 +940,17 @@ impl JobSpec {
             rbdname: m.string("rbdname"),
             busy_poll: m.flag("busy_poll")?,
             touch_objects: m.flag("touch_objects")?,
+            namespace: m.string("namespace"),
+            connect_timeout_us: m.is_set("ceph_connect_timeout").then(|| m.time("ceph_connect_timeout")).transpose()?,
         };
+        for fiox_ceph in ["namespace", "ceph_connect_timeout"] {
+            if m.is_set(fiox_ceph) && !["rbd", "rados"].contains(&ioengine) {
+                return Err(m.job_err(format!("{fiox_ceph}= is for ioengine=rbd and ioengine=rados, not {ioengine}")));
+            }
+        }
+        if engine.ceph.connect_timeout_us == Some(0) {
+            return Err(m.job_err("ceph_connect_timeout=0 would not wait for the monitors at all".into()));
+        }
         let engine = engine;
         if m.is_set("cmdprio_percentage") && m.is_set("cmdprio_bssplit") {
             return Err(m.job_err("cmdprio_percentage and cmdprio_bssplit cannot be used together".into()));

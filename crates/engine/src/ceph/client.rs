@@ -17,6 +17,36 @@ pub struct Finish {
     pub result: i64,
 }
 
+/// Creates image `name` of `size` bytes in the pool `opts` name (librbd's default features and
+/// 4 MiB objects). Fails with EEXIST when it exists: fiox never takes over an image it did
+/// not make.
+pub fn create_image(opts: &CephOpts, name: &str, size: u64) -> Result<(), String> {
+    let (_, rbd) = ffi::rbd()?;
+    let pool = Pool::connect("rbd", opts, false)?;
+    let name_c = std::ffi::CString::new(name).map_err(|_| format!("image name '{name}' holds a NUL byte"))?;
+    let mut order: std::ffi::c_int = 0;
+    // SAFETY: an open context, a NUL-terminated name and a valid out-pointer (0: the default
+    // object size).
+    let r = unsafe { (rbd.create)(pool.ioctx(), name_c.as_ptr(), size, &mut order) };
+    if r < 0 {
+        return Err(format!("cannot create image '{name}' in pool '{}': {}", pool.name, super::errno_text(r as i64)));
+    }
+    Ok(())
+}
+
+/// Removes image `name` from the pool `opts` name.
+pub fn remove_image(opts: &CephOpts, name: &str) -> Result<(), String> {
+    let (_, rbd) = ffi::rbd()?;
+    let pool = Pool::connect("rbd", opts, false)?;
+    let name_c = std::ffi::CString::new(name).map_err(|_| format!("image name '{name}' holds a NUL byte"))?;
+    // SAFETY: an open context and a NUL-terminated name.
+    let r = unsafe { (rbd.remove)(pool.ioctx(), name_c.as_ptr()) };
+    if r < 0 {
+        return Err(format!("cannot remove image '{name}' from pool '{}': {}", pool.name, super::errno_text(r as i64)));
+    }
+    Ok(())
+}
+
 pub struct ImageClient {
     rbd: &'static ffi::Rbd,
     // Dropped by hand, and only with nothing in flight (see Drop).
@@ -54,6 +84,21 @@ impl ImageClient {
     /// The image's size in bytes.
     pub fn size(&self) -> u64 {
         self.image.size
+    }
+
+    /// The size of the image's RADOS objects (4 MiB unless the image was made otherwise).
+    pub fn object_size(&self) -> u64 {
+        self.image.object_size
+    }
+
+    /// How many bytes of `[off, off + len)` of the image were ever written.
+    pub fn written_bytes(&self, off: u64, len: u64) -> Result<u64, i64> {
+        self.image.written_bytes(off, len)
+    }
+
+    /// A configuration value as this client's librados sees it (`rbd_cache`, ...).
+    pub fn conf_value(&self, key: &str) -> Option<String> {
+        self.image.pool.get(key)
     }
 
     pub fn in_flight(&self) -> u32 {
@@ -99,9 +144,9 @@ impl ImageClient {
         Ok(())
     }
 
-    /// Waits until at least `min` operations finished (or a signal interrupts the wait) and
-    /// appends what finished to `out`.
-    pub fn wait(&mut self, min: u32, out: &mut Vec<Finish>) {
+    /// Waits until at least `min` operations finished, `limit` passed or a signal arrived,
+    /// and appends what finished to `out`.
+    pub fn wait(&mut self, min: u32, limit: Option<std::time::Duration>, out: &mut Vec<Finish>) {
         let min = min.min(self.in_flight);
         let mut got = 0;
         loop {
@@ -117,7 +162,7 @@ impl ImageClient {
             if got >= min {
                 return;
             }
-            if let Woke::Stop = self.done.sleep(None) {
+            if let Woke::Stop = self.done.sleep(limit) {
                 return;
             }
         }
@@ -233,6 +278,95 @@ impl PoolClient {
         self.names[i] = Some(name);
         self.in_flight += 1;
         Ok(())
+    }
+
+    /// Starts reading `len` bytes at `off` of object `oid` into idle `slot`'s buffer; the
+    /// result is the number of bytes read.
+    pub fn read(&mut self, slot: u32, oid: &str, len: usize, off: u64) -> Result<(), i64> {
+        let i = slot as usize;
+        assert!(self.names[i].is_none(), "slot {slot} submitted twice");
+        assert!(len <= self.bufs[i].len(), "a read longer than its buffer");
+        let name = std::ffi::CString::new(oid).map_err(|_| -(libc::EINVAL as i64))?;
+        let c = self.completion(i)?;
+        // SAFETY: an open context, a NUL-terminated name kept until the completion, a buffer of
+        // at least `len` bytes nobody touches until `wait` returns this slot, a fresh completion.
+        let r = unsafe {
+            (self.lib.aio_read)(self.pool.ioctx(), name.as_ptr(), c, self.bufs[i].as_mut_ptr().cast(), len, off)
+        };
+        self.started(i, name, c, r)
+    }
+
+    /// Starts removing object `oid` from idle `slot`.
+    pub fn remove_async(&mut self, slot: u32, oid: &str) -> Result<(), i64> {
+        let i = slot as usize;
+        assert!(self.names[i].is_none(), "slot {slot} submitted twice");
+        let name = std::ffi::CString::new(oid).map_err(|_| -(libc::EINVAL as i64))?;
+        let c = self.completion(i)?;
+        // SAFETY: an open context, a NUL-terminated name kept until the completion, a fresh
+        // completion.
+        let r = unsafe { (self.lib.aio_remove)(self.pool.ioctx(), name.as_ptr(), c) };
+        self.started(i, name, c, r)
+    }
+
+    fn completion(&self, i: usize) -> Result<ffi::RadosCompletionT, i64> {
+        let mut c: ffi::RadosCompletionT = std::ptr::null_mut();
+        // SAFETY: the slot argument outlives the operation (never freed while in flight), the
+        // callback has librados's type, and `c` is a valid out-pointer.
+        let r = unsafe { (self.lib.aio_create_completion2)(super::arg(&self.slots[i]), rados_finished, &mut c) };
+        if r < 0 {
+            return Err(r as i64);
+        }
+        Ok(c)
+    }
+
+    /// Books an operation librados accepted (`r` >= 0), or releases its completion.
+    fn started(&mut self, i: usize, name: std::ffi::CString, c: ffi::RadosCompletionT, r: i32) -> Result<(), i64> {
+        if r < 0 {
+            // SAFETY: never handed to a started operation, released once.
+            unsafe { (self.lib.aio_release)(c) };
+            return Err(r as i64);
+        }
+        self.names[i] = Some(name);
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// Gives every slot a buffer of `len` bytes (a read bench learns its op size from a
+    /// metadata object after connecting). Panics with operations in flight.
+    pub fn resize_buffers(&mut self, len: usize) {
+        assert_eq!(self.in_flight, 0, "buffers resized while librados holds some");
+        for b in self.bufs.iter_mut() {
+            b.resize(len, 0);
+        }
+    }
+
+    /// An idle slot's buffer, to look at what a read brought. Panics for a slot in flight.
+    pub fn buf(&self, slot: u32) -> &[u8] {
+        assert!(self.names[slot as usize].is_none(), "buffer of slot {slot} read while librados holds it");
+        &self.bufs[slot as usize]
+    }
+
+    /// Reads up to `len` bytes at `off` of object `oid` (synchronously).
+    pub fn read_sync(&self, oid: &str, len: usize, off: u64) -> Result<Vec<u8>, i64> {
+        let name = std::ffi::CString::new(oid).map_err(|_| -(libc::EINVAL as i64))?;
+        let mut buf = vec![0u8; len];
+        match self.pool.read(&name, &mut buf, off) {
+            r if r < 0 => Err(r),
+            r => {
+                buf.truncate(r as usize);
+                Ok(buf)
+            }
+        }
+    }
+
+    /// The objects of the current namespace.
+    pub fn list(&self) -> Result<Vec<String>, i64> {
+        self.pool.list()
+    }
+
+    /// Makes later operations use namespace `ns` ("" is the default one).
+    pub fn set_namespace(&self, ns: &str) -> Result<(), String> {
+        self.pool.set_namespace(ns)
     }
 
     /// Waits until at least `min` operations finished, `limit` passed or a signal arrived,

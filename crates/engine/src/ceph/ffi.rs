@@ -15,6 +15,7 @@ pub(crate) type RadosT = *mut c_void;
 pub(crate) type IoctxT = *mut c_void;
 pub(crate) type RadosCompletionT = *mut c_void;
 pub(crate) type WriteOpT = *mut c_void;
+pub(crate) type ListCtxT = *mut c_void;
 pub(crate) type ImageT = *mut c_void;
 pub(crate) type RbdCompletionT = *mut c_void;
 /// Called by librados on one of its threads when an asynchronous operation has finished.
@@ -35,6 +36,13 @@ pub(crate) struct Rados {
     pub pool_list: unsafe extern "C" fn(RadosT, *mut c_char, usize) -> c_int,
     pub ioctx_create: unsafe extern "C" fn(RadosT, *const c_char, *mut IoctxT) -> c_int,
     pub ioctx_destroy: unsafe extern "C" fn(IoctxT),
+    pub ioctx_set_namespace: unsafe extern "C" fn(IoctxT, *const c_char),
+    pub read: unsafe extern "C" fn(IoctxT, *const c_char, *mut c_char, usize, u64) -> c_int,
+    pub nobjects_list_open: unsafe extern "C" fn(IoctxT, *mut ListCtxT) -> c_int,
+    pub nobjects_list_next:
+        unsafe extern "C" fn(ListCtxT, *mut *const c_char, *mut *const c_char, *mut *const c_char) -> c_int,
+    pub nobjects_list_close: unsafe extern "C" fn(ListCtxT),
+    pub aio_remove: unsafe extern "C" fn(IoctxT, *const c_char, RadosCompletionT) -> c_int,
     pub write: unsafe extern "C" fn(IoctxT, *const c_char, *const c_char, usize, u64) -> c_int,
     pub write_full: unsafe extern "C" fn(IoctxT, *const c_char, *const c_char, usize) -> c_int,
     pub remove: unsafe extern "C" fn(IoctxT, *const c_char) -> c_int,
@@ -51,12 +59,32 @@ pub(crate) struct Rados {
     pub release_write_op: unsafe extern "C" fn(WriteOpT),
 }
 
+/// librbd's `rbd_image_info_t`.
+#[repr(C)]
+pub(crate) struct ImageInfo {
+    pub size: u64,
+    pub obj_size: u64,
+    pub num_objs: u64,
+    pub order: c_int,
+    pub block_name_prefix: [c_char; 24],
+    pub parent_pool: i64,
+    pub parent_name: [c_char; 96],
+}
+
+/// `rbd_diff_iterate2`'s callback: offset, length, whether the extent exists, argument.
+pub(crate) type DiffCallback = unsafe extern "C" fn(u64, usize, c_int, *mut c_void) -> c_int;
+
 /// librbd's functions (the `rbd_` prefix dropped).
 pub(crate) struct Rbd {
     pub list: unsafe extern "C" fn(IoctxT, *mut c_char, *mut usize) -> c_int,
+    pub create: unsafe extern "C" fn(IoctxT, *const c_char, u64, *mut c_int) -> c_int,
+    pub remove: unsafe extern "C" fn(IoctxT, *const c_char) -> c_int,
     pub open: unsafe extern "C" fn(IoctxT, *const c_char, *mut ImageT, *const c_char) -> c_int,
     pub close: unsafe extern "C" fn(ImageT) -> c_int,
     pub get_size: unsafe extern "C" fn(ImageT, *mut u64) -> c_int,
+    pub stat: unsafe extern "C" fn(ImageT, *mut ImageInfo, usize) -> c_int,
+    pub diff_iterate2:
+        unsafe extern "C" fn(ImageT, *const c_char, u64, u64, u8, u8, DiffCallback, *mut c_void) -> c_int,
     pub flush: unsafe extern "C" fn(ImageT) -> c_int,
     pub invalidate_cache: unsafe extern "C" fn(ImageT) -> c_int,
     pub aio_create_completion: unsafe extern "C" fn(*mut c_void, RbdCallback, *mut RbdCompletionT) -> c_int,
@@ -157,6 +185,12 @@ fn load_rados(engine: &str) -> Result<Rados, String> {
             pool_list: lib.get(c"rados_pool_list")?,
             ioctx_create: lib.get(c"rados_ioctx_create")?,
             ioctx_destroy: lib.get(c"rados_ioctx_destroy")?,
+            ioctx_set_namespace: lib.get(c"rados_ioctx_set_namespace")?,
+            read: lib.get(c"rados_read")?,
+            nobjects_list_open: lib.get(c"rados_nobjects_list_open")?,
+            nobjects_list_next: lib.get(c"rados_nobjects_list_next")?,
+            nobjects_list_close: lib.get(c"rados_nobjects_list_close")?,
+            aio_remove: lib.get(c"rados_aio_remove")?,
             write: lib.get(c"rados_write")?,
             write_full: lib.get(c"rados_write_full")?,
             remove: lib.get(c"rados_remove")?,
@@ -189,9 +223,13 @@ fn load_rbd() -> Result<Rbd, String> {
     let table = unsafe {
         Rbd {
             list: lib.get(c"rbd_list")?,
+            create: lib.get(c"rbd_create")?,
+            remove: lib.get(c"rbd_remove")?,
             open: lib.get(c"rbd_open")?,
             close: lib.get(c"rbd_close")?,
             get_size: lib.get(c"rbd_get_size")?,
+            stat: lib.get(c"rbd_stat")?,
+            diff_iterate2: lib.get(c"rbd_diff_iterate2")?,
             flush: lib.get(c"rbd_flush")?,
             invalidate_cache: lib.get(c"rbd_invalidate_cache")?,
             aio_create_completion: lib.get(c"rbd_aio_create_completion")?,

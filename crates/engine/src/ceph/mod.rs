@@ -135,7 +135,12 @@ impl Pool {
         pool.conf = searched.iter().find(|p| std::path::Path::new(p).exists()).cloned().unwrap_or_default();
         // A monitor that never answers makes rados_connect wait client_mount_timeout: bound it.
         let mut timeout = pool.get("client_mount_timeout").and_then(|v| v.parse::<f64>().ok()).unwrap_or(300.0);
-        if timeout == 300.0 {
+        let mut which = "client_mount_timeout";
+        if let Some(us) = opts.connect_timeout_us {
+            timeout = us as f64 / 1e6;
+            which = "ceph_connect_timeout";
+            pool.set("client_mount_timeout", &format!("{timeout}"))?;
+        } else if timeout == 300.0 {
             timeout = CONNECT_TIMEOUT_S;
             pool.set("client_mount_timeout", &format!("{timeout}"))?;
         }
@@ -151,15 +156,24 @@ impl Pool {
                 )
             } else if r == -libc::ETIMEDOUT {
                 format!(
-                    "cannot connect to Ceph: no answer from the monitors {mons} (mon_host in {conf}) within {timeout} s (client_mount_timeout): {}",
+                    "cannot connect to Ceph: no answer from the monitors {mons} (mon_host in {conf}) within {timeout} s ({which}): {}",
                     errno_text(r as i64)
                 )
             } else if r == -libc::ENOENT {
                 let keyring = pool.get("keyring").unwrap_or_default();
-                format!(
-                    "cannot connect to Ceph as {who} (monitors {mons}, {conf}): {} (no keyring? searched: {keyring})",
-                    errno_text(r as i64)
-                )
+                let cephx = pool.get("auth_client_required").unwrap_or_default().contains("cephx");
+                let found = keyring.split([',', ';', ' ']).any(|k| !k.is_empty() && std::path::Path::new(k).is_file());
+                if cephx && !found {
+                    format!(
+                        "cannot connect to Ceph as {who}: no keyring (searched: {keyring}; {conf} requires cephx): {}",
+                        errno_text(r as i64)
+                    )
+                } else {
+                    format!(
+                        "cannot connect to Ceph as {who} (monitors {mons}, {conf}): {} (no keyring? searched: {keyring})",
+                        errno_text(r as i64)
+                    )
+                }
             } else {
                 format!("cannot connect to Ceph as {who} (monitors {mons}, {conf}): {}", errno_text(r as i64))
             });
@@ -180,11 +194,14 @@ impl Pool {
             });
         }
         pool.ioctx = ioctx;
+        if let Some(ns) = &opts.namespace {
+            pool.set_namespace(ns)?;
+        }
         Ok(pool)
     }
 
     /// A configuration value as librados sees it.
-    fn get(&self, key: &str) -> Option<String> {
+    pub(crate) fn get(&self, key: &str) -> Option<String> {
         let key_c = CString::new(key).ok()?;
         let mut buf = vec![0u8; 4096];
         // SAFETY: a valid handle, a NUL-terminated key and a buffer of the length given.
@@ -253,6 +270,52 @@ impl Pool {
         unsafe { (self.lib.write_full)(self.ioctx, oid.as_ptr(), data.as_ptr().cast(), data.len()) as i64 }
     }
 
+    /// Reads up to `buf.len()` bytes at `off` of object `oid`: the bytes read, or -errno.
+    pub(crate) fn read(&self, oid: &CStr, buf: &mut [u8], off: u64) -> i64 {
+        // SAFETY: an open context, a NUL-terminated name and a buffer of the length given,
+        // written by librados before it returns.
+        unsafe { (self.lib.read)(self.ioctx, oid.as_ptr(), buf.as_mut_ptr().cast(), buf.len(), off) as i64 }
+    }
+
+    /// Sets the namespace later operations (and listings) use; "" is the default one.
+    pub(crate) fn set_namespace(&self, ns: &str) -> Result<(), String> {
+        let ns_c = cstring("namespace", ns)?;
+        // SAFETY: an open context and a NUL-terminated name librados copies.
+        unsafe { (self.lib.ioctx_set_namespace)(self.ioctx, ns_c.as_ptr()) };
+        Ok(())
+    }
+
+    /// The names of the objects in the context's namespace, in librados's order.
+    pub(crate) fn list(&self) -> Result<Vec<String>, i64> {
+        let mut ctx: ffi::ListCtxT = std::ptr::null_mut();
+        // SAFETY: an open context and a valid out-pointer.
+        let r = unsafe { (self.lib.nobjects_list_open)(self.ioctx, &mut ctx) };
+        if r < 0 {
+            return Err(r as i64);
+        }
+        let mut out = Vec::new();
+        let result = loop {
+            let mut entry: *const c_char = std::ptr::null();
+            // SAFETY: an open listing; librados sets `entry` to a NUL-terminated name valid
+            // until the next call on this listing (copied at once); key and namespace unwanted.
+            let r =
+                unsafe { (self.lib.nobjects_list_next)(ctx, &mut entry, std::ptr::null_mut(), std::ptr::null_mut()) };
+            if r == -libc::ENOENT {
+                break Ok(());
+            }
+            if r < 0 {
+                break Err(r as i64);
+            }
+            if !entry.is_null() {
+                // SAFETY: see above.
+                out.push(unsafe { CStr::from_ptr(entry) }.to_string_lossy().into_owned());
+            }
+        };
+        // SAFETY: the listing opened above, closed once.
+        unsafe { (self.lib.nobjects_list_close)(ctx) };
+        result.map(|()| out)
+    }
+
     pub(crate) fn remove(&self, oid: &CStr) -> i64 {
         // SAFETY: an open context and a NUL-terminated name.
         unsafe { (self.lib.remove)(self.ioctx, oid.as_ptr()) as i64 }
@@ -282,6 +345,8 @@ pub(crate) struct Image {
     lib: &'static ffi::Rbd,
     image: ffi::ImageT,
     pub size: u64,
+    /// The size of the image's RADOS objects.
+    pub object_size: u64,
     // Dropped after the image (field order).
     pub pool: Pool,
 }
@@ -302,7 +367,7 @@ impl Image {
                 format!("cannot open image '{name}' in pool '{}': {}", pool.name, errno_text(r as i64))
             });
         }
-        let mut img = Image { lib, image, size: 0, pool };
+        let mut img = Image { lib, image, size: 0, object_size: 4 << 20, pool };
         let mut size = 0u64;
         // SAFETY: an open image and a valid out-pointer.
         let r = unsafe { (lib.get_size)(image, &mut size) };
@@ -313,7 +378,52 @@ impl Image {
             return Err(format!("image '{name}' in pool '{}' is empty (size 0)", img.pool.name));
         }
         img.size = size;
+        // SAFETY: rbd_image_info_t is plain data; zeroed is a valid value.
+        let mut info: ffi::ImageInfo = unsafe { std::mem::zeroed() };
+        // SAFETY: an open image and an info struct of the size given.
+        if unsafe { (lib.stat)(image, &mut info, std::mem::size_of::<ffi::ImageInfo>()) } == 0 && info.obj_size > 0 {
+            img.object_size = info.obj_size;
+        }
         Ok(img)
+    }
+
+    /// How many bytes of `[off, off + len)` were ever written (the image is thin: the rest
+    /// reads as zeros without touching a disk).
+    pub(crate) fn written_bytes(&self, off: u64, len: u64) -> Result<u64, i64> {
+        Ok(self.written_extents(off, len)?.iter().map(|e| e.1).sum())
+    }
+
+    /// The written extents of `[off, off + len)`, as librbd reports them (with the object map,
+    /// whole objects).
+    pub(crate) fn written_extents(&self, off: u64, len: u64) -> Result<Vec<(u64, u64)>, i64> {
+        unsafe extern "C" fn add(off: u64, len: usize, exists: std::ffi::c_int, arg: *mut c_void) -> std::ffi::c_int {
+            if exists != 0 {
+                // SAFETY: `arg` is the Vec the caller below passes, alive for the whole call
+                // and touched by nobody else meanwhile. Pushing cannot unwind into C unless
+                // memory runs out, which aborts.
+                unsafe { (*(arg as *mut Vec<(u64, u64)>)).push((off, len as u64)) };
+            }
+            0
+        }
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        // SAFETY: an open image; no snapshot; the callback runs on this thread during the call
+        // and gets a pointer to `out`, which outlives the call.
+        let r = unsafe {
+            (self.lib.diff_iterate2)(
+                self.image,
+                std::ptr::null(),
+                off,
+                len,
+                1,
+                0,
+                add,
+                (&mut out as *mut Vec<(u64, u64)>).cast(),
+            )
+        };
+        if r < 0 {
+            return Err(r as i64);
+        }
+        Ok(out)
     }
 
     pub(crate) fn handle(&self) -> ffi::ImageT {

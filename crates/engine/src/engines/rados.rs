@@ -67,7 +67,7 @@ fn remote(spec: &fiox_options::JobSpec, _clone: u32, listed: &[String]) -> Resul
         return Err("ioengine=rados needs pool= (fio: \"rados pool name must be provided.\")".into());
     }
     Pool::connect("rados", &spec.engine.ceph, false)?;
-    Ok(listed.iter().map(|name| RemoteFile { name: name.clone(), size: None }).collect())
+    Ok(listed.iter().map(|name| RemoteFile { name: name.clone(), size: None, written: None }).collect())
 }
 
 impl IoEngine for Rados {

@@ -73,7 +73,10 @@ fn remote(spec: &fiox_options::JobSpec, _clone: u32, listed: &[String]) -> Resul
     let pool = Pool::connect("rbd", &spec.engine.ceph, spec.direct)?;
     let image = Image::open(pool, name)?;
     let files = if spec.filename.is_some() { listed.to_vec() } else { vec!["rbd".to_string()] };
-    Ok(files.into_iter().map(|name| RemoteFile { name, size: Some(image.size) }).collect())
+    // A read of a range never written measures nothing: the planner says how much of the
+    // job's region that is.
+    let written = if spec.rw.reads() { image.written_extents(0, image.size).ok() } else { None };
+    Ok(files.into_iter().map(|name| RemoteFile { name, size: Some(image.size), written: written.clone() }).collect())
 }
 
 impl IoEngine for Rbd {

@@ -1,6 +1,6 @@
 //! `ioengine` and the options that belong to one engine or a few.
 
-use crate::table::{Category as C, Choice, Kind as K, OptDef as O};
+use crate::table::{Category as C, Choice, Kind as K, OptDef as O, TimeUnit};
 
 const BOOL: K = K::Bool;
 
@@ -75,6 +75,10 @@ pub(super) static DEFS: &[O] = &[
     O::new("conf", K::Str, C::Engine, "Path of the ceph configuration file").engines(&["rados"]),
     O::new("busy_poll", BOOL, C::Engine, "Busy poll for completions instead of sleeping").def("0").engines(&["rados", "rbd"]),
     O::new("touch_objects", BOOL, C::Engine, "Touch (create) objects on start").def("1").engines(&["rados"]),
+    // fiox's own Ceph options: general rows (not the engines'), so that --enghelp=rbd and
+    // --enghelp=rados stay fio's; refused with any other engine.
+    O::new("namespace", K::Str, C::Engine, "fiox: the RADOS namespace of the rbd image or the rados objects (rbd, rados)"),
+    O::new("ceph_connect_timeout", K::Time { unit: TimeUnit::Sec }, C::Engine, "fiox: how long to wait for the Ceph monitors (rbd, rados; default: the configuration's client_mount_timeout if it sets one, else 60 s)"),
 ];
 
 /// Every engine name fio 3.33 knows. Which of them fiox implements is the engine registry's

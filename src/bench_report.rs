@@ -1,0 +1,241 @@
+//! What fiox adds to its reimplementations of Ceph's bench tools (`fiox rados bench`, `fiox rbd
+//! bench`): every operation's latency in fio's log-linear histogram (`fiox-stats`), the
+//! process's CPU time, and a report in fio's JSON layout (one job, `read`/`write` with
+//! `clat_ns` percentiles and `bins`), so `fiox plot` and `fiox compare` read a bench like any
+//! fio run, and the percentiles neither Ceph tool prints are there. The tool's own figures go
+//! into the report's `fiox` object.
+//!
+//! Also the signal handling both benches share: SIGINT/SIGTERM stop issuing, in-flight
+//! operations get a bounded time to finish, and the summary covers what completed.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use fiox_stats::LatHist;
+use serde_json::{json, Map, Value};
+
+/// Set by SIGINT/SIGTERM during a bench.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Makes SIGINT and SIGTERM ask the bench to stop instead of killing it.
+pub fn catch_signals() {
+    fiox_engine::sys::stop_on_signals(&STOP);
+}
+
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
+
+/// The signal's name, for the message about an interrupted run.
+pub fn signal_name() -> &'static str {
+    match fiox_engine::sys::caught_signal() {
+        2 => "SIGINT",
+        15 => "SIGTERM",
+        _ => "a signal",
+    }
+}
+
+/// How long in-flight operations may take to finish once a stop was asked for; a cluster that
+/// stopped answering leaves them in flight, and the bench reports without them.
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(3);
+
+/// How long without any completion before a bench says the cluster may be stalled.
+pub const STALL_WARN: Duration = Duration::from_secs(10);
+
+/// fio's default percentile list.
+const PCTS: [f64; 17] =
+    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
+
+/// The operations of one direction: counts, bytes and latencies.
+#[derive(Default)]
+pub struct DirStat {
+    pub ios: u64,
+    pub bytes: u64,
+    hist: Option<LatHist>,
+    sum: f64,
+    sum_sq: f64,
+    min: u64,
+    max: u64,
+}
+
+impl DirStat {
+    pub fn add(&mut self, lat: Duration, bytes: u64) {
+        let ns = lat.as_nanos().min(u64::MAX as u128) as u64;
+        if self.ios == 0 {
+            self.min = ns;
+            self.max = ns;
+        }
+        self.ios += 1;
+        self.bytes += bytes;
+        self.hist.get_or_insert_with(LatHist::default).add(ns);
+        self.sum += ns as f64;
+        self.sum_sq += (ns as f64) * (ns as f64);
+        self.min = self.min.min(ns);
+        self.max = self.max.max(ns);
+    }
+
+    /// A latency percentile in nanoseconds (a histogram bucket's midpoint, as fio).
+    pub fn percentile(&self, p: f64) -> Option<u64> {
+        self.hist.as_ref()?.percentiles(&[p]).first().map(|x| x.1)
+    }
+
+    fn mean(&self) -> f64 {
+        if self.ios == 0 {
+            0.0
+        } else {
+            self.sum / self.ios as f64
+        }
+    }
+
+    fn stddev(&self) -> f64 {
+        if self.ios < 2 {
+            return 0.0;
+        }
+        let n = self.ios as f64;
+        ((self.sum_sq - self.sum * self.sum / n) / (n - 1.0)).max(0.0).sqrt()
+    }
+
+    /// One direction as fio's JSON (json+: with `bins`), `runtime_s` the run's length.
+    fn json(&self, runtime_s: f64) -> Value {
+        let runtime_ms = (runtime_s * 1000.0).round() as u64;
+        let (iops, bw) = if self.ios > 0 && runtime_s > 0.0 {
+            (self.ios as f64 / runtime_s, self.bytes as f64 / runtime_s)
+        } else {
+            (0.0, 0.0)
+        };
+        let mut clat = Map::new();
+        clat.insert("min".into(), json!(if self.ios > 0 { self.min } else { 0 }));
+        clat.insert("max".into(), json!(self.max));
+        clat.insert("mean".into(), json!(self.mean()));
+        clat.insert("stddev".into(), json!(self.stddev()));
+        clat.insert("N".into(), json!(self.ios));
+        let lat = Value::Object(clat.clone());
+        if let Some(h) = &self.hist {
+            let pcts: Map<String, Value> =
+                h.percentiles(&PCTS).into_iter().map(|(p, v)| (format!("{p:.6}"), json!(v))).collect();
+            clat.insert("percentile".into(), Value::Object(pcts));
+            let bins: Map<String, Value> = h.bins().map(|(v, n)| (v.to_string(), json!(n))).collect();
+            clat.insert("bins".into(), Value::Object(bins));
+        }
+        json!({
+            "io_bytes": self.bytes,
+            "io_kbytes": self.bytes / 1024,
+            "bw_bytes": bw.round() as u64,
+            "bw": (bw / 1024.0).round() as u64,
+            "iops": iops,
+            "runtime": runtime_ms,
+            "total_ios": self.ios,
+            "short_ios": 0,
+            "drop_ios": 0,
+            "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+            "clat_ns": Value::Object(clat),
+            "lat_ns": lat,
+        })
+    }
+
+    /// `{"p50": s, "p99": s, "p99.9": s}` in seconds, for the `fiox` object and tables.
+    pub fn percentiles_s(&self) -> Value {
+        let p = |q| self.percentile(q).map_or(Value::Null, |ns| json!(ns as f64 / 1e9));
+        json!({"p50": p(50.0), "p99": p(99.0), "p99.9": p(99.9)})
+    }
+}
+
+/// One bench run, as fiox reports it.
+pub struct BenchReport {
+    /// The job's name in the report (`rados-bench-write`, ...).
+    pub job: String,
+    pub runtime_s: f64,
+    pub read: DirStat,
+    pub write: DirStat,
+    /// The process's CPU seconds (user, system) over the run, the Ceph client's threads
+    /// included.
+    pub cpu_s: (f64, f64),
+    /// 0, or the errno that ended the run.
+    pub error: i64,
+    /// The tool and its own figures (`tool`, `command`, the summary as the tool prints it, ...).
+    pub fiox: Map<String, Value>,
+}
+
+/// The process's CPU time so far, in seconds (user, system).
+pub fn cpu_now() -> (f64, f64) {
+    let u = fiox_engine::sys::process_usage();
+    (u.usr_us as f64 / 1e6, u.sys_us as f64 / 1e6)
+}
+
+impl BenchReport {
+    /// The report in fio's JSON layout with fiox's object last.
+    pub fn json(&self) -> Value {
+        let pct = |s: f64| if self.runtime_s > 0.0 { s / self.runtime_s * 100.0 } else { 0.0 };
+        let job = json!({
+            "jobname": self.job,
+            "groupid": 0,
+            "error": self.error,
+            "elapsed": self.runtime_s.round() as u64,
+            "read": self.read.json(self.runtime_s),
+            "write": self.write.json(self.runtime_s),
+            "trim": DirStat::default().json(self.runtime_s),
+            "usr_cpu": pct(self.cpu_s.0),
+            "sys_cpu": pct(self.cpu_s.1),
+        });
+        let mut fiox = self.fiox.clone();
+        let ios = self.read.ios + self.write.ios;
+        let mut lat = Map::new();
+        for (name, d) in [("read", &self.read), ("write", &self.write)] {
+            if d.ios > 0 {
+                lat.insert(name.into(), d.percentiles_s());
+            }
+        }
+        fiox.insert("latency_s".into(), Value::Object(lat));
+        if ios > 0 {
+            fiox.insert("cpu_us_per_io".into(), json!((self.cpu_s.0 + self.cpu_s.1) * 1e6 / ios as f64));
+        }
+        json!({
+            "fio version": crate::VERSION_STRING,
+            "timestamp": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+            "jobs": [job],
+            "fiox": Value::Object(fiox),
+        })
+    }
+
+    /// Writes the report (pretty, newline-terminated) to `path`, or to stdout for `-`.
+    pub fn save(&self, path: &str) -> std::io::Result<()> {
+        let text = format!("{}\n", serde_json::to_string_pretty(&self.json()).unwrap_or_default());
+        if path == "-" {
+            print!("{text}");
+            Ok(())
+        } else {
+            std::fs::write(path, text)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_reads_back_as_a_fio_report() {
+        let mut r = BenchReport {
+            job: "rados-bench-write".into(),
+            runtime_s: 2.0,
+            read: DirStat::default(),
+            write: DirStat::default(),
+            cpu_s: (0.1, 0.2),
+            error: 0,
+            fiox: Map::new(),
+        };
+        for us in 1..=100u64 {
+            r.write.add(Duration::from_micros(us * 10), 4096);
+        }
+        let v = r.json();
+        let run = crate::lab::results::from_value(&v, std::path::Path::new("x.json")).unwrap();
+        assert_eq!(run.jobs.len(), 1);
+        let f = &run.jobs[0].fig;
+        assert_eq!(f.ios, 100);
+        assert_eq!(f.iops, 50.0);
+        assert_eq!(f.bw, 204800.0);
+        let p50 = f.percentile(50.0).unwrap();
+        assert!((480_000.0..=520_000.0).contains(&p50), "{p50}");
+        assert!(v["fiox"]["latency_s"]["write"]["p99"].as_f64().unwrap() > 0.9e-3);
+    }
+}

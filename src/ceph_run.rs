@@ -1,0 +1,747 @@
+//! `fiox ceph`: seed 003's three-layer Ceph measurement in one command (reference/ceph.md
+//! section 9.4). In order: `rados bench` write (kept), seq, rand and cleanup at the object
+//! layer; `rbd bench` writes then reads, sequential and random, per I/O size, on an image; fio's
+//! `rbd` engine over the seed's matrix of workloads per I/O size on the same image. Each run is
+//! a child `fiox` process (so a stuck Ceph client is one killable process), its own output
+//! saved in the results folder, and every run also leaves a report in fio's JSON layout, which
+//! `fiox plot` and `fiox compare` read. One table follows, in one unit convention, with the
+//! same figures for every layer and footnotes on what makes the layers differ. What fiox
+//! created (the bench objects and their metadata, an image it made) is removed at the end,
+//! also after a failure or a signal; nothing else is touched.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{bail, Context, Result};
+use fiox_options::CephOpts;
+use serde_json::Value;
+
+/// Set by SIGINT/SIGTERM: no further layer runs.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+const FIO_WORKLOADS: [&str; 6] = ["read", "randread", "write", "randwrite", "rw", "randrw"];
+
+struct Args {
+    ceph: CephOpts,
+    conf: Option<String>,
+    image: Option<String>,
+    image_size: u64,
+    threads: u32,
+    runtime: u64,
+    sizes: Vec<u64>,
+    layers: Vec<String>,
+    workloads: Vec<String>,
+    io_total: Option<u64>,
+    /// fio's layer as the seed ran it: `--threads` jobs of iodepth 1 (one librbd client each)
+    /// instead of one job of iodepth `--threads`.
+    fio_numjobs: bool,
+    out: PathBuf,
+}
+
+/// The flags that take a value, for the completions (the parser below is the authority).
+pub const FLAGS: &[(&str, &str, &str)] = &[
+    ("--pool", "POOL", "the pool to measure"),
+    ("--conf", "FILE", "the Ceph configuration file"),
+    ("--cluster", "NAME", "the cluster's name"),
+    ("--id", "ID", "the client's id"),
+    ("--image", "NAME", "the image of the block layers (made and removed when missing)"),
+    ("--image-size", "SIZE", "the size of the image fiox makes (default 1G)"),
+    ("--threads", "N", "operations in flight in every run (default 30)"),
+    ("--runtime", "SECS", "seconds per run (default 30)"),
+    ("--sizes", "SIZES", "I/O sizes (default 4k,4m)"),
+    ("--layers", "LAYERS", "rados, rbd, fio-rbd (default all)"),
+    ("--workloads", "RWS", "fio's workloads (default read,randread,write,randwrite,rw,randrw)"),
+    ("--io-total", "SIZE", "bytes per rbd bench run (default the image's size)"),
+    ("--out", "DIR", "the results folder (default fiox-ceph)"),
+];
+
+/// The flags without a value.
+pub const SWITCHES: &[(&str, &str)] =
+    &[("--fio-numjobs", "fio's layer as the seed ran it: --threads jobs of iodepth 1, one client each")];
+
+pub fn help() -> String {
+    "usage: fiox ceph -p POOL [-c CONF] [--cluster NAME] [--id ID] [--image NAME] [--image-size SIZE]
+                 [--threads N] [--runtime SECS] [--sizes 4k,4m] [--layers rados,rbd,fio-rbd]
+                 [--workloads read,randread,write,randwrite,rw,randrw] [--io-total SIZE]
+                 [--fio-numjobs] [--out DIR]
+
+Seed 003's comparison of Ceph's layers in one command: rados bench (write, seq, rand, then
+cleanup, op size the largest of --sizes), rbd bench (write then read, seq and rand, per size)
+and fio's rbd engine (the workloads per size, --threads deep) on one image, then one table:
+IOPS, MiB/s and MB/s, latency mean, p50, p99 and max for every run, with footnotes on where
+the layers differ (librbd's cache, I/Os split across objects, never-written ranges).
+Defaults: --threads 30, --runtime 30 (per run), --sizes 4k,4m, every layer and workload, an
+image fiox creates (--image-size 1G) and removes; an existing --image is used and kept.
+--io-total caps each rbd bench run (default: the image's size). --fio-numjobs runs fio's layer
+as the seed did: --threads jobs of iodepth 1 (one librbd client each) instead of one job.
+Sizes are 1024-based; the
+seed's \"4M\" was --sizes 4096000.
+The results folder (--out, default fiox-ceph, new or empty) keeps each run's own output
+(native/), a report per run in fio's JSON layout (*.json: fiox plot DIR, fiox compare A B),
+the table (table.txt) and the equivalent commands for the real tools (commands.txt).
+"
+    .to_string()
+}
+
+fn size(v: &str) -> Option<u64> {
+    let t = v.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(digits);
+    let shift = match unit.to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        _ => return None,
+    };
+    num.parse::<u64>().ok().filter(|&n| n > 0)?.checked_mul(1 << shift)
+}
+
+fn parse(args: &[String]) -> Result<Args> {
+    let mut a = Args {
+        ceph: CephOpts::default(),
+        conf: None,
+        image: None,
+        image_size: 1 << 30,
+        threads: 30,
+        runtime: 30,
+        sizes: vec![4 << 10, 4 << 20],
+        layers: vec!["rados".into(), "rbd".into(), "fio-rbd".into()],
+        workloads: FIO_WORKLOADS.iter().map(|s| s.to_string()).collect(),
+        io_total: None,
+        fio_numjobs: false,
+        out: PathBuf::from("fiox-ceph"),
+    };
+    let mut i = 0;
+    while i < args.len() {
+        let arg = &args[i];
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = || -> Result<String> {
+            if let Some(v) = &inline {
+                return Ok(v.clone());
+            }
+            i += 1;
+            args.get(i).cloned().with_context(|| format!("fiox ceph: {name} needs a value"))
+        };
+        let bad = |v: &str| anyhow::anyhow!("fiox ceph: bad value '{v}' for {name}");
+        match name {
+            "-c" | "--conf" => a.conf = Some(value()?),
+            "--cluster" => a.ceph.clustername = Some(value()?),
+            "--id" | "-n" | "--name" => a.ceph.clientname = Some(value()?),
+            "-p" | "--pool" => a.ceph.pool = Some(value()?),
+            "--image" => a.image = Some(value()?),
+            "--image-size" => {
+                let v = value()?;
+                a.image_size = size(&v).ok_or_else(|| bad(&v))?;
+            }
+            "--threads" | "-t" => {
+                let v = value()?;
+                a.threads = v.parse().ok().filter(|&t| t > 0).ok_or_else(|| bad(&v))?;
+            }
+            "--runtime" => {
+                let v = value()?;
+                a.runtime = v.parse().ok().filter(|&t| t > 0).ok_or_else(|| bad(&v))?;
+            }
+            "--sizes" => {
+                let v = value()?;
+                a.sizes = v.split(',').map(|s| size(s).ok_or_else(|| bad(s))).collect::<Result<_>>()?;
+            }
+            "--io-total" => {
+                let v = value()?;
+                a.io_total = Some(size(&v).ok_or_else(|| bad(&v))?);
+            }
+            "--layers" => {
+                let v = value()?;
+                a.layers = v.split(',').map(str::to_string).collect();
+                for l in &a.layers {
+                    if !["rados", "rbd", "fio-rbd"].contains(&l.as_str()) {
+                        bail!("fiox ceph: unknown layer '{l}' (layers: rados, rbd, fio-rbd)");
+                    }
+                }
+            }
+            "--workloads" => {
+                let v = value()?;
+                a.workloads = v.split(',').map(str::to_string).collect();
+                for w in &a.workloads {
+                    if !FIO_WORKLOADS.contains(&w.as_str()) {
+                        bail!("fiox ceph: unknown workload '{w}' (workloads: {})", FIO_WORKLOADS.join(", "));
+                    }
+                }
+            }
+            "--out" | "-o" => a.out = PathBuf::from(value()?),
+            "--fio-numjobs" => a.fio_numjobs = true,
+            _ => bail!("fiox ceph: unknown option '{arg}' (see fiox ceph --help)"),
+        }
+        i += 1;
+    }
+    if a.ceph.pool.is_none() {
+        bail!("fiox ceph: give the pool to measure: -p POOL");
+    }
+    if a.sizes.is_empty() || a.layers.is_empty() {
+        bail!("fiox ceph: nothing to run");
+    }
+    a.ceph.conf = a.conf.clone();
+    Ok(a)
+}
+
+/// One finished run: where its report is, and how to say what it was.
+struct Row {
+    layer: &'static str,
+    tool: &'static str,
+    workload: String,
+    bs: u64,
+    report: PathBuf,
+    /// The equivalent command for the real tool.
+    reference: String,
+}
+
+/// A byte size as people write it: `4 KiB`, `4 MiB`, `4000 KiB`, `4096000 B`.
+fn size_text(b: u64) -> String {
+    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if b % (1 << shift) == 0 {
+            return format!("{} {unit}", b >> shift);
+        }
+    }
+    format!("{b} B")
+}
+
+fn size_arg(b: u64) -> String {
+    for (shift, unit) in [(30, "G"), (20, "M"), (10, "K")] {
+        if b % (1 << shift) == 0 {
+            return format!("{}{unit}", b >> shift);
+        }
+    }
+    b.to_string()
+}
+
+struct Ctx<'a> {
+    a: &'a Args,
+    exe: PathBuf,
+    native: PathBuf,
+    /// The connection options every Ceph tool takes.
+    conn: Vec<String>,
+}
+
+impl Ctx<'_> {
+    /// Runs `fiox ARGS` with stdout into `native/NAME`; true when it ended well.
+    fn run(&self, args: &[String], native: &str) -> Result<bool> {
+        let out = std::fs::File::create(self.native.join(native))
+            .with_context(|| format!("cannot create {}", self.native.join(native).display()))?;
+        let mut cmd = Command::new(&self.exe);
+        cmd.args(args).stdout(out).stderr(Stdio::piped()).stdin(Stdio::null());
+        if let Some(c) = &self.a.conf {
+            // fio's rbd engine has no conf= option: the configuration reaches it (and every
+            // other run) through CEPH_CONF, as librados reads it.
+            cmd.env("CEPH_CONF", c);
+        }
+        let child = cmd.spawn().context("cannot start a fiox run")?;
+        CHILD.store(child.id(), Ordering::Relaxed);
+        let o = child.wait_with_output()?;
+        CHILD.store(0, Ordering::Relaxed);
+        let err = String::from_utf8_lossy(&o.stderr);
+        // Warnings the table's footnotes repeat are not repeated here.
+        for l in err.lines().filter(|l| !l.contains("warning: ") || !l.contains("never written")) {
+            eprintln!("fiox ceph: {native}: {l}");
+        }
+        Ok(o.status.success())
+    }
+}
+
+/// The child running now (0: none), for forwarding SIGTERM.
+static CHILD: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+pub fn run(args: &[String]) -> Result<ExitCode> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{}", help());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let a = match parse(args) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if a.out.exists() && std::fs::read_dir(&a.out).map(|mut d| d.next().is_some()).unwrap_or(true) {
+        eprintln!("fiox ceph: the results folder '{}' is not empty; give a new one with --out", a.out.display());
+        return Ok(ExitCode::from(1));
+    }
+    let native = a.out.join("native");
+    std::fs::create_dir_all(&native).with_context(|| format!("cannot create {}", native.display()))?;
+    fiox_engine::sys::stop_on_signals(&STOP);
+    // A signal to fiox ceph reaches the run in progress too (a Ctrl-C on a terminal reaches
+    // the whole process group anyway).
+    std::thread::spawn(|| loop {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if STOP.load(Ordering::Relaxed) {
+            let pid = CHILD.load(Ordering::Relaxed);
+            if pid != 0 {
+                let _ = fiox_engine::sys::send_signal(pid, fiox_engine::sys::caught_signal().max(15));
+            }
+            return;
+        }
+    });
+    let pool = a.ceph.pool.clone().unwrap_or_default();
+    let mut conn: Vec<String> = Vec::new();
+    if let Some(c) = &a.conf {
+        conn.extend(["-c".into(), c.clone()]);
+    }
+    if let Some(c) = &a.ceph.clustername {
+        conn.extend(["--cluster".into(), c.clone()]);
+    }
+    if let Some(c) = &a.ceph.clientname {
+        conn.extend(["--id".into(), c.clone()]);
+    }
+    let ctx = Ctx { a: &a, exe: std::env::current_exe().context("cannot find the fiox binary")?, native, conn };
+    let run_name = format!("fiox-ceph-{}", std::process::id());
+    let mut rows: Vec<Row> = Vec::new();
+    let mut notes: Vec<String> = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    let mut created_image: Option<String> = None;
+    let wants = |l: &str| a.layers.iter().any(|x| x == l);
+    let t = a.threads.to_string();
+    let secs = a.runtime.to_string();
+
+    // The object layer: the seed's rados bench write, seq, rand at the largest size.
+    if wants("rados") {
+        let op = *a.sizes.iter().max().expect("sizes");
+        let mut wrote = false;
+        for test in ["write", "seq", "rand"] {
+            if STOP.load(Ordering::Relaxed) || (test != "write" && !wrote) {
+                break;
+            }
+            let report = a.out.join(format!("rados-bench-{test}.json"));
+            let mut args: Vec<String> = vec!["rados".into()];
+            args.extend(ctx.conn.iter().cloned());
+            args.extend(["-p".into(), pool.clone(), "bench".into(), secs.clone(), test.into(), "-t".into(), t.clone()]);
+            let mut reference = format!("rados -p {pool} bench {secs} {test} -t {t}");
+            if test == "write" {
+                args.extend(["-b".into(), op.to_string(), "--no-cleanup".into()]);
+                write!(reference, " -b {} --no-cleanup", size_arg(op)).ok();
+            }
+            args.extend(["--run-name".into(), run_name.clone()]);
+            write!(reference, " --run-name {run_name}").ok();
+            args.extend(["--fiox-json".into(), report.display().to_string()]);
+            let ok = ctx.run(&args, &format!("rados-bench-{test}.txt"))?;
+            if test == "write" {
+                wrote = true;
+            }
+            if ok {
+                rows.push(Row {
+                    layer: "RADOS",
+                    tool: "rados bench",
+                    workload: match test {
+                        "seq" => "seq read".into(),
+                        "rand" => "rand read".into(),
+                        w => w.into(),
+                    },
+                    bs: op,
+                    report,
+                    reference,
+                });
+            } else {
+                failed.push(format!("rados bench {test}"));
+            }
+        }
+        if wrote {
+            let mut args: Vec<String> = vec!["rados".into()];
+            args.extend(ctx.conn.iter().cloned());
+            args.extend(["-p".into(), pool.clone(), "cleanup".into(), "--run-name".into(), run_name.clone()]);
+            if !ctx.run(&args, "rados-cleanup.txt")? {
+                failed.push("rados cleanup".into());
+                notes.push(format!(
+                    "The rados bench objects could not all be removed: `rados -p {pool} cleanup --run-name {run_name}` removes them."
+                ));
+            }
+        }
+    }
+
+    // The image both block layers use.
+    let block = wants("rbd") || wants("fio-rbd");
+    let image = a.image.clone().unwrap_or_else(|| format!("fiox-ceph-{}", std::process::id()));
+    let mut image_size = a.image_size;
+    if block && !STOP.load(Ordering::Relaxed) {
+        let mut opts = a.ceph.clone();
+        opts.rbdname = Some(image.clone());
+        match fiox_engine::ImageClient::open(&opts, 1, 0) {
+            Ok(c) => image_size = c.size(),
+            Err(e) if e.contains("not found") => {
+                if let Err(e) = fiox_engine::ceph_create_image(&a.ceph, &image, a.image_size) {
+                    eprintln!("fiox ceph: {e}");
+                    return Ok(ExitCode::from(1));
+                }
+                created_image = Some(image.clone());
+            }
+            Err(e) => {
+                eprintln!("fiox ceph: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    let spec = format!("{pool}/{image}");
+    if wants("rbd") {
+        let io_total = a.io_total.unwrap_or(image_size).min(image_size);
+        'sizes: for &bs in &a.sizes {
+            for (io_type, pattern) in [("write", "seq"), ("write", "rand"), ("read", "seq"), ("read", "rand")] {
+                if STOP.load(Ordering::Relaxed) {
+                    break 'sizes;
+                }
+                let name = format!("rbd-bench-{io_type}-{pattern}-{}", size_arg(bs).to_lowercase());
+                let report = a.out.join(format!("{name}.json"));
+                let mut args: Vec<String> = vec!["rbd".into()];
+                args.extend(ctx.conn.iter().cloned());
+                let tail = [
+                    "bench",
+                    "--io-type",
+                    io_type,
+                    "--io-size",
+                    &bs.to_string(),
+                    "--io-threads",
+                    &t,
+                    "--io-total",
+                    &io_total.to_string(),
+                    "--io-pattern",
+                    pattern,
+                    &spec,
+                ]
+                .map(String::from);
+                args.extend(tail.iter().cloned());
+                args.extend(["--fiox-json".into(), report.display().to_string()]);
+                let reference = format!(
+                    "rbd bench --io-type {io_type} --io-size {} --io-threads {t} --io-total {} --io-pattern {pattern} {spec}",
+                    size_arg(bs),
+                    size_arg(io_total)
+                );
+                if ctx.run(&args, &format!("{name}.txt"))? {
+                    rows.push(Row {
+                        layer: "RBD",
+                        tool: "rbd bench",
+                        workload: format!("{pattern} {io_type}"),
+                        bs,
+                        report,
+                        reference,
+                    });
+                } else {
+                    failed.push(name);
+                }
+            }
+        }
+    }
+    // How much of the image the fio layer's reads find unwritten.
+    let mut unwritten = None;
+    if wants("fio-rbd") {
+        // Reads of a thin image's unwritten ranges cost the cluster nothing: fill it first
+        // when the rbd layer did not (its sequential writes cover the whole image).
+        if !wants("rbd") && !STOP.load(Ordering::Relaxed) {
+            let mut args: Vec<String> = vec![
+                "--name=prefill".into(),
+                "--ioengine=rbd".into(),
+                format!("--pool={pool}"),
+                format!("--rbdname={image}"),
+                "--rw=write".into(),
+                "--bs=4m".into(),
+                "--iodepth=16".into(),
+                "--output-format=json".into(),
+            ];
+            args.extend(engine_conn(&a));
+            if !ctx.run(&args, "fio-rbd-prefill.json")? {
+                failed.push("fio-rbd prefill".into());
+            }
+        }
+        let mut opts = a.ceph.clone();
+        opts.rbdname = Some(image.clone());
+        if let Ok(c) = fiox_engine::ImageClient::open(&opts, 1, 0) {
+            if let Ok(w) = c.written_bytes(0, c.size()) {
+                unwritten = Some(1.0 - w as f64 / c.size() as f64);
+            }
+        }
+        'fio: for &bs in &a.sizes {
+            for w in &a.workloads {
+                if STOP.load(Ordering::Relaxed) {
+                    break 'fio;
+                }
+                let name = format!("fio-rbd-{w}-{}", size_arg(bs).to_lowercase());
+                let report = a.out.join(format!("{name}.json"));
+                let mut job = vec![
+                    format!("--name={name}"),
+                    "--ioengine=rbd".into(),
+                    format!("--pool={pool}"),
+                    format!("--rbdname={image}"),
+                    format!("--rw={w}"),
+                    format!("--bs={bs}"),
+                    format!("--runtime={secs}"),
+                ];
+                if a.fio_numjobs {
+                    job.extend([format!("--numjobs={t}"), "--iodepth=1".into(), "--group_reporting".into()]);
+                } else {
+                    job.push(format!("--iodepth={t}"));
+                }
+                job.extend(engine_conn(&a));
+                let reference = format!("fio {}", job.join(" "));
+                let mut args = job.clone();
+                args.extend(["--output-format=json+".into(), format!("--output={}", report.display())]);
+                // The report is the run's own output; native/ gets nothing but a pointer.
+                if ctx.run(&args, &format!("{name}.txt"))? {
+                    let _ = std::fs::remove_file(ctx.native.join(format!("{name}.txt")));
+                    rows.push(Row { layer: "RBD", tool: "fio rbd engine", workload: w.clone(), bs, report, reference });
+                } else {
+                    failed.push(name);
+                }
+            }
+        }
+    }
+    if let Some(img) = &created_image {
+        if let Err(e) = fiox_engine::ceph_remove_image(&a.ceph, img) {
+            eprintln!("fiox ceph: {e}");
+            notes.push(format!("The image fiox created was left behind: `rbd rm {pool}/{img}` removes it."));
+        }
+    }
+
+    let (table, mut foot) = render(&rows, unwritten, image_size, &a);
+    foot.extend(notes);
+    let mut text = table;
+    for (i, n) in foot.iter().enumerate() {
+        writeln!(text, "[{}] {n}", i + 1).ok();
+    }
+    print!("{text}");
+    std::fs::write(a.out.join("table.txt"), &text)?;
+    let mut cmds = String::new();
+    for r in &rows {
+        writeln!(cmds, "{}", r.reference).ok();
+    }
+    std::fs::write(a.out.join("commands.txt"), cmds)?;
+    if STOP.load(Ordering::Relaxed) {
+        eprintln!(
+            "fiox ceph: interrupted by {}; the table holds the runs that finished",
+            crate::bench_report::signal_name()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    if !failed.is_empty() {
+        eprintln!("fiox ceph: these runs failed (their output is in {}): {}", ctx.native.display(), failed.join(", "));
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The connection as fio's rbd engine options.
+fn engine_conn(a: &Args) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(c) = &a.ceph.clustername {
+        v.push(format!("--clustername={c}"));
+    }
+    if let Some(c) = &a.ceph.clientname {
+        v.push(format!("--clientname={c}"));
+    }
+    v
+}
+
+/// The figures of one direction of a report, as the table shows them.
+struct Fig {
+    ios: u64,
+    secs: f64,
+    iops: f64,
+    bw: f64,
+    mean_ns: f64,
+    p50_ns: Option<f64>,
+    p99_ns: Option<f64>,
+    max_ns: f64,
+}
+
+fn figures(report: &Value, dir: &str) -> Option<Fig> {
+    let jobs = report.get("jobs")?.as_array()?;
+    let (mut ios, mut bytes, mut ms, mut sum_ns, mut max_ns) = (0u64, 0.0f64, 0u64, 0.0f64, 0.0f64);
+    let mut pcts: Option<(f64, f64)> = None;
+    for j in jobs {
+        let d = j.get(dir)?;
+        let n = d.get("total_ios").and_then(Value::as_u64).unwrap_or(0);
+        if n == 0 {
+            continue;
+        }
+        ios += n;
+        bytes += d.get("io_bytes").and_then(Value::as_f64).unwrap_or(0.0);
+        ms = ms.max(d.get("runtime").and_then(Value::as_u64).unwrap_or(0));
+        let clat = d.get("clat_ns")?;
+        sum_ns += clat.get("mean").and_then(Value::as_f64).unwrap_or(0.0) * n as f64;
+        max_ns = max_ns.max(clat.get("max").and_then(Value::as_f64).unwrap_or(0.0));
+        let p = |k: &str| clat.get("percentile").and_then(|p| p.get(k)).and_then(Value::as_f64);
+        if let (Some(a), Some(b)) = (p("50.000000"), p("99.000000")) {
+            pcts = Some((a, b));
+        }
+    }
+    if ios == 0 {
+        return None;
+    }
+    let secs = ms as f64 / 1000.0;
+    Some(Fig {
+        ios,
+        secs,
+        iops: if secs > 0.0 { ios as f64 / secs } else { 0.0 },
+        bw: if secs > 0.0 { bytes / secs } else { 0.0 },
+        mean_ns: sum_ns / ios as f64,
+        p50_ns: pcts.map(|p| p.0),
+        p99_ns: pcts.map(|p| p.1),
+        max_ns,
+    })
+}
+
+fn ms(ns: f64) -> String {
+    let v = ns / 1e6;
+    if v >= 100.0 {
+        format!("{v:.1} ms")
+    } else if v >= 1.0 {
+        format!("{v:.2} ms")
+    } else {
+        format!("{v:.3} ms")
+    }
+}
+
+/// The table and its footnotes.
+fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (String, Vec<String>) {
+    let head = [
+        "layer", "tool", "workload", "bs", "conc", "ops", "time(s)", "IOPS", "MiB/s", "MB/s", "lat avg", "p50", "p99",
+        "max", "notes",
+    ];
+    let mut lines: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
+    let mut foot: Vec<String> = Vec::new();
+    let note = |foot: &mut Vec<String>, text: String| -> usize {
+        if let Some(i) = foot.iter().position(|f| *f == text) {
+            return i + 1;
+        }
+        foot.push(text);
+        foot.len()
+    };
+    foot.push(
+        "Units: MiB/s = 2^20 bytes/s (what rados bench calls \"MB/sec\"); MB/s = 10^6 bytes/s (what rbd bench's bytes/sec divide to). Latency: from submission to completion as each tool measures it (fio: clat; p50/p99 from fio's histogram for every row).".into(),
+    );
+    for r in rows {
+        let Ok(text) = std::fs::read_to_string(&r.report) else { continue };
+        let Ok(v) = serde_json::from_str::<Value>(&text) else { continue };
+        let fiox = v.get("fiox").cloned().unwrap_or(Value::Null);
+        let dirs: Vec<&str> = ["read", "write"].into_iter().filter(|d| figures(&v, d).is_some()).collect();
+        for d in &dirs {
+            let f = figures(&v, d).expect("checked");
+            let mut marks: Vec<usize> = Vec::new();
+            let workload = if dirs.len() > 1 { format!("{} ({d})", r.workload) } else { r.workload.clone() };
+            if r.tool == "rbd bench" {
+                if let Some(c) = fiox.get("rbd_cache").and_then(Value::as_str) {
+                    let on = c == "true";
+                    marks.push(note(
+                        &mut foot,
+                        format!(
+                            "rbd bench uses librbd's cache as the configuration sets it: rbd_cache={c}{}",
+                            if on {
+                                "; sequential small writes are merged in the client, so \"seq write\" measures the cache more than the cluster"
+                            } else {
+                                ""
+                            }
+                        ),
+                    ));
+                }
+                let share = fiox.get("straddling_share").and_then(Value::as_f64).unwrap_or(0.0);
+                if share > 0.0 {
+                    marks.push(note(
+                        &mut foot,
+                        format!(
+                            "{:.0}% of the {}-byte I/Os cross a {} object boundary: librbd splits each into two RADOS operations",
+                            share * 100.0,
+                            r.bs,
+                            size_text(fiox.get("object_size").and_then(Value::as_u64).unwrap_or(4 << 20))
+                        ),
+                    ));
+                }
+            }
+            if r.tool == "fio rbd engine" {
+                marks.push(note(
+                    &mut foot,
+                    if a.fio_numjobs {
+                        format!(
+                            "fio's rbd engine: numjobs={} iodepth=1 (as the seed's fio), that is {} librbd clients on one image: with the exclusive-lock feature every write moves the lock between them, so writes measure lock hand-overs as much as the cluster; direct=0 keeps librbd's cache as configured",
+                            a.threads, a.threads
+                        )
+                    } else {
+                        format!(
+                            "fio's rbd engine: one job, iodepth={} (the seed ran numjobs=30 iodepth=1 through rbd-nbd: --fio-numjobs); direct=0 keeps librbd's cache as configured",
+                            a.threads
+                        )
+                    },
+                ));
+                let obj = 4u64 << 20;
+                let share = crate::rbd_bench::straddling_share(r.bs, obj, image_size / r.bs.max(1));
+                if share > 0.0 {
+                    marks.push(note(
+                        &mut foot,
+                        format!(
+                            "{:.0}% of the {}-byte I/Os cross a {} object boundary: librbd splits each into two RADOS operations",
+                            share * 100.0,
+                            r.bs,
+                            size_text(obj)
+                        ),
+                    ));
+                }
+            }
+            if *d == "read" && r.layer == "RBD" {
+                let u =
+                    if r.tool == "rbd bench" { fiox.get("unwritten_share").and_then(Value::as_f64) } else { unwritten };
+                if let Some(u) = u.filter(|&u| u > 0.0) {
+                    marks.push(note(
+                        &mut foot,
+                        format!(
+                            "{:.0}% of the image was never written before these reads (librbd counts whole objects): reads there return zeros without disk I/O",
+                            (u * 100.0).ceil()
+                        ),
+                    ));
+                }
+            }
+            if fiox.get("interrupted").is_some() {
+                marks.push(note(&mut foot, "interrupted: the figures cover the operations completed".into()));
+            }
+            lines.push(vec![
+                r.layer.into(),
+                r.tool.into(),
+                workload,
+                size_text(r.bs),
+                a.threads.to_string(),
+                f.ios.to_string(),
+                format!("{:.2}", f.secs),
+                format!("{:.1}", f.iops),
+                format!("{:.1}", f.bw / 1048576.0),
+                format!("{:.1}", f.bw / 1e6),
+                ms(f.mean_ns),
+                f.p50_ns.map_or("-".into(), ms),
+                f.p99_ns.map_or("-".into(), ms),
+                ms(f.max_ns),
+                marks.iter().map(|m| format!("[{m}]")).collect::<Vec<_>>().join(""),
+            ]);
+        }
+    }
+    if rows.iter().any(|r| r.layer == "RADOS") {
+        note(
+            &mut foot,
+            "rados bench reads what its write left (seq: every op written, then stops; rand: until the time is up); its objects and metadata were removed afterwards".into(),
+        );
+    }
+    let widths: Vec<usize> =
+        (0..head.len()).map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for l in &lines {
+        let mut s = String::new();
+        for (c, cell) in l.iter().enumerate() {
+            let w = widths[c];
+            // Words left, figures right.
+            if c <= 3 || c == head.len() - 1 {
+                write!(s, "{cell:<w$}  ").ok();
+            } else {
+                write!(s, "{cell:>w$}  ").ok();
+            }
+        }
+        writeln!(out, "{}", s.trim_end()).ok();
+    }
+    (out, foot)
+}

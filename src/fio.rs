@@ -91,8 +91,8 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
         anyhow::bail!("--remote-config goes with --client (the server reads the file)");
     }
     if let Some(name) = multihost_only_switch(&g.secure) {
-        // Until the server and coordinator take them, these would be silently ignored.
-        anyhow::bail!("--{name} applies to multi-host runs only (fiox --server, --client)");
+        // A local run has no use for them; ignoring them would hide a mistyped command line.
+        anyhow::bail!("--{name} applies to multi-host runs only (fiox --server, --client, --hosts)");
     }
     let profile = fiox_options::profile::requested(&cl)?;
     if profile == Some(fiox_options::profile::Profile::Act) && g.repeat_until.is_some() {

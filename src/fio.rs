@@ -79,12 +79,16 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
                 "--server and --client (or --hosts) exclude each other: a process is a server or a coordinator"
             );
         }
+        // The server writes from several threads (under ssh or --rsh, stdout is the
+        // connection): this thread must not hold standard output's lock meanwhile.
+        drop(out);
         return crate::multihost::server::run(g);
     }
     if g.multihost.daemonize.is_some() {
         anyhow::bail!("--daemonize goes with --server");
     }
     if g.multihost.coordinator() {
+        drop(out);
         return crate::multihost::coordinator::run(&raw, g);
     }
     if g.multihost.remote_config.is_some() {

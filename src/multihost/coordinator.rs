@@ -327,6 +327,8 @@ fn open(idx: usize, route: Route, tr: Transport, prep: Prepare, run_id: String, 
         Route::Ssh(_) => "ssh",
         Route::Rsh(_) => "rsh",
     };
+    // A login shell may print a banner before fiox starts; a socket has no such excuse.
+    let noise = if matches!(route, Route::Net(_)) { 0 } else { handshake::NOISE_LIMIT };
     let fiox_multihost::transport::Duplex { mut reader, writer, close, .. } = d;
     let tx = Sender::new(writer);
     let closer = Closer::new(close);
@@ -344,7 +346,7 @@ fn open(idx: usize, route: Route, tr: Transport, prep: Prepare, run_id: String, 
     let me = format!("{}@{}", user(), super::host_facts().hostname);
     let hs = {
         let Ok(mut w) = tx.0.lock() else { return lost("lock poisoned".into()) };
-        handshake::coordinator(&mut reader, &mut **w, 0, &run_id, &me)
+        handshake::coordinator(&mut reader, &mut **w, noise, &run_id, &me)
     };
     greeted.store(true, Ordering::Relaxed);
     let (proto, version, facts) = match hs {

@@ -48,12 +48,8 @@ pub fn run(g: &Globals) -> Result<ExitCode> {
     let m = &g.multihost;
     let ep = net::parse_server(m.server.as_deref()).map_err(|e| anyhow!(e))?;
     let secure = g.secure.clone().with_env(|v| std::env::var(v).ok());
-    let opts = tls::TlsOpts {
-        auth_key: secure.auth_key,
-        ca: secure.tls_ca,
-        cert: secure.tls_cert,
-        key: secure.tls_key,
-    };
+    let opts =
+        tls::TlsOpts { auth_key: secure.auth_key, ca: secure.tls_ca, cert: secure.tls_cert, key: secure.tls_key };
     // Under ssh or --rsh the launcher authenticated the user: credentials have no use there.
     let tls = if opts.is_empty() || ep == Endpoint::Stdio {
         None
@@ -82,7 +78,8 @@ pub fn run(g: &Globals) -> Result<ExitCode> {
     if let Some(pidfile) = &m.daemonize {
         return daemonize(pidfile, &ep, policy.tls.is_some());
     }
-    let listener = Listener::bind(&ep, policy.tls.is_some()).with_context(|| format!("--server: cannot listen on {ep}"))?;
+    let listener =
+        Listener::bind(&ep, policy.tls.is_some()).with_context(|| format!("--server: cannot listen on {ep}"))?;
     // SIGINT or SIGTERM: a run in progress stops (its coordinator gets the partial report),
     // then the server exits; the accept below may not notice a signal another thread took.
     {

@@ -909,3 +909,28 @@ fn silent_partition_over_tls_is_detected() {
     assert!(d["client_stats"][1]["read"]["io_bytes"].as_u64().unwrap() > 0);
     assert_eq!(d["fiox"]["degraded"], 1);
 }
+
+/// A host that never answers the SYN (its link is down, so nothing comes back) fails within
+/// --connect-timeout, not the kernel's two minutes; the other host is not held up by it.
+#[test]
+fn unanswered_connect_is_bounded_by_connect_timeout() {
+    let t = match Topology::new(2) {
+        Ok(t) => t,
+        Err(why) => return skip(&why),
+    };
+    let key = keyfile(t.dir.path(), "k.key");
+    let auth = format!("--auth-key={}", key.display());
+    wire_server(&t, 0, &[&auth]);
+    t.set_link(1, false);
+    let mut args = vec![
+        format!("--hosts={},{}", t.hosts[0].addr, t.hosts[1].addr),
+        auth,
+        "--connect-timeout=1".into(),
+    ];
+    args.extend(strings(&NULL_JOB));
+    let (o, secs) = wire_run(&t, Some(&t.coord), &args, 20);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(o.stderr.contains(&format!("host {}: no answer within --connect-timeout=1000ms", t.hosts[1].addr)), "{}", o.stderr);
+    assert!(secs < 1.0 + 2.0, "took {secs} s");
+    println!("unanswered host given up after {secs:.2} s");
+}

@@ -922,15 +922,15 @@ fn unanswered_connect_is_bounded_by_connect_timeout() {
     let auth = format!("--auth-key={}", key.display());
     wire_server(&t, 0, &[&auth]);
     t.set_link(1, false);
-    let mut args = vec![
-        format!("--hosts={},{}", t.hosts[0].addr, t.hosts[1].addr),
-        auth,
-        "--connect-timeout=1".into(),
-    ];
+    let mut args = vec![format!("--hosts={},{}", t.hosts[0].addr, t.hosts[1].addr), auth, "--connect-timeout=1".into()];
     args.extend(strings(&NULL_JOB));
     let (o, secs) = wire_run(&t, Some(&t.coord), &args, 20);
     assert_eq!(o.code, 1, "{}", o.stderr);
-    assert!(o.stderr.contains(&format!("host {}: no answer within --connect-timeout=1000ms", t.hosts[1].addr)), "{}", o.stderr);
+    assert!(
+        o.stderr.contains(&format!("host {}: no answer within --connect-timeout=1000ms", t.hosts[1].addr)),
+        "{}",
+        o.stderr
+    );
     assert!(secs < 1.0 + 2.0, "took {secs} s");
     println!("unanswered host given up after {secs:.2} s");
 }

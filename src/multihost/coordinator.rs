@@ -280,8 +280,9 @@ fn env_of(text: &str) -> Vec<(String, String)> {
     out
 }
 
-/// A host's job files as sent, and the values of the `${VAR}`s they name.
-type Checked = (Vec<JobText>, Vec<(String, String)>);
+/// A host's job files as sent, the values of the `${VAR}`s they name, and its jobs'
+/// `live_listen` (the coordinator serves the live page; see `run`).
+type Checked = (Vec<JobText>, Vec<(String, String)>, Option<std::net::SocketAddr>);
 
 /// Reads and checks one host's part here, as a local run would, before anything is sent.
 fn check_locally(spec: &HostSpec, g: &Globals) -> Result<Checked> {
@@ -296,15 +297,17 @@ fn check_locally(spec: &HostSpec, g: &Globals) -> Result<Checked> {
         vars.extend(env_of(&text));
         texts.push(JobText { name: f.display().to_string(), text });
     }
+    let mut live = None;
     // A remote config lives on the server's disk: only the server can check it.
     if g.multihost.remote_config.is_none() {
         let mut files = parsed;
         if let Some(p) = fiox_options::profile::requested(&cl)? {
             files.push(fiox_options::profile::sections(p, &cl, &crate::fio::machine_ctx())?);
         }
-        fiox_options::assemble(&cl, &files, &crate::fio::machine_ctx())?;
+        let set = fiox_options::assemble(&cl, &files, &crate::fio::machine_ctx())?;
+        live = set.jobs.iter().find_map(|j| j.spec.live_listen);
     }
-    Ok((texts, vars))
+    Ok((texts, vars, live))
 }
 
 /// Connects, greets and sends the job, then forwards every message; runs on its own thread.
@@ -398,30 +401,47 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     // Every host's part checked here, all errors together, before any connection.
     let mut errors = Vec::new();
     let mut preps = Vec::new();
+    let mut live_at = None;
     let run_id = format!("{:x}-{:x}", wall_ns(), std::process::id());
     let host_timeout = Duration::from_millis(g.multihost.host_timeout_ms);
     let heartbeat = (host_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
     for (i, s) in specs.iter().enumerate() {
         match check_locally(s, g) {
-            Ok((files, env)) => preps.push(Prepare {
-                run_id: run_id.clone(),
-                host_index: i as u32,
-                n_hosts: specs.len() as u32,
-                host_name: s.name.clone(),
-                argv: s.argv.clone(),
-                files,
-                env,
-                remote_config: g.multihost.remote_config.clone(),
-                interval_ms: g.status_interval.unwrap_or(1000).clamp(100, 1000),
-                heartbeat_ms: heartbeat.as_millis() as u64,
-                host_timeout_ms: g.multihost.host_timeout_ms,
-            }),
+            Ok((files, env, live)) => {
+                live_at = live_at.or(live);
+                preps.push(Prepare {
+                    run_id: run_id.clone(),
+                    host_index: i as u32,
+                    n_hosts: specs.len() as u32,
+                    host_name: s.name.clone(),
+                    argv: s.argv.clone(),
+                    files,
+                    env,
+                    remote_config: g.multihost.remote_config.clone(),
+                    interval_ms: g.status_interval.unwrap_or(1000).clamp(100, 1000),
+                    heartbeat_ms: heartbeat.as_millis() as u64,
+                    host_timeout_ms: g.multihost.host_timeout_ms,
+                })
+            }
             Err(e) => errors.push(format!("host {}: {e:#}", s.name)),
         }
     }
     if !errors.is_empty() {
         bail!("{}", errors.join("\nfiox: "));
     }
+    // live_listen: the live page is the coordinator's, fed by the hosts' interval reports (a
+    // series per host, and all of them), bound before anything connects.
+    let mut live_page = match live_at {
+        Some(addr) => {
+            let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+            let feed = crate::live::LiveFeed::new(format!("fiox on {}", names.join(", ")));
+            crate::http::serve(addr, "live_listen", vec![feed.site()])?;
+            feed.begin(format!("{} hosts", specs.len()));
+            Some((feed, crate::live::record::SeriesRecorder::default()))
+        }
+        None => None,
+    };
+    let mut next_live: Option<std::time::Instant> = None;
     let mut out = sink(g)?;
     let normal = g.formats.contains(&Format::Normal);
     runner_stop_on_signals();
@@ -681,6 +701,15 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                 if hosts.iter().all(|h| !h.live()) {
                     break;
                 }
+                if let (Some((feed, rec)), Some(start)) = (live_page.as_mut(), started_at) {
+                    // Half a second after the hosts report (they do each second from the start), so each
+                    // tick sees every host's newest report.
+                    let due = *next_live.get_or_insert(start + Duration::from_millis(1500));
+                    if std::time::Instant::now() >= due {
+                        next_live = Some(due + Duration::from_secs(1));
+                        feed.push(crate::live::Record::Interval(rec.interval(&live_series(&specs, &hosts))));
+                    }
+                }
                 if let (Some(every), Some(start)) = (status_every, started_at) {
                     let due = *next_status.get_or_insert(start + every);
                     if std::time::Instant::now() >= due && hosts.iter().any(|h| h.interval.is_some()) {
@@ -703,6 +732,15 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
         }
     }
     let report = build_report(&specs, &hosts, false);
+    if let Some((feed, rec)) = live_page.as_mut() {
+        // The last interval (the hosts' final reports), then the run's state.
+        feed.push(crate::live::Record::End(rec.interval(&live_series(&specs, &hosts))));
+        if let Some(h) = hosts.iter().zip(&specs).find(|(h, _)| h.failed_at_s.is_some() || h.final_report.is_none()) {
+            feed.push(crate::live::Record::Failed {
+                why: format!("host {}: {}", h.1.name, h.0.error.as_deref().unwrap_or("no final report")),
+            });
+        }
+    }
     let opts = crate::render::opts(g);
     for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
         if g.formats.contains(&f) {
@@ -729,6 +767,19 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
 fn runner_stop_on_signals() {
     static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     fiox_engine::sys::stop_on_signals(&STOP);
+}
+
+/// The live page's series: each host's jobs as its latest report (final, else interval) has
+/// them.
+fn live_series<'a>(specs: &'a [HostSpec], hosts: &'a [Host]) -> Vec<(String, Vec<&'a fiox_stats::ThreadStat>)> {
+    specs
+        .iter()
+        .zip(hosts)
+        .map(|(s, h)| {
+            let r = h.final_report.as_ref().or(h.interval.as_ref());
+            (s.name.clone(), r.map(|r| r.jobs.iter().map(|j| &j.ts).collect()).unwrap_or_default())
+        })
+        .collect()
 }
 
 /// Every host's entry in host-list order, and the merge: at the end, or (`so_far`) during the

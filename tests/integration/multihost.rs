@@ -653,7 +653,7 @@ fn live_page_shows_a_multi_host_run() {
     let (a, b) = (fiox_server(dir.path(), &[], &[]), fiox_server(dir.path(), &[], &[]));
     let j = job(dir.path(), "l", 4);
     let port = free_port();
-    let mut c = Command::new(fiox_bin())
+    let c = Command::new(fiox_bin())
         .args(args(&[&format!("--live_listen=127.0.0.1:{port}"), "--output-format=json"], client_args(&[&a, &b], &j)))
         .current_dir(dir.path())
         .stdout(Stdio::piped())

@@ -694,7 +694,7 @@ fn topology_is_removed_even_after_a_panic() {
     }
 }
 
-/// Until a multi-host run takes them, the transport switches are refused rather than ignored.
+/// A local run has no use for the transport switches: they are refused rather than ignored.
 #[test]
 fn transport_switches_outside_multihost_runs_are_refused() {
     let dir = scratch();

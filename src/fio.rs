@@ -79,20 +79,24 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
                 "--server and --client (or --hosts) exclude each other: a process is a server or a coordinator"
             );
         }
+        // The server writes from several threads (under ssh or --rsh, stdout is the
+        // connection): this thread must not hold standard output's lock meanwhile.
+        drop(out);
         return crate::multihost::server::run(g);
     }
     if g.multihost.daemonize.is_some() {
         anyhow::bail!("--daemonize goes with --server");
     }
     if g.multihost.coordinator() {
+        drop(out);
         return crate::multihost::coordinator::run(&raw, g);
     }
     if g.multihost.remote_config.is_some() {
         anyhow::bail!("--remote-config goes with --client (the server reads the file)");
     }
     if let Some(name) = multihost_only_switch(&g.secure) {
-        // Until the server and coordinator take them, these would be silently ignored.
-        anyhow::bail!("--{name} applies to multi-host runs only (fiox --server, --client)");
+        // A local run has no use for them; ignoring them would hide a mistyped command line.
+        anyhow::bail!("--{name} applies to multi-host runs only (fiox --server, --client, --hosts)");
     }
     let profile = fiox_options::profile::requested(&cl)?;
     if profile == Some(fiox_options::profile::Profile::Act) && g.repeat_until.is_some() {

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use fiox_stats::LatHist;
+use fiox_stats::{LatHist, ThreadStat};
 
 use crate::live::{Figures, Interval};
 use crate::plan::Plan;
@@ -66,63 +66,20 @@ impl Recorder {
         for (r, k) in results.iter().zip(&self.series_of) {
             let Some(k) = *k else { continue };
             for s in [k, self.names.len()] {
-                let tot = &mut t[s];
-                tot.errors += r.ts.total_err;
-                for d in &r.ts.dirs {
-                    tot.ios += d.total_ios;
-                    tot.bytes += d.io_bytes;
-                    if let Some(h) = &d.clat_hist {
-                        tot.clat.get_or_insert_with(LatHist::default).merge(h);
-                    }
-                }
+                t[s].add(&r.ts);
             }
         }
         t
     }
 
     fn figures(&self, name: &str, now: &Totals, iops: f64, bw: f64, hist: Option<&LatHist>) -> Figures {
-        let p = hist.map(|h| h.percentiles(&PERCENTILES)).unwrap_or_default();
-        let at = |q: f64| p.iter().find(|(x, _)| *x == q).map(|x| x.1);
-        Figures {
-            name: name.to_string(),
-            ios: now.ios,
-            bytes: now.bytes,
-            iops: finite(iops),
-            bw: finite(bw),
-            p50_ns: at(50.0),
-            p99_ns: at(99.0),
-            p999_ns: at(99.9),
-            errors: now.errors,
-        }
+        figures(name, now, iops, bw, hist)
     }
 
     /// The interval since the previous call (since the start, the first time).
     pub fn interval(&mut self, results: &[WorkerResult]) -> Interval {
-        let at = Instant::now();
         let now = self.totals(results);
-        let (since, before) = match self.last.take() {
-            Some((t, before)) => (t, before),
-            None => (self.started, vec![Totals::default(); now.len()]),
-        };
-        let secs = at.duration_since(since).as_secs_f64();
-        let mut series: Vec<Figures> = now
-            .iter()
-            .zip(&before)
-            .enumerate()
-            .map(|(k, (n, b))| {
-                let rate = |x: u64, y: u64| if secs > 0.0 { x.saturating_sub(y) as f64 / secs } else { 0.0 };
-                let hist = match (&n.clat, &b.clat) {
-                    (Some(n), Some(b)) => Some(n.since(b)),
-                    (Some(n), None) => Some(n.clone()),
-                    _ => None,
-                };
-                let name = self.names.get(k).map_or("all", String::as_str);
-                self.figures(name, n, rate(n.ios, b.ios), rate(n.bytes, b.bytes), hist.as_ref())
-            })
-            .collect();
-        self.last = Some((at, now));
-        let all = series.pop().unwrap_or_default();
-        Interval { t: at.duration_since(self.started).as_secs_f64(), all, jobs: series }
+        difference(self.started, &mut self.last, now, &self.names)
     }
 
     /// The whole run's figures from the final results: IOPS and bandwidth as the report gives
@@ -151,6 +108,99 @@ impl Recorder {
             .collect();
         let all = series.pop().unwrap_or_default();
         Interval { t: self.started.elapsed().as_secs_f64(), all, jobs: series }
+    }
+}
+
+impl Totals {
+    fn add(&mut self, ts: &ThreadStat) {
+        self.errors += ts.total_err;
+        for d in &ts.dirs {
+            self.ios += d.total_ios;
+            self.bytes += d.io_bytes;
+            if let Some(h) = &d.clat_hist {
+                self.clat.get_or_insert_with(LatHist::default).merge(h);
+            }
+        }
+    }
+}
+
+fn figures(name: &str, now: &Totals, iops: f64, bw: f64, hist: Option<&LatHist>) -> Figures {
+    let p = hist.map(|h| h.percentiles(&PERCENTILES)).unwrap_or_default();
+    let at = |q: f64| p.iter().find(|(x, _)| *x == q).map(|x| x.1);
+    Figures {
+        name: name.to_string(),
+        ios: now.ios,
+        bytes: now.bytes,
+        iops: finite(iops),
+        bw: finite(bw),
+        p50_ns: at(50.0),
+        p99_ns: at(99.0),
+        p999_ns: at(99.9),
+        errors: now.errors,
+    }
+}
+
+/// The interval from `last` (or `started`) to now, per series (`now`'s last entry is `all`),
+/// remembering `now` for the next.
+fn difference(
+    started: Instant,
+    last: &mut Option<(Instant, Vec<Totals>)>,
+    now: Vec<Totals>,
+    names: &[String],
+) -> Interval {
+    let at = Instant::now();
+    let (since, before) = match last.take() {
+        Some((t, before)) => (t, before),
+        None => (started, vec![Totals::default(); now.len()]),
+    };
+    let secs = at.duration_since(since).as_secs_f64();
+    let mut series: Vec<Figures> = now
+        .iter()
+        .zip(&before)
+        .enumerate()
+        .map(|(k, (n, b))| {
+            let rate = |x: u64, y: u64| if secs > 0.0 { x.saturating_sub(y) as f64 / secs } else { 0.0 };
+            let hist = match (&n.clat, &b.clat) {
+                (Some(n), Some(b)) => Some(n.since(b)),
+                (Some(n), None) => Some(n.clone()),
+                _ => None,
+            };
+            let name = names.get(k).map_or("all", String::as_str);
+            figures(name, n, rate(n.ios, b.ios), rate(n.bytes, b.bytes), hist.as_ref())
+        })
+        .collect();
+    *last = Some((at, now));
+    let all = series.pop().unwrap_or_default();
+    Interval { t: at.duration_since(started).as_secs_f64(), all, jobs: series }
+}
+
+/// Live intervals from reports rather than workers: a multi-host coordinator's, one series per
+/// host from its latest interval report (all of its jobs), `all` every host's; differenced as
+/// [`Recorder`] does, so a host's p99 is its last interval's.
+pub struct SeriesRecorder {
+    started: Instant,
+    last: Option<(Instant, Vec<Totals>)>,
+}
+
+impl Default for SeriesRecorder {
+    fn default() -> Self {
+        SeriesRecorder { started: Instant::now(), last: None }
+    }
+}
+
+impl SeriesRecorder {
+    /// The interval since the previous call; `series` names each host and its jobs' statistics
+    /// so far (the same hosts, in the same order, every time).
+    pub fn interval(&mut self, series: &[(String, Vec<&ThreadStat>)]) -> Interval {
+        let mut now = vec![Totals::default(); series.len() + 1];
+        for (k, (_, stats)) in series.iter().enumerate() {
+            for ts in stats {
+                now[k].add(ts);
+                now[series.len()].add(ts);
+            }
+        }
+        let names: Vec<String> = series.iter().map(|(n, _)| n.clone()).collect();
+        difference(self.started, &mut self.last, now, &names)
     }
 }
 

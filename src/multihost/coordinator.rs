@@ -31,6 +31,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use fiox_multihost::handshake;
 use fiox_multihost::msg::{self, HostFacts, JobText, Msg, Prepare, TextLevel};
 use fiox_multihost::net::{self, Endpoint};
+use fiox_multihost::{ssh, tls};
 use fiox_options::argv::{self, Format, Globals};
 use fiox_options::jobfile;
 use fiox_report::{ClientsReport, HostEntry, RunReport};
@@ -41,14 +42,63 @@ use super::{mono_ns, probe_line, wall_ns, Closer, Sender};
 struct HostSpec {
     /// As the user wrote it.
     name: String,
-    ep: Endpoint,
+    route: Route,
     argv: Vec<String>,
     files: Vec<PathBuf>,
+}
+
+/// How a host is reached.
+#[derive(Clone)]
+enum Route {
+    /// A standing server: loopback TCP or a unix socket in plain, anything else over TLS.
+    Net(Endpoint),
+    /// `ssh://[user@]host[:port]`: `fiox --server=stdio` started there by ssh.
+    Ssh(ssh::SshTarget),
+    /// `--rsh=CMD`: `fiox --server=stdio` started by CMD with the host's name for `{host}`.
+    Rsh(String),
+}
+
+/// The transport settings every host's connection shares.
+#[derive(Clone)]
+struct Transport {
+    tls: Option<Arc<tls::ClientConfig>>,
+    launch: ssh::LaunchOpts,
+    rsh: Option<String>,
+    connect_timeout: Duration,
+}
+
+impl Transport {
+    fn new(g: &Globals) -> Result<Transport> {
+        let s = g.secure.clone().with_env(|v| std::env::var(v).ok());
+        let opts = tls::TlsOpts { auth_key: s.auth_key, ca: s.tls_ca, cert: s.tls_cert, key: s.tls_key };
+        let tls = if opts.is_empty() { None } else { Some(Arc::new(tls::ClientConfig::from_opts(&opts)?)) };
+        let connect_timeout = Duration::from_millis(g.multihost.connect_timeout_ms);
+        let mut launch = ssh::LaunchOpts { connect_timeout, ..ssh::LaunchOpts::default() };
+        if let Some(cmd) = &s.ssh {
+            launch.ssh = ssh::split_words(cmd).map_err(|e| anyhow!("--ssh='{cmd}': {e}"))?;
+        }
+        if let Some(p) = s.fiox_path {
+            launch.fiox_path = p;
+        }
+        Ok(Transport { tls, launch, rsh: s.rsh, connect_timeout })
+    }
+
+    /// Connects to one host however its route says.
+    fn connect(&self, route: &Route) -> std::io::Result<fiox_multihost::transport::Duplex> {
+        let other = |e: ssh::Error| std::io::Error::other(e.to_string());
+        match route {
+            Route::Net(ep) => net::connect_secure(ep, self.connect_timeout, self.tls.as_deref()),
+            Route::Ssh(t) => ssh::ssh(t, &self.launch).map_err(other),
+            Route::Rsh(host) => ssh::rsh(self.rsh.as_deref().unwrap_or_default(), host, &self.launch).map_err(other),
+        }
+    }
 }
 
 /// What the coordinator knows about a host as the run goes.
 #[derive(Default)]
 struct Host {
+    /// How it was reached (`tcp`, `unix`, `tls`, `ssh`, `rsh`), once connected.
+    transport: &'static str,
     tx: Option<Sender>,
     closer: Option<Closer>,
     facts: HostFacts,
@@ -101,6 +151,7 @@ enum Event {
         proto: u32,
         version: String,
         facts: HostFacts,
+        kind: &'static str,
     },
     Msg {
         idx: usize,
@@ -181,8 +232,20 @@ fn host_specs(args: &[String], g: &Globals) -> Result<Vec<HostSpec>> {
     }
     let mut specs: Vec<HostSpec> = Vec::new();
     for (name, argv) in list {
-        let ep = net::parse_client(&name).map_err(|e| anyhow!("{e}"))?;
-        if specs.iter().any(|s| s.ep == ep) {
+        let route = if name.starts_with("ssh://") {
+            Route::Ssh(ssh::SshTarget::parse(&name).map_err(|e| anyhow!("{e}"))?)
+        } else if g.secure.rsh.is_some() || std::env::var("FIOX_RSH").is_ok_and(|v| !v.is_empty()) {
+            Route::Rsh(name.clone())
+        } else {
+            Route::Net(net::parse_client(&name).map_err(|e| anyhow!("{e}"))?)
+        };
+        let same = |r: &Route| match (r, &route) {
+            (Route::Net(a), Route::Net(b)) => a == b,
+            (Route::Ssh(a), Route::Ssh(b)) => a == b,
+            (Route::Rsh(a), Route::Rsh(b)) => a == b,
+            _ => false,
+        };
+        if specs.iter().any(|s| same(&s.route)) {
             bail!("host '{name}' is listed twice");
         }
         let cl = argv::parse(argv.clone()).with_context(|| format!("host {name}"))?;
@@ -190,7 +253,7 @@ fn host_specs(args: &[String], g: &Globals) -> Result<Vec<HostSpec>> {
         if files.is_empty() && cl.sections.is_empty() && g.multihost.remote_config.is_none() {
             bail!("host '{name}' has no job: give job files or options after its --client, or before the first --client for every host (fio would silently skip it)");
         }
-        specs.push(HostSpec { name, ep, argv, files });
+        specs.push(HostSpec { name, route, argv, files });
     }
     if specs.is_empty() {
         bail!("no hosts");
@@ -217,8 +280,9 @@ fn env_of(text: &str) -> Vec<(String, String)> {
     out
 }
 
-/// A host's job files as sent, and the values of the `${VAR}`s they name.
-type Checked = (Vec<JobText>, Vec<(String, String)>);
+/// A host's job files as sent, the values of the `${VAR}`s they name, and its jobs'
+/// `live_listen` (the coordinator serves the live page; see `run`).
+type Checked = (Vec<JobText>, Vec<(String, String)>, Option<std::net::SocketAddr>);
 
 /// Reads and checks one host's part here, as a local run would, before anything is sent.
 fn check_locally(spec: &HostSpec, g: &Globals) -> Result<Checked> {
@@ -233,29 +297,41 @@ fn check_locally(spec: &HostSpec, g: &Globals) -> Result<Checked> {
         vars.extend(env_of(&text));
         texts.push(JobText { name: f.display().to_string(), text });
     }
+    let mut live = None;
     // A remote config lives on the server's disk: only the server can check it.
     if g.multihost.remote_config.is_none() {
         let mut files = parsed;
         if let Some(p) = fiox_options::profile::requested(&cl)? {
             files.push(fiox_options::profile::sections(p, &cl, &crate::fio::machine_ctx())?);
         }
-        fiox_options::assemble(&cl, &files, &crate::fio::machine_ctx())?;
+        let set = fiox_options::assemble(&cl, &files, &crate::fio::machine_ctx())?;
+        live = set.jobs.iter().find_map(|j| j.spec.live_listen);
     }
-    Ok((texts, vars))
+    Ok((texts, vars, live))
 }
 
 /// Connects, greets and sends the job, then forwards every message; runs on its own thread.
-fn open(idx: usize, ep: Endpoint, prep: Prepare, connect_timeout: Duration, run_id: String, etx: mpsc::Sender<Event>) {
+fn open(idx: usize, route: Route, tr: Transport, prep: Prepare, run_id: String, etx: mpsc::Sender<Event>) {
     let lost = |why: String| {
         let _ = etx.send(Event::Lost { idx, why });
     };
-    let d = match net::connect_secure(&ep, connect_timeout) {
+    let connect_timeout = tr.connect_timeout;
+    let d = match tr.connect(&route) {
         Ok(d) => d,
         Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
             return lost(format!("no answer within --connect-timeout={}ms", connect_timeout.as_millis()))
         }
         Err(e) => return lost(format!("cannot connect: {e}")),
     };
+    let kind = match &route {
+        Route::Net(Endpoint::Unix(_)) => "unix",
+        Route::Net(_) if d.identity.as_deref() == Some("loopback") => "tcp",
+        Route::Net(_) => "tls",
+        Route::Ssh(_) => "ssh",
+        Route::Rsh(_) => "rsh",
+    };
+    // A login shell may print a banner before fiox starts; a socket has no such excuse.
+    let noise = if matches!(route, Route::Net(_)) { 0 } else { handshake::NOISE_LIMIT };
     let fiox_multihost::transport::Duplex { mut reader, writer, close, .. } = d;
     let tx = Sender::new(writer);
     let closer = Closer::new(close);
@@ -273,7 +349,7 @@ fn open(idx: usize, ep: Endpoint, prep: Prepare, connect_timeout: Duration, run_
     let me = format!("{}@{}", user(), super::host_facts().hostname);
     let hs = {
         let Ok(mut w) = tx.0.lock() else { return lost("lock poisoned".into()) };
-        handshake::coordinator(&mut reader, &mut **w, 0, &run_id, &me)
+        handshake::coordinator(&mut reader, &mut **w, noise, &run_id, &me)
     };
     greeted.store(true, Ordering::Relaxed);
     let (proto, version, facts) = match hs {
@@ -283,7 +359,7 @@ fn open(idx: usize, ep: Endpoint, prep: Prepare, connect_timeout: Duration, run_
     if let Err(e) = tx.send(&Msg::Prepare(Box::new(prep))) {
         return lost(format!("sending the job: {e}"));
     }
-    if etx.send(Event::Ready { idx, tx, closer, proto, version, facts }).is_err() {
+    if etx.send(Event::Ready { idx, tx, closer, proto, version, facts, kind }).is_err() {
         return;
     }
     loop {
@@ -300,7 +376,7 @@ fn open(idx: usize, ep: Endpoint, prep: Prepare, connect_timeout: Duration, run_
 }
 
 /// Who runs the coordinator, for the servers' logs and busy messages.
-fn user() -> String {
+pub(super) fn user() -> String {
     std::env::var("USER").or_else(|_| std::env::var("LOGNAME")).unwrap_or_else(|_| {
         let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
         let uid = status.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|l| l.split_whitespace().next());
@@ -321,42 +397,59 @@ fn sink(g: &Globals) -> Result<Box<dyn Write>> {
 /// The coordinator: `args` is the whole command line, `g` its switches.
 pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     let specs = host_specs(args, g)?;
+    let transport = Transport::new(g)?;
     // Every host's part checked here, all errors together, before any connection.
     let mut errors = Vec::new();
     let mut preps = Vec::new();
+    let mut live_at = None;
     let run_id = format!("{:x}-{:x}", wall_ns(), std::process::id());
     let host_timeout = Duration::from_millis(g.multihost.host_timeout_ms);
     let heartbeat = (host_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
     for (i, s) in specs.iter().enumerate() {
         match check_locally(s, g) {
-            Ok((files, env)) => preps.push(Prepare {
-                run_id: run_id.clone(),
-                host_index: i as u32,
-                n_hosts: specs.len() as u32,
-                host_name: s.name.clone(),
-                argv: s.argv.clone(),
-                files,
-                env,
-                remote_config: g.multihost.remote_config.clone(),
-                interval_ms: g.status_interval.unwrap_or(1000).clamp(100, 1000),
-                heartbeat_ms: heartbeat.as_millis() as u64,
-                host_timeout_ms: g.multihost.host_timeout_ms,
-            }),
+            Ok((files, env, live)) => {
+                live_at = live_at.or(live);
+                preps.push(Prepare {
+                    run_id: run_id.clone(),
+                    host_index: i as u32,
+                    n_hosts: specs.len() as u32,
+                    host_name: s.name.clone(),
+                    argv: s.argv.clone(),
+                    files,
+                    env,
+                    remote_config: g.multihost.remote_config.clone(),
+                    interval_ms: g.status_interval.unwrap_or(1000).clamp(100, 1000),
+                    heartbeat_ms: heartbeat.as_millis() as u64,
+                    host_timeout_ms: g.multihost.host_timeout_ms,
+                })
+            }
             Err(e) => errors.push(format!("host {}: {e:#}", s.name)),
         }
     }
     if !errors.is_empty() {
         bail!("{}", errors.join("\nfiox: "));
     }
+    // live_listen: the live page is the coordinator's, fed by the hosts' interval reports (a
+    // series per host, and all of them), bound before anything connects.
+    let mut live_page = match live_at {
+        Some(addr) => {
+            let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+            let feed = crate::live::LiveFeed::new(format!("fiox on {}", names.join(", ")));
+            crate::http::serve(addr, "live_listen", vec![feed.site()])?;
+            feed.begin(format!("{} hosts", specs.len()));
+            Some((feed, crate::live::record::SeriesRecorder::default()))
+        }
+        None => None,
+    };
+    let mut next_live: Option<std::time::Instant> = None;
     let mut out = sink(g)?;
     let normal = g.formats.contains(&Format::Normal);
     runner_stop_on_signals();
-    let connect_timeout = Duration::from_millis(g.multihost.connect_timeout_ms);
     let (etx, erx) = mpsc::channel();
     let mut hosts: Vec<Host> = specs.iter().map(|_| Host { last_seen: mono_ns(), ..Host::default() }).collect();
     for (i, (s, p)) in specs.iter().zip(preps).enumerate() {
-        let (ep, etx, run_id) = (s.ep.clone(), etx.clone(), run_id.clone());
-        std::thread::spawn(move || open(i, ep, p, connect_timeout, run_id, etx));
+        let (route, tr, etx, run_id) = (s.route.clone(), transport.clone(), etx.clone(), run_id.clone());
+        std::thread::spawn(move || open(i, route, tr, p, run_id, etx));
     }
     drop(etx);
     let abort = g.multihost.abort_on_host_failure;
@@ -405,8 +498,9 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
         let ev = erx.recv_timeout(Duration::from_millis(50));
         let now = mono_ns();
         match ev {
-            Ok(Event::Ready { idx, tx, closer, proto, version, facts }) => {
+            Ok(Event::Ready { idx, tx, closer, proto, version, facts, kind }) => {
                 let h = &mut hosts[idx];
+                h.transport = kind;
                 h.tx = Some(tx.clone());
                 h.closer = Some(closer);
                 h.proto = proto;
@@ -522,7 +616,9 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                         }
                     }
                     errs.extend(unreachable);
-                    bail!("{}\nfiox: no host started", errs.join("\nfiox: "));
+                    // One host: its own line says it all.
+                    let tail = if hosts.len() > 1 { "\nfiox: no host started" } else { "" };
+                    bail!("{}{tail}", errs.join("\nfiox: "));
                 }
                 for line in &unreachable {
                     eprintln!("fiox: {line}");
@@ -605,6 +701,15 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                 if hosts.iter().all(|h| !h.live()) {
                     break;
                 }
+                if let (Some((feed, rec)), Some(start)) = (live_page.as_mut(), started_at) {
+                    // Half a second after the hosts report (they do each second from the start), so each
+                    // tick sees every host's newest report.
+                    let due = *next_live.get_or_insert(start + Duration::from_millis(1500));
+                    if std::time::Instant::now() >= due {
+                        next_live = Some(due + Duration::from_secs(1));
+                        feed.push(crate::live::Record::Interval(rec.interval(&live_series(&specs, &hosts))));
+                    }
+                }
                 if let (Some(every), Some(start)) = (status_every, started_at) {
                     let due = *next_status.get_or_insert(start + every);
                     if std::time::Instant::now() >= due && hosts.iter().any(|h| h.interval.is_some()) {
@@ -627,6 +732,15 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
         }
     }
     let report = build_report(&specs, &hosts, false);
+    if let Some((feed, rec)) = live_page.as_mut() {
+        // The last interval (the hosts' final reports), then the run's state.
+        feed.push(crate::live::Record::End(rec.interval(&live_series(&specs, &hosts))));
+        if let Some(h) = hosts.iter().zip(&specs).find(|(h, _)| h.failed_at_s.is_some() || h.final_report.is_none()) {
+            feed.push(crate::live::Record::Failed {
+                why: format!("host {}: {}", h.1.name, h.0.error.as_deref().unwrap_or("no final report")),
+            });
+        }
+    }
     let opts = crate::render::opts(g);
     for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
         if g.formats.contains(&f) {
@@ -655,6 +769,19 @@ fn runner_stop_on_signals() {
     fiox_engine::sys::stop_on_signals(&STOP);
 }
 
+/// The live page's series: each host's jobs as its latest report (final, else interval) has
+/// them.
+fn live_series<'a>(specs: &'a [HostSpec], hosts: &'a [Host]) -> Vec<(String, Vec<&'a fiox_stats::ThreadStat>)> {
+    specs
+        .iter()
+        .zip(hosts)
+        .map(|(s, h)| {
+            let r = h.final_report.as_ref().or(h.interval.as_ref());
+            (s.name.clone(), r.map(|r| r.jobs.iter().map(|j| &j.ts).collect()).unwrap_or_default())
+        })
+        .collect()
+}
+
 /// Every host's entry in host-list order, and the merge: at the end, or (`so_far`) during the
 /// run from the hosts' latest interval reports, running hosts marked `running`.
 fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsReport {
@@ -664,9 +791,11 @@ fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsRepo
         .iter()
         .zip(hosts)
         .map(|(s, h)| {
-            let (hostname, port) = match &s.ep {
-                Endpoint::Tcp { host, port, .. } => (host.clone(), *port),
-                other => (other.to_string(), 0),
+            let (hostname, port) = match &s.route {
+                Route::Net(Endpoint::Tcp { host, port, .. }) => (host.clone(), *port),
+                Route::Net(other) => (other.to_string(), 0),
+                Route::Ssh(t) => (t.host.clone(), t.port.unwrap_or(22)),
+                Route::Rsh(h) => (h.clone(), 0),
             };
             let partial = h.final_report.is_none() && h.interval.is_some() && !(so_far && h.live());
             let report = h.final_report.clone().or_else(|| h.interval.clone());
@@ -693,9 +822,12 @@ fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsRepo
                 error: h.error.clone(),
                 partial,
                 failed_at_s: h.failed_at_s,
-                transport: match s.ep {
-                    Endpoint::Unix(_) => "unix".into(),
-                    _ => "tcp".into(),
+                transport: match (&s.route, h.transport) {
+                    (_, k) if !k.is_empty() => k.into(),
+                    (Route::Net(Endpoint::Unix(_)), _) => "unix".into(),
+                    (Route::Net(_), _) => "tcp".into(),
+                    (Route::Ssh(_), _) => "ssh".into(),
+                    (Route::Rsh(_), _) => "rsh".into(),
                 },
                 fiox_version: h.fiox_version.clone(),
                 proto: h.proto,

@@ -19,6 +19,7 @@ use anyhow::{anyhow, Context, Result};
 use fiox_multihost::handshake::{self, Sniff};
 use fiox_multihost::msg::{self, Msg, Prepare, TextLevel};
 use fiox_multihost::net::{self, Endpoint, Incoming, Listener};
+use fiox_multihost::tls;
 use fiox_multihost::transport::Duplex;
 use fiox_options::argv::Globals;
 use fiox_options::jobfile;
@@ -30,6 +31,9 @@ use crate::{plan, runner, summary};
 #[derive(Clone)]
 struct Policy {
     allow_exec: bool,
+    /// TLS credentials (`--auth-key` or `--tls-ca`/`--tls-cert`/`--tls-key`): with them the
+    /// server listens on any address and takes TLS clients; without, loopback and unix only.
+    tls: Option<tls::ServerConfig>,
 }
 
 /// Who holds the server (`None`: idle).
@@ -43,22 +47,39 @@ fn log(line: &str) {
 pub fn run(g: &Globals) -> Result<ExitCode> {
     let m = &g.multihost;
     let ep = net::parse_server(m.server.as_deref()).map_err(|e| anyhow!(e))?;
-    let policy = Policy { allow_exec: m.allow_exec };
+    let secure = g.secure.clone().with_env(|v| std::env::var(v).ok());
+    let opts =
+        tls::TlsOpts { auth_key: secure.auth_key, ca: secure.tls_ca, cert: secure.tls_cert, key: secure.tls_key };
+    // Under ssh or --rsh the launcher authenticated the user: credentials have no use there.
+    let tls = if opts.is_empty() || ep == Endpoint::Stdio {
+        None
+    } else {
+        Some(tls::ServerConfig::from_opts(&opts).map_err(|e| anyhow!("--server: {e}"))?)
+    };
+    let policy = Policy { allow_exec: m.allow_exec, tls };
     runner::STOP.store(false, Ordering::Relaxed);
     fiox_engine::sys::stop_on_signals(&runner::STOP);
     let owner: Owner = Arc::new(Mutex::new(None));
     if ep == Endpoint::Stdio {
         // One session on the standard streams (under ssh or --rsh), then exit.
-        if let Err(e) = session(net::stdio_duplex(), &policy, &owner, &host_facts().hostname) {
+        let mut d = net::stdio_duplex();
+        // sshd says who connected; the user is the one the server runs as.
+        if let Ok(c) = std::env::var("SSH_CONNECTION") {
+            let from = c.split_whitespace().next().unwrap_or("?").to_string();
+            d.peer = format!("ssh from {from}");
+            d.identity = Some(format!("ssh user {}", super::coordinator::user()));
+        }
+        if let Err(e) = session(d, &policy, &owner, &host_facts().hostname) {
             log(&format!("stdio: {e:#}"));
             return Ok(ExitCode::from(1));
         }
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(pidfile) = &m.daemonize {
-        return daemonize(pidfile, &ep);
+        return daemonize(pidfile, &ep, policy.tls.is_some());
     }
-    let listener = Listener::bind(&ep).with_context(|| format!("--server: cannot listen on {ep}"))?;
+    let listener =
+        Listener::bind(&ep, policy.tls.is_some()).with_context(|| format!("--server: cannot listen on {ep}"))?;
     // SIGINT or SIGTERM: a run in progress stops (its coordinator gets the partial report),
     // then the server exits; the accept below may not notice a signal another thread took.
     {
@@ -76,6 +97,9 @@ pub fn run(g: &Globals) -> Result<ExitCode> {
             }
             std::process::exit(0);
         });
+    }
+    if let Some(t) = &policy.tls {
+        log(&format!("listening on {} with TLS ({})", listener.local(), t.describe()));
     }
     loop {
         let incoming = match listener.accept() {
@@ -95,7 +119,7 @@ pub fn run(g: &Globals) -> Result<ExitCode> {
 /// `--daemonize=PIDFILE`: the server again as a detached child (its own session, standard
 /// streams on /dev/null), its PID in PIDFILE. Refused when PIDFILE names a live process, as
 /// fio does. The listening address is checked here first, so a bad one fails in the foreground.
-fn daemonize(pidfile: &Path, ep: &Endpoint) -> Result<ExitCode> {
+fn daemonize(pidfile: &Path, ep: &Endpoint, secured: bool) -> Result<ExitCode> {
     if let Ok(text) = std::fs::read_to_string(pidfile) {
         if let Ok(pid) = text.trim().parse::<u32>() {
             if fiox_engine::sys::send_signal(pid, 0).is_ok() {
@@ -103,7 +127,7 @@ fn daemonize(pidfile: &Path, ep: &Endpoint) -> Result<ExitCode> {
             }
         }
     }
-    drop(Listener::bind(ep).with_context(|| format!("--server: cannot listen on {ep}"))?);
+    drop(Listener::bind(ep, secured).with_context(|| format!("--server: cannot listen on {ep}"))?);
     let args: Vec<String> =
         std::env::args().skip(1).filter(|a| !a.trim_start_matches('-').starts_with("daemonize")).collect();
     use std::os::unix::process::CommandExt;
@@ -120,25 +144,26 @@ fn daemonize(pidfile: &Path, ep: &Endpoint) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// One accepted connection: recognises a fio client (answered in fio's framing) or a TLS
-/// client (not available yet) on TCP, authenticates, then runs a session.
+/// One accepted connection: recognises a fio client (answered in fio's framing), a TLS client
+/// or a plain fiox coordinator on TCP, authenticates, then runs a session.
 fn connection(incoming: Incoming, policy: &Policy, owner: &Owner) -> Result<()> {
     // `$clientuid`: the address this server was reached at (its hostname on a unix socket).
     let uid = match &incoming {
         Incoming::Tcp(s, _) => s.local_addr().map(|a| a.ip().to_string()).unwrap_or_default(),
         Incoming::Unix(_) => host_facts().hostname,
     };
+    let mut is_tls = false;
     if let Incoming::Tcp(s, addr) = &incoming {
         s.set_read_timeout(Some(Duration::from_secs(10)))?;
         let started = std::time::Instant::now();
         let mut buf = [0u8; handshake::fio::HEADER];
-        loop {
+        is_tls = loop {
             let n = s.peek(&mut buf).with_context(|| format!("{addr}: no handshake"))?;
             if n == 0 {
                 return Ok(());
             }
             match handshake::sniff(&buf[..n]) {
-                Sniff::Fiox => break,
+                Sniff::Fiox => break false,
                 Sniff::NeedMore if started.elapsed() < Duration::from_secs(10) => {
                     std::thread::sleep(Duration::from_millis(10));
                 }
@@ -156,15 +181,13 @@ fn connection(incoming: Incoming, policy: &Policy, owner: &Owner) -> Result<()> 
                         "{addr}: a fio client (protocol version {version}) was told this is a fiox server"
                     ));
                 }
-                Sniff::Tls => {
-                    return Err(anyhow!("{addr}: a TLS client; fiox's TLS transport is not available yet"));
-                }
+                Sniff::Tls => break true,
                 Sniff::Other => return Err(anyhow!("{addr}: not a fiox coordinator (unknown first bytes)")),
             }
-        }
+        };
         s.set_read_timeout(None)?;
     }
-    let d = net::accept_secure(incoming)?;
+    let d = net::accept_secure(incoming, is_tls, policy.tls.as_ref())?;
     session(d, policy, owner, &uid)
 }
 

@@ -694,12 +694,243 @@ fn topology_is_removed_even_after_a_panic() {
     }
 }
 
-/// Until a multi-host run takes them, the transport switches are refused rather than ignored.
+/// A local run has no use for the transport switches: they are refused rather than ignored.
 #[test]
 fn transport_switches_outside_multihost_runs_are_refused() {
     let dir = scratch();
     let out = crate::util::fiox(dir.path(), &["--auth-key=k", "--name=j", "--ioengine=null", "--size=1m"]);
     assert_eq!(out.code, 1);
-    assert_eq!(out.stderr, "fiox: --auth-key applies to multi-host runs only (fiox --server, --client)\n");
+    assert_eq!(out.stderr, "fiox: --auth-key applies to multi-host runs only (fiox --server, --client, --hosts)\n");
     assert!(out.stdout.is_empty());
+}
+
+// Whole multi-host runs over the secure transports: `fiox --server` with credentials in host
+// namespaces, the coordinator in its own, reaching them over the bridge.
+
+/// Starts `fiox --server` with `args` in host `i`'s namespace, working in its own folder
+/// (returned, with the server's log); waits until it listens on port 8765.
+fn wire_server(t: &Topology, i: usize, args: &[&str]) -> (PathBuf, PathBuf) {
+    let work = t.dir.path().join(format!("srv-h{}", i + 1));
+    std::fs::create_dir_all(&work).unwrap();
+    let log = t.dir.path().join(format!("srv-h{}.log", i + 1));
+    let mut c = t.cmd(&t.hosts[i].ns, crate::util::fiox_bin());
+    c.arg(format!("--server=ip:{},8765", t.hosts[i].addr))
+        .args(args)
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
+    t.spawn(c);
+    t.wait_listening(&t.coord, &t.hosts[i].addr, 8765, Duration::from_secs(10)).unwrap();
+    (work, log)
+}
+
+/// A coordinator run to its end inside `ns` (or the root namespace for `None`), bounded;
+/// returns its output and how long it took.
+fn wire_run(t: &Topology, ns: Option<&str>, args: &[String], secs: u32) -> (crate::util::Out, f64) {
+    let mut c = match ns {
+        Some(ns) => t.cmd(ns, "timeout"),
+        None => Command::new("timeout"),
+    };
+    c.args(["-k", "2", &secs.to_string()]).arg(crate::util::fiox_bin()).args(args).current_dir(t.dir.path());
+    let started = Instant::now();
+    let o = c.output().unwrap();
+    let out = crate::util::Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    };
+    (out, started.elapsed().as_secs_f64())
+}
+
+fn strings(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+/// Each host read its 32 MiB and All clients sums them; every host came over `transport`.
+fn assert_merged(o: &crate::util::Out, n: usize, transport: &str) -> serde_json::Value {
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stderr.is_empty(), "stderr: {}", o.stderr);
+    let d: serde_json::Value = serde_json::from_str(&o.stdout).expect("one JSON document");
+    let cs = d["client_stats"].as_array().unwrap();
+    let sum: u64 = cs[..n].iter().map(|h| h["read"]["io_bytes"].as_u64().unwrap()).sum();
+    assert_eq!(sum, n as u64 * (32 << 20), "every host read its 32 MiB");
+    // One host has no All clients entry, as in fio.
+    if n > 1 {
+        assert_eq!(cs.len(), n + 1);
+        assert_eq!(cs[n]["jobname"], "All clients");
+        assert_eq!(cs[n]["read"]["io_bytes"].as_u64(), Some(sum));
+    } else {
+        assert_eq!(cs.len(), 1);
+    }
+    for h in d["fiox"]["hosts"].as_array().unwrap() {
+        assert_eq!((h["status"].as_str(), h["transport"].as_str()), (Some("ok"), Some(transport)), "{h}");
+    }
+    d
+}
+
+const NULL_JOB: [&str; 6] =
+    ["--name=j", "--ioengine=null", "--rw=read", "--bs=4k", "--size=32m", "--output-format=json"];
+
+/// Two hosts over TLS with a shared secret, across namespaces: the merged report sums them and
+/// each server logs the session with the coordinator's key id. A wrong secret is one clear
+/// line, exit 1, and no job runs (the server creates no file).
+#[test]
+fn run_over_tls_between_namespaces() {
+    let t = match Topology::new(2) {
+        Ok(t) => t,
+        Err(why) => return skip(&why),
+    };
+    let d = t.dir.path();
+    let (good, bad) = (keyfile(d, "good.key"), keyfile(d, "bad.key"));
+    let auth = format!("--auth-key={}", good.display());
+    let servers: Vec<(PathBuf, PathBuf)> = (0..2).map(|i| wire_server(&t, i, &[&auth])).collect();
+    let mut args = vec![format!("--hosts={},{}", t.hosts[0].addr, t.hosts[1].addr), auth.clone()];
+    args.extend(strings(&NULL_JOB));
+    let (o, secs) = wire_run(&t, Some(&t.coord), &args, 20);
+    assert_merged(&o, 2, "tls");
+    println!("two hosts over TLS: {secs:.2} s");
+    for (_, log) in &servers {
+        let text = std::fs::read_to_string(log).unwrap();
+        let line = text.lines().find(|l| l.contains("session for run")).unwrap_or_else(|| panic!("{text}"));
+        assert!(line.contains("198.18.1.1:") && line.contains("key "), "{line}");
+    }
+
+    // The wrong key: refused before any job reaches the server.
+    let mut args = vec![format!("--hosts={}", t.hosts[0].addr), format!("--auth-key={}", bad.display())];
+    args.extend(strings(&["--name=w", "--ioengine=psync", "--rw=write", "--size=1m", "--filename=wrong-secret.dat"]));
+    let (o, _) = wire_run(&t, Some(&t.coord), &args, 20);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    let lines: Vec<&str> = o.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", o.stderr);
+    assert!(lines[0].contains("wrong shared secret"), "{}", o.stderr);
+    assert!(!servers[0].0.join("wrong-secret.dat").exists(), "a job ran on the server");
+    let text = std::fs::read_to_string(&servers[0].1).unwrap();
+    assert!(text.contains("wrong shared secret"), "the server logs the refusal: {text}");
+
+    // Without credentials the coordinator does not try plain TCP to a network address.
+    let mut args = vec![format!("--hosts={}", t.hosts[0].addr)];
+    args.extend(strings(&NULL_JOB));
+    let (o, _) = wire_run(&t, Some(&t.coord), &args, 20);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("not a loopback address") && o.stderr.contains("--auth-key"), "{}", o.stderr);
+}
+
+/// A server on a network address without credentials is refused at start, naming them.
+#[test]
+fn network_server_without_credentials_is_refused() {
+    let t = match Topology::new(1) {
+        Ok(t) => t,
+        Err(why) => return skip(&why),
+    };
+    let addr = format!("--server=ip:{},8765", t.hosts[0].addr);
+    let o = t.run(&t.hosts[0].ns, &[crate::util::fiox_bin().to_str().unwrap(), &addr], 10);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("not a loopback address") && e.contains("--auth-key=FILE") && e.contains("--tls-ca"), "{e}");
+}
+
+/// ssh:// hosts: the coordinator starts `fiox --server=stdio` through a real sshd (whose login
+/// banner is skipped) and runs the job there.
+#[test]
+fn run_over_ssh_to_a_real_sshd() {
+    let t = match Topology::new(1) {
+        Ok(t) => t,
+        Err(why) => return skip(&why),
+    };
+    let sshd = match t.start_sshd(0) {
+        Ok(s) => s,
+        Err(why) => return skip(&why),
+    };
+    // The ssh command enters the coordinator's namespace itself, so fiox runs outside.
+    let mut args = vec![
+        format!("--hosts=ssh://root@{}", sshd.addr),
+        format!("--ssh={}", sshd.ssh_command("client_key").join(" ")),
+        format!("--fiox-path={}", crate::util::fiox_bin().display()),
+    ];
+    args.extend(strings(&NULL_JOB));
+    let (o, secs) = wire_run(&t, None, &args, 30);
+    let d = assert_merged(&o, 1, "ssh");
+    assert_eq!(d["client_stats"][0]["hostname"], sshd.addr.as_str());
+    println!("one host over ssh: {secs:.2} s");
+}
+
+/// --rsh with `ip netns exec {host}`: each host's server is started in its namespace.
+#[test]
+fn run_through_rsh_into_namespaces() {
+    let t = match Topology::new(2) {
+        Ok(t) => t,
+        Err(why) => return skip(&why),
+    };
+    let mut args = vec![
+        format!("--hosts={},{}", t.hosts[0].ns, t.hosts[1].ns),
+        "--rsh=ip netns exec {host}".to_string(),
+        format!("--fiox-path={}", crate::util::fiox_bin().display()),
+    ];
+    args.extend(strings(&NULL_JOB));
+    let (o, secs) = wire_run(&t, None, &args, 30);
+    let d = assert_merged(&o, 2, "rsh");
+    // Each ran in its own namespace (the hosts' facts say whose).
+    println!("two hosts through rsh: {secs:.2} s; {}", d["fiox"]["hosts"][0]["hostname"]);
+}
+
+/// A silent partition mid-run (host 2's link down: no reset, no FIN) over TLS: the host is
+/// lost within --host-timeout plus 2 s, its partial results are kept and flagged, exit 1.
+#[test]
+fn silent_partition_over_tls_is_detected() {
+    let t = match Topology::new(2) {
+        Ok(t) => t,
+        Err(why) => return skip(&why),
+    };
+    let key = keyfile(t.dir.path(), "k.key");
+    let auth = format!("--auth-key={}", key.display());
+    for i in 0..2 {
+        wire_server(&t, i, &[&auth]);
+    }
+    let mut args = vec![format!("--hosts={},{}", t.hosts[0].addr, t.hosts[1].addr), auth, "--host-timeout=2".into()];
+    args.extend(strings(&NULL_JOB));
+    args.extend(strings(&["--time_based", "--runtime=6", "--rate=50m"]));
+    let cut = Duration::from_millis(2500);
+    let (o, secs) = std::thread::scope(|s| {
+        let run = s.spawn(|| wire_run(&t, Some(&t.coord), &args, 30));
+        std::thread::sleep(cut);
+        t.set_link(1, false);
+        run.join().unwrap()
+    });
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(secs < 6.0 + 4.0, "took {secs} s");
+    let d: serde_json::Value = serde_json::from_str(&o.stdout).expect("one JSON document");
+    let h = &d["fiox"]["hosts"][1];
+    assert_eq!((h["status"].as_str(), h["partial"].as_u64()), (Some("failed"), Some(1)), "{h}");
+    let at = h["failed_at_s"].as_f64().unwrap();
+    // The run starts a little after the coordinator; the cut is at 2.5 s of the coordinator.
+    assert!(at < cut.as_secs_f64() + 2.0 + 2.0, "lost at {at} s");
+    println!("partition at {:.1} s, host lost at {at:.2} s of the run; run took {secs:.2} s", cut.as_secs_f64());
+    assert!(d["client_stats"][1]["read"]["io_bytes"].as_u64().unwrap() > 0);
+    assert_eq!(d["fiox"]["degraded"], 1);
+}
+
+/// A host that never answers the SYN (its link is down, so nothing comes back) fails within
+/// --connect-timeout, not the kernel's two minutes; the other host is not held up by it.
+#[test]
+fn unanswered_connect_is_bounded_by_connect_timeout() {
+    let t = match Topology::new(2) {
+        Ok(t) => t,
+        Err(why) => return skip(&why),
+    };
+    let key = keyfile(t.dir.path(), "k.key");
+    let auth = format!("--auth-key={}", key.display());
+    wire_server(&t, 0, &[&auth]);
+    t.set_link(1, false);
+    let mut args = vec![format!("--hosts={},{}", t.hosts[0].addr, t.hosts[1].addr), auth, "--connect-timeout=1".into()];
+    args.extend(strings(&NULL_JOB));
+    let (o, secs) = wire_run(&t, Some(&t.coord), &args, 20);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(
+        o.stderr.contains(&format!("host {}: no answer within --connect-timeout=1000ms", t.hosts[1].addr)),
+        "{}",
+        o.stderr
+    );
+    assert!(secs < 1.0 + 2.0, "took {secs} s");
+    println!("unanswered host given up after {secs:.2} s");
 }

@@ -1,10 +1,10 @@
 //! Where servers listen and coordinators connect: fio's `--server=` and `--client=` spellings
 //! parsed into an [`Endpoint`], listeners and connections made into [`Duplex`]es.
 //!
-//! Until TLS arrives (see [`accept_secure`] and [`connect_secure`], the two places it plugs
-//! in), plain TCP is allowed only on loopback, and a unix socket only with mode 0600 and a peer
-//! of the same uid (or root), checked with SO_PEERCRED. Anything else is refused with a message
-//! saying TLS credentials are needed.
+//! Plain TCP is allowed only on loopback, and a unix socket only with mode 0600 and a peer of
+//! the same uid (or root), checked with SO_PEERCRED. Any other address takes TLS 1.3 with
+//! credentials ([`crate::tls`]); [`accept_secure`] and [`connect_secure`] are where that is
+//! decided, and a network address without credentials is refused with a message naming them.
 
 use std::io;
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
@@ -13,6 +13,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::tls;
 use crate::transport::Duplex;
 
 /// fio's port, kept so that firewall rules and manifests written for fio keep working.
@@ -144,12 +145,13 @@ fn needs_tls(what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::PermissionDenied,
         format!(
-            "{what}: not a loopback address; without TLS fiox speaks TCP only on loopback, and its TLS transport (which needs TLS credentials) is not available yet; use a loopback address or sock:PATH"
+            "{what}: not a loopback address; without TLS fiox speaks TCP only on loopback, and TLS needs credentials: --auth-key=FILE (a shared secret; `fiox --keygen` writes one) or --tls-ca, --tls-cert and --tls-key (mutual TLS); or use a loopback address or sock:PATH"
         ),
     )
 }
 
-fn is_loopback(ip: IpAddr) -> bool {
+/// Whether an address is the machine's own (plain TCP is allowed there).
+pub fn is_loopback(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(a) => a.is_loopback(),
         IpAddr::V6(a) => a.is_loopback() || a.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback()),
@@ -170,13 +172,14 @@ pub enum Incoming {
 }
 
 impl Listener {
-    /// Binds `ep`: TCP on loopback only (until TLS), or a unix socket made 0600. A stale socket
-    /// at the path is replaced; any other file there is left alone and refused.
-    pub fn bind(ep: &Endpoint) -> io::Result<Listener> {
+    /// Binds `ep`: TCP on loopback, on any address when the server has TLS credentials
+    /// (`secured`), or a unix socket made 0600. A stale socket at the path is replaced; any
+    /// other file there is left alone and refused.
+    pub fn bind(ep: &Endpoint, secured: bool) -> io::Result<Listener> {
         match ep {
             Endpoint::Tcp { host, port, v6 } => {
                 let addrs = resolve(host, *port, *v6)?;
-                if let Some(a) = addrs.iter().find(|a| !is_loopback(a.ip())) {
+                if let Some(a) = addrs.iter().find(|a| !secured && !is_loopback(a.ip())) {
                     return Err(needs_tls(&format!("listening on {a}")));
                 }
                 Ok(Listener::Tcp(TcpListener::bind(&addrs[..])?))
@@ -266,15 +269,27 @@ pub fn check_peer_uid(s: &UnixStream) -> io::Result<String> {
     }
 }
 
-/// The server's accept path, where authentication happens: today a loopback TCP peer
-/// (identity `loopback`) or a unix-socket peer of the same uid or root; everything else is
-/// refused until the TLS transport plugs in here.
-pub fn accept_secure(incoming: Incoming) -> io::Result<Duplex> {
+/// The server's accept path, where authentication happens: a TLS client when the server has
+/// credentials (`tls`; identity: the key's id or the certificate's subject), a plain loopback
+/// TCP peer (identity `loopback`), or a unix-socket peer of the same uid or root; everything
+/// else is refused. The caller has already told a TLS client (`is_tls`) from a plain one by its
+/// first bytes.
+pub fn accept_secure(incoming: Incoming, is_tls: bool, tls: Option<&tls::ServerConfig>) -> io::Result<Duplex> {
     match incoming {
         Incoming::Tcp(s, addr) => {
+            if is_tls {
+                let Some(cfg) = tls else {
+                    let _ = s.shutdown(Shutdown::Both);
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        format!("{addr}: a TLS client, but this server has no credentials (--auth-key or --tls-ca/--tls-cert/--tls-key)"),
+                    ));
+                };
+                return tls::accept(s, cfg, tls::HANDSHAKE_TIMEOUT).map_err(auth_io);
+            }
             if !is_loopback(addr.ip()) {
                 let _ = s.shutdown(Shutdown::Both);
-                return Err(needs_tls(&format!("a connection from {addr}")));
+                return Err(needs_tls(&format!("a plaintext connection from {addr}")));
             }
             tcp_duplex(s, format!("{},{}", addr.ip(), addr.port()), Some("loopback".into()))
         }
@@ -285,20 +300,44 @@ pub fn accept_secure(incoming: Incoming) -> io::Result<Duplex> {
     }
 }
 
-/// The coordinator's connect path, where the server is authenticated: today TCP to a
-/// loopback address or a unix socket; anything else is refused until the TLS transport plugs
-/// in here. `timeout` bounds the connect (the kernel's own would be about two minutes).
-pub fn connect_secure(ep: &Endpoint, timeout: Duration) -> io::Result<Duplex> {
+/// The secure transports' errors as I/O errors, keeping "timed out" recognisable.
+fn auth_io(e: crate::auth::Error) -> io::Error {
+    let kind = match &e {
+        crate::auth::Error::Timeout(_) => io::ErrorKind::TimedOut,
+        crate::auth::Error::Refused(_) | crate::auth::Error::Config(_) => io::ErrorKind::PermissionDenied,
+        _ => io::ErrorKind::Other,
+    };
+    io::Error::new(kind, e.to_string())
+}
+
+/// The coordinator's connect path, where the server is authenticated: TLS to a non-loopback
+/// address when given credentials (`tls`), plain TCP to a loopback address, or a unix socket;
+/// a network address without credentials is refused. `timeout` bounds the connect (the
+/// kernel's own would be about two minutes) and, separately, the TLS handshake.
+pub fn connect_secure(ep: &Endpoint, timeout: Duration, tls: Option<&tls::ClientConfig>) -> io::Result<Duplex> {
     match ep {
         Endpoint::Tcp { host, port, v6 } => {
             let addrs = resolve(host, *port, *v6)?;
-            if let Some(a) = addrs.iter().find(|a| !is_loopback(a.ip())) {
+            let remote = addrs.iter().any(|a| !is_loopback(a.ip()));
+            if remote && tls.is_none() {
+                let a = addrs.iter().find(|a| !is_loopback(a.ip())).expect("one is remote");
                 return Err(needs_tls(&format!("connecting to {a}")));
             }
             let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
             for a in &addrs {
                 match TcpStream::connect_timeout(a, timeout) {
-                    Ok(s) => return tcp_duplex(s, ep.to_string(), Some("loopback".into())),
+                    Ok(s) => {
+                        return match tls {
+                            Some(cfg) if remote => {
+                                let bound = timeout.max(Duration::from_secs(2));
+                                tls::connect(s, host, cfg, bound).map_err(auth_io).map(|mut d| {
+                                    d.peer = ep.to_string();
+                                    d
+                                })
+                            }
+                            _ => tcp_duplex(s, ep.to_string(), Some("loopback".into())),
+                        }
+                    }
                     Err(e) => last = e,
                 }
             }
@@ -366,9 +405,10 @@ mod tests {
 
     #[test]
     fn non_loopback_needs_tls() {
-        let e = Listener::bind(&tcp("0.0.0.0", 0, false)).err().unwrap().to_string();
-        assert!(e.contains("not available yet") && e.contains("TLS"), "{e}");
-        let e = connect_secure(&tcp("192.0.2.1", 9, false), Duration::from_millis(10)).err().unwrap().to_string();
+        let e = Listener::bind(&tcp("0.0.0.0", 0, false), false).err().unwrap().to_string();
+        assert!(e.contains("--auth-key") && e.contains("TLS"), "{e}");
+        assert!(Listener::bind(&tcp("0.0.0.0", 0, false), true).is_ok());
+        let e = connect_secure(&tcp("192.0.2.1", 9, false), Duration::from_millis(10), None).err().unwrap().to_string();
         assert!(e.contains("TLS"), "{e}");
     }
 
@@ -377,14 +417,14 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("fiox-mh-net-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("s.sock");
-        let l = Listener::bind(&Endpoint::Unix(path.clone())).unwrap();
+        let l = Listener::bind(&Endpoint::Unix(path.clone()), false).unwrap();
         use std::os::unix::fs::PermissionsExt;
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         let c = std::thread::spawn({
             let p = path.clone();
-            move || connect_secure(&Endpoint::Unix(p), Duration::from_secs(1)).map(|d| d.peer)
+            move || connect_secure(&Endpoint::Unix(p), Duration::from_secs(1), None).map(|d| d.peer)
         });
-        let d = accept_secure(l.accept().unwrap()).unwrap();
+        let d = accept_secure(l.accept().unwrap(), false, None).unwrap();
         assert!(d.identity.unwrap().starts_with("uid "));
         assert!(c.join().unwrap().unwrap().starts_with("sock:"));
         drop(l);

@@ -262,7 +262,11 @@ fn rbd_matches_fio() {
         &["--rw=randwrite", "--bs=16k", "--iodepth=8", "--size=8m"],
         &["--rw=randwrite", "--bs=4k", "--iodepth=1", "--size=4m", "--fsync=16", "--direct=1"],
         &["--rw=randrw", "--bs=8k", "--iodepth=8", "--size=4m", "--randrepeat=1"],
-        &["--rw=trim", "--bs=1m", "--iodepth=2", "--size=4m", "--offset=4m"],
+        // Partial-object discards are order-sensitive in librbd (one that reaches the object's
+        // current end truncates it, one in the middle is skipped), so depth 1 for those and
+        // whole 4 MiB objects at depth 2.
+        &["--rw=trim", "--bs=1m", "--iodepth=1", "--size=4m", "--offset=4m"],
+        &["--rw=trim", "--bs=4m", "--iodepth=2", "--size=8m", "--offset=4m"],
     ];
     for case in cases {
         let mut seen = Vec::new();

@@ -121,7 +121,15 @@ fn sweep_points_repeat_until_their_bound() {
         let p = &state["repeat_until"][id];
         assert_eq!((p["runs"].as_u64(), p["met"].as_bool()), (Some(3), Some(true)), "{id}: {p}");
     }
-    assert!(out.stdout.contains("bs=64k: iops over 3 runs: mean 2000"), "{}", out.stdout);
+    // Paced at 2000 IOPS; a loaded machine can fall a little short in one run.
+    let mean: f64 = out
+        .stdout
+        .split("bs=64k: iops over 3 runs: mean ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!((1900.0..=2001.0).contains(&mean), "{}", out.stdout);
     let csv = std::fs::read_to_string(dir.path().join("steady/summary.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("iops_ci95"), "{csv}");
 

@@ -309,25 +309,19 @@ fn tv_us(tv: libc::timeval) -> u64 {
 
 /// `getrusage(RUSAGE_THREAD)`.
 pub fn thread_usage() -> Usage {
-    // SAFETY: rusage is plain data; zeroed is a valid value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes one rusage to the pointer.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    Usage {
-        usr_us: tv_us(ru.ru_utime),
-        sys_us: tv_us(ru.ru_stime),
-        ctx: (ru.ru_nvcsw + ru.ru_nivcsw) as u64,
-        majf: ru.ru_majflt as u64,
-        minf: ru.ru_minflt as u64,
-    }
+    usage(libc::RUSAGE_THREAD)
 }
 
 /// `getrusage(RUSAGE_SELF)`: the whole process, every thread (a Ceph client's included).
 pub fn process_usage() -> Usage {
+    usage(libc::RUSAGE_SELF)
+}
+
+fn usage(who: libc::c_int) -> Usage {
     // SAFETY: rusage is plain data; zeroed is a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage writes one rusage to the pointer.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    unsafe { libc::getrusage(who, &mut ru) };
     Usage {
         usr_us: tv_us(ru.ru_utime),
         sys_us: tv_us(ru.ru_stime),

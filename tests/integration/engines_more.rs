@@ -373,6 +373,31 @@ fn net_clones_count_ports_up_like_fio() {
     }
 }
 
+/// A delayed job does nothing before its `startdelay`, as in fio: a net sender delayed by 1 s
+/// connects to a receiver that starts listening 0.4 s after the run began (fio's netio.fio
+/// relies on this; connecting at once was refused and left its receiver waiting).
+#[test]
+fn a_delayed_sender_connects_after_its_delay() {
+    for fiox_send in [false, true] {
+        let dir = scratch();
+        let port = free_port();
+        let listener = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(400));
+            let l = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+            let (mut c, _) = l.accept().unwrap();
+            let mut got = Vec::new();
+            std::io::Read::read_to_end(&mut c, &mut got).unwrap();
+            got.len()
+        });
+        let args = ["--name=w", "--ioengine=net", "--hostname=127.0.0.1", "--rw=write", "--bs=4k", "--size=64k"];
+        let sent = tool(fiox_send, dir.path(), &[&args[..], &[&format!("--port={port}"), "--startdelay=1"]].concat());
+        assert_eq!((sent.code, sent.stderr.as_str()), (0, ""), "sender (fiox {fiox_send})");
+        // fio 3.33 ends a TCP stream with an 8-byte close message of its own.
+        let got = listener.join().unwrap();
+        assert!(got == 64 << 10 || got == (64 << 10) + 8, "fiox {fiox_send}: {got} bytes");
+    }
+}
+
 /// UDP multicast (`hostname` a group, `interface`, `ttl`) in a private network namespace whose
 /// loopback carries multicast: fio and fiox receive each other's datagrams, and both senders
 /// set the same socket options (strace).

@@ -501,18 +501,6 @@ fn run_tool(fio: bool, name: &str, job: &str, env: Env) -> Seen {
     Seen { out, json, secs }
 }
 
-/// [`run_tool`], once more when a sender found no listener: netio.fio starts its sender 1 s
-/// after its receiver, and on a loaded machine that second can pass before the receiver
-/// listens (seen once in fiox; the receiver then waits until the time limit). That is the
-/// example's own race, the same in both tools, not a difference between them.
-fn run_tool_twice(fio: bool, name: &str, job: &str, env: Env) -> Seen {
-    let seen = run_tool(fio, name, job, env);
-    if seen.out.stderr.contains("Connection refused") {
-        return run_tool(fio, name, job, env);
-    }
-    seen
-}
-
 /// `(jobname, groupid, error)` of every reported job.
 fn jobs(v: &Value) -> Vec<(String, u64, u64)> {
     v["jobs"]
@@ -731,8 +719,8 @@ fn examples_run_alike_under_fio_and_fiox() {
                 let job = rewrite(&text, free_port());
                 let (fs, x, diffs) = match cmp {
                     Some(cmp) => {
-                        let f = run_tool_twice(true, name, &job, env);
-                        let x = run_tool_twice(false, name, &job, env);
+                        let f = run_tool(true, name, &job, env);
+                        let x = run_tool(false, name, &job, env);
                         (f.secs, x.secs, compare(cmp, &f, &x))
                     }
                     None => {

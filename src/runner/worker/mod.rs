@@ -2,7 +2,7 @@
 //! and moves through named phases.
 //!
 //! ```text
-//!   setup (thread settings, files, queue, buffer contents, startdelay)
+//!   setup (startdelay, thread settings, files, queue, buffer contents)
 //!   loop {
 //!       tick     end rules → Ramp | Measure | Drain(reason) | Done(reason); ramp over → measure
 //!       fill     gen → end rules (size) → pacer → cmdprio → content → queue   (not when draining)
@@ -168,6 +168,14 @@ pub fn run(
         // the engine.
         anyhow::bail!("job '{}': unlink_each_loop is not supported with ioengine=mmap or registerfiles", spec.name);
     }
+    // As in fio, a delayed job does nothing before its delay has passed: a net sender must not
+    // connect before the receiver it was delayed for listens.
+    if spec.startdelay_us > 0 {
+        let until = Instant::now() + std::time::Duration::from_micros(spec.startdelay_us);
+        while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep((until - Instant::now()).min(std::time::Duration::from_millis(100)));
+        }
+    }
     let _locked = setup::thread_settings(plan)?;
     let files = setup::open_files(plan)?;
     let mut q = setup::queue(plan, files)?;
@@ -179,12 +187,6 @@ pub fn run(
     if spec.rw.writes() {
         for i in 0..q.depth() {
             content.initial(q.buf_mut(i));
-        }
-    }
-    if spec.startdelay_us > 0 {
-        let until = Instant::now() + std::time::Duration::from_micros(spec.startdelay_us);
-        while Instant::now() < until && !stop.load(Ordering::Relaxed) {
-            std::thread::sleep((until - Instant::now()).min(std::time::Duration::from_millis(100)));
         }
     }
     progress.tid.store(sys::gettid(), Ordering::Relaxed);

@@ -420,6 +420,9 @@ fn offset_and_increment(spec: &JobSpec, real: u64) -> (u64, u64) {
     (bytes(spec.offset), bytes(spec.offset_increment))
 }
 
+/// What the planner learnt about a Ceph job's cluster (for the run manifest).
+type CephFacts = Box<fiox_engine::ceph_facts::Facts>;
+
 /// The files of an engine whose files are on a server (rbd: the image; rados: objects). The
 /// names are made as for local files (`filename=` with `directory=`, or fio's generated
 /// names); the engine says which it uses and how large those that exist are. Regions follow
@@ -432,7 +435,7 @@ fn remote_files(
     clone: u32,
     engine: &EngineInfo,
     listed: Option<&[String]>,
-) -> Result<(Vec<FilePlan>, Vec<String>, Option<Box<fiox_engine::ceph_facts::Facts>>)> {
+) -> Result<(Vec<FilePlan>, Vec<String>, Option<CephFacts>)> {
     let remote = engine.remote.expect("a remote engine");
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
     let names: Vec<String> = match (listed, &spec.filename) {

@@ -307,8 +307,9 @@ fn sh(cmd: &mut Command) -> String {
 #[test]
 fn ceph_dir_layer_on_rbd_fuse() {
     cluster_or_skip!(c);
-    let have =
-        |t: &str| Command::new("sh").args(["-c", &format!("command -v {t}")]).output().is_ok_and(|o| o.status.success());
+    let have = |t: &str| {
+        Command::new("sh").args(["-c", &format!("command -v {t}")]).output().is_ok_and(|o| o.status.success())
+    };
     if !have("rbd-fuse") {
         let _ = Command::new("apt-get")
             .args(["install", "-y", "-qq", "rbd-fuse"])

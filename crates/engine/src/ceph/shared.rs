@@ -32,7 +32,10 @@ fn key(engine: &str, opts: &CephOpts, direct: bool) -> Key {
 }
 
 static POOLS: Mutex<Vec<(Key, Weak<Pool>)>> = Mutex::new(Vec::new());
-static IMAGES: Mutex<Vec<((Key, String), Weak<Image>)>> = Mutex::new(Vec::new());
+/// An image is the connection's key and the image's name.
+type ImageKey = (Key, String);
+
+static IMAGES: Mutex<Vec<(ImageKey, Weak<Image>)>> = Mutex::new(Vec::new());
 
 /// The job's connection and pool: a new one, or under `ceph_shared_client=1` (implied by
 /// `rbd_shared_handle=1`) the one another job of this process already holds.

@@ -376,3 +376,24 @@ fn ceph_dir_layer_on_rbd_fuse() {
     let after: u64 = c.extents(&stack.image).iter().map(|e| e.1).sum();
     assert!(after > before, "the image's written extents did not grow: {before} -> {after}");
 }
+
+/// The dir: layer's bad input is refused before anything runs (no cluster needed): no
+/// directory, a path that is not one, two dir: layers.
+#[test]
+fn ceph_dir_layer_bad_input() {
+    let dir = util::scratch();
+    let file = dir.path().join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    let not_dir = format!("dir:{}", file.display());
+    let two = format!("dir:{0},dir:{0}", dir.path().display());
+    for (layers, said) in [
+        ("dir:", "needs a directory"),
+        (not_dir.as_str(), "is not a directory"),
+        (two.as_str(), "one dir: layer at most"),
+    ] {
+        let o = util::fiox(dir.path(), &["ceph", "-p", "bench", "--layers", layers, "--out", "o"]);
+        assert_eq!(o.code, 1, "{layers}: {}", o.stderr);
+        assert!(o.stderr.contains(said) && o.stderr.lines().count() == 1, "{layers}: {}", o.stderr);
+        assert!(!dir.path().join("o").exists(), "{layers}: a results folder was made");
+    }
+}

@@ -684,7 +684,24 @@ fn mount_of(path: &std::path::Path) -> String {
         })
         .max_by_key(|(mp, _, _)| mp.len());
     match best {
-        Some((mp, dev, fs)) => format!("{fs} on {dev}, mounted at {mp}"),
+        Some((mp, dev, fs)) => {
+            let mut text = format!("{fs} on {dev}, mounted at {mp}");
+            // A loop device without direct I/O goes through the page cache of its backing
+            // file: reads of data already there never reach Ceph.
+            if let Some(lo) = dev.strip_prefix("/dev/").filter(|d| d.starts_with("loop")) {
+                let sys = std::path::Path::new("/sys/block").join(lo).join("loop");
+                let read = |f: &str| std::fs::read_to_string(sys.join(f)).unwrap_or_default().trim().to_string();
+                if read("dio") == "0" {
+                    write!(
+                        text,
+                        "; {dev} reads {} through the page cache (no direct I/O), so reads may not reach the cluster",
+                        read("backing_file")
+                    )
+                    .ok();
+                }
+            }
+            text
+        }
         None => "file system unknown".into(),
     }
 }

@@ -367,6 +367,8 @@ fn ceph_dir_layer_on_rbd_fuse() {
     }
     let foot = format!("ext4 on {loopdev}, mounted at {}", mnt.canonicalize().unwrap().display());
     assert!(stdout.contains(&foot), "{foot}: {stdout}");
+    // The loop device caches its backing file (losetup's default): the footnote says so.
+    assert!(stdout.contains(&format!("{loopdev} reads ")) && stdout.contains("through the page cache"), "{stdout}");
     let cmds = std::fs::read_to_string(out.join("commands.txt")).unwrap();
     assert!(cmds.contains(&format!("--filename={}/fiox-ceph-", mnt.display())), "{cmds}");
     // Only what fiox made is gone: the file system's own directory stays.

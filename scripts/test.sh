@@ -35,6 +35,8 @@ need 0 "the fault tests" nbdkit nbdfuse -- nbdkit libnbd-bin
 # The Ceph tests start a one-node cluster (ceph-mon, ceph-osd on memstore) and run fio's and
 # fiox's rbd/rados engines against it; without recommends it is about 50 packages, ~30 s.
 need 0 "the Ceph tests" ceph-mon ceph-osd rados rbd -- --no-install-recommends ceph-mon ceph-osd ceph-common
+# fiox ceph's dir: layer is tested on ext4 on a loop device over an image served by rbd-fuse.
+need 0 "the Ceph dir-layer test" rbd-fuse mkfs.ext4 losetup -- rbd-fuse e2fsprogs mount
 # The kernel-hint tests compare the system calls of both tools under strace.
 need 1 "the kernel-hint tests" strace -- strace
 # The metrics test has Debian's Prometheus scrape a running fiox.

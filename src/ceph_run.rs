@@ -51,7 +51,7 @@ pub const FLAGS: &[(&str, &str, &str)] = &[
     ("--threads", "N", "operations in flight in every run (default 30)"),
     ("--runtime", "SECS", "seconds per run (default 30)"),
     ("--sizes", "SIZES", "I/O sizes (default 4k,4m)"),
-    ("--layers", "LAYERS", "rados, rbd, fio-rbd (default all)"),
+    ("--layers", "LAYERS", "rados, rbd, fio-rbd, dir:PATH (default rados,rbd,fio-rbd)"),
     ("--workloads", "RWS", "fio's workloads (default read,randread,write,randwrite,rw,randrw)"),
     ("--io-total", "SIZE", "bytes per rbd bench run (default the image's size)"),
     ("--out", "DIR", "the results folder (default fiox-ceph)"),
@@ -63,7 +63,7 @@ pub const SWITCHES: &[(&str, &str)] =
 
 pub fn help() -> String {
     "usage: fiox ceph -p POOL [-c CONF] [--cluster NAME] [--id ID] [--image NAME] [--image-size SIZE]
-                 [--threads N] [--runtime SECS] [--sizes 4k,4m] [--layers rados,rbd,fio-rbd]
+                 [--threads N] [--runtime SECS] [--sizes 4k,4m] [--layers rados,rbd,fio-rbd[,dir:PATH]]
                  [--workloads read,randread,write,randwrite,rw,randrw] [--io-total SIZE]
                  [--fio-numjobs] [--out DIR]
 
@@ -76,6 +76,9 @@ Defaults: --threads 30, --runtime 30 (per run), --sizes 4k,4m, every layer and w
 image fiox creates (--image-size 1G) and removes; an existing --image is used and kept.
 --io-total caps each rbd bench run (default: the image's size). --fio-numjobs runs fio's layer
 as the seed did: --threads jobs of iodepth 1 (one librbd client each) instead of one job.
+dir:PATH adds the seed's block layer: the same fio workloads with libaio and direct=1 on a
+file of --image-size bytes that fiox makes (and removes) in PATH, a file system on Ceph
+(rbd-nbd or rbd-fuse plus a loop device, mounted there).
 Sizes are 1024-based; the
 seed's \"4M\" was --sizes 4096000.
 The results folder (--out, default fiox-ceph, new or empty) keeps each run's own output
@@ -160,9 +163,19 @@ fn parse(args: &[String]) -> Result<Args> {
                 let v = value()?;
                 a.layers = v.split(',').map(str::to_string).collect();
                 for l in &a.layers {
-                    if !["rados", "rbd", "fio-rbd"].contains(&l.as_str()) {
-                        bail!("fiox ceph: unknown layer '{l}' (layers: rados, rbd, fio-rbd)");
+                    if let Some(d) = l.strip_prefix("dir:") {
+                        if d.is_empty() {
+                            bail!("fiox ceph: layer 'dir:' needs a directory (dir:/mnt/test)");
+                        }
+                        if !std::path::Path::new(d).is_dir() {
+                            bail!("fiox ceph: layer '{l}': '{d}' is not a directory");
+                        }
+                    } else if !["rados", "rbd", "fio-rbd"].contains(&l.as_str()) {
+                        bail!("fiox ceph: unknown layer '{l}' (layers: rados, rbd, fio-rbd, dir:PATH)");
                     }
+                }
+                if a.layers.iter().filter(|l| l.starts_with("dir:")).count() > 1 {
+                    bail!("fiox ceph: one dir: layer at most");
                 }
             }
             "--workloads" => {
@@ -270,6 +283,17 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     };
     if a.out.exists() && std::fs::read_dir(&a.out).map(|mut d| d.next().is_some()).unwrap_or(true) {
         eprintln!("fiox ceph: the results folder '{}' is not empty; give a new one with --out", a.out.display());
+        return Ok(ExitCode::from(1));
+    }
+    // The dir: layer's file: a name of fiox's own, refused if it is there already (fiox removes
+    // only what it made).
+    let dir_file = a
+        .layers
+        .iter()
+        .find_map(|l| l.strip_prefix("dir:"))
+        .map(|d| PathBuf::from(d).join(format!("fiox-ceph-{}.dat", std::process::id())));
+    if let Some(f) = dir_file.as_ref().filter(|f| f.exists()) {
+        eprintln!("fiox ceph: {} exists already; fiox does not use or remove a file it did not make", f.display());
         return Ok(ExitCode::from(1));
     }
     let native = a.out.join("native");
@@ -496,6 +520,60 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
             }
         }
     }
+    // The seed's block layer: fio's libaio engine on a file in a file system on Ceph.
+    if let Some(file) = &dir_file {
+        'dir: for &bs in &a.sizes {
+            for w in &a.workloads {
+                if STOP.load(Ordering::Relaxed) {
+                    break 'dir;
+                }
+                let name = format!("dir-{w}-{}", size_arg(bs).to_lowercase());
+                let report = a.out.join(format!("{name}.json"));
+                let mut job = vec![
+                    format!("--name={name}"),
+                    format!("--filename={}", file.display()),
+                    "--ioengine=libaio".into(),
+                    "--direct=1".into(),
+                    format!("--rw={w}"),
+                    format!("--bs={bs}"),
+                    format!("--size={}", a.image_size),
+                    format!("--runtime={secs}"),
+                ];
+                if a.fio_numjobs {
+                    job.extend([
+                        format!("--numjobs={t}"),
+                        "--iodepth=1".into(),
+                        "--thread".into(),
+                        "--group_reporting".into(),
+                    ]);
+                } else {
+                    job.push(format!("--iodepth={t}"));
+                }
+                let reference = format!("fio {}", job.join(" "));
+                let mut args = job.clone();
+                args.extend(["--output-format=json+".into(), format!("--output={}", report.display())]);
+                if ctx.run(&args, &format!("{name}.txt"))? {
+                    let _ = std::fs::remove_file(ctx.native.join(format!("{name}.txt")));
+                    rows.push(Row {
+                        layer: "BLOCK",
+                        tool: "fio libaio (dir)",
+                        workload: w.clone(),
+                        bs,
+                        report,
+                        reference,
+                    });
+                } else {
+                    failed.push(name);
+                }
+            }
+        }
+        if file.exists() {
+            if let Err(e) = std::fs::remove_file(file) {
+                eprintln!("fiox ceph: cannot remove {}: {e}", file.display());
+                notes.push(format!("The dir: layer's file was left behind: `rm {}` removes it.", file.display()));
+            }
+        }
+    }
     if let Some(img) = &created_image {
         if let Err(e) = fiox_engine::ceph_remove_image(&a.ceph, img) {
             eprintln!("fiox ceph: {e}");
@@ -589,6 +667,43 @@ fn figures(report: &Value, dir: &str) -> Option<Fig> {
         p99_ns: pcts.map(|p| p.1),
         max_ns,
     })
+}
+
+/// What a path is on: `ext4 on /dev/loop0, mounted at /mnt/test` (the longest mount point
+/// that holds it).
+fn mount_of(path: &std::path::Path) -> String {
+    let dir = path.parent().and_then(|d| d.canonicalize().ok()).unwrap_or_default();
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let best = mounts
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            // Spaces in mount points are written \040.
+            let mp = f.get(1)?.replace("\\040", " ");
+            dir.starts_with(&mp).then(|| (mp, f[0].to_string(), f.get(2).copied().unwrap_or("").to_string()))
+        })
+        .max_by_key(|(mp, _, _)| mp.len());
+    match best {
+        Some((mp, dev, fs)) => {
+            let mut text = format!("{fs} on {dev}, mounted at {mp}");
+            // A loop device without direct I/O goes through the page cache of its backing
+            // file: reads of data already there never reach Ceph.
+            if let Some(lo) = dev.strip_prefix("/dev/").filter(|d| d.starts_with("loop")) {
+                let sys = std::path::Path::new("/sys/block").join(lo).join("loop");
+                let read = |f: &str| std::fs::read_to_string(sys.join(f)).unwrap_or_default().trim().to_string();
+                if read("dio") == "0" {
+                    write!(
+                        text,
+                        "; {dev} reads {} through the page cache (no direct I/O), so reads may not reach the cluster",
+                        read("backing_file")
+                    )
+                    .ok();
+                }
+            }
+            text
+        }
+        None => "file system unknown".into(),
+    }
 }
 
 fn ms(ns: f64) -> String {
@@ -685,6 +800,21 @@ fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (S
                         ),
                     ));
                 }
+            }
+            if r.layer == "BLOCK" {
+                let file = r.reference.split(' ').find_map(|w| w.strip_prefix("--filename=")).unwrap_or("");
+                marks.push(note(
+                    &mut foot,
+                    format!(
+                        "fio's libaio engine, direct=1, on {file} ({}): a file system and the kernel's block layer over the Ceph client (the seed's rbd-nbd layer); {}",
+                        mount_of(std::path::Path::new(file)),
+                        if a.fio_numjobs {
+                            format!("numjobs={} iodepth=1, one file", a.threads)
+                        } else {
+                            format!("one job, iodepth={}", a.threads)
+                        }
+                    ),
+                ));
             }
             if *d == "read" && r.layer == "RBD" {
                 let u =

@@ -6,7 +6,8 @@
 
 use std::path::Path;
 
-use fiox_report::{DeviceInfo, Manifest, Overhead, RunReport};
+use fiox_engine::ceph_facts::Facts;
+use fiox_report::{CephImage, CephManifest, CephObjects, DeviceInfo, Manifest, Overhead, RunReport};
 
 use crate::plan::Plan;
 use crate::runner::worker::WorkerResult;
@@ -82,7 +83,153 @@ pub fn build(plan: &Plan, results: &[WorkerResult], report: &RunReport) -> Manif
         warnings: warnings(plan, results, report, &overhead),
         overhead,
         repeat: None,
+        ceph: ceph(plan, results),
     }
+}
+
+/// How long the look at a Ceph job's cluster after the run may take (connecting, then each
+/// question): a cluster that stopped answering must not hold up the report.
+const CEPH_PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(4);
+
+/// Ceph jobs' entries: the planner's look at the cluster before the run (clone 0's, and every
+/// clone's objects), a second look after it, and what follows from the plan (object
+/// boundaries crossed, never-written share of the read range).
+fn ceph(plan: &Plan, results: &[WorkerResult]) -> Vec<CephManifest> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (wi, before) in &plan.ceph_before {
+        let w = &plan.workers[*wi];
+        if !seen.insert(w.job_index) {
+            continue;
+        }
+        let spec = &w.spec;
+        let clones: Vec<usize> =
+            (0..plan.workers.len()).filter(|&i| plan.workers[i].job_index == w.job_index).collect();
+        let mut before_objects: Vec<(String, Option<u64>)> = Vec::new();
+        for (i, f) in &plan.ceph_before {
+            if plan.workers[*i].job_index == w.job_index {
+                before_objects.extend(f.objects.iter().cloned());
+            }
+        }
+        let names: Vec<String> = before_objects.iter().map(|(n, _)| n.clone()).collect();
+        // After a stall, the cluster is not asked again: it may still not answer.
+        let stalled = clones.iter().any(|&i| results.get(i).is_some_and(|r| r.abandoned));
+        let after = if stalled {
+            Err("not looked at: the cluster stopped answering during the run".to_string())
+        } else {
+            probe_bounded(spec, names.clone())
+        };
+        let mut m = CephManifest {
+            job: spec.name.clone(),
+            engine: spec.ioengine.to_string(),
+            rados_version: before.rados_version.clone(),
+            rbd_version: before.rbd_version.clone(),
+            fsid: before.fsid.clone(),
+            conf: before.conf.clone(),
+            client: before.client.clone(),
+            pool: before.pool.clone(),
+            namespace: before.namespace.clone(),
+            image: before.image.as_ref().map(|i| CephImage {
+                name: i.name.clone(),
+                size: i.size,
+                order: i.order,
+                object_size: i.object_size,
+                block_name_prefix: i.block_name_prefix.clone(),
+                features: i.features,
+                feature_names: i.feature_names.clone(),
+                stripe_unit: i.stripe_unit,
+                stripe_count: i.stripe_count,
+            }),
+            rbd_cache: before.rbd_cache.clone(),
+            lock_owners_before: before.lock_owners.clone(),
+            ..CephManifest::default()
+        };
+        if let Some(img) = &before.image {
+            // librbd splits an I/O at each stripe unit (the object size without striping).
+            let unit = if img.stripe_unit > 0 { img.stripe_unit.min(img.object_size) } else { img.object_size };
+            let dirs = [("read", spec.rw.reads()), ("write", spec.rw.writes()), ("trim", spec.rw.trims())];
+            for (d, (name, on)) in dirs.iter().enumerate() {
+                let fixed = spec.bsrange[d].is_none_or(|(lo, hi)| lo == hi) && spec.bssplit[d].is_empty();
+                if *on && fixed && spec.bs[d] > 0 {
+                    if let Some(f) = w.files.first() {
+                        m.object_crossing_share
+                            .push((name.to_string(), crossing_share(f.region_start, f.region_len, spec.bs[d], unit)));
+                    }
+                }
+            }
+            if spec.rw.reads() {
+                if let (Some(written), Some(f)) = (&before.written, w.files.first()) {
+                    let end = f.region_start + f.region_len;
+                    let covered: u64 =
+                        written.iter().map(|&(o, l)| (o + l).min(end).saturating_sub(o.max(f.region_start))).sum();
+                    m.unwritten_read_share = Some(1.0 - covered as f64 / f.region_len.max(1) as f64);
+                }
+            }
+        }
+        match after {
+            Ok(a) => {
+                m.lock_owners_after = a.lock_owners.clone();
+                if spec.ioengine == "rados" {
+                    m.objects = Some(objects(&before_objects, &a));
+                }
+            }
+            Err(e) => m.after_error = Some(e),
+        }
+        out.push(m);
+    }
+    out
+}
+
+/// The look after the run, on a thread so that the report waits at most a little longer than
+/// the probe's own timeouts.
+fn probe_bounded(spec: &fiox_options::JobSpec, names: Vec<String>) -> Result<Facts, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (engine, opts, direct) = (spec.ioengine, spec.engine.ceph.clone(), spec.direct);
+    std::thread::Builder::new()
+        .name("fiox-ceph-probe".into())
+        .spawn(move || {
+            let _ = tx.send(fiox_engine::ceph_facts::probe(engine, &opts, direct, &names, CEPH_PROBE_TIMEOUT));
+        })
+        .map_err(|e| format!("cannot start a thread: {e}"))?;
+    rx.recv_timeout(CEPH_PROBE_TIMEOUT * 2)
+        .unwrap_or_else(|_| Err(format!("no answer within {} s", (CEPH_PROBE_TIMEOUT * 2).as_secs())))
+}
+
+/// A rados job's objects: how many the run created, removed and left.
+fn objects(before: &[(String, Option<u64>)], after: &Facts) -> CephObjects {
+    let now: std::collections::HashMap<&str, Option<u64>> =
+        after.objects.iter().map(|(n, s)| (n.as_str(), *s)).collect();
+    let mut o = CephObjects { named: before.len() as u64, ..CephObjects::default() };
+    for (name, was) in before {
+        let is = now.get(name.as_str()).copied().flatten();
+        o.existed_before += was.is_some() as u64;
+        o.created += (was.is_none() && is.is_some()) as u64;
+        o.removed += (was.is_some() && is.is_none()) as u64;
+        o.left += is.is_some() as u64;
+        o.left_bytes += is.unwrap_or(0);
+    }
+    o
+}
+
+/// The share of `bs`-byte I/Os at the `bs`-aligned offsets of `[start, start + len)` that
+/// cross a multiple of `unit` (librbd then makes two RADOS operations of one). Sequential jobs
+/// issue every such offset and uniform random ones draw from them, so it is the share of
+/// either's I/Os; over a million offsets, an even sample of a million stands for them.
+fn crossing_share(start: u64, len: u64, bs: u64, unit: u64) -> f64 {
+    let n = len / bs.max(1);
+    if n == 0 || unit == 0 {
+        return 0.0;
+    }
+    let step = (n / (1 << 20)).max(1);
+    let (mut crossing, mut total) = (0u64, 0u64);
+    let mut k = 0;
+    while k < n {
+        let off = start + k * bs;
+        crossing += (off % unit + bs > unit) as u64;
+        total += 1;
+        k += step;
+    }
+    crossing as f64 / total as f64
 }
 
 /// Results that deserve a second look before anyone believes them.
@@ -185,6 +332,18 @@ mod tests {
         assert!(cache_warnings(0, [0, 64 << 20], 0, [0, 64 << 20]).is_empty());
         // Small runs are not judged.
         assert!(cache_warnings(500, [1 << 20, 1 << 20], 0, [0, 0]).is_empty());
+    }
+
+    #[test]
+    fn crossing_shares() {
+        // The seed's "4M": 4,096,000-byte I/Os on 4 MiB objects cross at 24 of every 25 offsets
+        // (reference/ceph.md §0); true 4 MiB and 4 KiB I/Os never do.
+        let share = crossing_share(0, 4096000 * 1024, 4096000, 4 << 20);
+        assert!((share - 0.977).abs() < 0.01, "{share}");
+        assert_eq!(crossing_share(0, 64 << 20, 4 << 20, 4 << 20), 0.0);
+        assert_eq!(crossing_share(0, 64 << 20, 4096, 4 << 20), 0.0);
+        // Offset by 2 KiB, one 4 KiB I/O in 1024 straddles each boundary.
+        assert!((crossing_share(2048, 64 << 20, 4096, 4 << 20) - 1.0 / 1024.0).abs() < 1e-9);
     }
 
     #[test]

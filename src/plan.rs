@@ -68,6 +68,9 @@ pub struct Plan {
     /// fiox's own warnings about what the jobs will measure (a read of an rbd image's
     /// never-written ranges), reported with the run manifest's warnings.
     pub fiox_warnings: Vec<String>,
+    /// What each Ceph worker's cluster looked like before the run (by worker index), for the
+    /// run manifest, which looks again after it.
+    pub ceph_before: Vec<(usize, Box<fiox_engine::ceph_facts::Facts>)>,
 }
 
 /// Plans checked jobs: one worker per clone, with its files named and sized and its I/O size.
@@ -102,6 +105,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
     let mut written_before: HashSet<PathBuf> = HashSet::new();
     let mut written_now: HashSet<PathBuf> = HashSet::new();
     let mut fiox_warnings = Vec::new();
+    let mut ceph_before = Vec::new();
     for (job_index, job) in set.jobs.iter().enumerate() {
         if job.spec.stonewall {
             written_before.extend(written_now.drain());
@@ -152,10 +156,13 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 Some(rp) if !engine.diskless => replay_files(&spec, rp)?,
                 _ if engine.no_io => no_io_files(&spec),
                 _ if engine.remote.is_some() => {
-                    let (files, unwritten) = remote_files(&spec, clone, engine, listed.as_deref())?;
+                    let (files, unwritten, facts) = remote_files(&spec, clone, engine, listed.as_deref())?;
                     // One warning per job, not per clone.
                     if clone == 0 {
                         fiox_warnings.extend(unwritten);
+                    }
+                    if let Some(f) = facts {
+                        ceph_before.push((workers.len(), f));
                     }
                     files
                 }
@@ -205,6 +212,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
         notes,
         warnings,
         fiox_warnings,
+        ceph_before,
     })
 }
 
@@ -412,6 +420,9 @@ fn offset_and_increment(spec: &JobSpec, real: u64) -> (u64, u64) {
     (bytes(spec.offset), bytes(spec.offset_increment))
 }
 
+/// What the planner learnt about a Ceph job's cluster (for the run manifest).
+type CephFacts = Box<fiox_engine::ceph_facts::Facts>;
+
 /// The files of an engine whose files are on a server (rbd: the image; rados: objects). The
 /// names are made as for local files (`filename=` with `directory=`, or fio's generated
 /// names); the engine says which it uses and how large those that exist are. Regions follow
@@ -424,7 +435,7 @@ fn remote_files(
     clone: u32,
     engine: &EngineInfo,
     listed: Option<&[String]>,
-) -> Result<(Vec<FilePlan>, Vec<String>)> {
+) -> Result<(Vec<FilePlan>, Vec<String>, Option<CephFacts>)> {
     let remote = engine.remote.expect("a remote engine");
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
     let names: Vec<String> = match (listed, &spec.filename) {
@@ -444,7 +455,9 @@ fn remote_files(
     let mut unwritten = Vec::new();
     let nfiles = files.len().max(1) as u64;
     let mut out = Vec::new();
-    for f in files {
+    let mut facts = None;
+    for mut f in files {
+        facts = facts.or(f.facts.take());
         let real = f.size.unwrap_or(0);
         let (offset, inc) = offset_and_increment(spec, real);
         let region_start = offset + inc * clone as u64;
@@ -514,7 +527,7 @@ fn remote_files(
             region_len,
         });
     }
-    Ok((out, unwritten))
+    Ok((out, unwritten, facts))
 }
 
 /// Splits `filename` on ':' (fio's separator; `\:` keeps a literal colon).

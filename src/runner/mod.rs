@@ -509,6 +509,52 @@ struct Watch {
     since: Instant,
     /// When it was first woken.
     woken: Option<Instant>,
+    /// The Ceph stall watchdog spoke about the current silence.
+    stall_told: bool,
+}
+
+/// How long the stall watchdog's health question may take (connecting, then asking).
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// The Ceph stall watchdog (fiox's `ceph_stall_warn`): a Ceph job whose I/O has waited that
+/// long is named on stderr with its oldest I/O's age, and the monitors are asked for the
+/// cluster's health on a thread of its own (a dead cluster must not hold up the watchdog),
+/// whose answer is printed when it comes. fio 3.33 shows nothing and waits forever.
+fn stall_warning(
+    w: &crate::plan::WorkerPlan,
+    p: &Progress,
+    quiet: Duration,
+    health: &mut Vec<std::sync::mpsc::Receiver<String>>,
+    diag: &(dyn Fn(&str) + Send + Sync),
+) {
+    let spec = &w.spec;
+    let ceph = &spec.engine.ceph;
+    let oldest = Duration::from_nanos(p.oldest_ns.load(Ordering::Relaxed)) + quiet;
+    let target = match spec.ioengine {
+        "rbd" => format!("image '{}'", ceph.rbdname.as_deref().unwrap_or("")),
+        _ => format!("{} object(s)", w.files.len()),
+    };
+    diag(&format!(
+        "fiox: watchdog: job '{}': no {} I/O completed for {:.1} s; {} in flight on {target} in pool '{}', the oldest issued {:.1} s ago\n",
+        spec.name,
+        spec.ioengine,
+        quiet.as_secs_f64(),
+        p.inflight.load(Ordering::Relaxed).max(1),
+        ceph.pool.as_deref().unwrap_or(""),
+        oldest.as_secs_f64(),
+    ));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (name, engine, opts) = (spec.name.clone(), spec.ioengine, ceph.clone());
+    let spawned = std::thread::Builder::new().name("fiox-ceph-health".into()).spawn(move || {
+        let line = match fiox_engine::ceph_facts::health(engine, &opts, HEALTH_TIMEOUT) {
+            Ok(h) => format!("fiox: watchdog: job '{name}': cluster health (from the monitors): {h}\n"),
+            Err(e) => format!("fiox: watchdog: job '{name}': cluster health unknown: {e}\n"),
+        };
+        let _ = tx.send(line);
+    });
+    if spawned.is_ok() {
+        health.push(rx);
+    }
 }
 
 /// Collects the phase's results, and watches the workers while they run. Liveness is judged by
@@ -526,9 +572,20 @@ fn wait_for_workers(
 ) {
     let PhaseView { first, progress, stop: phase_stop, clock: phase_clock } = phase;
     let start = Instant::now();
-    let mut watch: Vec<Watch> = progress.iter().map(|_| Watch { heartbeat: 0, since: start, woken: None }).collect();
+    let mut watch: Vec<Watch> =
+        progress.iter().map(|_| Watch { heartbeat: 0, since: start, woken: None, stall_told: false }).collect();
     let mut pending = progress.len();
+    let mut health: Vec<std::sync::mpsc::Receiver<String>> = Vec::new();
     while pending > 0 {
+        // The stall watchdog's answers from the monitors, as they come.
+        health.retain(|rx| match rx.try_recv() {
+            Ok(line) => {
+                diag(&line);
+                false
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => true,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => false,
+        });
         if trigger::check() {
             // As fio: the trigger ends every job (each saves its state as it ends).
             STOP.store(true, Ordering::Relaxed);
@@ -558,9 +615,20 @@ fn wait_for_workers(
             let beat = p.heartbeat.load(Ordering::Relaxed);
             let activity = p.activity.load(Ordering::Relaxed);
             if beat != w.heartbeat || activity == worker::Activity::IDLE {
-                (w.heartbeat, w.since) = (beat, now);
+                (w.heartbeat, w.since, w.stall_told) = (beat, now, false);
             }
             let spec = &plan.workers[i].spec;
+            let stall_warn = Duration::from_micros(spec.engine.ceph.stall_warn_us);
+            if !w.stall_told
+                && !stall_warn.is_zero()
+                && matches!(spec.ioengine, "rbd" | "rados")
+                && activity == worker::Activity::IO
+                && p.inflight.load(Ordering::Relaxed) > 0
+                && now.duration_since(w.since) >= stall_warn
+            {
+                w.stall_told = true;
+                stall_warning(&plan.workers[i], p, now.duration_since(w.since), &mut health, diag);
+            }
             let mut bound = Duration::from_micros(spec.hang_timeout_us.max(1));
             if stop {
                 bound = bound.min(STOP_QUIET);
@@ -584,6 +652,14 @@ fn wait_for_workers(
                     Some(Ok(stuck_worker(&plan.workers[i], p, now.duration_since(w.since), phase_clock, diag)));
                 pending -= 1;
             }
+        }
+    }
+    // A health answer still on its way when the phase ended: a short wait, not the full
+    // timeout (the run is over; a dead cluster's answer is not worth holding the exit).
+    let deadline = Instant::now() + Duration::from_millis(500);
+    for rx in health {
+        if let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            diag(&line);
         }
     }
 }

@@ -75,7 +75,7 @@ fn start() -> Result<Cluster, String> {
 
 /// Held (shared) by every test while it uses the cluster, and exclusively by the one test that
 /// stops the OSD, so that no other test sees the stall.
-static SHARED: std::sync::RwLock<()> = std::sync::RwLock::new(());
+pub(crate) static SHARED: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 /// Binds `$c` to the cluster for the rest of the test (holding `SHARED`), or prints a reason to
 /// skip and returns.
@@ -91,7 +91,7 @@ macro_rules! cluster_or_skip {
 
 impl Cluster {
     /// A Ceph command-line tool (`rados`, `rbd`) against the cluster.
-    fn tool(&self, tool: &str, args: &[&str]) -> Out {
+    pub(crate) fn tool(&self, tool: &str, args: &[&str]) -> Out {
         let o = Command::new("timeout")
             .args(["-k", "5", "60", tool, "-c"])
             .arg(&self.conf)
@@ -106,7 +106,7 @@ impl Cluster {
     }
 
     /// A fresh image of `mib` MiB in pool `bench`, with a name no other test uses.
-    fn image(&self, tag: &str, mib: u32) -> String {
+    pub(crate) fn image(&self, tag: &str, mib: u32) -> String {
         static N: AtomicU32 = AtomicU32::new(0);
         let name = format!("{tag}-{}", N.fetch_add(1, Ordering::Relaxed));
         let o = self.tool("rbd", &["create", &format!("bench/{name}"), "--size", &format!("{mib}M")]);
@@ -115,7 +115,7 @@ impl Cluster {
     }
 
     /// The written extents of an image (`rbd diff`), as (offset, length) pairs.
-    fn extents(&self, image: &str) -> Vec<(u64, u64)> {
+    pub(crate) fn extents(&self, image: &str) -> Vec<(u64, u64)> {
         let o = self.tool("rbd", &["diff", "--format", "json", &format!("bench/{image}")]);
         assert_eq!(o.code, 0, "rbd diff: {}", o.stderr);
         let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
@@ -167,7 +167,7 @@ impl Cluster {
 
 /// Runs fio (`fiox_run` false) or fiox with the cluster's configuration in CEPH_CONF, bounded
 /// in time (fio waits forever on a cluster that stopped answering).
-fn run(fiox_run: bool, c: &Cluster, args: &[&str]) -> Out {
+pub(crate) fn run(fiox_run: bool, c: &Cluster, args: &[&str]) -> Out {
     let bin = if fiox_run { util::fiox_bin() } else { util::fio_bin() };
     let dir = util::scratch();
     let o = Command::new("timeout")
@@ -995,6 +995,7 @@ fn stalled_cluster_ends_on_signal() {
                 "--iodepth=8",
                 "--time_based",
                 "--runtime=60",
+                "--ceph_stall_warn=1",
             ],
             "TERM",
             "WRITE: bw=",
@@ -1025,6 +1026,16 @@ fn stalled_cluster_ends_on_signal() {
         assert!(o.status.code().is_some(), "{args:?}: killed by the signal, no report");
         assert!(stdout.contains(partial), "{args:?}: {stdout}");
         assert!(stderr.contains(named), "{args:?}: {stderr}");
+        if args.contains(&"--ceph_stall_warn=1") {
+            // The stall watchdog spoke before the signal: the oldest I/O's age and the
+            // monitors' view of the cluster.
+            let told = stderr.lines().find(|l| l.starts_with("fiox: watchdog: job 's': no rbd I/O completed for "));
+            assert!(told.is_some_and(|l| l.contains("the oldest issued")), "{stderr}");
+            assert!(
+                stderr.contains("fiox: watchdog: job 's': cluster health (from the monitors): HEALTH_"),
+                "{stderr}"
+            );
+        }
         // The cluster answers again before the next case.
         let t = Instant::now();
         while c.tool("rados", &["-p", "bench", "stat", "rbd_directory"]).code != 0 {

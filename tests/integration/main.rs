@@ -2,6 +2,7 @@
 //! real `fiox` binary; differential tests also run the real fio 3.33.
 
 mod ceph;
+mod ceph_more;
 mod cli;
 mod differential;
 mod dists;

@@ -26,6 +26,7 @@ pub use ceph::client::{
     create_image as ceph_create_image, remove_image as ceph_remove_image, Finish, ImageClient, PoolClient,
 };
 pub use ceph::errno_text as ceph_errno_text;
+pub use ceph::facts as ceph_facts;
 pub use fiox_options::spec::EngineOpts;
 pub use fiox_options::MemKind;
 pub use queue::{Io, IoQueue, QueueConfig, QueueError};
@@ -164,6 +165,8 @@ pub struct RemoteFile {
     /// For a job that reads a thin image: the extents ever written (reads elsewhere return
     /// zeros without disk I/O, which the planner warns about).
     pub written: Option<Vec<(u64, u64)>>,
+    /// What the run manifest reports about the cluster (a Ceph engine's first file only).
+    pub facts: Option<Box<ceph::facts::Facts>>,
 }
 
 /// Asks such an engine for clone `clone`'s files, given the names the planner made of the

@@ -329,6 +329,13 @@ pub struct CephOpts {
     /// fiox: how long to wait for the monitors, microseconds (`ceph_connect_timeout`); unset,
     /// the configuration's `client_mount_timeout` if it sets one, else 60 s.
     pub connect_timeout_us: Option<u64>,
+    /// fiox: one librados client for all jobs of the process that agree on it
+    /// (`ceph_shared_client`).
+    pub shared_client: bool,
+    /// fiox: one open rbd image for all jobs of the process on it (`rbd_shared_handle`).
+    pub shared_handle: bool,
+    /// fiox: the stall watchdog's threshold, microseconds (`ceph_stall_warn`; 0: off).
+    pub stall_warn_us: u64,
 }
 
 /// One rule of which I/Os get a priority: those of `bs` (any size if `None`), `pct` percent of
@@ -942,11 +949,17 @@ impl JobSpec {
             touch_objects: m.flag("touch_objects")?,
             namespace: m.string("namespace"),
             connect_timeout_us: m.is_set("ceph_connect_timeout").then(|| m.time("ceph_connect_timeout")).transpose()?,
+            shared_client: m.flag("ceph_shared_client")?,
+            shared_handle: m.flag("rbd_shared_handle")?,
+            stall_warn_us: m.time("ceph_stall_warn")?,
         };
-        for fiox_ceph in ["namespace", "ceph_connect_timeout"] {
+        for fiox_ceph in ["namespace", "ceph_connect_timeout", "ceph_shared_client", "ceph_stall_warn"] {
             if m.is_set(fiox_ceph) && !["rbd", "rados"].contains(&ioengine) {
                 return Err(m.job_err(format!("{fiox_ceph}= is for ioengine=rbd and ioengine=rados, not {ioengine}")));
             }
+        }
+        if m.is_set("rbd_shared_handle") && ioengine != "rbd" {
+            return Err(m.job_err(format!("rbd_shared_handle= is for ioengine=rbd, not {ioengine}")));
         }
         if engine.ceph.connect_timeout_us == Some(0) {
             return Err(m.job_err("ceph_connect_timeout=0 would not wait for the monitors at all".into()));

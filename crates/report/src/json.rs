@@ -524,6 +524,9 @@ fn manifest(m: &crate::model::Manifest) -> Obj {
         .collect();
     o.put("self_overhead", V::A(overhead));
     o.put("warnings", V::A(m.warnings.iter().map(|w| V::S(w.clone())).collect()));
+    if !m.ceph.is_empty() {
+        o.put("ceph", V::A(m.ceph.iter().map(|c| V::O(ceph(c))).collect()));
+    }
     if let Some(r) = &m.repeat {
         let mut x = Obj::default();
         x.s("metric", &r.metric)
@@ -537,6 +540,71 @@ fn manifest(m: &crate::model::Manifest) -> Obj {
             .u("met", r.met as u64);
         x.put("values", V::A(r.values.iter().map(|&v| V::F(v)).collect()));
         o.o("repeat_until", x);
+    }
+    o
+}
+
+/// A Ceph job's manifest entry (`fiox.ceph[]`).
+fn ceph(c: &crate::model::CephManifest) -> Obj {
+    let strings = |v: &[String]| V::A(v.iter().map(|s| V::S(s.clone())).collect());
+    let mut o = Obj::default();
+    o.s("job", &c.job)
+        .s("engine", &c.engine)
+        .s("rados_version", &c.rados_version)
+        .s("rbd_version", &c.rbd_version)
+        .s("fsid", &c.fsid)
+        .s("conf", &c.conf)
+        .s("client", &c.client)
+        .s("pool", &c.pool)
+        .s("namespace", &c.namespace);
+    if let Some(i) = &c.image {
+        let mut x = Obj::default();
+        x.s("name", &i.name)
+            .u("size", i.size)
+            .u("order", i.order as u64)
+            .u("object_size", i.object_size)
+            .s("block_name_prefix", &i.block_name_prefix)
+            .u("features", i.features)
+            .put("feature_names", strings(&i.feature_names))
+            .u("stripe_unit", i.stripe_unit)
+            .u("stripe_count", i.stripe_count);
+        o.o("image", x);
+    }
+    if !c.rbd_cache.is_empty() {
+        let mut x = Obj::default();
+        for (k, v) in &c.rbd_cache {
+            x.s(k, v);
+        }
+        o.o("rbd_cache", x);
+    }
+    if !c.object_crossing_share.is_empty() {
+        let mut x = Obj::default();
+        for (d, v) in &c.object_crossing_share {
+            x.f(d, *v);
+        }
+        o.o("object_crossing_share", x);
+    }
+    if let Some(u) = c.unwritten_read_share {
+        o.f("unwritten_read_share", u);
+    }
+    if let Some(b) = &c.lock_owners_before {
+        o.put("lock_owners_before", strings(b));
+    }
+    if let Some(a) = &c.lock_owners_after {
+        o.put("lock_owners_after", strings(a));
+    }
+    if let Some(x) = &c.objects {
+        let mut y = Obj::default();
+        y.u("named", x.named)
+            .u("existed_before", x.existed_before)
+            .u("created", x.created)
+            .u("removed", x.removed)
+            .u("left", x.left)
+            .u("left_bytes", x.left_bytes);
+        o.o("objects", y);
+    }
+    if let Some(e) = &c.after_error {
+        o.s("after_error", e);
     }
     o
 }

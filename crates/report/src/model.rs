@@ -231,6 +231,67 @@ pub struct Manifest {
     pub warnings: Vec<String>,
     /// `--repeat-until`: the runs' figures and whether the interval was reached.
     pub repeat: Option<RepeatSummary>,
+    /// Ceph jobs (`rbd`, `rados`): what their cluster, pool and image were, one per job.
+    #[serde(default)]
+    pub ceph: Vec<CephManifest>,
+}
+
+/// A Ceph job's cluster as fiox saw it before and after the run (reference/ceph.md §9.1.5).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CephManifest {
+    pub job: String,
+    pub engine: String,
+    /// librados's and librbd's C API versions (`rbd_version` empty for rados).
+    pub rados_version: String,
+    pub rbd_version: String,
+    pub fsid: String,
+    /// The configuration file read (empty: none).
+    pub conf: String,
+    pub client: String,
+    pub pool: String,
+    pub namespace: String,
+    pub image: Option<CephImage>,
+    /// librbd's cache settings as the client saw them (`rbd_cache`, `rbd_cache_policy`, ...).
+    pub rbd_cache: Vec<(String, String)>,
+    /// Share of the job's possible I/O offsets whose I/O crosses a RADOS object boundary
+    /// (librbd splits those in two), per direction that has I/O (read, write, trim).
+    pub object_crossing_share: Vec<(String, f64)>,
+    /// Share of the read range never written before the run (reads there cost no disk I/O).
+    pub unwritten_read_share: Option<f64>,
+    /// The exclusive lock's owners before and after the run (`None`: not known).
+    pub lock_owners_before: Option<Vec<String>>,
+    pub lock_owners_after: Option<Vec<String>>,
+    /// rados: the job's objects (all clones), and how many existed before, were created by
+    /// the run, were removed by it, and are left after it.
+    pub objects: Option<CephObjects>,
+    /// Why the look after the run failed, if it did.
+    pub after_error: Option<String>,
+}
+
+/// An RBD image as `rbd info` describes it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CephImage {
+    pub name: String,
+    pub size: u64,
+    pub order: u32,
+    pub object_size: u64,
+    pub block_name_prefix: String,
+    pub features: u64,
+    pub feature_names: Vec<String>,
+    pub stripe_unit: u64,
+    pub stripe_count: u64,
+}
+
+/// A rados job's objects before and after its run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CephObjects {
+    pub named: u64,
+    pub existed_before: u64,
+    pub created: u64,
+    pub removed: u64,
+    pub left: u64,
+    /// Bytes in the objects left.
+    pub left_bytes: u64,
 }
 
 /// `--repeat-until` (fiox): a metric measured once per run, its mean and the 95% confidence

@@ -210,11 +210,78 @@ fn fiox_section(m: &crate::model::Manifest) -> String {
         }
         s.push('\n');
     }
+    for c in &m.ceph {
+        s.push_str(&ceph_lines(c));
+    }
     for w in &m.warnings {
         let _ = writeln!(s, "fiox warning: {w}");
     }
     if let Some(r) = &m.repeat {
         s.push_str(&repeat_lines(r));
+    }
+    s
+}
+
+/// A Ceph job's manifest in the `fiox` section: what the JSON `fiox.ceph[]` entry holds.
+fn ceph_lines(c: &crate::model::CephManifest) -> String {
+    let mut s = String::new();
+    let rbd = if c.rbd_version.is_empty() { String::new() } else { format!(", librbd {}", c.rbd_version) };
+    let conf = if c.conf.is_empty() { "no configuration file" } else { &c.conf };
+    let ns = if c.namespace.is_empty() { String::new() } else { format!(", namespace {}", c.namespace) };
+    let _ = writeln!(
+        s,
+        "fiox ceph: {} ({}): librados {}{rbd}, fsid {}, {conf}, {}, pool {}{ns}",
+        c.job, c.engine, c.rados_version, c.fsid, c.client, c.pool
+    );
+    if let Some(i) = &c.image {
+        let _ = writeln!(
+            s,
+            "  image {}: {} bytes, order {} ({}-byte objects), features {}, stripe unit {} count {}",
+            i.name,
+            i.size,
+            i.order,
+            i.object_size,
+            if i.feature_names.is_empty() { "none".to_string() } else { i.feature_names.join(",") },
+            i.stripe_unit,
+            i.stripe_count
+        );
+    }
+    if !c.rbd_cache.is_empty() {
+        let kv: Vec<String> = c.rbd_cache.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(s, "  {}", kv.join(", "));
+    }
+    let mut facts = Vec::new();
+    for (d, v) in &c.object_crossing_share {
+        facts.push(format!("{d} I/Os crossing an object boundary: {}%", cfmt(v * 100.0, 1, 1)));
+    }
+    if let Some(u) = c.unwritten_read_share {
+        facts.push(format!("read range never written: {}%", cfmt(u * 100.0, 1, 1)));
+    }
+    if !facts.is_empty() {
+        let _ = writeln!(s, "  {}", facts.join("; "));
+    }
+    if c.lock_owners_before.is_some() || c.lock_owners_after.is_some() {
+        let show = |o: &Option<Vec<String>>| match o {
+            None => "unknown".to_string(),
+            Some(v) if v.is_empty() => "none".to_string(),
+            Some(v) => v.join(" "),
+        };
+        let _ = writeln!(
+            s,
+            "  exclusive lock owner: before {}, after {}",
+            show(&c.lock_owners_before),
+            show(&c.lock_owners_after)
+        );
+    }
+    if let Some(o) = &c.objects {
+        let _ = writeln!(
+            s,
+            "  objects: {} named, {} existed before, {} created, {} removed, {} left ({} bytes)",
+            o.named, o.existed_before, o.created, o.removed, o.left, o.left_bytes
+        );
+    }
+    if let Some(e) = &c.after_error {
+        let _ = writeln!(s, "  after the run: {e}");
     }
     s
 }

@@ -74,7 +74,7 @@ pub(super) fn run(
         }
     }
     finish_stats(&mut ts, now / 1_000_000, &usage0);
-    progress.publish(&ts, ts.dirs[d].total_ios, 0);
+    progress.publish(&ts, ts.dirs[d].total_ios, 0, 0);
     progress.done.store(true, Ordering::Relaxed);
     Ok(WorkerResult {
         ts,

@@ -81,6 +81,9 @@ pub struct Progress {
     pub tid: AtomicU32,
     /// I/Os in flight at the last publish.
     pub inflight: AtomicU32,
+    /// How long the oldest of them had been in flight at the last publish, nanoseconds (the
+    /// Ceph stall watchdog adds the silence since).
+    pub oldest_ns: AtomicU64,
     /// Set by the watchdog before it wakes the worker ([`Wake`]).
     pub wake: AtomicU8,
     /// Measurement has started (ramp_time is over): the published counters count from here.
@@ -113,7 +116,8 @@ impl Wake {
 }
 
 impl Progress {
-    fn publish(&self, ts: &ThreadStat, completed: u64, inflight: u32) {
+    fn publish(&self, ts: &ThreadStat, completed: u64, inflight: u32, oldest_ns: u64) {
+        self.oldest_ns.store(oldest_ns, Ordering::Relaxed);
         for d in 0..3 {
             self.bytes[d].store(ts.dirs[d].io_bytes, Ordering::Relaxed);
             self.ios[d].store(ts.dirs[d].total_ios, Ordering::Relaxed);
@@ -1200,7 +1204,9 @@ impl<'a> Worker<'a> {
         let now = self.now;
         if now >= self.publisher.next_at {
             self.publisher.next_at = now + 1_000_000;
-            self.publisher.progress.publish(&self.acct.ts, self.completed, self.inflight());
+            // At most once a millisecond: the oldest I/O in flight, for the stall watchdog.
+            let oldest = self.q.in_engine_units().map(|i| self.stamps.issue[i as usize]).min().unwrap_or(now);
+            self.publisher.progress.publish(&self.acct.ts, self.completed, self.inflight(), now.saturating_sub(oldest));
             self.answer_snapshot();
         }
         self.acct.sample(now, self.spec.bs);

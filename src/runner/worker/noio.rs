@@ -60,7 +60,7 @@ pub(super) fn run(
         now = clock.now();
         let QueueStatus::Completed(_) = status else { unreachable!("no-I/O engines complete every I/O in line") };
         book(&mut ts, now - t0);
-        progress.publish(&ts, ts.dirs[0].total_ios, 0);
+        progress.publish(&ts, ts.dirs[0].total_ios, 0, 0);
         // The pause, cut short by the end of the runtime or a stop.
         let until = now.saturating_add(think).min(end_ns);
         while !over(now) && now < until {
@@ -79,7 +79,7 @@ pub(super) fn run(
     finish_stats(&mut ts, now / 1_000_000, &usage0);
     // fio derives no bandwidth for these jobs: the direction has I/Os but no runtime.
     ts.dirs[0].runtime_ms = 0;
-    progress.publish(&ts, ts.dirs[0].total_ios, 0);
+    progress.publish(&ts, ts.dirs[0].total_ios, 0, 0);
     progress.done.store(true, Ordering::Relaxed);
     Ok(WorkerResult {
         ts,

@@ -57,6 +57,19 @@ pub(crate) struct Rados {
     pub aio_write_op_operate:
         unsafe extern "C" fn(WriteOpT, IoctxT, RadosCompletionT, *const c_char, *mut libc::time_t, c_int) -> c_int,
     pub release_write_op: unsafe extern "C" fn(WriteOpT),
+    pub cluster_fsid: unsafe extern "C" fn(RadosT, *mut c_char, usize) -> c_int,
+    pub mon_command: unsafe extern "C" fn(
+        RadosT,
+        *mut *const c_char,
+        usize,
+        *const c_char,
+        usize,
+        *mut *mut c_char,
+        *mut usize,
+        *mut *mut c_char,
+        *mut usize,
+    ) -> c_int,
+    pub buffer_free: unsafe extern "C" fn(*mut c_char),
 }
 
 /// librbd's `rbd_image_info_t`.
@@ -94,6 +107,13 @@ pub(crate) struct Rbd {
     pub aio_flush: unsafe extern "C" fn(ImageT, RbdCompletionT) -> c_int,
     pub aio_get_return_value: unsafe extern "C" fn(RbdCompletionT) -> isize,
     pub aio_release: unsafe extern "C" fn(RbdCompletionT),
+    pub version: unsafe extern "C" fn(*mut c_int, *mut c_int, *mut c_int),
+    pub get_features: unsafe extern "C" fn(ImageT, *mut u64) -> c_int,
+    pub get_stripe_unit: unsafe extern "C" fn(ImageT, *mut u64) -> c_int,
+    pub get_stripe_count: unsafe extern "C" fn(ImageT, *mut u64) -> c_int,
+    /// `rbd_lock_get_owners(image, &mode, owners, &max)`: the exclusive lock's owners.
+    pub lock_get_owners: unsafe extern "C" fn(ImageT, *mut c_int, *mut *mut c_char, *mut usize) -> c_int,
+    pub lock_get_owners_cleanup: unsafe extern "C" fn(*mut *mut c_char, usize),
 }
 
 /// A library loaded for the rest of the process's life: librados keeps global state
@@ -204,6 +224,9 @@ fn load_rados(engine: &str) -> Result<Rados, String> {
             write_op_zero: lib.get(c"rados_write_op_zero")?,
             aio_write_op_operate: lib.get(c"rados_aio_write_op_operate")?,
             release_write_op: lib.get(c"rados_release_write_op")?,
+            cluster_fsid: lib.get(c"rados_cluster_fsid")?,
+            mon_command: lib.get(c"rados_mon_command")?,
+            buffer_free: lib.get(c"rados_buffer_free")?,
         }
     };
     let (mut major, mut minor, mut extra) = (0, 0, 0);
@@ -239,6 +262,12 @@ fn load_rbd() -> Result<Rbd, String> {
             aio_flush: lib.get(c"rbd_aio_flush")?,
             aio_get_return_value: lib.get(c"rbd_aio_get_return_value")?,
             aio_release: lib.get(c"rbd_aio_release")?,
+            version: lib.get(c"rbd_version")?,
+            get_features: lib.get(c"rbd_get_features")?,
+            get_stripe_unit: lib.get(c"rbd_get_stripe_unit")?,
+            get_stripe_count: lib.get(c"rbd_get_stripe_count")?,
+            lock_get_owners: lib.get(c"rbd_lock_get_owners")?,
+            lock_get_owners_cleanup: lib.get(c"rbd_lock_get_owners_cleanup")?,
         }
     };
     Ok(table)

@@ -11,7 +11,9 @@
 //! happens on the job thread.
 
 pub(crate) mod client;
+pub mod facts;
 pub(crate) mod ffi;
+pub(crate) mod shared;
 
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::io;
@@ -87,11 +89,52 @@ impl Pool {
     /// (fio 3.33 does this only for direct=1). Each step's failure is one line saying what
     /// was tried and why it failed.
     pub(crate) fn connect(engine: &str, opts: &CephOpts, direct: bool) -> Result<Pool, String> {
-        let lib = ffi::rados(engine)?;
+        Pool::connect_with(engine, opts, direct, &[])
+    }
+
+    /// `connect`, with configuration values set before connecting (timeouts).
+    pub(crate) fn connect_with(
+        engine: &str,
+        opts: &CephOpts,
+        direct: bool,
+        extra: &[(&str, String)],
+    ) -> Result<Pool, String> {
         let pool_name = match &opts.pool {
             Some(p) if !p.is_empty() => p.clone(),
             _ => return Err(format!("ioengine={engine} needs pool= (the Ceph pool to use)")),
         };
+        let mut pool = Pool::connect_cluster(engine, opts, pool_name, extra)?;
+        if direct {
+            // Before any image is opened, as fio does for direct=1.
+            pool.set("rbd_cache", "false")?;
+        }
+        let pool_c = cstring("pool", &pool.name)?;
+        let mut ioctx: ffi::IoctxT = std::ptr::null_mut();
+        // SAFETY: a connected handle, a NUL-terminated pool name and a valid out-pointer.
+        let r = unsafe { (pool.lib.ioctx_create)(pool.cluster, pool_c.as_ptr(), &mut ioctx) };
+        if r < 0 {
+            return Err(if r == -libc::ENOENT {
+                format!("pool '{}' does not exist (pools: {})", pool.name, pool.pools().join(", "))
+            } else {
+                format!("cannot open pool '{}': {}", pool.name, errno_text(r as i64))
+            });
+        }
+        pool.ioctx = ioctx;
+        if let Some(ns) = &opts.namespace {
+            pool.set_namespace(ns)?;
+        }
+        Ok(pool)
+    }
+
+    /// Connects to the cluster as the job's options say, without opening a pool (`ioctx()` is
+    /// null until `connect` opens one); `extra` are configuration values set before connecting.
+    fn connect_cluster(
+        engine: &str,
+        opts: &CephOpts,
+        pool_name: String,
+        extra: &[(&str, String)],
+    ) -> Result<Pool, String> {
+        let lib = ffi::rados(engine)?;
         let (cluster_name, id) = client_id(opts);
         let mut cluster: ffi::RadosT = std::ptr::null_mut();
         let who = id.clone().unwrap_or_else(|| "admin".into());
@@ -144,6 +187,12 @@ impl Pool {
             timeout = CONNECT_TIMEOUT_S;
             pool.set("client_mount_timeout", &format!("{timeout}"))?;
         }
+        for (k, v) in extra {
+            pool.set(k, v)?;
+            if *k == "client_mount_timeout" {
+                timeout = v.parse().unwrap_or(timeout);
+            }
+        }
         // SAFETY: a configured, unconnected handle.
         let r = unsafe { (lib.connect)(cluster) };
         if r < 0 {
@@ -177,25 +226,6 @@ impl Pool {
             } else {
                 format!("cannot connect to Ceph as {who} (monitors {mons}, {conf}): {}", errno_text(r as i64))
             });
-        }
-        if direct {
-            // Before any image is opened, as fio does for direct=1.
-            pool.set("rbd_cache", "false")?;
-        }
-        let pool_c = cstring("pool", &pool.name)?;
-        let mut ioctx: ffi::IoctxT = std::ptr::null_mut();
-        // SAFETY: a connected handle, a NUL-terminated pool name and a valid out-pointer.
-        let r = unsafe { (lib.ioctx_create)(cluster, pool_c.as_ptr(), &mut ioctx) };
-        if r < 0 {
-            return Err(if r == -libc::ENOENT {
-                format!("pool '{}' does not exist (pools: {})", pool.name, pool.pools().join(", "))
-            } else {
-                format!("cannot open pool '{}': {}", pool.name, errno_text(r as i64))
-            });
-        }
-        pool.ioctx = ioctx;
-        if let Some(ns) = &opts.namespace {
-            pool.set_namespace(ns)?;
         }
         Ok(pool)
     }
@@ -263,6 +293,14 @@ impl Pool {
         }
     }
 
+    /// Object `oid`'s size, `None` when it does not exist (or cannot be looked up).
+    pub(crate) fn size(&self, oid: &CStr) -> Option<u64> {
+        let (mut size, mut mtime) = (0u64, 0 as libc::time_t);
+        // SAFETY: an open context, a NUL-terminated name and two valid out-pointers.
+        let r = unsafe { (self.lib.stat)(self.ioctx, oid.as_ptr(), &mut size, &mut mtime) };
+        (r == 0).then_some(size)
+    }
+
     /// Replaces object `oid` with `data`, synchronously.
     pub(crate) fn write_full(&self, oid: &CStr, data: &[u8]) -> i64 {
         // SAFETY: an open context, a NUL-terminated name and a buffer of the length given,
@@ -320,7 +358,64 @@ impl Pool {
         // SAFETY: an open context and a NUL-terminated name.
         unsafe { (self.lib.remove)(self.ioctx, oid.as_ptr()) as i64 }
     }
+
+    /// The cluster's fsid (its UUID), as `ceph fsid` prints it.
+    pub(crate) fn fsid(&self) -> Option<String> {
+        let mut buf = [0u8; 64];
+        // SAFETY: a connected handle and a buffer of the length given.
+        let r = unsafe { (self.lib.cluster_fsid)(self.cluster, buf.as_mut_ptr().cast(), buf.len()) };
+        if r < 0 {
+            return None;
+        }
+        CStr::from_bytes_until_nul(&buf).ok().map(|s| s.to_string_lossy().into_owned())
+    }
+
+    /// A monitor command (JSON, as `ceph` sends it): its output and status text, or -errno
+    /// with the status text. librados bounds it by `rados_mon_op_timeout` when that is set.
+    pub(crate) fn mon_command(&self, cmd: &str) -> Result<(String, String), (i64, String)> {
+        let cmd_c = cstring("command", cmd).map_err(|e| (-(libc::EINVAL as i64), e))?;
+        let mut cmds = [cmd_c.as_ptr()];
+        let (mut outbuf, mut outlen, mut outs, mut outslen) =
+            (std::ptr::null_mut::<c_char>(), 0usize, std::ptr::null_mut::<c_char>(), 0usize);
+        // SAFETY: a connected handle; one NUL-terminated command; no input; four valid
+        // out-pointers, whose buffers librados allocates and `take` frees once.
+        let r = unsafe {
+            (self.lib.mon_command)(
+                self.cluster,
+                cmds.as_mut_ptr(),
+                1,
+                std::ptr::null(),
+                0,
+                &mut outbuf,
+                &mut outlen,
+                &mut outs,
+                &mut outslen,
+            )
+        };
+        let take = |p: *mut c_char, len: usize| -> String {
+            if p.is_null() {
+                return String::new();
+            }
+            // SAFETY: librados returned `len` bytes at `p`, freed once here after the copy.
+            let text = String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }).into_owned();
+            // SAFETY: a buffer librados allocated for this call.
+            unsafe { (self.lib.buffer_free)(p) };
+            text
+        };
+        let (out, status) = (take(outbuf, outlen), take(outs, outslen));
+        if r < 0 {
+            return Err((r as i64, status));
+        }
+        Ok((out, status))
+    }
 }
+
+// SAFETY: librados's handles (`rados_t`, `rados_ioctx_t`) may be used from any thread and by
+// several threads at once (librados.h: thread-safe); a `Pool` owns them and releases them once,
+// in `Drop`. Sharing one connection among jobs (`ceph_shared_client=1`) relies on this.
+unsafe impl Send for Pool {}
+// SAFETY: see above.
+unsafe impl Sync for Pool {}
 
 impl Drop for Pool {
     fn drop(&mut self) {
@@ -347,12 +442,21 @@ pub(crate) struct Image {
     pub size: u64,
     /// The size of the image's RADOS objects.
     pub object_size: u64,
-    // Dropped after the image (field order).
-    pub pool: Pool,
+    // Dropped after the image (field order); shared with other jobs under
+    // `ceph_shared_client=1`.
+    pub pool: std::sync::Arc<Pool>,
 }
 
+// SAFETY: librbd's image handle may be used from several threads at once (its operations
+// take the image's own locks); an `Image` closes it once, in `Drop`. Jobs share one under
+// `rbd_shared_handle=1`.
+unsafe impl Send for Image {}
+// SAFETY: see above.
+unsafe impl Sync for Image {}
+
 impl Image {
-    pub(crate) fn open(pool: Pool, name: &str) -> Result<Image, String> {
+    pub(crate) fn open(pool: impl Into<std::sync::Arc<Pool>>, name: &str) -> Result<Image, String> {
+        let pool: std::sync::Arc<Pool> = pool.into();
         let (_, lib) = ffi::rbd()?;
         let name_c = cstring("rbdname", name)?;
         let mut image: ffi::ImageT = std::ptr::null_mut();

@@ -41,7 +41,8 @@ struct Op {
 
 struct State {
     lib: &'static ffi::Rados,
-    pool: Pool,
+    /// The job's own connection, or one shared with other jobs (`ceph_shared_client=1`).
+    pool: std::sync::Arc<Pool>,
     objects: Vec<CString>,
     done: Box<Done>,
     slots: Box<[Slot]>,
@@ -66,8 +67,14 @@ fn remote(spec: &fiox_options::JobSpec, _clone: u32, listed: &[String]) -> Resul
     if spec.engine.ceph.pool.as_deref().is_none_or(str::is_empty) {
         return Err("ioengine=rados needs pool= (fio: \"rados pool name must be provided.\")".into());
     }
-    Pool::connect("rados", &spec.engine.ceph, false)?;
-    Ok(listed.iter().map(|name| RemoteFile { name: name.clone(), size: None, written: None }).collect())
+    let pool = Pool::connect("rados", &spec.engine.ceph, false)?;
+    let mut facts = ceph::facts::of_pool(&pool, &spec.engine.ceph, false);
+    facts.objects = ceph::facts::objects(&pool, listed);
+    let mut facts = Some(Box::new(facts));
+    Ok(listed
+        .iter()
+        .map(|name| RemoteFile { name: name.clone(), size: None, written: None, facts: facts.take() })
+        .collect())
 }
 
 impl IoEngine for Rados {
@@ -75,7 +82,7 @@ impl IoEngine for Rados {
         let opts = &setup.opts.ceph;
         let start = || -> Result<State, String> {
             let lib = ffi::rados("rados")?;
-            let pool = Pool::connect("rados", opts, false)?;
+            let pool = ceph::shared::pool("rados", opts, false)?;
             let objects = setup
                 .paths
                 .iter()

@@ -10,6 +10,8 @@
 use std::io;
 use std::time::Duration;
 
+use std::sync::Arc;
+
 use crate::ceph::{self, ffi, Done, Finished, Image, Pool, Slot, Woke};
 use crate::{Completion, Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, RemoteFile};
 
@@ -24,7 +26,8 @@ struct Rbd {
 
 struct State {
     rbd: &'static ffi::Rbd,
-    image: Image,
+    /// The job's own image, or one shared with other jobs (`rbd_shared_handle=1`).
+    image: Arc<Image>,
     busy_poll: bool,
     // Callbacks point into these: boxed, so that their addresses stay put.
     done: Box<Done>,
@@ -73,10 +76,15 @@ fn remote(spec: &fiox_options::JobSpec, _clone: u32, listed: &[String]) -> Resul
     let pool = Pool::connect("rbd", &spec.engine.ceph, spec.direct)?;
     let image = Image::open(pool, name)?;
     let files = if spec.filename.is_some() { listed.to_vec() } else { vec!["rbd".to_string()] };
+    let facts = ceph::facts::of_image(&image, name, &spec.engine.ceph, spec.rw.reads());
     // A read of a range never written measures nothing: the planner says how much of the
     // job's region that is.
-    let written = if spec.rw.reads() { image.written_extents(0, image.size).ok() } else { None };
-    Ok(files.into_iter().map(|name| RemoteFile { name, size: Some(image.size), written: written.clone() }).collect())
+    let written = if spec.rw.reads() { facts.written.clone() } else { None };
+    let mut facts = Some(Box::new(facts));
+    Ok(files
+        .into_iter()
+        .map(|name| RemoteFile { name, size: Some(image.size), written: written.clone(), facts: facts.take() })
+        .collect())
 }
 
 impl IoEngine for Rbd {
@@ -85,8 +93,7 @@ impl IoEngine for Rbd {
         let start = || -> Result<State, String> {
             let name = names(opts)?;
             let (_, rbd) = ffi::rbd()?;
-            let pool = Pool::connect("rbd", opts, setup.direct)?;
-            let image = Image::open(pool, name)?;
+            let image = ceph::shared::image(opts, setup.direct, name)?;
             if !setup.direct {
                 // librbd's cache stays writethrough until the first flush; fio flushes once.
                 let r = image.flush();

@@ -79,6 +79,9 @@ pub(super) static DEFS: &[O] = &[
     // --enghelp=rados stay fio's; refused with any other engine.
     O::new("namespace", K::Str, C::Engine, "fiox: the RADOS namespace of the rbd image or the rados objects (rbd, rados)"),
     O::new("ceph_connect_timeout", K::Time { unit: TimeUnit::Sec }, C::Engine, "fiox: how long to wait for the Ceph monitors (rbd, rados; default: the configuration's client_mount_timeout if it sets one, else 60 s)"),
+    O::new("ceph_shared_client", BOOL, C::Engine, "fiox: one librados client (one monitor session, one set of OSD connections) for all jobs of this process with the same cluster, client, pool and namespace, instead of one per job as fio (rbd, rados)").def("0"),
+    O::new("rbd_shared_handle", BOOL, C::Engine, "fiox: one open image (one exclusive-lock owner, one librbd cache) for all jobs of this process on the same image, instead of one per job as fio; implies ceph_shared_client (rbd)").def("0"),
+    O::new("ceph_stall_warn", K::Time { unit: TimeUnit::Sec }, C::Engine, "fiox: when no I/O completes for this long with I/O outstanding, say so on stderr with the oldest I/O's age and the cluster's health from the monitors (rbd, rados; 0: never)").def("10"),
 ];
 
 /// Every engine name fio 3.33 knows. Which of them fiox implements is the engine registry's

@@ -31,6 +31,8 @@ use crate::{plan, runner, summary};
 #[derive(Clone)]
 struct Policy {
     allow_exec: bool,
+    /// Which paths jobs may open, `--readonly`, `--allow-destructive` (`super::policy`).
+    rules: super::policy::Rules,
     /// TLS credentials (`--auth-key` or `--tls-ca`/`--tls-cert`/`--tls-key`): with them the
     /// server listens on any address and takes TLS clients; without, loopback and unix only.
     tls: Option<tls::ServerConfig>,
@@ -56,7 +58,9 @@ pub fn run(g: &Globals) -> Result<ExitCode> {
     } else {
         Some(tls::ServerConfig::from_opts(&opts).map_err(|e| anyhow!("--server: {e}"))?)
     };
-    let policy = Policy { allow_exec: m.allow_exec, tls };
+    let cwd = std::env::current_dir().context("--server: no working directory")?;
+    let rules = super::policy::Rules::new(&m.allow_path, g.readonly, m.allow_destructive, ep == Endpoint::Stdio, &cwd)?;
+    let policy = Policy { allow_exec: m.allow_exec, rules, tls };
     runner::STOP.store(false, Ordering::Relaxed);
     fiox_engine::sys::stop_on_signals(&runner::STOP);
     let owner: Owner = Arc::new(Mutex::new(None));
@@ -357,7 +361,7 @@ fn serve(
         Ok(p) => p,
         Err(e) => {
             tx.send(&Msg::PrepareFailed { errors: vec![format!("{e:#}")] })?;
-            return Ok(());
+            return Err(e.context("refused at prepare"));
         }
     };
     tx.send(&Msg::Prepared {
@@ -427,6 +431,7 @@ fn prepare(p: &Prepare, policy: &Policy) -> Result<(plan::Plan, String)> {
         }
     }
     let plan = plan::build(set, cl.globals.readonly, cl.globals.max_jobs)?;
+    policy.rules.check(&plan)?;
     let notes: String = plan.notes.iter().chain(&plan.warnings).map(|l| format!("{l}\n")).collect();
     let header = notes + &crate::render::header(&plan);
     Ok((plan, header))

@@ -226,8 +226,32 @@ impl Drop for Listener {
     }
 }
 
-fn tcp_duplex(s: TcpStream, peer: String, identity: Option<String>) -> io::Result<Duplex> {
-    s.set_nodelay(true)?;
+/// A connected socket as a duplex: clones of it read and close, the socket itself writes.
+/// TCP and unix sockets differ only in how a clone is made and how they shut down.
+trait Socket: io::Read + io::Write + Send + Sized + 'static {
+    fn try_clone(&self) -> io::Result<Self>;
+    fn shutdown(&self, how: Shutdown) -> io::Result<()>;
+}
+
+impl Socket for TcpStream {
+    fn try_clone(&self) -> io::Result<Self> {
+        TcpStream::try_clone(self)
+    }
+    fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        TcpStream::shutdown(self, how)
+    }
+}
+
+impl Socket for UnixStream {
+    fn try_clone(&self) -> io::Result<Self> {
+        UnixStream::try_clone(self)
+    }
+    fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        UnixStream::shutdown(self, how)
+    }
+}
+
+fn socket_duplex<S: Socket>(s: S, peer: String, identity: Option<String>) -> io::Result<Duplex> {
     let reader = s.try_clone()?;
     let closer = s.try_clone()?;
     Ok(Duplex {
@@ -241,18 +265,10 @@ fn tcp_duplex(s: TcpStream, peer: String, identity: Option<String>) -> io::Resul
     })
 }
 
-fn unix_duplex(s: UnixStream, peer: String, identity: Option<String>) -> io::Result<Duplex> {
-    let reader = s.try_clone()?;
-    let closer = s.try_clone()?;
-    Ok(Duplex {
-        reader: Box::new(reader),
-        writer: Box::new(s),
-        peer,
-        identity,
-        close: Box::new(move || {
-            let _ = closer.shutdown(Shutdown::Both);
-        }),
-    })
+/// Plain TCP (loopback only; the callers check), without Nagle's delay on small frames.
+pub fn tcp_duplex(s: TcpStream, peer: String, identity: Option<String>) -> io::Result<Duplex> {
+    s.set_nodelay(true)?;
+    socket_duplex(s, peer, identity)
 }
 
 /// The peer of a unix socket may connect if it runs as this process's user or as root.
@@ -295,7 +311,7 @@ pub fn accept_secure(incoming: Incoming, is_tls: bool, tls: Option<&tls::ServerC
         }
         Incoming::Unix(s) => {
             let who = check_peer_uid(&s)?;
-            unix_duplex(s, "unix socket".into(), Some(who))
+            socket_duplex(s, "unix socket".into(), Some(who))
         }
     }
 }
@@ -345,7 +361,7 @@ pub fn connect_secure(ep: &Endpoint, timeout: Duration, tls: Option<&tls::Client
         }
         Endpoint::Unix(path) => {
             let s = UnixStream::connect(path)?;
-            unix_duplex(s, ep.to_string(), Some(socket_owner(path)))
+            socket_duplex(s, ep.to_string(), Some(socket_owner(path)))
         }
         Endpoint::Stdio => Err(io::Error::new(io::ErrorKind::InvalidInput, "stdio is a server transport")),
     }

@@ -48,7 +48,14 @@ fn log(line: &str) {
 /// `fiox --server[=...]`.
 pub fn run(g: &Globals) -> Result<ExitCode> {
     let m = &g.multihost;
-    let ep = net::parse_server(m.server.as_deref()).map_err(|e| anyhow!(e))?;
+    let join = match m.server.as_deref().and_then(|a| a.strip_prefix("join:")) {
+        Some(a) => Some(net::parse_join(a, &format!("--server=join:{a}")).map_err(|e| anyhow!(e))?),
+        None => None,
+    };
+    let ep = match &join {
+        Some(ep) => ep.clone(),
+        None => net::parse_server(m.server.as_deref()).map_err(|e| anyhow!(e))?,
+    };
     let secure = g.secure.clone().with_env(|v| std::env::var(v).ok());
     let opts =
         tls::TlsOpts { auth_key: secure.auth_key, ca: secure.tls_ca, cert: secure.tls_cert, key: secure.tls_key };
@@ -64,6 +71,12 @@ pub fn run(g: &Globals) -> Result<ExitCode> {
     runner::STOP.store(false, Ordering::Relaxed);
     fiox_engine::sys::stop_on_signals(&runner::STOP);
     let owner: Owner = Arc::new(Mutex::new(None));
+    if join.is_some() {
+        if m.daemonize.is_some() {
+            anyhow::bail!("--daemonize and --server=join: exclude each other: a launcher runs the joining server");
+        }
+        return join_run(&ep, Duration::from_millis(m.connect_timeout_ms), &policy, &owner);
+    }
     if ep == Endpoint::Stdio {
         // One session on the standard streams (under ssh or --rsh), then exit.
         let mut d = net::stdio_duplex();
@@ -118,6 +131,37 @@ pub fn run(g: &Globals) -> Result<ExitCode> {
             }
         });
     }
+}
+
+/// The launcher's rank for this process: Slurm's, Open MPI's, then PMI's (MPICH, Intel MPI);
+/// `None` when no launcher set one.
+fn launcher_rank() -> Result<(Option<u32>, String)> {
+    for var in ["SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"] {
+        if let Ok(v) = std::env::var(var) {
+            let rank = v.trim().parse::<u32>().map_err(|_| anyhow!("{var}={v}: not a rank (0, 1, 2, ...)"))?;
+            return Ok((Some(rank), var.to_string()));
+        }
+    }
+    Ok((None, String::new()))
+}
+
+/// `--server=join:HOST:PORT` (launcher mode): dials the coordinator's `--join` listener, says
+/// its rank, then serves that one run as a standing server would, and exits.
+fn join_run(ep: &Endpoint, within: Duration, policy: &Policy, owner: &Owner) -> Result<ExitCode> {
+    let (rank, rank_from) = launcher_rank()?;
+    let (mut d, local) = net::join_dial(ep, within, policy.tls.as_ref())
+        .with_context(|| format!("--server=join:{}", ep.to_string().replacen(',', ":", 1)))?;
+    msg::send(&mut d.writer, &Msg::Join { rank, rank_from }).with_context(|| format!("joining {ep}"))?;
+    let who = match rank {
+        Some(r) => format!("rank {r}"),
+        None => "no rank (arrival order)".into(),
+    };
+    log(&format!("joined {ep} ({who})"));
+    if let Err(e) = session(d, policy, owner, &local.to_string()) {
+        log(&format!("{e:#}"));
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--daemonize=PIDFILE`: the server again as a detached child (its own session, standard

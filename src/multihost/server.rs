@@ -158,7 +158,9 @@ fn join_run(ep: &Endpoint, within: Duration, policy: &Policy, owner: &Owner) -> 
     };
     log(&format!("joined {ep} ({who})"));
     if let Err(e) = session(d, policy, owner, &local.to_string()) {
-        log(&format!("{e:#}"));
+        // The coordinator closes a join it will not use (a duplicate rank, a missing server, a
+        // job error): it says why, here the session just ends.
+        log(&format!("{ep}: no run: {e:#}"));
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

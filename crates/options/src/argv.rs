@@ -315,8 +315,8 @@ pub const SWITCHES: &[Switch] = &[
     sw(
         "server",
         Arg::Optional,
-        "ip:HOST,PORT|ip6:HOST,PORT|,PORT|HOST|sock:PATH|stdio|join:HOST:PORT",
-        "run jobs for fiox coordinators (default port 8765; plain TCP on loopback only until TLS); join: dials a coordinator's --join",
+        "ip:HOST,PORT|ip6:HOST,PORT|,PORT|HOST|sock:PATH|stdio",
+        "run jobs for fiox coordinators (default port 8765; without credentials on loopback or sock: only); join:HOST:PORT dials a coordinator's --join instead",
     ),
     file(sw("daemonize", Arg::Required, "PIDFILE", "with --server: run in the background, PID in PIDFILE")),
     sw("client", Arg::Required, "HOST[,PORT]|HOSTFILE", "run the jobs (files after it are this host's) on fiox servers"),

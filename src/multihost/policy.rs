@@ -86,6 +86,40 @@ impl Rules {
         rules.iter().any(|r| candidates.iter().any(|c| glob(r.pattern.as_bytes(), c.as_bytes())))
     }
 
+    /// The paths a job names outright (`filename`, `opendir`, `read_iolog` and its redirect),
+    /// checked before planning, which already opens some (a device's size, a directory's
+    /// listing, the trace). [`Rules::check`] then checks every name the plan made.
+    pub fn precheck(&self, set: &fiox_options::JobSet) -> Result<()> {
+        if self.paths.is_none() {
+            return Ok(());
+        }
+        for job in &set.jobs {
+            let s = &job.spec;
+            let local = fiox_engine::find(s.ioengine).is_some_and(|e| !e.diskless && !e.no_io && e.remote.is_none());
+            let mut named: Vec<(&str, PathBuf)> = Vec::new();
+            if local {
+                let dirs = s.directory.as_deref().map(crate::plan::split_filenames).unwrap_or_default();
+                let names = s.filename.as_deref().map(crate::plan::split_filenames).unwrap_or_default();
+                for (i, n) in names.iter().enumerate() {
+                    let p = match dirs.get(i % dirs.len().max(1)) {
+                        Some(d) if Path::new(n).is_relative() => Path::new(d).join(n),
+                        _ => PathBuf::from(n),
+                    };
+                    named.push(("filename", p));
+                }
+                named.extend(s.opendir.iter().map(|d| ("opendir", PathBuf::from(d))));
+            }
+            if let Some(r) = &s.replay {
+                named.extend(r.paths.iter().map(|p| ("read_iolog", PathBuf::from(p))));
+                named.extend(r.redirect.iter().map(|p| ("replay_redirect", PathBuf::from(p))));
+            }
+            if let Some((opt, p)) = named.iter().find(|(_, p)| !self.allows(p)) {
+                bail!(self.outside(&s.name, opt, p));
+            }
+        }
+        Ok(())
+    }
+
     /// Refuses what this server does not allow in a planned job; the error names the job, the
     /// option and the path.
     pub fn check(&self, plan: &Plan) -> Result<()> {

@@ -476,6 +476,7 @@ fn prepare(p: &Prepare, policy: &Policy) -> Result<(plan::Plan, String)> {
             }
         }
     }
+    policy.rules.precheck(&set)?;
     let plan = plan::build(set, cl.globals.readonly, cl.globals.max_jobs)?;
     policy.rules.check(&plan)?;
     let notes: String = plan.notes.iter().chain(&plan.warnings).map(|l| format!("{l}\n")).collect();

@@ -702,6 +702,9 @@ fn server_paths_are_limited_to_the_allow_list() {
         (vec![format!("--filename_format={o_}/$jobname.f")], "filename_format", format!("{o_}/j.f")),
         (vec!["--filename=link/b.dat".into()], "filename", format!("link/b.dat ({o_}/b.dat)")),
         (vec![format!("--write_bw_log={o_}/bw"), "--filename=in.dat".into()], "write_bw_log", format!("{o_}/bw")),
+        // Named outright: refused before planning opens (or lists) anything.
+        (vec![format!("--opendir={o_}")], "opendir", o_.clone()),
+        (vec!["--filename=/dev/zero".into()], "filename", "/dev/zero".into()),
     ];
     for (extra, option, shown) in refused {
         let mut a = one_job(&s, &["--ioengine=psync", "--rw=write", "--size=64k"]);

@@ -951,6 +951,18 @@ fn join_switch_errors() {
             "fiox: --join cannot be combined with --client, --hosts or --hosts-file: the hosts of a run either join or are listed\n",
         ),
         (vec!["--join=127.0.0.1:9", "--join-count=1"], "fiox: --join: no job for the servers that join: give job files or job options\n"),
+        (
+            vec!["--join-count=2", "--name=j", "--ioengine=null", "--size=1m"],
+            "fiox: --join-count and --join-timeout go with --join (the coordinator's address for joining servers)\n",
+        ),
+        (
+            vec!["--allow-path=/x", "--name=j", "--ioengine=null", "--size=1m"],
+            "fiox: --allow-path goes with --server: it is what a server allows the jobs coordinators send\n",
+        ),
+        (
+            vec!["--hosts=127.0.0.1:9", "--allow-destructive", "--name=j", "--ioengine=null", "--size=1m"],
+            "fiox: --allow-destructive goes with --server: it is what a server allows the jobs coordinators send\n",
+        ),
     ] {
         let o = crate::util::fiox(dir.path(), &a);
         assert_eq!((o.code, o.stderr.as_str()), (1, want), "{a:?}");

@@ -347,7 +347,7 @@ _fiox_switch_valued=(
     'trigger-file=:stop every job when FILE appears, then run --trigger' \
     'trigger-timeout=:stop every job after T, then run --trigger' \
     'trigger=:the shell command to run once a trigger stopped the jobs' \
-    'server=:run jobs for fiox coordinators (default port 8765; plain TCP on loopback only until TLS)' \
+    'server=:run jobs for fiox coordinators (default port 8765; without credentials on loopback or sock: only); join:HOST:PORT dials a coordinator'\''s --join instead' \
     'daemonize=:with --server: run in the background, PID in PIDFILE' \
     'client=:run the jobs (files after it are this host'\''s) on fiox servers' \
     'remote-config=:the job file the server reads from its own disk' \
@@ -356,6 +356,10 @@ _fiox_switch_valued=(
     'connect-timeout=:give up connecting to a host after T (default 5s)' \
     'host-timeout=:declare a silent host (or coordinator) lost after T (default 10s)' \
     'on-host-failure=:when a host is lost: the others go on (default) or stop' \
+    'allow-path=:with --server: the files and devices jobs may open (a match or anything under it; default: the server'\''s working directory)' \
+    'join=:wait on HOST:PORT for --join-count servers started with --server=join:HOST:PORT (fiox addition)' \
+    'join-count=:with --join: how many servers join (ranks 0 to N-1 from SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)' \
+    'join-timeout=:with --join: give up when not all servers joined within T (default 60s)' \
     'auth-key=:shared-secret key file (mode 0600) for TLS between coordinator and servers (env FIOX_AUTH_KEY)' \
     'tls-ca=:site CA certificate(s), PEM, for mutual TLS (env FIOX_TLS_CA)' \
     'tls-cert=:this side'\''s certificate from the site CA, PEM (env FIOX_TLS_CERT)' \
@@ -374,6 +378,7 @@ _fiox_switch_flags=(
     'showcmd:print each job file as a command line' \
     'warnings-fatal:accepted for fio'\''s command lines; no effect in fiox' \
     'allow-exec:with --server: let jobs run commands (exec_prerun, exec_postrun, exec engine)' \
+    'allow-destructive:with --server: let jobs with allow_mounted_write=1 write to devices holding a file system or partition table' \
     'version:print the version' \
     'help:print this help'
 )

@@ -47,6 +47,8 @@ need 1 "the multicast test" ip unshare -- iproute2 util-linux
 # config of their own, on a 198.18.1.x address; the package's own sshd is not needed, and where
 # policy-rc.d forbids it the package does not start one) and check processes with ps.
 need 1 "the ssh transport tests" sshd ssh ssh-keygen ps -- openssh-server openssh-client procps
+# The multi-host destructive-write test (and cli's mounted-device guard) put ext4 on a loop device.
+need 0 "the loop-device file-system tests" mkfs.ext4 losetup -- e2fsprogs mount
 # The man page is checked with groff, mandoc and man(1) (col from bsdextrautils), and the
 # completion scripts in real bash, zsh (zsh/zpty) and fish.
 need 1 "the man page and completion tests" groff mandoc man col zsh fish -- groff-base mandoc man-db bsdextrautils zsh fish

@@ -96,21 +96,23 @@ pub fn signature(head: &[u8]) -> Option<&'static str> {
     None
 }
 
-/// Refuses to plan writes to a device that is in use or holds data.
-pub fn check_writable(path: &Path, job: &str) -> Result<()> {
+/// Why writing to the device would destroy something (it or a partition on it is mounted, or
+/// it holds a recognisable file system or partition table), if it would.
+pub fn in_use(path: &Path) -> Result<Option<String>> {
     if let Some(mp) = mount_point(path)? {
-        bail!(
-            "job '{job}': refusing to write to '{}': it (or a partition on it) is mounted at {mp}; \
-             set allow_mounted_write=1 to write anyway, destroying its data",
-            path.display()
-        );
+        return Ok(Some(format!("it (or a partition on it) is mounted at {mp}")));
     }
     let mut head = vec![0u8; 68 * 1024];
     let mut f = File::open(path).with_context(|| format!("cannot open '{}'", path.display()))?;
     let n = f.read(&mut head).unwrap_or(0);
-    if let Some(what) = signature(&head[..n]) {
+    Ok(signature(&head[..n]).map(|what| format!("it holds {what}")))
+}
+
+/// Refuses to plan writes to a device that is in use or holds data.
+pub fn check_writable(path: &Path, job: &str) -> Result<()> {
+    if let Some(why) = in_use(path)? {
         bail!(
-            "job '{job}': refusing to write to '{}': it holds {what}; \
+            "job '{job}': refusing to write to '{}': {why}; \
              set allow_mounted_write=1 to write anyway, destroying its data",
             path.display()
         );

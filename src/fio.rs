@@ -73,6 +73,25 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
         out.write_all(help::enghelp(which, &fiox_engine::names())?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    {
+        let m = &g.multihost;
+        if m.join.is_none()
+            && (m.join_count.is_some() || m.join_timeout_ms != argv::MultiHost::default().join_timeout_ms)
+        {
+            anyhow::bail!(
+                "--join-count and --join-timeout go with --join (the coordinator's address for joining servers)"
+            );
+        }
+        if m.server.is_none() {
+            if let Some(name) = [("allow-path", !m.allow_path.is_empty()), ("allow-destructive", m.allow_destructive)]
+                .into_iter()
+                .find_map(|(name, set)| set.then_some(name))
+            {
+                // Ignoring it would let a user believe a coordinator or a local run is limited.
+                anyhow::bail!("--{name} goes with --server: it is what a server allows the jobs coordinators send");
+            }
+        }
+    }
     if g.multihost.server.is_some() {
         if g.multihost.coordinator() {
             anyhow::bail!(

@@ -531,7 +531,7 @@ fn remote_files(
 }
 
 /// Splits `filename` on ':' (fio's separator; `\:` keeps a literal colon).
-fn split_filenames(list: &str) -> Vec<String> {
+pub(crate) fn split_filenames(list: &str) -> Vec<String> {
     let mut out = vec![String::new()];
     let mut chars = list.chars().peekable();
     while let Some(c) = chars.next() {

@@ -56,6 +56,15 @@ enum Route {
     Ssh(ssh::SshTarget),
     /// `--rsh=CMD`: `fiox --server=stdio` started by CMD with the host's name for `{host}`.
     Rsh(String),
+    /// `--join`: a server started by a launcher that dialled in (`None` until it has).
+    Join(Option<Joined>),
+}
+
+/// A server that joined: its rank and address, and its connection until `open` takes it.
+#[derive(Clone)]
+struct Joined {
+    addr: std::net::IpAddr,
+    duplex: Arc<Mutex<Option<fiox_multihost::transport::Duplex>>>,
 }
 
 /// The transport settings every host's connection shares.
@@ -90,6 +99,10 @@ impl Transport {
             Route::Net(ep) => net::connect_secure(ep, self.connect_timeout, self.tls.as_deref()),
             Route::Ssh(t) => ssh::ssh(t, &self.launch).map_err(other),
             Route::Rsh(host) => ssh::rsh(self.rsh.as_deref().unwrap_or_default(), host, &self.launch).map_err(other),
+            Route::Join(j) => j
+                .as_ref()
+                .and_then(|j| j.duplex.lock().ok()?.take())
+                .ok_or_else(|| std::io::Error::other("the joined connection was already used")),
         }
     }
 }
@@ -210,6 +223,9 @@ fn hosts_file(path: &Path) -> Result<Vec<String>> {
 /// Every host with its command line and job files, checked for duplicates and for a job.
 fn host_specs(args: &[String], g: &Globals) -> Result<Vec<HostSpec>> {
     let (common, clients) = segments(args);
+    if g.multihost.join.is_some() {
+        return join_specs(common, g);
+    }
     let mut list: Vec<(String, Vec<String>)> = Vec::new();
     for h in &g.multihost.hosts {
         list.push((h.clone(), common.clone()));
@@ -259,6 +275,159 @@ fn host_specs(args: &[String], g: &Globals) -> Result<Vec<HostSpec>> {
         bail!("no hosts");
     }
     Ok(specs)
+}
+
+/// `--join=HOST:PORT --join-count=N`: N hosts, each with the whole command line, whose
+/// connections and names come when they join ([`await_joiners`]).
+fn join_specs(argv: Vec<String>, g: &Globals) -> Result<Vec<HostSpec>> {
+    let m = &g.multihost;
+    if !m.clients.is_empty() || !m.hosts.is_empty() || m.hosts_file.is_some() {
+        bail!("--join cannot be combined with --client, --hosts or --hosts-file: the hosts of a run either join or are listed");
+    }
+    let Some(n) = m.join_count else {
+        bail!("--join needs --join-count=N: how many servers the launcher starts");
+    };
+    let addr = m.join.as_deref().unwrap_or_default();
+    net::parse_join(addr, &format!("--join={addr}")).map_err(|e| anyhow!(e))?;
+    let cl = argv::parse(argv.clone())?;
+    if cl.job_files.is_empty() && cl.sections.is_empty() && m.remote_config.is_none() {
+        bail!("--join: no job for the servers that join: give job files or job options");
+    }
+    let files = cl.job_files.clone();
+    Ok((0..n)
+        .map(|i| HostSpec {
+            name: format!("rank{i}"),
+            route: Route::Join(None),
+            argv: argv.clone(),
+            files: files.clone(),
+        })
+        .collect())
+}
+
+/// One server's connection to the `--join` listener: secured, and its Join read (bounded).
+fn joined(
+    s: std::net::TcpStream,
+    addr: std::net::SocketAddr,
+    tls: Option<&tls::ClientConfig>,
+) -> Result<(Option<u32>, String, fiox_multihost::transport::Duplex)> {
+    let sock = s.try_clone()?;
+    let mut d = net::join_accept(s, addr, tls).map_err(|e| anyhow!("{addr}: {e}"))?;
+    sock.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let first = msg::recv(&mut d.reader);
+    sock.set_read_timeout(None)?;
+    match first {
+        Ok(Some(Msg::Join { rank, rank_from })) => Ok((rank, rank_from, d)),
+        Ok(Some(other)) => {
+            (d.close)();
+            Err(anyhow!("{addr}: sent {} instead of join (not a fiox --server=join:...?)", other.name()))
+        }
+        Ok(None) => Err(anyhow!("{addr}: closed before saying its rank")),
+        Err(e) => {
+            (d.close)();
+            Err(anyhow!("{addr}: no join message: {e}"))
+        }
+    }
+}
+
+/// Waits (at most `--join-timeout`) on the `--join` address for `--join-count` servers, takes
+/// each one's rank (the launcher's, else the next free one in arrival order), and makes them
+/// the run's hosts in rank order. Two servers with one rank, a rank past the count, or
+/// servers missing at the deadline end the run before anything is sent.
+fn await_joiners(g: &Globals, specs: &mut [HostSpec], tr: &Transport) -> Result<()> {
+    let m = &g.multihost;
+    let addr = m.join.as_deref().unwrap_or_default();
+    let ep = net::parse_join(addr, &format!("--join={addr}")).map_err(|e| anyhow!(e))?;
+    let n = specs.len();
+    let listener =
+        net::Listener::bind(&ep, tr.tls.is_some()).with_context(|| format!("--join={addr}: cannot listen"))?;
+    let net::Listener::Tcp(l) = &listener else { bail!("--join={addr}: not a TCP address") };
+    l.set_nonblocking(true)?;
+    let timeout = Duration::from_millis(m.join_timeout_ms);
+    let deadline = std::time::Instant::now() + timeout;
+    let (jtx, jrx) = mpsc::channel();
+    type Arrival = (Option<u32>, String, std::net::SocketAddr, fiox_multihost::transport::Duplex);
+    let mut arrived: Vec<Arrival> = Vec::new();
+    let close_all = |arrived: &mut Vec<Arrival>| {
+        for a in arrived.iter_mut() {
+            (a.3.close)();
+        }
+    };
+    while arrived.len() < n {
+        if fiox_engine::sys::caught_signal() != 0 {
+            close_all(&mut arrived);
+            bail!("interrupted while waiting for servers to join; no host ran anything");
+        }
+        if std::time::Instant::now() >= deadline {
+            let ranks: Vec<u32> = arrived.iter().filter_map(|a| a.0).collect();
+            let missing: Vec<String> = (0..n as u32).filter(|r| !ranks.contains(r)).map(|r| r.to_string()).collect();
+            let which = if arrived.iter().all(|a| a.0.is_some()) {
+                format!(" (missing ranks: {})", missing.join(", "))
+            } else {
+                String::new()
+            };
+            close_all(&mut arrived);
+            bail!(
+                "--join={addr}: {} of {n} servers joined within --join-timeout={}s{which}; no host ran anything",
+                arrived.len(),
+                timeout.as_secs_f64()
+            );
+        }
+        let mut idle = true;
+        match l.accept() {
+            Ok((s, a)) => {
+                idle = false;
+                s.set_nonblocking(false)?;
+                let (jtx, tls) = (jtx.clone(), tr.tls.clone());
+                std::thread::spawn(move || {
+                    let _ = jtx.send(joined(s, a, tls.as_deref()).map(|(r, from, d)| (r, from, a, d)));
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => {
+                close_all(&mut arrived);
+                bail!("--join={addr}: accept: {e}");
+            }
+        }
+        while let Ok(r) = jrx.try_recv() {
+            idle = false;
+            match r {
+                Ok(a) => {
+                    let clash = a.0.and_then(|r| arrived.iter().find(|b| b.0 == Some(r)).map(|b| (r, b.2.ip())));
+                    let rank_bad = a.0.filter(|&r| r as usize >= n);
+                    let from = if a.1.is_empty() { String::new() } else { format!(", from {}", a.1) };
+                    arrived.push(a);
+                    let new = arrived.last().expect("just pushed").2.ip();
+                    if let Some((r, first)) = clash {
+                        close_all(&mut arrived);
+                        bail!("--join={addr}: rank {r} joined twice ({first} and {new}{from}); no host ran anything");
+                    }
+                    if let Some(r) = rank_bad {
+                        close_all(&mut arrived);
+                        bail!("--join={addr}: {new} joined as rank {r}{from}, past --join-count={n} (ranks 0 to {}); no host ran anything", n - 1);
+                    }
+                }
+                // One bad caller (a wrong key, a port scan) is not the run's end: the count is.
+                Err(e) => eprintln!("fiox: --join: {e:#}"),
+            }
+        }
+        if idle {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    drop(listener);
+    // Ranks the launcher did not give go to the others in arrival order.
+    let mut free = (0..n as u32).filter(|r| !arrived.iter().any(|a| a.0 == Some(*r))).collect::<Vec<_>>().into_iter();
+    let mut ranked: Vec<(u32, Arrival)> = arrived
+        .into_iter()
+        .map(|a| (a.0.unwrap_or_else(|| free.next().expect("as many free ranks as unranked")), a))
+        .collect();
+    ranked.sort_by_key(|(r, _)| *r);
+    for (spec, (rank, a)) in specs.iter_mut().zip(ranked) {
+        let ip = a.2.ip();
+        spec.name = format!("rank{rank}@{ip}");
+        spec.route = Route::Join(Some(Joined { addr: ip, duplex: Arc::new(Mutex::new(Some(a.3))) }));
+    }
+    Ok(())
 }
 
 /// The `${VAR}`s a job file names, with the coordinator's values.
@@ -329,6 +498,7 @@ fn open(idx: usize, route: Route, tr: Transport, prep: Prepare, run_id: String, 
         Route::Net(_) => "tls",
         Route::Ssh(_) => "ssh",
         Route::Rsh(_) => "rsh",
+        Route::Join(_) => "join",
     };
     // A login shell may print a banner before fiox starts; a socket has no such excuse.
     let noise = if matches!(route, Route::Net(_)) { 0 } else { handshake::NOISE_LIMIT };
@@ -396,7 +566,7 @@ fn sink(g: &Globals) -> Result<Box<dyn Write>> {
 
 /// The coordinator: `args` is the whole command line, `g` its switches.
 pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
-    let specs = host_specs(args, g)?;
+    let mut specs = host_specs(args, g)?;
     let transport = Transport::new(g)?;
     // Every host's part checked here, all errors together, before any connection.
     let mut errors = Vec::new();
@@ -427,7 +597,17 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
         }
     }
     if !errors.is_empty() {
+        if g.multihost.join.is_some() {
+            // Joining hosts share one command line: its errors once.
+            errors.truncate(1);
+        }
         bail!("{}", errors.join("\nfiox: "));
+    }
+    if g.multihost.join.is_some() {
+        await_joiners(g, &mut specs, &transport)?;
+        for (p, s) in preps.iter_mut().zip(&specs) {
+            p.host_name = s.name.clone();
+        }
     }
     // live_listen: the live page is the coordinator's, fed by the hosts' interval reports (a
     // series per host, and all of them), bound before anything connects.
@@ -796,6 +976,7 @@ fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsRepo
                 Route::Net(other) => (other.to_string(), 0),
                 Route::Ssh(t) => (t.host.clone(), t.port.unwrap_or(22)),
                 Route::Rsh(h) => (h.clone(), 0),
+                Route::Join(j) => (j.as_ref().map(|j| j.addr.to_string()).unwrap_or_default(), 0),
             };
             let partial = h.final_report.is_none() && h.interval.is_some() && !(so_far && h.live());
             let report = h.final_report.clone().or_else(|| h.interval.clone());
@@ -828,6 +1009,7 @@ fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsRepo
                     (Route::Net(_), _) => "tcp".into(),
                     (Route::Ssh(_), _) => "ssh".into(),
                     (Route::Rsh(_), _) => "rsh".into(),
+                    (Route::Join(_), _) => "join".into(),
                 },
                 fiox_version: h.fiox_version.clone(),
                 proto: h.proto,

@@ -6,6 +6,7 @@
 
 pub mod coordinator;
 mod merge;
+mod policy;
 pub mod server;
 
 use std::io::Write;

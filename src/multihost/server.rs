@@ -31,6 +31,8 @@ use crate::{plan, runner, summary};
 #[derive(Clone)]
 struct Policy {
     allow_exec: bool,
+    /// Which paths jobs may open, `--readonly`, `--allow-destructive` (`super::policy`).
+    rules: super::policy::Rules,
     /// TLS credentials (`--auth-key` or `--tls-ca`/`--tls-cert`/`--tls-key`): with them the
     /// server listens on any address and takes TLS clients; without, loopback and unix only.
     tls: Option<tls::ServerConfig>,
@@ -46,7 +48,14 @@ fn log(line: &str) {
 /// `fiox --server[=...]`.
 pub fn run(g: &Globals) -> Result<ExitCode> {
     let m = &g.multihost;
-    let ep = net::parse_server(m.server.as_deref()).map_err(|e| anyhow!(e))?;
+    let join = match m.server.as_deref().and_then(|a| a.strip_prefix("join:")) {
+        Some(a) => Some(net::parse_join(a, &format!("--server=join:{a}")).map_err(|e| anyhow!(e))?),
+        None => None,
+    };
+    let ep = match &join {
+        Some(ep) => ep.clone(),
+        None => net::parse_server(m.server.as_deref()).map_err(|e| anyhow!(e))?,
+    };
     let secure = g.secure.clone().with_env(|v| std::env::var(v).ok());
     let opts =
         tls::TlsOpts { auth_key: secure.auth_key, ca: secure.tls_ca, cert: secure.tls_cert, key: secure.tls_key };
@@ -56,10 +65,18 @@ pub fn run(g: &Globals) -> Result<ExitCode> {
     } else {
         Some(tls::ServerConfig::from_opts(&opts).map_err(|e| anyhow!("--server: {e}"))?)
     };
-    let policy = Policy { allow_exec: m.allow_exec, tls };
+    let cwd = std::env::current_dir().context("--server: no working directory")?;
+    let rules = super::policy::Rules::new(&m.allow_path, g.readonly, m.allow_destructive, ep == Endpoint::Stdio, &cwd)?;
+    let policy = Policy { allow_exec: m.allow_exec, rules, tls };
     runner::STOP.store(false, Ordering::Relaxed);
     fiox_engine::sys::stop_on_signals(&runner::STOP);
     let owner: Owner = Arc::new(Mutex::new(None));
+    if join.is_some() {
+        if m.daemonize.is_some() {
+            anyhow::bail!("--daemonize and --server=join: exclude each other: a launcher runs the joining server");
+        }
+        return join_run(&ep, Duration::from_millis(m.connect_timeout_ms), &policy, &owner);
+    }
     if ep == Endpoint::Stdio {
         // One session on the standard streams (under ssh or --rsh), then exit.
         let mut d = net::stdio_duplex();
@@ -114,6 +131,39 @@ pub fn run(g: &Globals) -> Result<ExitCode> {
             }
         });
     }
+}
+
+/// The launcher's rank for this process: Slurm's, Open MPI's, then PMI's (MPICH, Intel MPI);
+/// `None` when no launcher set one.
+fn launcher_rank() -> Result<(Option<u32>, String)> {
+    for var in ["SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"] {
+        if let Ok(v) = std::env::var(var) {
+            let rank = v.trim().parse::<u32>().map_err(|_| anyhow!("{var}={v}: not a rank (0, 1, 2, ...)"))?;
+            return Ok((Some(rank), var.to_string()));
+        }
+    }
+    Ok((None, String::new()))
+}
+
+/// `--server=join:HOST:PORT` (launcher mode): dials the coordinator's `--join` listener, says
+/// its rank, then serves that one run as a standing server would, and exits.
+fn join_run(ep: &Endpoint, within: Duration, policy: &Policy, owner: &Owner) -> Result<ExitCode> {
+    let (rank, rank_from) = launcher_rank()?;
+    let (mut d, local) = net::join_dial(ep, within, policy.tls.as_ref())
+        .with_context(|| format!("--server=join:{}", ep.to_string().replacen(',', ":", 1)))?;
+    msg::send(&mut d.writer, &Msg::Join { rank, rank_from }).with_context(|| format!("joining {ep}"))?;
+    let who = match rank {
+        Some(r) => format!("rank {r}"),
+        None => "no rank (arrival order)".into(),
+    };
+    log(&format!("joined {ep} ({who})"));
+    if let Err(e) = session(d, policy, owner, &local.to_string()) {
+        // The coordinator closes a join it will not use (a duplicate rank, a missing server, a
+        // job error): it says why, here the session just ends.
+        log(&format!("{ep}: no run: {e:#}"));
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `--daemonize=PIDFILE`: the server again as a detached child (its own session, standard
@@ -357,7 +407,7 @@ fn serve(
         Ok(p) => p,
         Err(e) => {
             tx.send(&Msg::PrepareFailed { errors: vec![format!("{e:#}")] })?;
-            return Ok(());
+            return Err(e.context("refused at prepare"));
         }
     };
     tx.send(&Msg::Prepared {
@@ -426,7 +476,9 @@ fn prepare(p: &Prepare, policy: &Policy) -> Result<(plan::Plan, String)> {
             }
         }
     }
+    policy.rules.precheck(&set)?;
     let plan = plan::build(set, cl.globals.readonly, cl.globals.max_jobs)?;
+    policy.rules.check(&plan)?;
     let notes: String = plan.notes.iter().chain(&plan.warnings).map(|l| format!("{l}\n")).collect();
     let header = notes + &crate::render::header(&plan);
     Ok((plan, header))

@@ -675,3 +675,299 @@ fn live_page_shows_a_multi_host_run() {
     let iops = last["all"]["iops"].as_f64().unwrap();
     assert!((6000.0..10000.0).contains(&iops), "{iops}");
 }
+
+/// A one-job command line for the server at `s`.
+fn one_job(s: &Server, opts: &[&str]) -> Vec<String> {
+    let mut a = vec![format!("--client={}", s.addr()), "--name=j".to_string()];
+    a.extend(opts.iter().map(|o| o.to_string()));
+    a
+}
+
+/// `--allow-path`: by default a server's jobs may open only what is under its working
+/// directory; a file outside (by name, under `directory=`, from `filename_format`, through a
+/// link, a log) is refused at prepare with the host, job, option and path named, and nothing
+/// is created. A pattern lets a path in; a bad pattern stops the server at start.
+#[test]
+fn server_paths_are_limited_to_the_allow_list() {
+    let dir = scratch();
+    let (work, out) = (dir.path().join("work"), dir.path().join("out"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&out).unwrap();
+    std::os::unix::fs::symlink(&out, work.join("link")).unwrap();
+    let s = fiox_server(&work, &[], &[]);
+    let o_ = out.display().to_string();
+    let refused = [
+        (vec![format!("--filename={o_}/a.dat")], "filename", format!("{o_}/a.dat")),
+        (vec![format!("--directory={o_}")], "directory", format!("{o_}/127.0.0.1.j.0.0")),
+        (vec![format!("--filename_format={o_}/$jobname.f")], "filename_format", format!("{o_}/j.f")),
+        (vec!["--filename=link/b.dat".into()], "filename", format!("link/b.dat ({o_}/b.dat)")),
+        (vec![format!("--write_bw_log={o_}/bw"), "--filename=in.dat".into()], "write_bw_log", format!("{o_}/bw")),
+        // Named outright: refused before planning opens (or lists) anything.
+        (vec![format!("--opendir={o_}")], "opendir", o_.clone()),
+        (vec!["--filename=/dev/zero".into()], "filename", "/dev/zero".into()),
+    ];
+    for (extra, option, shown) in refused {
+        let mut a = one_job(&s, &["--ioengine=psync", "--rw=write", "--size=64k"]);
+        a.extend(extra);
+        let (o, _) = run(dir.path(), &a);
+        assert_eq!(o.code, 1, "{}", o.stderr);
+        let want = format!(
+            "fiox: host {}: job 'j': {option}: '{shown}' is outside this server's --allow-path={} (the default: the server's working directory); refused before any I/O\n",
+            s.addr(),
+            std::fs::canonicalize(&work).unwrap().display()
+        );
+        assert_eq!(o.stderr, want);
+        assert!(o.stdout.is_empty(), "{}", o.stdout);
+        assert_eq!(crate::util::listing(&out), Vec::<String>::new(), "a file was made outside");
+    }
+    assert!(!work.join("in.dat").exists(), "a refused job laid out its file");
+    // Under the working directory: runs.
+    let (o, _) = run(dir.path(), &one_job(&s, &["--ioengine=psync", "--rw=write", "--size=64k", "--filename=in.dat"]));
+    assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+    assert_eq!(std::fs::metadata(work.join("in.dat")).unwrap().len(), 64 << 10);
+    // A pattern lets the other folder in (anything under a match), and only it.
+    let a = format!("--allow-path={o_}/*.dat,{}", work.display());
+    let s2 = fiox_server(&work, &[&a], &[]);
+    let (o, _) = run(
+        dir.path(),
+        &one_job(&s2, &["--ioengine=psync", "--rw=write", "--size=64k", &format!("--filename={o_}/a.dat")]),
+    );
+    assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+    let (o, _) = run(
+        dir.path(),
+        &one_job(&s2, &["--ioengine=psync", "--rw=write", "--size=64k", &format!("--filename={o_}/a.txt")]),
+    );
+    assert!(
+        o.code == 1 && o.stderr.contains(&format!("'{o_}/a.txt' is outside this server's --allow-path={o_}/*.dat,")),
+        "{}",
+        o.stderr
+    );
+    // Bad patterns: the server does not start.
+    for (bad, why) in [("/x/[ab", "a '[' without its ']'"), ("/x,,/y", "an empty pattern in the list")] {
+        let o = Command::new(fiox_bin())
+            .args(["--server=ip:127.0.0.1,1", &format!("--allow-path={bad}")])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        assert_eq!(String::from_utf8_lossy(&o.stderr), format!("fiox: --allow-path={bad}: {why}\n"));
+    }
+}
+
+/// `--readonly` on a server: jobs that write, or would lay out a file first, are refused at
+/// prepare; a read job of an existing file runs.
+#[test]
+fn readonly_server_refuses_writes() {
+    let dir = scratch();
+    std::fs::write(dir.path().join("data"), vec![7u8; 256 << 10]).unwrap();
+    let s = fiox_server(dir.path(), &["--readonly"], &[]);
+    for (rw, extra, want) in [
+        ("write", "--filename=data", "job 'j': rw=write writes, and this server is read-only (--readonly)"),
+        ("randrw", "--filename=data", "job 'j': rw=randrw writes, and this server is read-only (--readonly)"),
+        ("trim", "--filename=data", "job 'j': rw=trim writes, and this server is read-only (--readonly)"),
+        ("read", "--filename=new", "job 'j': 'new' would be laid out (written) first (262144 bytes needed), and this server is read-only (--readonly)"),
+    ] {
+        let (o, _) = run(dir.path(), &one_job(&s, &["--ioengine=psync", &format!("--rw={rw}"), "--size=256k", extra]));
+        assert_eq!(o.code, 1, "{rw}: {}", o.stderr);
+        assert_eq!(o.stderr, format!("fiox: host {}: {want}\n", s.addr()));
+    }
+    assert!(!dir.path().join("new").exists());
+    assert_eq!(std::fs::read(dir.path().join("data")).unwrap(), vec![7u8; 256 << 10]);
+    let (o, _) = run(
+        dir.path(),
+        &one_job(&s, &["--ioengine=psync", "--rw=read", "--size=256k", "--filename=data", "--output-format=json"]),
+    );
+    assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["client_stats"][0]["read"]["io_bytes"], 256 << 10);
+}
+
+fn sha256(path: &Path, len: usize) -> String {
+    let mut f = std::fs::File::open(path).unwrap();
+    let mut buf = vec![0u8; len];
+    std::io::Read::read_exact(&mut f, &mut buf).unwrap();
+    let mut c = Command::new("sha256sum").stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    std::io::Write::write_all(c.stdin.as_mut().unwrap(), &buf).unwrap();
+    String::from_utf8_lossy(&c.wait_with_output().unwrap().stdout).into_owned()
+}
+
+/// A write to a loop device holding ext4 needs the job's allow_mounted_write=1 (a local run's
+/// guard) and the server's own --allow-destructive: without the server's, the run is refused
+/// and the device's contents are unchanged (checksum); with both, the job writes.
+#[test]
+fn destructive_writes_need_the_servers_consent() {
+    let dev = match crate::util::LoopDev::new(16 << 20) {
+        Ok(d) => d,
+        Err(why) => return println!("skipped: no loop device: {why}"),
+    };
+    let mkfs = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&dev.path).status();
+    if !mkfs.is_ok_and(|s| s.success()) {
+        return println!("skipped: mkfs.ext4 is not available");
+    }
+    let dir = scratch();
+    let d = dev.path.display().to_string();
+    let allow = format!("--allow-path={d}");
+    let (strict, consenting) =
+        (fiox_server(dir.path(), &[&allow], &[]), fiox_server(dir.path(), &[&allow, "--allow-destructive"], &[]));
+    let before = sha256(&dev.path, 16 << 20);
+    let job = |s: &Server, job_consents: bool| {
+        let mut a =
+            one_job(s, &["--ioengine=psync", "--rw=write", "--bs=64k", "--size=1m", &format!("--filename={d}")]);
+        if job_consents {
+            a.push("--allow_mounted_write=1".into());
+        }
+        run(dir.path(), &a).0
+    };
+    let o = job(&strict, true);
+    assert_eq!(o.code, 1);
+    assert_eq!(
+        o.stderr,
+        format!(
+            "fiox: host {}: job 'j': refusing to write to '{d}': it holds an ext2/3/4 file system; the job's allow_mounted_write=1 is not enough on a server, which must consent too (start it with --allow-destructive)\n",
+            strict.addr()
+        )
+    );
+    let o = job(&consenting, false);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.contains("it holds an ext2/3/4 file system; set allow_mounted_write=1"), "{}", o.stderr);
+    assert_eq!(sha256(&dev.path, 16 << 20), before, "a refused job changed the device");
+    let o = job(&consenting, true);
+    assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+    assert_ne!(sha256(&dev.path, 16 << 20), before, "the consented job wrote");
+}
+
+/// Launcher join on loopback: servers dial the coordinator's --join address, ordered by the
+/// launcher's rank (Slurm's, Open MPI's, PMI's), else by arrival; duplicate ranks, ranks past
+/// the count and missing servers are clear errors within the bounded wait.
+#[test]
+fn launcher_join_orders_hosts_by_rank() {
+    let dir = scratch();
+    let port = free_port();
+    // Each worker works in its own folder, whose file `data` is (rank + 1) x 64 KiB: the
+    // bytes each host read show which worker it was.
+    let spawn_worker = |work: &str, var: Option<(&str, &str)>| {
+        let w = dir.path().join(work);
+        std::fs::create_dir_all(&w).unwrap();
+        let mut c = Command::new(fiox_bin());
+        c.arg(format!("--server=join:127.0.0.1:{port}")).current_dir(&w).stdout(Stdio::null()).stderr(Stdio::null());
+        if let Some((k, v)) = var {
+            c.env(k, v);
+            let r: u64 = v.parse().unwrap_or(0);
+            std::fs::write(w.join("data"), vec![1u8; ((r + 1) * 65536) as usize]).unwrap();
+        }
+        c.spawn().unwrap()
+    };
+    let coord = |count: u32, timeout: &str, job: &[&str]| {
+        let a = args(
+            &[
+                &format!("--join=127.0.0.1:{port}"),
+                &format!("--join-count={count}"),
+                &format!("--join-timeout={timeout}"),
+                "--output-format=json",
+                "--name=j",
+            ],
+            job.iter().map(|s| s.to_string()).collect(),
+        );
+        let d = dir.path().to_path_buf();
+        std::thread::spawn(move || run(&d, &a).0)
+    };
+    let file_job = ["--ioengine=psync", "--rw=read", "--bs=4k", "--filename=data"];
+    // Ranks 2, 0, 1 from three launchers' variables, started before the coordinator listens.
+    let mut workers = [
+        spawn_worker("a", Some(("SLURM_PROCID", "2"))),
+        spawn_worker("b", Some(("OMPI_COMM_WORLD_RANK", "0"))),
+        spawn_worker("c", Some(("PMI_RANK", "1"))),
+    ];
+    std::thread::sleep(Duration::from_millis(300));
+    let o = coord(3, "20s", &file_job).join().unwrap();
+    assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    for h in v["fiox"]["hosts"].as_array().unwrap() {
+        assert_eq!((h["transport"].as_str(), h["status"].as_str()), (Some("join"), Some("ok")), "{h}");
+    }
+    let cs = v["client_stats"].as_array().unwrap();
+    let bytes: Vec<u64> = cs.iter().map(|h| h["read"]["io_bytes"].as_u64().unwrap()).collect();
+    assert_eq!(bytes, [65536, 2 * 65536, 3 * 65536, 6 * 65536], "rank order, then All clients");
+    assert_eq!(cs[3]["jobname"], "All clients");
+    for w in &mut workers {
+        assert!(w.wait().unwrap().success());
+    }
+    let null_job = ["--ioengine=null", "--rw=read", "--size=1m"];
+    // Duplicate ranks.
+    let c = coord(2, "10s", &null_job);
+    let mut w = [spawn_worker("d", Some(("SLURM_PROCID", "1"))), spawn_worker("e", Some(("SLURM_PROCID", "1")))];
+    let o = c.join().unwrap();
+    assert_eq!(o.code, 1);
+    assert_eq!(
+        o.stderr,
+        format!("fiox: --join=127.0.0.1:{port}: rank 1 joined twice (127.0.0.1 and 127.0.0.1, from SLURM_PROCID); no host ran anything\n")
+    );
+    for w in &mut w {
+        assert_eq!(w.wait().unwrap().code(), Some(1));
+    }
+    // A rank past the count.
+    let c = coord(1, "10s", &null_job);
+    let mut w = spawn_worker("f", Some(("SLURM_PROCID", "4")));
+    let o = c.join().unwrap();
+    assert!(
+        o.code == 1
+            && o.stderr.contains("127.0.0.1 joined as rank 4, from SLURM_PROCID, past --join-count=1 (ranks 0 to 0)"),
+        "{}",
+        o.stderr
+    );
+    let _ = w.wait();
+    // Missing servers: named when the bounded wait ends.
+    let t = Instant::now();
+    let c = coord(3, "1s", &null_job);
+    let mut w = spawn_worker("g", Some(("SLURM_PROCID", "1")));
+    let o = c.join().unwrap();
+    assert_eq!(o.code, 1);
+    assert_eq!(
+        o.stderr,
+        format!("fiox: --join=127.0.0.1:{port}: 1 of 3 servers joined within --join-timeout=1s (missing ranks: 0, 2); no host ran anything\n")
+    );
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    assert_eq!(w.wait().unwrap().code(), Some(1));
+    // No ranks: arrival order.
+    let c = coord(2, "10s", &null_job);
+    let mut w = [spawn_worker("h", None), spawn_worker("i", None)];
+    let o = c.join().unwrap();
+    assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+    for w in &mut w {
+        assert!(w.wait().unwrap().success());
+    }
+}
+
+/// The join switches' mistakes: one line, exit 1, nothing started.
+#[test]
+fn join_switch_errors() {
+    let dir = scratch();
+    for (a, want) in [
+        (vec!["--server=join:nohost"], "fiox: --server=join:nohost: needs a port (HOST:PORT)\n"),
+        (vec!["--server=join:sock:/x"], "fiox: --server=join:sock:/x: needs HOST:PORT (a TCP address and port)\n"),
+        (vec!["--join=127.0.0.1:9", "--name=j", "--ioengine=null", "--size=1m"], "fiox: --join needs --join-count=N: how many servers the launcher starts\n"),
+        (vec!["--join-count=0"], "fiox: --join-count=0: a number of servers from 1 to 4096\n"),
+        (
+            vec!["--join=127.0.0.1:9", "--join-count=1", "--hosts=h1", "--name=j", "--ioengine=null", "--size=1m"],
+            "fiox: --join cannot be combined with --client, --hosts or --hosts-file: the hosts of a run either join or are listed\n",
+        ),
+        (vec!["--join=127.0.0.1:9", "--join-count=1"], "fiox: --join: no job for the servers that join: give job files or job options\n"),
+        (
+            vec!["--join-count=2", "--name=j", "--ioengine=null", "--size=1m"],
+            "fiox: --join-count and --join-timeout go with --join (the coordinator's address for joining servers)\n",
+        ),
+        (
+            vec!["--allow-path=/x", "--name=j", "--ioengine=null", "--size=1m"],
+            "fiox: --allow-path goes with --server: it is what a server allows the jobs coordinators send\n",
+        ),
+        (
+            vec!["--hosts=127.0.0.1:9", "--allow-destructive", "--name=j", "--ioengine=null", "--size=1m"],
+            "fiox: --allow-destructive goes with --server: it is what a server allows the jobs coordinators send\n",
+        ),
+    ] {
+        let o = crate::util::fiox(dir.path(), &a);
+        assert_eq!((o.code, o.stderr.as_str()), (1, want), "{a:?}");
+    }
+    let o = Command::new(fiox_bin()).arg("--server=join:127.0.0.1:9").env("SLURM_PROCID", "x1").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stderr), "fiox: SLURM_PROCID=x1: not a rank (0, 1, 2, ...)\n");
+    assert_eq!(o.status.code(), Some(1));
+}

@@ -934,3 +934,105 @@ fn unanswered_connect_is_bounded_by_connect_timeout() {
     assert!(secs < 1.0 + 2.0, "took {secs} s");
     println!("unanswered host given up after {secs:.2} s");
 }
+
+/// Launcher join between namespaces: a shell loop standing in for srun starts
+/// `fiox --server=join:198.18.1.1:PORT --auth-key=K` in each host namespace with
+/// SLURM_PROCID set (ranks in reverse host order); the coordinator waits on the bridge
+/// address, orders the hosts by rank, and each host's and All clients' figures equal those of
+/// the same job over TLS to standing servers. Without credentials neither side joins over the
+/// network; a server with the wrong key is refused, named, and missed at --join-timeout.
+#[test]
+fn launcher_join_between_namespaces() {
+    let t = match Topology::new(3) {
+        Ok(t) => t,
+        Err(why) => return skip(&why),
+    };
+    let d = t.dir.path();
+    let (key, bad) = (keyfile(d, "k.key"), keyfile(d, "bad.key"));
+    let auth = format!("--auth-key={}", key.display());
+    // The reference: the same job over TLS to standing servers.
+    for i in 0..3 {
+        wire_server(&t, i, &[&auth]);
+    }
+    let mut args = vec![format!("--hosts={},{},{}", t.hosts[0].addr, t.hosts[1].addr, t.hosts[2].addr), auth.clone()];
+    args.extend(strings(&NULL_JOB));
+    let (o, _) = wire_run(&t, Some(&t.coord), &args, 30);
+    let reference = assert_merged(&o, 3, "tls");
+
+    // The launcher: one worker per host namespace, rank 2 on host 1 down to rank 0 on host 3,
+    // started before the coordinator listens (they retry within --connect-timeout).
+    let namespaces: Vec<&str> = t.hosts.iter().map(|h| h.ns.as_str()).collect();
+    let script = format!(
+        "r=2; for ns in {}; do mkdir -p {d}/join-$ns; (cd {d}/join-$ns && SLURM_PROCID=$r exec ip netns exec $ns {fiox} --server=join:198.18.1.1:8766 {auth}) 2>{d}/join-$ns.log & r=$((r-1)); done; wait",
+        namespaces.join(" "),
+        d = d.display(),
+        fiox = crate::util::fiox_bin().display(),
+    );
+    let mut launcher = Command::new("timeout").args(["-k", "2", "30", "bash", "-c", &script]).spawn().unwrap();
+    let mut args = vec!["--join=198.18.1.1:8766".to_string(), "--join-count=3".into(), auth.clone()];
+    args.extend(strings(&NULL_JOB));
+    let (o, secs) = wire_run(&t, Some(&t.coord), &args, 30);
+    let joined = assert_merged(&o, 3, "join");
+    assert!(launcher.wait().unwrap().success(), "a joined server failed");
+    let names: Vec<&str> =
+        joined["client_stats"].as_array().unwrap().iter().take(3).map(|h| h["hostname"].as_str().unwrap()).collect();
+    assert_eq!(names, [t.hosts[2].addr.as_str(), t.hosts[1].addr.as_str(), t.hosts[0].addr.as_str()], "rank order");
+    for i in 0..4 {
+        let (a, b) = (&joined["client_stats"][i]["read"], &reference["client_stats"][i]["read"]);
+        assert_eq!(
+            (a["io_bytes"].as_u64(), a["total_ios"].as_u64()),
+            (b["io_bytes"].as_u64(), b["total_ios"].as_u64())
+        );
+    }
+    for ns in &namespaces {
+        let log = std::fs::read_to_string(d.join(format!("join-{ns}.log"))).unwrap();
+        assert!(log.contains("joined 198.18.1.1,8766 (rank ") && log.contains("key "), "{log}");
+    }
+    println!("three hosts joined over TLS: {secs:.2} s");
+
+    // No credentials: a network join is refused on both sides.
+    let fiox = crate::util::fiox_bin().display().to_string();
+    let o = t.run(&t.hosts[0].ns, &[&fiox, "--server=join:198.18.1.1:8766"], 10);
+    assert_eq!(o.status.code(), Some(1));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("joining 198.18.1.1:8766: not a loopback address") && e.contains("--auth-key=FILE"), "{e}");
+    let mut args = vec!["--join=198.18.1.1:8766".to_string(), "--join-count=1".into()];
+    args.extend(strings(&NULL_JOB));
+    let (o, _) = wire_run(&t, Some(&t.coord), &args, 10);
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr
+            .contains("--join=198.18.1.1:8766: cannot listen: listening on 198.18.1.1:8766: not a loopback address"),
+        "{}",
+        o.stderr
+    );
+
+    // The wrong key: refused and named; the run ends at the bounded wait.
+    let wrong = format!("--auth-key={}", bad.display());
+    let mut w = t
+        .cmd(&t.hosts[0].ns, &fiox)
+        .args(["--server=join:198.18.1.1:8766", &wrong])
+        .env("SLURM_PROCID", "0")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut args = vec!["--join=198.18.1.1:8766".to_string(), "--join-count=1".into(), "--join-timeout=3".into(), auth];
+    args.extend(strings(&NULL_JOB));
+    let (o, secs) = wire_run(&t, Some(&t.coord), &args, 15);
+    assert_eq!(o.code, 1);
+    assert!(
+        o.stderr.contains(&format!("fiox: --join: {}", t.hosts[0].addr)) && o.stderr.contains("wrong shared secret"),
+        "{}",
+        o.stderr
+    );
+    assert!(
+        o.stderr.ends_with("0 of 1 servers joined within --join-timeout=3s (missing ranks: 0); no host ran anything\n"),
+        "{}",
+        o.stderr
+    );
+    assert!(secs < 3.0 + 2.0, "took {secs} s");
+    let mut err = String::new();
+    w.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert_eq!(w.wait().unwrap().code(), Some(1), "{err}");
+    assert!(err.contains("wrong shared secret"), "{err}");
+}

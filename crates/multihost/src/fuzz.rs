@@ -90,6 +90,8 @@ mod tests {
                 coordinator: "c".into(),
             },
             Msg::Prepare(Box::default()),
+            // The first frame a coordinator's --join listener reads, from anyone who connects.
+            Msg::Join { rank: Some(7), rank_from: "SLURM_PROCID".into() },
         ]
         .iter()
         .map(msg::encode)

@@ -136,6 +136,14 @@ pub enum Msg {
     Stop { reason: String },
     /// Either way: a fatal protocol or run error; the sender closes after it.
     Error { code: String, msg: String },
+    /// S→C, launcher mode only, the first frame once the connection is secured, before the
+    /// magic: the rank the launcher gave this server (`rank_from`: the variable it came from),
+    /// `None` when it gave none (the coordinator then ranks by arrival).
+    Join {
+        rank: Option<u32>,
+        #[serde(default)]
+        rank_from: String,
+    },
 }
 
 impl Msg {
@@ -159,6 +167,7 @@ impl Msg {
             Msg::Done { .. } => "done",
             Msg::Stop { .. } => "stop",
             Msg::Error { .. } => "error",
+            Msg::Join { .. } => "join",
         }
     }
 }
@@ -236,6 +245,7 @@ mod tests {
             Msg::Done { exit: 0, error: None },
             Msg::Stop { reason: "ctrl-c".into() },
             Msg::Error { code: "c".into(), msg: "m".into() },
+            Msg::Join { rank: Some(3), rank_from: "SLURM_PROCID".into() },
         ];
         for m in all {
             let back = decode(&encode(&m)).unwrap();

@@ -226,8 +226,32 @@ impl Drop for Listener {
     }
 }
 
-fn tcp_duplex(s: TcpStream, peer: String, identity: Option<String>) -> io::Result<Duplex> {
-    s.set_nodelay(true)?;
+/// A connected socket as a duplex: clones of it read and close, the socket itself writes.
+/// TCP and unix sockets differ only in how a clone is made and how they shut down.
+trait Socket: io::Read + io::Write + Send + Sized + 'static {
+    fn try_clone(&self) -> io::Result<Self>;
+    fn shutdown(&self, how: Shutdown) -> io::Result<()>;
+}
+
+impl Socket for TcpStream {
+    fn try_clone(&self) -> io::Result<Self> {
+        TcpStream::try_clone(self)
+    }
+    fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        TcpStream::shutdown(self, how)
+    }
+}
+
+impl Socket for UnixStream {
+    fn try_clone(&self) -> io::Result<Self> {
+        UnixStream::try_clone(self)
+    }
+    fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        UnixStream::shutdown(self, how)
+    }
+}
+
+fn socket_duplex<S: Socket>(s: S, peer: String, identity: Option<String>) -> io::Result<Duplex> {
     let reader = s.try_clone()?;
     let closer = s.try_clone()?;
     Ok(Duplex {
@@ -241,18 +265,10 @@ fn tcp_duplex(s: TcpStream, peer: String, identity: Option<String>) -> io::Resul
     })
 }
 
-fn unix_duplex(s: UnixStream, peer: String, identity: Option<String>) -> io::Result<Duplex> {
-    let reader = s.try_clone()?;
-    let closer = s.try_clone()?;
-    Ok(Duplex {
-        reader: Box::new(reader),
-        writer: Box::new(s),
-        peer,
-        identity,
-        close: Box::new(move || {
-            let _ = closer.shutdown(Shutdown::Both);
-        }),
-    })
+/// Plain TCP (loopback only; the callers check), without Nagle's delay on small frames.
+pub fn tcp_duplex(s: TcpStream, peer: String, identity: Option<String>) -> io::Result<Duplex> {
+    s.set_nodelay(true)?;
+    socket_duplex(s, peer, identity)
 }
 
 /// The peer of a unix socket may connect if it runs as this process's user or as root.
@@ -295,7 +311,7 @@ pub fn accept_secure(incoming: Incoming, is_tls: bool, tls: Option<&tls::ServerC
         }
         Incoming::Unix(s) => {
             let who = check_peer_uid(&s)?;
-            unix_duplex(s, "unix socket".into(), Some(who))
+            socket_duplex(s, "unix socket".into(), Some(who))
         }
     }
 }
@@ -345,10 +361,93 @@ pub fn connect_secure(ep: &Endpoint, timeout: Duration, tls: Option<&tls::Client
         }
         Endpoint::Unix(path) => {
             let s = UnixStream::connect(path)?;
-            unix_duplex(s, ep.to_string(), Some(socket_owner(path)))
+            socket_duplex(s, ep.to_string(), Some(socket_owner(path)))
         }
         Endpoint::Stdio => Err(io::Error::new(io::ErrorKind::InvalidInput, "stdio is a server transport")),
     }
+}
+
+/// Launcher mode's address: `join:HOST:PORT` (`[V6]:PORT` too) for a server, `HOST:PORT` for
+/// the coordinator's `--join`; a TCP address with its port, nothing else.
+pub fn parse_join(a: &str, what: &str) -> Result<Endpoint, String> {
+    if a.is_empty() || a.starts_with("sock:") {
+        return Err(format!("{what}: needs HOST:PORT (a TCP address and port)"));
+    }
+    let bare_v6 = a.starts_with('[');
+    if !bare_v6 && !a.contains([':', ',']) {
+        return Err(format!("{what}: needs a port (HOST:PORT)"));
+    }
+    match parse_client(a) {
+        Ok(Endpoint::Tcp { host, port, v6 }) => Ok(Endpoint::Tcp { host, port, v6 }),
+        Ok(_) => Err(format!("{what}: needs HOST:PORT (a TCP address and port)")),
+        Err(e) => Err(format!("{what}: {e}")),
+    }
+}
+
+/// Launcher mode, the server's side (`--server=join:HOST:PORT`): dials the coordinator,
+/// retrying while it is not listening yet (a launcher starts both at once) until `within` has
+/// passed, and secures the connection with a standing server's roles: TLS server, the
+/// coordinator proving itself as a TLS client does, plain TCP only to a loopback address.
+/// Also returns this end's address (the server's `$clientuid`).
+pub fn join_dial(ep: &Endpoint, within: Duration, tls: Option<&tls::ServerConfig>) -> io::Result<(Duplex, IpAddr)> {
+    let Endpoint::Tcp { host, port, v6 } = ep else {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, "join needs a TCP address"));
+    };
+    let addrs = resolve(host, *port, *v6)?;
+    if let Some(a) = addrs.iter().find(|a| !is_loopback(a.ip())) {
+        if tls.is_none() {
+            return Err(needs_tls(&format!("joining {a}")));
+        }
+    }
+    let deadline = std::time::Instant::now() + within;
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address");
+    loop {
+        for a in &addrs {
+            let left = deadline.saturating_duration_since(std::time::Instant::now()).max(Duration::from_millis(10));
+            match TcpStream::connect_timeout(a, left) {
+                Ok(s) => {
+                    let local = s.local_addr()?.ip();
+                    let peer = format!("{},{}", a.ip(), a.port());
+                    let d = match tls {
+                        Some(cfg) if !is_loopback(a.ip()) => {
+                            let mut d = tls::accept(s, cfg, tls::HANDSHAKE_TIMEOUT).map_err(auth_io)?;
+                            d.peer = peer;
+                            d
+                        }
+                        _ => tcp_duplex(s, peer, Some("loopback".into()))?,
+                    };
+                    return Ok((d, local));
+                }
+                Err(e) => last = e,
+            }
+        }
+        if std::time::Instant::now() >= deadline {
+            let kind =
+                if last.kind() == io::ErrorKind::ConnectionRefused { io::ErrorKind::TimedOut } else { last.kind() };
+            return Err(io::Error::new(
+                kind,
+                format!("no coordinator at {ep} within {} ms: {last}", within.as_millis()),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Launcher mode, the coordinator's side: a server that dialled the `--join` listener,
+/// secured as [`connect_secure`] secures a connection it makes: TLS client (the server proving
+/// itself first) to a non-loopback peer, which needs credentials here, plain TCP on loopback.
+pub fn join_accept(s: TcpStream, addr: SocketAddr, tls: Option<&tls::ClientConfig>) -> io::Result<Duplex> {
+    let peer = format!("{},{}", addr.ip(), addr.port());
+    if is_loopback(addr.ip()) {
+        return tcp_duplex(s, peer, Some("loopback".into()));
+    }
+    let Some(cfg) = tls else {
+        let _ = s.shutdown(Shutdown::Both);
+        return Err(needs_tls(&format!("a server joining from {addr}")));
+    };
+    let mut d = tls::connect(s, &addr.ip().to_string(), cfg, tls::HANDSHAKE_TIMEOUT).map_err(auth_io)?;
+    d.peer = peer;
+    Ok(d)
 }
 
 fn socket_owner(path: &Path) -> String {
@@ -401,6 +500,19 @@ mod tests {
         assert!(parse_client("").is_err());
         assert!(parse_client(",9000").is_err());
         assert_eq!(tcp("h", 1, false).to_string(), "h,1");
+    }
+
+    #[test]
+    fn join_spellings() {
+        assert_eq!(parse_join("198.18.1.1:9000", "j"), Ok(tcp("198.18.1.1", 9000, false)));
+        assert_eq!(parse_join("[::1]:9000", "j"), Ok(tcp("::1", 9000, true)));
+        assert_eq!(parse_join("h,9000", "j"), Ok(tcp("h", 9000, false)));
+        assert!(parse_join("h", "j").unwrap_err().contains("needs a port"));
+        assert!(parse_join("h:0", "j").unwrap_err().contains("bad port"));
+        assert!(parse_join("sock:/x", "j").is_err());
+        assert!(parse_join("", "j").is_err());
+        let e = join_dial(&tcp("192.0.2.1", 9, false), Duration::from_millis(10), None).err().unwrap().to_string();
+        assert!(e.contains("TLS") && e.contains("joining"), "{e}");
     }
 
     #[test]

@@ -974,7 +974,22 @@ fn self_signed_identity(key_file: &Path) -> Result<(Identity, Option<PathBuf>)> 
     let signing_key = rcgen::KeyPair::generate().map_err(fail)?;
     let cert = params.self_signed(&signing_key).map_err(fail)?;
     let pem = format!("{}{}", cert.pem(), signing_key.serialize_pem());
-    let stored = crate::auth::write_private(&file, pem.as_bytes()).is_ok();
+    // Written aside and linked into place, so that servers started together on one key (a
+    // launcher's) never read another's half-written file: the first link wins and the others
+    // load the winner's.
+    let mut tmp = file.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let _ = std::fs::remove_file(&tmp);
+    let stored = crate::auth::write_private(&tmp, pem.as_bytes()).is_ok() && {
+        let linked = std::fs::hard_link(&tmp, &file);
+        let _ = std::fs::remove_file(&tmp);
+        match linked {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return self_signed_identity(key_file),
+            Err(_) => false,
+        }
+    };
     let key = PrivateKeyDer::try_from(signing_key.serialize_der())
         .map_err(|e| Error::Config(format!("cannot make the server's certificate: {e}")))?;
     Ok(((vec![cert.der().clone()], key), stored.then_some(file)))

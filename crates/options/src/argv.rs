@@ -136,6 +136,17 @@ pub struct MultiHost {
     pub abort_on_host_failure: bool,
     /// A server's consent to run `exec_prerun`, `exec_postrun` and the exec engine.
     pub allow_exec: bool,
+    /// `--allow-path=GLOB[,GLOB...]`: the files and devices a server's jobs may open (checked
+    /// by the server, which also knows its working directory, the default).
+    pub allow_path: Vec<String>,
+    /// A server's consent to jobs writing to a device that is mounted or holds a file system
+    /// or partition table (the jobs still need `allow_mounted_write=1`).
+    pub allow_destructive: bool,
+    /// `--join=HOST:PORT`: the coordinator waits there for `join_count` workers started by a
+    /// launcher (`fiox --server=join:HOST:PORT`), at most `join_timeout_ms`.
+    pub join: Option<String>,
+    pub join_count: Option<u32>,
+    pub join_timeout_ms: u64,
 }
 
 impl Default for MultiHost {
@@ -151,6 +162,11 @@ impl Default for MultiHost {
             host_timeout_ms: 10_000,
             abort_on_host_failure: false,
             allow_exec: false,
+            allow_path: Vec::new(),
+            allow_destructive: false,
+            join: None,
+            join_count: None,
+            join_timeout_ms: 60_000,
         }
     }
 }
@@ -158,7 +174,7 @@ impl Default for MultiHost {
 impl MultiHost {
     /// Whether the command line makes this process a coordinator.
     pub fn coordinator(&self) -> bool {
-        !self.clients.is_empty() || !self.hosts.is_empty() || self.hosts_file.is_some()
+        !self.clients.is_empty() || !self.hosts.is_empty() || self.hosts_file.is_some() || self.join.is_some()
     }
 }
 
@@ -300,7 +316,7 @@ pub const SWITCHES: &[Switch] = &[
         "server",
         Arg::Optional,
         "ip:HOST,PORT|ip6:HOST,PORT|,PORT|HOST|sock:PATH|stdio",
-        "run jobs for fiox coordinators (default port 8765; plain TCP on loopback only until TLS)",
+        "run jobs for fiox coordinators (default port 8765; without credentials on loopback or sock: only); join:HOST:PORT dials a coordinator's --join instead",
     ),
     file(sw("daemonize", Arg::Required, "PIDFILE", "with --server: run in the background, PID in PIDFILE")),
     sw("client", Arg::Required, "HOST[,PORT]|HOSTFILE", "run the jobs (files after it are this host's) on fiox servers"),
@@ -314,6 +330,21 @@ pub const SWITCHES: &[Switch] = &[
         &["continue", "abort"],
     ),
     sw("allow-exec", Arg::None, "", "with --server: let jobs run commands (exec_prerun, exec_postrun, exec engine)"),
+    sw(
+        "allow-path",
+        Arg::Required,
+        "GLOB[,GLOB...]",
+        "with --server: the files and devices jobs may open (a match or anything under it; default: the server's working directory)",
+    ),
+    sw(
+        "allow-destructive",
+        Arg::None,
+        "",
+        "with --server: let jobs with allow_mounted_write=1 write to devices holding a file system or partition table",
+    ),
+    sw("join", Arg::Required, "HOST:PORT", "wait on HOST:PORT for --join-count servers started with --server=join:HOST:PORT (fiox addition)"),
+    sw("join-count", Arg::Required, "N", "with --join: how many servers join (ranks 0 to N-1 from SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)"),
+    sw("join-timeout", Arg::Required, "T", "with --join: give up when not all servers joined within T (default 60s)"),
     sw("version", Arg::None, "", "print the version"),
     sw("help", Arg::None, "", "print this help"),
     no("debug", Arg::Required),
@@ -583,6 +614,24 @@ fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, 
             }
         }
         "allow-exec" => g.multihost.allow_exec = true,
+        "allow-path" => {
+            for p in v.split(',').map(str::trim) {
+                if p.is_empty() {
+                    return Err(bad("an empty pattern in the list"));
+                }
+                g.multihost.allow_path.push(p.to_string());
+            }
+        }
+        "allow-destructive" => g.multihost.allow_destructive = true,
+        "join" if v.trim().is_empty() => return Err(bad("needs HOST:PORT to listen on")),
+        "join" => g.multihost.join = Some(v),
+        "join-count" => {
+            g.multihost.join_count = Some(match v.parse::<u32>() {
+                Ok(n) if (1..=4096).contains(&n) => n,
+                _ => return Err(bad("a number of servers from 1 to 4096")),
+            })
+        }
+        "join-timeout" => g.multihost.join_timeout_ms = time_ms(&v).map_err(|e| bad(&e))?,
         _ => unreachable!("every supported switch is handled"),
     }
     Ok(())

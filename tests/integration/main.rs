@@ -18,6 +18,7 @@ mod logz;
 mod metrics;
 mod multihost;
 mod multihost_secure;
+mod multihost_timing;
 mod nbd_faults;
 mod netns;
 mod offload;

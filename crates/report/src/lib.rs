@@ -19,8 +19,8 @@ pub mod units;
 mod testutil;
 
 pub use model::{
-    ClientsReport, DeviceInfo, DiskAggr, DiskFigures, DiskUtil, HostEntry, JobReport, LatencyTargetReport, Manifest,
-    Overhead, RepeatSummary, RunReport, SteadyReport, Units, DEFAULT_PERCENTILES,
+    ClientsReport, DeviceInfo, DiskAggr, DiskFigures, DiskUtil, FirstDone, HostEntry, JobReport, LatencyTargetReport,
+    Manifest, Overhead, RepeatSummary, RunReport, SteadyReport, Units, DEFAULT_PERCENTILES,
 };
 
 /// fio's output formats (`--output-format`).

@@ -755,8 +755,11 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                     if std::time::Instant::now() >= due {
                         next_eta = Some(due + every);
                         let elapsed = std::time::Instant::now().saturating_duration_since(start).as_secs_f64();
-                        let line = eta_line.line(&eta_views(&hints, &hosts), elapsed, false, 1024);
-                        print_eta(&line, g.eta_newline.is_some(), &mut eta_width, false);
+                        let (line, running) = eta_line.line(&eta_views(&hints, &hosts), elapsed, false, 1024);
+                        // Once no job runs, the last line (after the loop) is the only one left.
+                        if running > 0 {
+                            print_eta(&line, g.eta_newline.is_some(), &mut eta_width, false);
+                        }
                     }
                 }
                 if let (Some(every), Some(start)) = (status_every, started_at) {
@@ -783,7 +786,7 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     if let (Some(_), Some(start)) = (eta_every, started_at) {
         if next_eta.is_some() {
             let elapsed = start.elapsed().as_secs_f64();
-            let line = eta_line.line(&eta_views(&hints, &hosts), elapsed, true, 1024);
+            let (line, _) = eta_line.line(&eta_views(&hints, &hosts), elapsed, true, 1024);
             print_eta(&line, g.eta_newline.is_some(), &mut eta_width, true);
         }
     }

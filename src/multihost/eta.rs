@@ -59,11 +59,14 @@ pub struct HostView<'a> {
 #[derive(Default)]
 pub struct MergedEta {
     last: Option<(std::time::Instant, [u64; 3], [u64; 3])>,
+    /// The rates the last line showed.
+    rates: ([u64; 3], [u64; 3]),
 }
 
 impl MergedEta {
-    /// The line for `hosts`, `elapsed_s` after the start barrier; `finished` for the last one.
-    pub fn line(&mut self, hosts: &[HostView<'_>], elapsed_s: f64, finished: bool, kb_base: u64) -> String {
+    /// The line for `hosts`, `elapsed_s` after the start barrier (`finished` for the last
+    /// one), and how many jobs it counts as running.
+    pub fn line(&mut self, hosts: &[HostView<'_>], elapsed_s: f64, finished: bool, kb_base: u64) -> (String, u32) {
         let now = std::time::Instant::now();
         let mut e = JobsEta::default();
         let (mut bytes, mut ios) = ([0u64; 3], [0u64; 3]);
@@ -96,17 +99,25 @@ impl MergedEta {
                 eta_s = eta_s.max(elapsed_s * (1.0 - frac) / frac);
             }
         }
-        if let Some((then, b0, i0)) = self.last {
-            let dt = now.duration_since(then).as_secs_f64().max(1e-3);
-            for d in 0..3 {
-                e.bw[d] = (bytes[d].saturating_sub(b0[d]) as f64 / dt) as u64;
-                e.iops[d] = (ios[d].saturating_sub(i0[d]) as f64 / dt) as u64;
+        match self.last {
+            // The last line keeps the rates of the one before: the hosts' final reports carry
+            // what they did since their last interval report, which no short time span
+            // between two lines measures.
+            _ if finished => (e.bw, e.iops) = self.rates,
+            Some((then, b0, i0)) => {
+                let dt = now.duration_since(then).as_secs_f64().max(1e-3);
+                for d in 0..3 {
+                    e.bw[d] = (bytes[d].saturating_sub(b0[d]) as f64 / dt) as u64;
+                    e.iops[d] = (ios[d].saturating_sub(i0[d]) as f64 / dt) as u64;
+                }
             }
+            None => {}
         }
         self.last = Some((now, bytes, ios));
+        self.rates = (e.bw, e.iops);
         e.percent = if finished { 100.0 } else { frac_min * 100.0 };
         e.eta_secs = if finished { 0 } else { eta_s.ceil() as u64 };
-        render_line(&e, kb_base)
+        (render_line(&e, kb_base), e.running)
     }
 }
 
@@ -145,7 +156,8 @@ mod tests {
         m.line(&views(&a0, &b0, true), 4.0, false, 1024);
         std::thread::sleep(std::time::Duration::from_millis(100));
         let (a1, b1) = (report(&[8 << 20]), report(&[8 << 20]));
-        let line = m.line(&views(&a1, &b1, false), 5.0, false, 1024);
+        let (line, running) = m.line(&views(&a1, &b1, false), 5.0, false, 1024);
+        assert_eq!(running, 1);
         assert!(line.starts_with("Jobs: 1 (f=1): [r(1),_(1)][50.0%][r="), "{line}");
         assert!(line.ends_with("[eta 00m:05s]"), "{line}");
     }

@@ -469,3 +469,81 @@ fn clk_tck() -> u64 {
         .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
         .unwrap_or(100)
 }
+
+/// The status line of a multi-host run is one line for every host together, as fio's client
+/// sums its servers' ETAs: with two hosts of one job each, fio 3.33's client and fiox both
+/// print `Jobs: 2 (f=2)`; fiox's line then has both jobs' states, the progress, the summed
+/// rates (each host paced at 4000 IOPS) and the time left, and a last line at 100%.
+#[test]
+fn status_line_merges_the_hosts() {
+    let dir = scratch();
+    let d = dir.path();
+    std::fs::write(
+        d.join("j.fio"),
+        "[j]\nioengine=null\nrw=randread\nbs=4k\nsize=64m\ntime_based\nruntime=3\nrate_iops=4000\n",
+    )
+    .unwrap();
+    let lines = |stdout: &str| -> Vec<String> {
+        stdout.split(['\r', '\n']).filter(|l| l.starts_with("Jobs: ")).map(|l| l.trim_end().to_string()).collect()
+    };
+    let (_a, pa) = loopback_server(d);
+    let (_b, pb) = loopback_server(d);
+    let args = strings(&[
+        "--eta=always",
+        "--eta-newline=500ms",
+        &format!("--client=127.0.0.1,{pa}"),
+        "j.fio",
+        &format!("--client=127.0.0.1,{pb}"),
+        "j.fio",
+    ]);
+    let (o, _) = coordinate(d, &args);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let fx = lines(&o.stdout);
+    println!("fiox: {fx:#?}");
+    assert!(fx.len() >= 4, "{}", o.stdout);
+    let running: Vec<&String> = fx.iter().filter(|l| l.starts_with("Jobs: 2 (f=2): [r(2)][")).collect();
+    assert!(running.len() >= 3, "{fx:#?}");
+    // Once both hosts stream, the summed rate is both hosts' 4000 IOPS.
+    let iops: Vec<f64> = running
+        .iter()
+        .filter_map(|l| {
+            let n = l.split("][r=").nth(2)?.split(" IOPS").next()?;
+            n.strip_suffix('k').map_or(n.parse().ok(), |k| k.parse::<f64>().ok().map(|k| k * 1000.0))
+        })
+        .collect();
+    assert!(iops.iter().any(|&n| (7000.0..=9000.0).contains(&n)), "{fx:#?}");
+    assert_eq!(fx.iter().filter(|l| l.contains("[100.0%]")).count(), 1, "{fx:#?}");
+    let last = fx.last().unwrap();
+    assert!(last.starts_with("Jobs: 0 (f=0): [_(2)][100.0%]") && last.ends_with("[eta 00m:00s]"), "{last}");
+
+    // fio 3.33's own client and servers on the same job.
+    let fio_server = |port: u16| {
+        let c = Command::new(crate::util::fio_bin())
+            .arg(format!("--server=ip:127.0.0.1,{port}"))
+            .current_dir(d)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_listening(port);
+        Guard(c)
+    };
+    let (fa, fb) = (free_port(), free_port());
+    let (_fa, _fb) = (fio_server(fa), fio_server(fb));
+    let o = Command::new("timeout")
+        .args(["-k", "2", "30"])
+        .arg(crate::util::fio_bin())
+        .args([
+            "--eta=always",
+            &format!("--client=127.0.0.1,{fa}"),
+            "j.fio",
+            &format!("--client=127.0.0.1,{fb}"),
+            "j.fio",
+        ])
+        .current_dir(d)
+        .output()
+        .unwrap();
+    let fio = lines(&String::from_utf8_lossy(&o.stdout));
+    println!("fio: {fio:#?}");
+    assert!(fio.iter().any(|l| l.starts_with("Jobs: 2 (f=2)")), "{fio:#?}");
+}

@@ -45,6 +45,9 @@ need 1 "the multicast test" ip unshare -- iproute2 util-linux
 # config of their own, on a 198.18.1.x address; the package's own sshd is not needed, and where
 # policy-rc.d forbids it the package does not start one) and check processes with ps.
 need 1 "the ssh transport tests" sshd ssh ssh-keygen ps -- openssh-server openssh-client procps
+# The multi-host timing test runs a server under libfaketime (a wall clock 300 s behind) and
+# others in time namespaces (util-linux's unshare -T).
+need 1 "the multi-host timing tests" faketime -- faketime
 # The man page is checked with groff, mandoc and man(1) (col from bsdextrautils), and the
 # completion scripts in real bash, zsh (zsh/zpty) and fish.
 need 1 "the man page and completion tests" groff mandoc man col zsh fish -- groff-base mandoc man-db bsdextrautils zsh fish

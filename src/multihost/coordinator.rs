@@ -510,6 +510,7 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     }
     .then(|| Duration::from_millis(g.eta_interval.or(g.eta_newline).unwrap_or(1000).max(100)));
     let mut eta_line = super::eta::MergedEta::default();
+    let kb_base = hints.iter().flatten().next().map_or(1024, |h| h.kb_base);
     let mut next_eta: Option<std::time::Instant> = None;
     let mut eta_width = 0usize;
     // The first host to send its final report, for the first-done aggregate.
@@ -755,7 +756,7 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                     if std::time::Instant::now() >= due {
                         next_eta = Some(due + every);
                         let elapsed = std::time::Instant::now().saturating_duration_since(start).as_secs_f64();
-                        let (line, running) = eta_line.line(&eta_views(&hints, &hosts), elapsed, false, 1024);
+                        let (line, running) = eta_line.line(&eta_views(&hints, &hosts), elapsed, false, kb_base);
                         // Once no job runs, the last line (after the loop) is the only one left.
                         if running > 0 {
                             print_eta(&line, g.eta_newline.is_some(), &mut eta_width, false);
@@ -786,7 +787,7 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     if let (Some(_), Some(start)) = (eta_every, started_at) {
         if next_eta.is_some() {
             let elapsed = start.elapsed().as_secs_f64();
-            let (line, _) = eta_line.line(&eta_views(&hints, &hosts), elapsed, true, 1024);
+            let (line, _) = eta_line.line(&eta_views(&hints, &hosts), elapsed, true, kb_base);
             print_eta(&line, g.eta_newline.is_some(), &mut eta_width, true);
         }
     }
@@ -1073,6 +1074,22 @@ mod tests {
         assert_eq!(whole_lines(&mut buf, "lay: Laying out (1 file / ", "h"), "");
         assert_eq!(whole_lines(&mut buf, "4MiB)\nnext", "h"), "<h> lay: Laying out (1 file / 4MiB)\n");
         assert_eq!(buf, "next");
+    }
+
+    /// First done: the finished host's own figures, and the other's interpolated between its
+    /// reports around that time.
+    #[test]
+    fn first_done_interpolates_the_other_hosts() {
+        let spec =
+            |n: &str| HostSpec { name: n.into(), route: Route::Rsh(n.into()), argv: Vec::new(), files: Vec::new() };
+        let specs = vec![spec("a"), spec("b")];
+        let pt = |ms: u64, b: u64| (ms, [b, 0, 0], [b / 10, 0, 0]);
+        let mut hosts = vec![Host::default(), Host::default()];
+        hosts[0].series = vec![pt(500, 50), pt(1000, 100)];
+        hosts[1].series = vec![pt(800, 40), pt(1600, 80)];
+        let f = first_done(0, &specs, &hosts).unwrap();
+        assert_eq!((f.host.as_str(), f.runtime_ms), ("a", 1000));
+        assert_eq!((f.io_bytes[0], f.ios[0], f.bw_bytes[0], f.iops[0]), (150, 15, 150, 15));
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub struct JobHint {
     total_s: f64,
     /// Bytes it moves when not time-based and its size is absolute.
     bytes: Option<u64>,
+    /// Its `kb_base`: the line's units follow the first job's, as a local run's do.
+    pub kb_base: u64,
 }
 
 /// Every job clone of a checked job set, in plan order.
@@ -40,6 +42,7 @@ pub fn hints(set: &JobSet) -> Vec<JobHint> {
                 files: s.nrfiles.max(1),
                 total_s: (s.ramp_time_us + s.runtime_us) as f64 / 1e6,
                 bytes,
+                kb_base: s.kb_base,
             });
         }
     }
@@ -143,7 +146,7 @@ mod tests {
     /// other's as running at half time, and the rate is the growth of both hosts' bytes.
     #[test]
     fn hosts_sum_into_one_line() {
-        let h = JobHint { state: 'r', files: 1, total_s: 10.0, bytes: None };
+        let h = JobHint { state: 'r', files: 1, total_s: 10.0, bytes: None, kb_base: 1024 };
         let hints = vec![h];
         let (a0, b0) = (report(&[0]), report(&[0]));
         let mut m = MergedEta::default();

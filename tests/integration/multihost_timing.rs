@@ -80,7 +80,7 @@ fn doc(o: &Out) -> Value {
     serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}\nstderr: {}", o.stdout, o.stderr))
 }
 
-/// A host whose job reads a 256 MiB file that does not exist yet lays it out while it
+/// A host whose job reads a 512 MiB file that does not exist yet lays it out while it
 /// prepares, before the barrier: the other host (null engine) starts its I/O only after that
 /// layout ended, both start within a few ms of each other, and the layout is not in the
 /// runtime.
@@ -94,7 +94,7 @@ fn file_layout_happens_before_the_start_barrier() {
     let common = "[global]\ntime_based\nruntime=1\nbs=64k\nrate=20m\n";
     std::fs::write(
         d.join("file.fio"),
-        format!("{common}[lay]\nioengine=psync\nrw=read\nsize=256m\nfilename={}\n", file.display()),
+        format!("{common}[lay]\nioengine=psync\nrw=read\nsize=512m\ninvalidate=0\nfilename={}\n", file.display()),
     )
     .unwrap();
     std::fs::write(d.join("null.fio"), format!("{common}[null]\nioengine=null\nrw=read\nsize=256m\n")).unwrap();
@@ -123,8 +123,8 @@ fn file_layout_happens_before_the_start_barrier() {
         hosts[0]["runtime_ms"],
         hosts[1]["runtime_ms"]
     );
-    assert_eq!(std::fs::metadata(&file).unwrap().len(), 256 << 20);
-    assert!(layout_ms >= 50, "the layout was too quick to show anything: {layout_ms} ms");
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 512 << 20);
+    assert!(layout_ms >= 40, "the layout was too quick to show anything: {layout_ms} ms");
     // The null host waited for the other's layout: its I/O began after the file's last write.
     assert!(start(1) >= laid_out - 2, "the null host started before the layout ended");
     assert!((start(0) - start(1)).abs() <= 50, "job starts {} and {} ms", start(0), start(1));
@@ -343,15 +343,15 @@ fn time_namespaces_and_a_wall_clock_off_by_five_minutes() {
     let off = |i: usize| hs[i]["clock_offset_ns"].as_i64().unwrap();
     let wall = |i: usize| hs[i]["wallclock_offset_ns"].as_i64().unwrap();
     let skew = j["fiox"]["start_skew_ns"].as_u64().unwrap();
-    for i in 0..3 {
+    for (i, h) in hs.iter().enumerate() {
         println!(
             "host {}: monotonic offset {:+.6} s, wall-clock offset {:+.3} s, rtt {} us, start {} us, job start {} ms",
             i + 1,
             off(i) as f64 / 1e9,
             wall(i) as f64 / 1e9,
-            hs[i]["rtt_ns"].as_u64().unwrap() / 1000,
-            hs[i]["start_ns"].as_i64().unwrap() / 1000,
-            hs[i]["job_start_ms"]
+            h["rtt_ns"].as_u64().unwrap() / 1000,
+            h["start_ns"].as_i64().unwrap() / 1000,
+            h["job_start_ms"]
         );
     }
     println!("start skew {} us (injected +{ahead} s, -{behind} s, wall -300 s)", skew / 1000);
@@ -371,7 +371,7 @@ fn time_namespaces_and_a_wall_clock_off_by_five_minutes() {
     // Job start times, brought to the coordinator's wall clock, agree despite the fake one.
     let starts: Vec<i64> = hs.iter().map(|h| h["job_start_ms"].as_i64().unwrap()).collect();
     let spread = starts.iter().max().unwrap() - starts.iter().min().unwrap();
-    assert!(spread <= 20, "job starts {starts:?}");
+    assert!(spread <= 50, "job starts {starts:?}");
 }
 
 /// Sixteen hosts (namespaces, TLS over the bridge), a 2 s null job each: the whole run,

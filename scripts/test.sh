@@ -49,6 +49,9 @@ need 1 "the multicast test" ip unshare -- iproute2 util-linux
 need 1 "the ssh transport tests" sshd ssh ssh-keygen ps -- openssh-server openssh-client procps
 # The multi-host destructive-write test (and cli's mounted-device guard) put ext4 on a loop device.
 need 0 "the loop-device file-system tests" mkfs.ext4 losetup -- e2fsprogs mount
+# The multi-host timing test runs a server under libfaketime (a wall clock 300 s behind) and
+# others in time namespaces (util-linux's unshare -T).
+need 1 "the multi-host timing tests" faketime -- faketime
 # The man page is checked with groff, mandoc and man(1) (col from bsdextrautils), and the
 # completion scripts in real bash, zsh (zsh/zpty) and fish.
 need 1 "the man page and completion tests" groff mandoc man col zsh fish -- groff-base mandoc man-db bsdextrautils zsh fish

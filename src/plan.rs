@@ -47,6 +47,9 @@ pub struct WorkerPlan {
     /// Its files do not exist yet and have no size, but an earlier phase of the run writes
     /// them: they are sized by [`size_deferred`] when its phase starts, as fio does.
     pub deferred: bool,
+    /// What `$clientuid` stands for in its file names (see [`build_for_client`]), kept for
+    /// naming deferred files when their phase starts.
+    pub client_uid: Arc<str>,
 }
 
 /// The most jobs (clones included) one run may have: fio 3.33's limit, measured.
@@ -77,6 +80,15 @@ pub struct Plan {
 /// Refuses what cannot run (a `wait_for` naming no earlier job, more clones than `--max-jobs`,
 /// writes under `--readonly`, an engine fiox lacks, files or regions too small) before any I/O.
 pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan> {
+    build_for_client(set, readonly, max_jobs, "")
+}
+
+/// [`build`] for a multi-host server: `client_uid` is what `$clientuid` stands for, the
+/// address the coordinator reached the server at (fio's server gives `127.0.0.1` on
+/// loopback, seen in both `$clientuid` and the `unique_filename` prefix); a local run has
+/// none, as in fio. A parameter, not process state, so that sessions cannot see each other's.
+pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, client_uid: &str) -> Result<Plan> {
+    let uid: Arc<str> = Arc::from(client_uid);
     for (i, job) in set.jobs.iter().enumerate() {
         if let Some(target) = &job.spec.wait_for {
             // The job waited for must come earlier, or the two would wait for each other.
@@ -150,13 +162,13 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
         }
         for clone in 0..spec.numjobs {
             let local = replay.is_none() && !engine.no_io && engine.remote.is_none() && !engine.diskless;
-            let deferred = local && listed.is_none() && later_file(&spec, clone, &written_before);
+            let deferred = local && listed.is_none() && later_file(&spec, clone, &uid, &written_before);
             let files = match &replay {
                 _ if deferred => Vec::new(),
                 Some(rp) if !engine.diskless => replay_files(&spec, rp)?,
                 _ if engine.no_io => no_io_files(&spec),
                 _ if engine.remote.is_some() => {
-                    let (files, unwritten, facts) = remote_files(&spec, clone, engine, listed.as_deref())?;
+                    let (files, unwritten, facts) = remote_files(&spec, clone, &uid, engine, listed.as_deref())?;
                     // One warning per job, not per clone.
                     if clone == 0 {
                         fiox_warnings.extend(unwritten);
@@ -167,7 +179,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                     files
                 }
                 _ if engine.diskless => diskless_files(&spec)?,
-                _ => plan_files(&spec, clone, engine.creates_files, listed.as_deref())?,
+                _ => plan_files(&spec, clone, &uid, engine.creates_files, listed.as_deref())?,
             };
             if local && (spec.rw.writes() || spec.rw.trims()) {
                 written_now.extend(files.iter().map(|f| f.path.clone()));
@@ -191,6 +203,7 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
                 replay: replay.clone(),
                 dedupe_set: None,
                 deferred,
+                client_uid: uid.clone(),
             };
             if !deferred {
                 w.io_bytes = io_bytes(&w)?;
@@ -218,14 +231,14 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
 
 /// Whether a clone's files are all missing, unsized and written by an earlier phase, so that
 /// they can only be sized when its own phase starts.
-fn later_file(spec: &JobSpec, clone: u32, written_before: &HashSet<PathBuf>) -> bool {
+fn later_file(spec: &JobSpec, clone: u32, uid: &str, written_before: &HashSet<PathBuf>) -> bool {
     if spec.size.is_some() || spec.filesize.is_some() || spec.fill_device || written_before.is_empty() {
         return false;
     }
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
     let names: Vec<String> = match &spec.filename {
         Some(list) => split_filenames(list),
-        None => (0..spec.nrfiles).map(|n| generated_name(spec, clone, n)).collect(),
+        None => (0..spec.nrfiles).map(|n| generated_name(spec, clone, n, uid)).collect(),
     };
     !names.is_empty()
         && names.iter().enumerate().all(|(i, name)| {
@@ -239,7 +252,7 @@ fn later_file(spec: &JobSpec, clone: u32, written_before: &HashSet<PathBuf>) -> 
 
 /// Sizes a deferred worker's files now that the phases before it have run (and created them).
 pub fn size_deferred(w: &mut WorkerPlan) -> Result<()> {
-    w.files = plan_files(&w.spec, w.clone, w.engine.creates_files, None)?;
+    w.files = plan_files(&w.spec, w.clone, &w.client_uid, w.engine.creates_files, None)?;
     w.io_bytes = io_bytes(w)?;
     w.deferred = false;
     Ok(())
@@ -433,6 +446,7 @@ type CephFacts = Box<fiox_engine::ceph_facts::Facts>;
 fn remote_files(
     spec: &JobSpec,
     clone: u32,
+    uid: &str,
     engine: &EngineInfo,
     listed: Option<&[String]>,
 ) -> Result<(Vec<FilePlan>, Vec<String>, Option<CephFacts>)> {
@@ -441,7 +455,7 @@ fn remote_files(
     let names: Vec<String> = match (listed, &spec.filename) {
         (Some(listed), _) => listed.to_vec(),
         (None, Some(list)) => split_filenames(list),
-        (None, None) => (0..spec.nrfiles).map(|n| generated_name(spec, clone, n)).collect(),
+        (None, None) => (0..spec.nrfiles).map(|n| generated_name(spec, clone, n, uid)).collect(),
     };
     let names: Vec<String> = names
         .iter()
@@ -548,25 +562,12 @@ pub(crate) fn split_filenames(list: &str) -> Vec<String> {
     out
 }
 
-/// What `$clientuid` stands for: empty in a local run, as in fio; on a multi-host server, the
-/// address the coordinator reached it at (fio's server gives `127.0.0.1` on loopback, seen in
-/// both `$clientuid` and the `unique_filename` prefix). Set by the server before planning.
-static CLIENT_UID: std::sync::Mutex<String> = std::sync::Mutex::new(String::new());
-
-/// Sets `$clientuid` for the plans made after it (a multi-host server, per session).
-pub fn set_client_uid(uid: &str) {
-    if let Ok(mut u) = CLIENT_UID.lock() {
-        *u = uid.to_string();
-    }
-}
-
 /// A generated file's name: `filename_format` with fio's keywords replaced. On a multi-host
 /// server with `unique_filename` (the default) a name under `directory=` is prefixed with the
 /// client uid, so hosts sharing a directory (NFS, Ceph) do not collide, as fio does
 /// (observed: `127.0.0.1.u.0.0`).
-fn generated_name(spec: &JobSpec, clone: u32, file: u32) -> String {
-    let uid = CLIENT_UID.lock().map(|u| u.clone()).unwrap_or_default();
-    let name = file_name(&spec.filename_format, &spec.name, clone, file, &uid);
+fn generated_name(spec: &JobSpec, clone: u32, file: u32, uid: &str) -> String {
+    let name = file_name(&spec.filename_format, &spec.name, clone, file, uid);
     if spec.unique_filename && !uid.is_empty() && spec.directory.is_some() {
         format!("{uid}.{name}")
     } else {
@@ -587,6 +588,7 @@ fn file_name(format: &str, job: &str, clone: u32, file: u32, uid: &str) -> Strin
 fn plan_files(
     spec: &JobSpec,
     clone: u32,
+    uid: &str,
     engine_creates_files: bool,
     listed: Option<&[String]>,
 ) -> Result<Vec<FilePlan>> {
@@ -594,7 +596,7 @@ fn plan_files(
     let names: Vec<String> = match (listed, &spec.filename) {
         (Some(listed), _) => listed.to_vec(),
         (None, Some(list)) => split_filenames(list),
-        (None, None) => (0..spec.nrfiles).map(|n| generated_name(spec, clone, n)).collect(),
+        (None, None) => (0..spec.nrfiles).map(|n| generated_name(spec, clone, n, uid)).collect(),
     };
     if names.is_empty() {
         bail!("job '{}': filename is empty", spec.name);

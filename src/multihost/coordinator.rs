@@ -130,6 +130,9 @@ struct Host {
     late: bool,
     interval: Option<RunReport>,
     final_report: Option<RunReport>,
+    /// What each report said so far (runtime ms, then bytes and I/Os per direction, summed
+    /// over its jobs): the first-done aggregate interpolates in it.
+    series: Vec<(u64, [u64; 3], [u64; 3])>,
     exit: Option<u8>,
     error: Option<String>,
     failed_at_s: Option<f64>,
@@ -449,9 +452,10 @@ fn env_of(text: &str) -> Vec<(String, String)> {
     out
 }
 
-/// A host's job files as sent, the values of the `${VAR}`s they name, and its jobs'
-/// `live_listen` (the coordinator serves the live page; see `run`).
-type Checked = (Vec<JobText>, Vec<(String, String)>, Option<std::net::SocketAddr>);
+/// A host's job files as sent, the values of the `${VAR}`s they name, its jobs'
+/// `live_listen` (the coordinator serves the live page; see `run`) and what the status line
+/// needs to know of its jobs.
+type Checked = (Vec<JobText>, Vec<(String, String)>, Option<std::net::SocketAddr>, Vec<super::eta::JobHint>);
 
 /// Reads and checks one host's part here, as a local run would, before anything is sent.
 fn check_locally(spec: &HostSpec, g: &Globals) -> Result<Checked> {
@@ -467,6 +471,7 @@ fn check_locally(spec: &HostSpec, g: &Globals) -> Result<Checked> {
         texts.push(JobText { name: f.display().to_string(), text });
     }
     let mut live = None;
+    let mut hints = Vec::new();
     // A remote config lives on the server's disk: only the server can check it.
     if g.multihost.remote_config.is_none() {
         let mut files = parsed;
@@ -475,8 +480,9 @@ fn check_locally(spec: &HostSpec, g: &Globals) -> Result<Checked> {
         }
         let set = fiox_options::assemble(&cl, &files, &crate::fio::machine_ctx())?;
         live = set.jobs.iter().find_map(|j| j.spec.live_listen);
+        hints = super::eta::hints(&set);
     }
-    Ok((texts, vars, live))
+    Ok((texts, vars, live, hints))
 }
 
 /// Connects, greets and sends the job, then forwards every message; runs on its own thread.
@@ -572,13 +578,15 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     let mut errors = Vec::new();
     let mut preps = Vec::new();
     let mut live_at = None;
+    let mut hints = Vec::new();
     let run_id = format!("{:x}-{:x}", wall_ns(), std::process::id());
     let host_timeout = Duration::from_millis(g.multihost.host_timeout_ms);
     let heartbeat = (host_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
     for (i, s) in specs.iter().enumerate() {
         match check_locally(s, g) {
-            Ok((files, env, live)) => {
+            Ok((files, env, live, h)) => {
                 live_at = live_at.or(live);
+                hints.push(h);
                 preps.push(Prepare {
                     run_id: run_id.clone(),
                     host_index: i as u32,
@@ -674,6 +682,19 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     // --status-interval: the merged report so far, every interval, once the hosts are running.
     let status_every = g.status_interval.map(Duration::from_millis);
     let mut next_status: Option<std::time::Instant> = None;
+    // The status line (--eta), every host's figures in one line, shown as a local run shows it.
+    let eta_every = match g.eta {
+        argv::Eta::Always => true,
+        argv::Eta::Never => false,
+        argv::Eta::Auto => normal && fiox_engine::sys::stdout_is_tty(),
+    }
+    .then(|| Duration::from_millis(g.eta_interval.or(g.eta_newline).unwrap_or(1000).max(100)));
+    let mut eta_line = super::eta::MergedEta::default();
+    let kb_base = hints.iter().flatten().next().map_or(1024, |h| h.kb_base);
+    let mut next_eta: Option<std::time::Instant> = None;
+    let mut eta_width = 0usize;
+    // The first host to send its final report, for the first-done aggregate.
+    let mut first_final: Option<usize> = None;
     loop {
         let ev = erx.recv_timeout(Duration::from_millis(50));
         let now = mono_ns();
@@ -723,7 +744,10 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                         h.started_coord_ns = Some(host_mono_ns as i64 - h.offset);
                         h.late = late;
                     }
-                    Msg::Interval { report, .. } => h.interval = Some(*report),
+                    Msg::Interval { report, .. } => {
+                        h.series.push(totals(&report));
+                        h.interval = Some(*report);
+                    }
                     Msg::Text { level, line } => {
                         // Output lines (fio's layout lines) belong to the normal output, as in
                         // a local run, which prints none with the other formats; diagnostics
@@ -734,7 +758,11 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                             out.write_all(whole_lines(&mut h.out_text, &line, &specs[idx].name).as_bytes())?;
                         }
                     }
-                    Msg::Final { report } => h.final_report = Some(*report),
+                    Msg::Final { report } => {
+                        h.series.push(totals(&report));
+                        h.final_report = Some(*report);
+                        first_final.get_or_insert(idx);
+                    }
                     Msg::Done { exit, error } => {
                         h.exit = Some(exit);
                         if let Some(e) = error {
@@ -751,6 +779,7 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => {}
         }
+
         // Liveness: a connected host silent for host_timeout is lost.
         for h in hosts.iter_mut().filter(|h| h.tx.is_some() && h.live()) {
             let silent = now.saturating_sub(h.last_seen);
@@ -852,6 +881,18 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                 }
                 started_at = Some(std::time::Instant::now() + Duration::from_nanos(lead));
                 phase = Phase::Run;
+                // The run is synchronised on CLOCK_MONOTONIC; a wall clock far off only makes
+                // that host's timestamps disagree with the others', so it is said, not refused.
+                for &i in &live {
+                    let off = hosts[i].wall_offset;
+                    if off.unsigned_abs() >= 1_000_000_000 {
+                        eprintln!(
+                            "fiox: warning: host {}: its wall clock is {:+.1} s off the coordinator's (the start is synchronised on CLOCK_MONOTONIC; timestamps in its report are its own)",
+                            specs[i].name,
+                            off as f64 / 1e9
+                        );
+                    }
+                }
             }
             Phase::Run => {
                 if abort && hosts.iter().any(|h| h.failed_at_s.is_some()) && !stop_sent {
@@ -890,6 +931,18 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                         feed.push(crate::live::Record::Interval(rec.interval(&live_series(&specs, &hosts))));
                     }
                 }
+                if let (Some(every), Some(start)) = (eta_every, started_at) {
+                    let due = *next_eta.get_or_insert(start + every);
+                    if std::time::Instant::now() >= due {
+                        next_eta = Some(due + every);
+                        let elapsed = std::time::Instant::now().saturating_duration_since(start).as_secs_f64();
+                        let (line, running) = eta_line.line(&eta_views(&hints, &hosts), elapsed, false, kb_base);
+                        // Once no job runs, the last line (after the loop) is the only one left.
+                        if running > 0 {
+                            print_eta(&line, g.eta_newline.is_some(), &mut eta_width, false);
+                        }
+                    }
+                }
                 if let (Some(every), Some(start)) = (status_every, started_at) {
                     let due = *next_status.get_or_insert(start + every);
                     if std::time::Instant::now() >= due && hosts.iter().any(|h| h.interval.is_some()) {
@@ -911,7 +964,15 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
             }
         }
     }
-    let report = build_report(&specs, &hosts, false);
+    if let (Some(_), Some(start)) = (eta_every, started_at) {
+        if next_eta.is_some() {
+            let elapsed = start.elapsed().as_secs_f64();
+            let (line, _) = eta_line.line(&eta_views(&hints, &hosts), elapsed, true, kb_base);
+            print_eta(&line, g.eta_newline.is_some(), &mut eta_width, true);
+        }
+    }
+    let mut report = build_report(&specs, &hosts, false);
+    report.first_done = first_final.and_then(|i| first_done(i, &specs, &hosts));
     if let Some((feed, rec)) = live_page.as_mut() {
         // The last interval (the hosts' final reports), then the run's state.
         feed.push(crate::live::Record::End(rec.interval(&live_series(&specs, &hosts))));
@@ -941,6 +1002,95 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     }
     let failed: u32 = hosts.iter().map(|h| h.exit.unwrap_or(1) as u32).sum();
     Ok(ExitCode::from(failed.min(255) as u8))
+}
+
+/// What the status line sees of each host.
+fn eta_views<'a>(hints: &'a [Vec<super::eta::JobHint>], hosts: &'a [Host]) -> Vec<super::eta::HostView<'a>> {
+    hints
+        .iter()
+        .zip(hosts)
+        .map(|(hints, h)| super::eta::HostView {
+            hints,
+            report: h.final_report.as_ref().or(h.interval.as_ref()),
+            running: h.live() && h.final_report.is_none(),
+        })
+        .collect()
+}
+
+/// Prints the status line on standard output as a local run does: rewritten in place, or one
+/// per line with `--eta-newline`; the last one ends its line.
+fn print_eta(line: &str, newline: bool, width: &mut usize, last: bool) {
+    let mut out = std::io::stdout().lock();
+    if newline {
+        let _ = writeln!(out, "{line}");
+    } else {
+        let pad = width.saturating_sub(line.len());
+        let _ = write!(out, "\r{line}{}", " ".repeat(pad));
+        *width = line.len();
+        if last {
+            let _ = writeln!(out);
+        }
+    }
+    let _ = out.flush();
+}
+
+/// The longest runtime in a report's groups (ms): a host's runtime so far, or in the end.
+fn report_runtime_ms(r: &RunReport) -> u64 {
+    r.groups.iter().flat_map(|g| g.max_run.iter().copied()).max().unwrap_or(0)
+}
+
+/// A report's runtime and its jobs' bytes and I/Os per direction.
+fn totals(r: &RunReport) -> (u64, [u64; 3], [u64; 3]) {
+    let (mut bytes, mut ios) = ([0u64; 3], [0u64; 3]);
+    for j in &r.jobs {
+        for d in 0..3 {
+            bytes[d] += j.ts.dirs[d].io_bytes;
+            ios[d] += j.ts.dirs[d].total_ios;
+        }
+    }
+    (report_runtime_ms(r), bytes, ios)
+}
+
+/// The aggregate until host `idx`, the first to finish, was done: every host's figures at
+/// that host's runtime, interpolated between the two reports around it (a host that ended
+/// or was lost before then counts with what it last reported).
+fn first_done(idx: usize, specs: &[HostSpec], hosts: &[Host]) -> Option<fiox_report::FirstDone> {
+    let t = hosts[idx].series.last()?.0;
+    if t == 0 {
+        return None;
+    }
+    let mut f = fiox_report::FirstDone { host: specs[idx].name.clone(), runtime_ms: t, ..Default::default() };
+    for h in hosts {
+        let mut before = (0u64, [0u64; 3], [0u64; 3]);
+        let mut at = None;
+        for p in &h.series {
+            if p.0 >= t {
+                at = Some(*p);
+                break;
+            }
+            before = *p;
+        }
+        let (b, i) = match at {
+            Some(p) if p.0 > before.0 => {
+                let w = (t - before.0) as f64 / (p.0 - before.0) as f64;
+                let mix = |x: [u64; 3], y: [u64; 3]| -> [u64; 3] {
+                    std::array::from_fn(|d| x[d] + ((y[d].saturating_sub(x[d])) as f64 * w) as u64)
+                };
+                (mix(before.1, p.1), mix(before.2, p.2))
+            }
+            Some(p) => (p.1, p.2),
+            None => (before.1, before.2),
+        };
+        for d in 0..3 {
+            f.io_bytes[d] += b[d];
+            f.ios[d] += i[d];
+        }
+    }
+    for d in 0..3 {
+        f.bw_bytes[d] = f.io_bytes[d] * 1000 / t;
+        f.iops[d] = f.ios[d] * 1000 / t;
+    }
+    Some(f)
 }
 
 /// Ctrl-C and SIGTERM stop the hosts' jobs (a Stop to each) rather than the coordinator.
@@ -1019,6 +1169,13 @@ fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsRepo
                 start_ns: h.started_coord_ns.zip(first_start).map(|(s, f)| s - f),
                 late_start: h.late,
                 runtime_ms,
+                // The host's own epoch ms, brought to the coordinator's wall clock.
+                job_start_ms: h
+                    .final_report
+                    .as_ref()
+                    .or(h.interval.as_ref())
+                    .and_then(|r| r.jobs.iter().map(|j| j.job_start_ms).filter(|&ms| ms > 0).min())
+                    .map(|ms| ms as i64 - h.wall_offset / 1_000_000),
             }
         })
         .collect();
@@ -1063,6 +1220,7 @@ fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsRepo
         degraded,
         start_skew_ns: skew,
         skew_bound_ns: bound,
+        first_done: None,
     }
 }
 
@@ -1098,6 +1256,22 @@ mod tests {
         assert_eq!(whole_lines(&mut buf, "lay: Laying out (1 file / ", "h"), "");
         assert_eq!(whole_lines(&mut buf, "4MiB)\nnext", "h"), "<h> lay: Laying out (1 file / 4MiB)\n");
         assert_eq!(buf, "next");
+    }
+
+    /// First done: the finished host's own figures, and the other's interpolated between its
+    /// reports around that time.
+    #[test]
+    fn first_done_interpolates_the_other_hosts() {
+        let spec =
+            |n: &str| HostSpec { name: n.into(), route: Route::Rsh(n.into()), argv: Vec::new(), files: Vec::new() };
+        let specs = vec![spec("a"), spec("b")];
+        let pt = |ms: u64, b: u64| (ms, [b, 0, 0], [b / 10, 0, 0]);
+        let mut hosts = vec![Host::default(), Host::default()];
+        hosts[0].series = vec![pt(500, 50), pt(1000, 100)];
+        hosts[1].series = vec![pt(800, 40), pt(1600, 80)];
+        let f = first_done(0, &specs, &hosts).unwrap();
+        assert_eq!((f.host.as_str(), f.runtime_ms), ("a", 1000));
+        assert_eq!((f.io_bytes[0], f.ios[0], f.bw_bytes[0], f.iops[0]), (150, 15, 150, 15));
     }
 
     #[test]

@@ -2,9 +2,10 @@
 //! `server.rs` runs jobs for a coordinator with the ordinary runner, `coordinator.rs` drives
 //! the hosts (prepare everywhere, clock probes, a corrected start barrier, liveness), and
 //! `merge.rs` turns the hosts' reports into fio's "All clients" and the client layout the
-//! report crate prints.
+//! report crate prints; `eta.rs` is the status line of every host together.
 
 pub mod coordinator;
+mod eta;
 mod merge;
 mod policy;
 pub mod server;

@@ -382,8 +382,7 @@ fn session(d: Duplex, policy: &Policy, owner: &Owner, uid: &str) -> Result<()> {
             }
         });
     }
-    plan::set_client_uid(uid);
-    let result = serve(&prep, policy, &tx, &erx, host_timeout, &running);
+    let result = serve(&prep, policy, uid, &tx, &erx, host_timeout, &running);
     done.store(true, Ordering::Relaxed);
     closer.close();
     match &result {
@@ -393,17 +392,33 @@ fn session(d: Duplex, policy: &Policy, owner: &Owner, uid: &str) -> Result<()> {
     Ok(())
 }
 
-/// Prepare, clock probes and the run, answering the coordinator in order.
+/// Prepare (the job planned, its first phase's files laid out), clock probes and the run,
+/// answering the coordinator in order.
 fn serve(
     prep: &Prepare,
     policy: &Policy,
+    uid: &str,
     tx: &Sender,
     erx: &mpsc::Receiver<Event>,
     host_timeout: Duration,
     running: &Arc<AtomicBool>,
 ) -> Result<()> {
     runner::STOP.store(false, Ordering::Relaxed);
-    let (plan, header) = match prepare(prep, policy) {
+    let (plan, header, laid_out) = match prepare(prep, policy, uid).and_then(|(plan, header)| {
+        // The files are laid out now, before the barrier, so that a host with files to lay
+        // out starts with the others (heartbeats keep going meanwhile). Its "Laying out" lines
+        // follow the job header, as in a local run.
+        let lines = Arc::new(Mutex::new(String::new()));
+        let sink = lines.clone();
+        let notice: runner::Diag = Arc::new(move |s: &str| {
+            if let Ok(mut l) = sink.lock() {
+                l.push_str(s);
+            }
+        });
+        let laid_out = runner::prepare(&plan, &notice)?;
+        let header = header + &lines.lock().map(|l| l.clone()).unwrap_or_default();
+        Ok((plan, header, laid_out))
+    }) {
         Ok(p) => p,
         Err(e) => {
             tx.send(&Msg::PrepareFailed { errors: vec![format!("{e:#}")] })?;
@@ -424,7 +439,7 @@ fn serve(
             }
             Event::Msg(Msg::Start { at_host_ns }, _) => {
                 running.store(true, Ordering::Relaxed);
-                let r = run_at(&plan, prep, tx, at_host_ns);
+                let r = run_at(&plan, laid_out, prep, tx, at_host_ns);
                 running.store(false, Ordering::Relaxed);
                 return r;
             }
@@ -437,7 +452,7 @@ fn serve(
 
 /// Checks and plans the job as a local run would, and refuses what this server does not allow.
 /// Returns the plan and the lines a local run prints before starting.
-fn prepare(p: &Prepare, policy: &Policy) -> Result<(plan::Plan, String)> {
+fn prepare(p: &Prepare, policy: &Policy, uid: &str) -> Result<(plan::Plan, String)> {
     let cl = fiox_options::argv::parse(p.argv.clone())?;
     let vars = p.env.clone();
     let env = |v: &str| vars.iter().find(|(k, _)| k == v).map(|(_, val)| val.clone()).or_else(|| std::env::var(v).ok());
@@ -477,7 +492,7 @@ fn prepare(p: &Prepare, policy: &Policy) -> Result<(plan::Plan, String)> {
         }
     }
     policy.rules.precheck(&set)?;
-    let plan = plan::build(set, cl.globals.readonly, cl.globals.max_jobs)?;
+    let plan = plan::build_for_client(set, cl.globals.readonly, cl.globals.max_jobs, uid)?;
     policy.rules.check(&plan)?;
     let notes: String = plan.notes.iter().chain(&plan.warnings).map(|l| format!("{l}\n")).collect();
     let header = notes + &crate::render::header(&plan);
@@ -486,7 +501,7 @@ fn prepare(p: &Prepare, policy: &Policy) -> Result<(plan::Plan, String)> {
 
 /// Waits for the barrier (sleeping to 200 µs before it, then spinning), runs the jobs with
 /// interval reports streamed, and sends the final report.
-fn run_at(plan: &plan::Plan, prep: &Prepare, tx: &Sender, at: u64) -> Result<()> {
+fn run_at(plan: &plan::Plan, laid_out: runner::Prepared, prep: &Prepare, tx: &Sender, at: u64) -> Result<()> {
     loop {
         let now = mono_ns();
         if runner::STOP.load(Ordering::Relaxed) {
@@ -518,7 +533,14 @@ fn run_at(plan: &plan::Plan, prep: &Prepare, tx: &Sender, at: u64) -> Result<()>
     let outcome = if runner::STOP.load(Ordering::Relaxed) {
         None
     } else {
-        Some(runner::run(plan, text(TextLevel::Warning), text(TextLevel::Output), None, Some(interval)))
+        Some(runner::run_prepared(
+            plan,
+            laid_out,
+            text(TextLevel::Warning),
+            text(TextLevel::Output),
+            None,
+            Some(interval),
+        ))
     };
     match outcome {
         Some(Ok(outcome)) => {

@@ -76,6 +76,7 @@ pub type Diag = Arc<dyn Fn(&str) + Send + Sync>;
 /// Runs every worker; results are in the plan's worker order. Diagnostics (I/O errors, hung
 /// jobs) go to `diag`; fio's "Laying out IO file" lines to `notice` (which fio prints with its
 /// normal output, and not at all otherwise); the status line, if any, to standard output.
+/// The same as [`prepare`] and then [`run_prepared`].
 pub fn run(
     planned: &Plan,
     diag: Diag,
@@ -83,10 +84,58 @@ pub fn run(
     status: Option<StatusLine>,
     interval: Option<Interval<'_>>,
 ) -> Result<Outcome> {
+    let prepared = prepare(planned, &notice)?;
+    run_prepared(planned, prepared, diag, notice, status, interval)
+}
+
+/// A plan whose first phase's files are laid out, made by [`prepare`] and spent by
+/// [`run_prepared`].
+#[must_use]
+pub struct Prepared {
+    /// The first phase's workers (`0..first_phase`), whose files are laid out.
+    first_phase: usize,
+}
+
+/// What happens before the first job starts: the first phase's files laid out (preallocated,
+/// filled for reading jobs), so that neither the layout's time nor its I/O is counted. A
+/// multi-host server does this while it prepares, before the start barrier, so that a host
+/// with files to lay out does not start later than the others; later phases lay theirs out
+/// when they come, as in a local run.
+pub fn prepare(plan: &Plan, notice: &Diag) -> Result<Prepared> {
     ABORT.store(false, Ordering::Relaxed);
     REST_CANCELLED.store(false, Ordering::Relaxed);
     fiox_engine::sys::abort_on_second_signal(&ABORT);
     fiox_engine::sys::install_wake_signal();
+    let first_phase = phase_end(plan, 0);
+    // The first phase has nothing to size: only a later phase's files can be deferred.
+    debug_assert!(plan.workers[..first_phase].iter().all(|w| !w.deferred));
+    layout_phase(&plan.workers[..first_phase], notice)?;
+    Ok(Prepared { first_phase })
+}
+
+/// Where the phase starting at worker `start` ends: at the next worker of a stonewalled job
+/// (other than the first), or at the end.
+fn phase_end(plan: &Plan, start: usize) -> usize {
+    let mut end = start + 1;
+    while end < plan.workers.len() {
+        let w = &plan.workers[end];
+        if w.clone == 0 && w.spec.stonewall {
+            break;
+        }
+        end += 1;
+    }
+    end.min(plan.workers.len())
+}
+
+/// Runs a plan [`prepare`] laid out the first phase of: the jobs start at once.
+pub fn run_prepared(
+    planned: &Plan,
+    prepared: Prepared,
+    diag: Diag,
+    notice: Diag,
+    status: Option<StatusLine>,
+    interval: Option<Interval<'_>>,
+) -> Result<Outcome> {
     // A plan with workers sized at their phase's start is copied once, to be completed as the
     // phases go; the caller's stays as planned.
     let mut sized = std::borrow::Cow::Borrowed(planned);
@@ -103,15 +152,7 @@ pub fn run(
     let mut disks = DiskTotals::default();
     let mut phase_start = 0;
     while phase_start < plan.workers.len() {
-        // A phase runs until the next worker of a stonewalled job (other than the first).
-        let mut end = phase_start + 1;
-        while end < plan.workers.len() {
-            let w = &plan.workers[end];
-            if w.clone == 0 && w.spec.stonewall {
-                break;
-            }
-            end += 1;
-        }
+        let end = phase_end(plan, phase_start);
         for i in phase_start..end {
             if sized.workers[i].deferred {
                 crate::plan::size_deferred(&mut sized.to_mut().workers[i])?;
@@ -119,8 +160,11 @@ pub fn run(
         }
         let plan: &Plan = &sized;
         // Files are laid out before the phase starts, so that neither the layout's time nor its
-        // I/O is counted (in the jobs' statistics or the disk statistics).
-        layout_phase(&plan.workers[phase_start..end], &notice)?;
+        // I/O is counted (in the jobs' statistics or the disk statistics); the first phase's
+        // were by `prepare`.
+        if !(phase_start == 0 && end == prepared.first_phase) {
+            layout_phase(&plan.workers[phase_start..end], &notice)?;
+        }
         let devices = if phase_start == 0 || disks.devices.is_empty() {
             crate::diskstats::devices_for(&paths, sys)
         } else {
@@ -360,7 +404,7 @@ impl Write for DiagBuf<'_> {
 }
 
 /// The state letter fio shows for a running job.
-fn state_char(spec: &fiox_options::JobSpec) -> char {
+pub(crate) fn state_char(spec: &fiox_options::JobSpec) -> char {
     let c = match (spec.rw.reads(), spec.rw.writes(), spec.rw.trims()) {
         (true, true, _) => 'm',
         (true, false, _) => 'r',

@@ -19,6 +19,7 @@ mod logz;
 mod metrics;
 mod multihost;
 mod multihost_secure;
+mod multihost_timing;
 mod nbd_faults;
 mod netns;
 mod offload;

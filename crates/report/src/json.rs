@@ -324,6 +324,7 @@ pub fn render_clients(c: &crate::model::ClientsReport, plus: bool, line: bool) -
                 .put("start_ns", V::I(h.start_ns.unwrap_or(0)))
                 .u("late_start", h.late_start as u64)
                 .u("runtime_ms", h.runtime_ms)
+                .put("job_start_ms", V::I(h.job_start_ms.unwrap_or(0)))
                 .u("partial", h.partial as u64);
             if let Some(t) = h.failed_at_s {
                 o.f("failed_at_s", t);
@@ -338,6 +339,16 @@ pub fn render_clients(c: &crate::model::ClientsReport, plus: bool, line: bool) -
     fx.u("start_skew_ns", c.start_skew_ns.unwrap_or(0)).u("skew_bound_ns", c.skew_bound_ns);
     let groups = c.merged_groups.iter().flat_map(|g| g.jobs.iter().map(move |j| V::O(job(g, j, plus, None)))).collect();
     fx.put("merged_groups", V::A(groups));
+    if let Some(f) = &c.first_done {
+        let mut o = Obj::default();
+        o.s("host", &f.host).u("runtime_ms", f.runtime_ms);
+        for (d, name) in ["read", "write", "trim"].iter().enumerate() {
+            let mut x = Obj::default();
+            x.u("io_bytes", f.io_bytes[d]).u("total_ios", f.ios[d]).u("bw_bytes", f.bw_bytes[d]).u("iops", f.iops[d]);
+            o.o(name, x);
+        }
+        fx.o("first_done", o);
+    }
     fx.u("degraded", c.degraded.is_some() as u64);
     if let Some(d) = &c.degraded {
         fx.s("degraded_reason", d);

@@ -19,7 +19,7 @@ pub mod units;
 mod testutil;
 
 pub use model::{
-    CephImage, CephManifest, CephObjects, ClientsReport, DeviceInfo, DiskAggr, DiskFigures, DiskUtil, HostEntry,
+    CephImage, CephManifest, CephObjects, ClientsReport, DeviceInfo, DiskAggr, DiskFigures, DiskUtil, FirstDone, HostEntry,
     JobReport, LatencyTargetReport, Manifest, Overhead, RepeatSummary, RunReport, SteadyReport, Units,
     DEFAULT_PERCENTILES,
 };

@@ -379,6 +379,26 @@ pub struct HostEntry {
     pub start_ns: Option<i64>,
     pub late_start: bool,
     pub runtime_ms: u64,
+    /// When the host's first job started measuring, on the coordinator's wall clock (the
+    /// host's own epoch ms less its wall-clock offset): shows that file layout, done before
+    /// the barrier, did not delay a host's I/O.
+    pub job_start_ms: Option<i64>,
+}
+
+/// The aggregate until the first host finished (elbencho's "first done"): what every host
+/// did up to then, summed; for size-based runs, where hosts end at different times, the rate
+/// while all of them were running.
+#[derive(Debug, Clone, Default)]
+pub struct FirstDone {
+    /// The host that finished first, and its runtime (ms).
+    pub host: String,
+    pub runtime_ms: u64,
+    /// Per direction (read, write, trim): bytes and I/Os of every host by then, and their
+    /// rate over `runtime_ms`.
+    pub io_bytes: [u64; 3],
+    pub ios: [u64; 3],
+    pub bw_bytes: [u64; 3],
+    pub iops: [u64; 3],
 }
 
 /// A multi-host run: every host's report in host-list order and their merge ("All clients",
@@ -400,4 +420,6 @@ pub struct ClientsReport {
     /// Latest minus earliest start of the hosts (ns), and the bound of the clock estimates.
     pub start_skew_ns: Option<u64>,
     pub skew_bound_ns: u64,
+    /// fiox: the aggregate until the first host finished, once one has.
+    pub first_done: Option<FirstDone>,
 }

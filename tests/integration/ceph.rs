@@ -1214,3 +1214,5 @@ fn fiox_ceph_options() {
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains("namespace= is for ioengine=rbd and ioengine=rados, not null"), "{}", o.stderr);
 }
+
+mod bench_opts;

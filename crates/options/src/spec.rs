@@ -329,6 +329,9 @@ pub struct CephOpts {
     /// fiox: how long to wait for the monitors, microseconds (`ceph_connect_timeout`); unset,
     /// the configuration's `client_mount_timeout` if it sets one, else 60 s.
     pub connect_timeout_us: Option<u64>,
+    /// The keyring file (`--keyring` of `fiox rbd`/`fiox rados`; no job option): replaces the
+    /// configuration's `keyring`.
+    pub keyring: Option<String>,
 }
 
 /// One rule of which I/Os get a priority: those of `bs` (any size if `None`), `pct` percent of
@@ -942,6 +945,7 @@ impl JobSpec {
             touch_objects: m.flag("touch_objects")?,
             namespace: m.string("namespace"),
             connect_timeout_us: m.is_set("ceph_connect_timeout").then(|| m.time("ceph_connect_timeout")).transpose()?,
+            keyring: None,
         };
         for fiox_ceph in ["namespace", "ceph_connect_timeout"] {
             if m.is_set(fiox_ceph) && !["rbd", "rados"].contains(&ioengine) {

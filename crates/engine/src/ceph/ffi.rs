@@ -57,6 +57,11 @@ pub(crate) struct Rados {
     pub aio_write_op_operate:
         unsafe extern "C" fn(WriteOpT, IoctxT, RadosCompletionT, *const c_char, *mut libc::time_t, c_int) -> c_int,
     pub release_write_op: unsafe extern "C" fn(WriteOpT),
+    pub write_op_write: unsafe extern "C" fn(WriteOpT, *const c_char, usize, u64),
+    pub write_op_set_alloc_hint2: unsafe extern "C" fn(WriteOpT, u64, u64, u32),
+    pub write_op_omap_set:
+        unsafe extern "C" fn(WriteOpT, *const *const c_char, *const *const c_char, *const usize, usize),
+    pub write_op_setxattr: unsafe extern "C" fn(WriteOpT, *const c_char, *const c_char, usize),
 }
 
 /// librbd's `rbd_image_info_t`.
@@ -90,6 +95,9 @@ pub(crate) struct Rbd {
     pub aio_create_completion: unsafe extern "C" fn(*mut c_void, RbdCallback, *mut RbdCompletionT) -> c_int,
     pub aio_write: unsafe extern "C" fn(ImageT, u64, usize, *const c_char, RbdCompletionT) -> c_int,
     pub aio_read: unsafe extern "C" fn(ImageT, u64, usize, *mut c_char, RbdCompletionT) -> c_int,
+    /// `aio_write` and `aio_read` with op flags (`LIBRADOS_OP_FLAG_FADVISE_*`).
+    pub aio_write2: unsafe extern "C" fn(ImageT, u64, usize, *const c_char, RbdCompletionT, c_int) -> c_int,
+    pub aio_read2: unsafe extern "C" fn(ImageT, u64, usize, *mut c_char, RbdCompletionT, c_int) -> c_int,
     pub aio_discard: unsafe extern "C" fn(ImageT, u64, u64, RbdCompletionT) -> c_int,
     pub aio_flush: unsafe extern "C" fn(ImageT, RbdCompletionT) -> c_int,
     pub aio_get_return_value: unsafe extern "C" fn(RbdCompletionT) -> isize,
@@ -204,6 +212,10 @@ fn load_rados(engine: &str) -> Result<Rados, String> {
             write_op_zero: lib.get(c"rados_write_op_zero")?,
             aio_write_op_operate: lib.get(c"rados_aio_write_op_operate")?,
             release_write_op: lib.get(c"rados_release_write_op")?,
+            write_op_write: lib.get(c"rados_write_op_write")?,
+            write_op_set_alloc_hint2: lib.get(c"rados_write_op_set_alloc_hint2")?,
+            write_op_omap_set: lib.get(c"rados_write_op_omap_set")?,
+            write_op_setxattr: lib.get(c"rados_write_op_setxattr")?,
         }
     };
     let (mut major, mut minor, mut extra) = (0, 0, 0);
@@ -235,6 +247,8 @@ fn load_rbd() -> Result<Rbd, String> {
             aio_create_completion: lib.get(c"rbd_aio_create_completion")?,
             aio_write: lib.get(c"rbd_aio_write")?,
             aio_read: lib.get(c"rbd_aio_read")?,
+            aio_write2: lib.get(c"rbd_aio_write2")?,
+            aio_read2: lib.get(c"rbd_aio_read2")?,
             aio_discard: lib.get(c"rbd_aio_discard")?,
             aio_flush: lib.get(c"rbd_aio_flush")?,
             aio_get_return_value: lib.get(c"rbd_aio_get_return_value")?,

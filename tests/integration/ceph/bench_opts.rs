@@ -236,3 +236,168 @@ fn rados_bench_show_time() {
         assert_eq!(r.stdout, "Removed 50 objects\n", "{}", r.stderr);
     }
 }
+
+/// `fiox rbd ARGS` against the cluster (bounded in time).
+fn fiox_rbd(c: &Cluster, args: &[&str]) -> Out {
+    let o = Command::new("timeout")
+        .args(["-k", "5", "60"])
+        .arg(util::fiox_bin())
+        .arg("rbd")
+        .arg("-c")
+        .arg(&c.conf)
+        .args(args)
+        .output()
+        .expect("cannot run fiox");
+    Out {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// The image's RADOS object prefix (`rbd_data.ID`).
+fn data_prefix(c: &Cluster, image: &str) -> String {
+    let o = c.tool("rbd", &["info", "--format", "json", &format!("bench/{image}")]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    v["block_name_prefix"].as_str().unwrap().to_string()
+}
+
+/// How many recorded reads and writes of an image's data objects carry each fadvise flag
+/// (`[fadvise_random]`, ...).
+fn data_op_flags(c: &Cluster, prefix: &str) -> BTreeMap<String, usize> {
+    let mut n = BTreeMap::new();
+    for d in osd_history(c).iter().filter(|d| d.contains(&format!(":::{prefix}."))) {
+        for f in d.split(['[', ']']).filter(|p| p.starts_with("fadvise")) {
+            *n.entry(f.to_string()).or_insert(0) += 1;
+        }
+    }
+    n
+}
+
+/// `rbd bench` reads at a snapshot (`image@snap`, also through `--image`), refuses to write
+/// one, names a missing one; every operation carries the fadvise flag the real tool gives it;
+/// `--keyring` is the keyring librados uses; bad options have the real tool's messages and
+/// statuses.
+#[test]
+fn rbd_bench_snapshot_fadvise_keyring() {
+    cluster_or_skip!(c);
+    keep_osd_history(c);
+    // 4 MiB written, a snapshot, then the whole 16 MiB: the snapshot holds a quarter.
+    let image = c.image("snap", 16);
+    let spec = format!("bench/{image}");
+    let w = fiox_rbd(c, &["bench", "--io-type", "write", "--io-total", "4M", "--io-size", "1M", &spec]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    assert_eq!(c.tool("rbd", &["snap", "create", &format!("{spec}@s1")]).code, 0);
+    let w = fiox_rbd(c, &["bench", "--io-type", "write", "--io-total", "16M", "--io-size", "1M", &spec]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let at_snap = format!("{spec}@s1");
+    let r = fiox_rbd(c, &["bench", "--io-type", "read", "--io-total", "1M", "--io-size", "64K", &at_snap]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("75% of image"), "{}", r.stderr);
+    assert!(r.stdout.contains("elapsed: "), "{}", r.stdout);
+    let r = fiox_rbd(
+        c,
+        &["bench", "--io-type", "read", "--io-total", "1M", "-p", "bench", "--image", &format!("{image}@s1")],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("75% of image"), "{}", r.stderr);
+    let r = fiox_rbd(c, &["bench", "--io-type", "read", "--io-total", "1M", &spec]);
+    assert_eq!((r.code, r.stderr.as_str()), (0, ""), "the head is written whole");
+    // Refusals, each as the real tool's (message, status); a missing snapshot is named.
+    let cases: &[(&[&str], &str, i32)] = &[
+        (&["--io-type", "write", &at_snap], "rbd: snapshot name specified for a command that doesn't use it\n", 22),
+        (&["--io-type", "rw", &at_snap], "rbd: snapshot name specified for a command that doesn't use it\n", 22),
+        (&["--io-type", "read", &format!("{spec}@")], &format!("rbd: invalid spec '{spec}@'\n"), 22),
+        (&["--io-type", "read", "--snap", "s1", &spec], "rbd: unrecognised option '--snap'\n", 1),
+        (&["--io-type", "sideways", &spec], "rbd: the argument for option '--io-type' is invalid\n", 1),
+        (
+            &["--io-type", "read", "--io-pattern", "zigzag", &spec],
+            "rbd: the argument for option '--io-pattern' is invalid\n",
+            1,
+        ),
+    ];
+    for (args, msg, code) in cases {
+        let args = [&["bench"][..], args].concat();
+        let real = c.tool("rbd", &args);
+        assert_eq!((real.code, real.stderr.as_str()), (*code, *msg), "rbd {args:?}");
+        let ours = fiox_rbd(c, &args);
+        assert_eq!((ours.code, ours.stderr.as_str(), ours.stdout.as_str()), (*code, *msg, ""), "fiox {args:?}");
+    }
+    let o = fiox_rbd(c, &["bench", "--io-type", "read", &format!("{spec}@nosuch")]);
+    assert_eq!(o.code, 2);
+    assert!(o.stderr.contains("snapshot 'nosuch' of image"), "{}", o.stderr);
+    assert_eq!(c.tool("rbd", &["snap", "rm", &at_snap]).code, 0);
+    // fadvise: the same flags on the data objects' operations, per pattern and direction.
+    for (pattern, io_type) in [("rand", "write"), ("seq", "write"), ("rand", "read"), ("full-seq", "read")] {
+        let mut seen = Vec::new();
+        for fiox_run in [false, true] {
+            let image = c.image("fadv", 4);
+            let spec = format!("bench/{image}");
+            if io_type == "read" {
+                let w = c.tool("rbd", &["bench", "--io-type", "write", "--io-total", "4M", "--io-size", "1M", &spec]);
+                assert_eq!(w.code, 0, "{}", w.stderr);
+            }
+            let prefix = data_prefix(c, &image);
+            let before = data_op_flags(c, &prefix);
+            let args = [
+                "bench",
+                "--io-type",
+                io_type,
+                "--io-pattern",
+                pattern,
+                "--io-total",
+                "256K",
+                "--io-size",
+                "64K",
+                &spec,
+            ];
+            let o = if fiox_run { fiox_rbd(c, &args) } else { c.tool("rbd", &args) };
+            assert_eq!(o.code, 0, "{}", o.stderr);
+            // Operations are recorded a moment after their replies.
+            std::thread::sleep(Duration::from_millis(300));
+            let mut after = data_op_flags(c, &prefix);
+            for (flag, n) in before {
+                *after.get_mut(&flag).unwrap() -= n;
+            }
+            after.retain(|_, n| *n > 0);
+            seen.push(after);
+            assert_eq!(c.tool("rbd", &["rm", &spec]).code, 0);
+        }
+        assert_eq!(seen[0], seen[1], "{pattern} {io_type}: fadvise flags, rbd then fiox");
+        let want = if pattern == "rand" { "fadvise_random" } else { "fadvise_sequential" };
+        assert_eq!(seen[1].get(want), Some(&4), "{pattern} {io_type}: {:?}", seen[1]);
+    }
+    // --keyring: the file librados reads (named in the refusal of a cephx configuration), as
+    // the real tool takes it; with auth none it is not needed at all.
+    let dir = util::scratch();
+    let text = std::fs::read_to_string(&c.conf)
+        .unwrap()
+        .replace("auth client required = none", "auth client required = cephx\nkeyring = /nonexistent/keyring");
+    let cephx = dir.path().join("cephx.conf");
+    std::fs::write(&cephx, text).unwrap();
+    let o = Command::new(util::fiox_bin())
+        .args([
+            "rbd",
+            "-c",
+            cephx.to_str().unwrap(),
+            "--keyring",
+            "/nonexistent/other",
+            "bench",
+            "--io-type",
+            "read",
+            &spec,
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_ne!(o.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("/nonexistent/other") && !stderr.contains("/nonexistent/keyring"), "{stderr}");
+    let o = fiox_rbd(
+        c,
+        &["bench", "-k", "/nonexistent/other", "--id", "admin", "--io-type", "read", "--io-total", "64K", &spec],
+    );
+    assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+    let o = fiox_rados(c, &["--keyring", "/nonexistent/other", "-p", "bench", "cleanup", "--run-name", "nosuch-kr"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+}

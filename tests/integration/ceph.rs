@@ -1216,3 +1216,4 @@ fn fiox_ceph_options() {
 }
 
 mod bench_opts;
+mod osd_ops;

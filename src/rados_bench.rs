@@ -322,16 +322,9 @@ Needs librados2 at run time.
 }
 
 pub fn run(args: &[String]) -> Result<ExitCode> {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        print!("{}", help());
-        return Ok(ExitCode::SUCCESS);
-    }
-    let a = match parse(args) {
+    let a = match bench_report::parse_or_exit(args, help, parse, |_| 1) {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return Ok(ExitCode::from(1));
-        }
+        Err(code) => return Ok(code),
     };
     let pool = a.ceph.pool.clone().unwrap_or_default();
     let threads = a.threads;
@@ -883,19 +876,7 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
         }
     }
     if interrupted {
-        eprintln!(
-            "fiox rados bench: interrupted by {} after {}; the summary covers the {done} operations completed{}",
-            bench_report::signal_name(),
-            fmt_g(time),
-            if left > 0 {
-                format!(
-                    " ({left} still in flight after {} s: is the cluster stalled?)",
-                    bench_report::DRAIN_LIMIT.as_secs()
-                )
-            } else {
-                String::new()
-            }
-        );
+        eprintln!("{}", bench_report::interrupted_line("fiox rados bench", time, done, left));
         if test == Test::Write && left > 0 {
             // No metadata object could be written: the prefix finds the objects.
             let pool = a.ceph.pool.as_deref().unwrap_or_default();

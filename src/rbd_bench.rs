@@ -322,16 +322,9 @@ Needs librbd1 and librados2 at run time.
 }
 
 pub fn run(args: &[String]) -> Result<ExitCode> {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        print!("{}", help());
-        return Ok(ExitCode::SUCCESS);
-    }
-    let a = match parse(args) {
+    let a = match bench_report::parse_or_exit(args, help, parse, |e| e.downcast_ref::<Usage>().map_or(22, |u| u.1)) {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return Ok(ExitCode::from(e.downcast_ref::<Usage>().map_or(22, |u| u.1)));
-        }
+        Err(code) => return Ok(code),
     };
     if a.snap.is_some() && matches!(a.io_type, Some(IoType::Write | IoType::ReadWrite)) {
         // A snapshot cannot be written.
@@ -655,20 +648,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         }
     }
     if interrupted {
-        eprintln!(
-            "fiox rbd bench: interrupted by {} after {}; the summary covers the {} operations completed{}",
-            bench_report::signal_name(),
-            fmt_g(elapsed),
-            issued - left as u64,
-            if left > 0 {
-                format!(
-                    " ({left} still in flight after {} s: is the cluster stalled?)",
-                    bench_report::DRAIN_LIMIT.as_secs()
-                )
-            } else {
-                String::new()
-            }
-        );
+        eprintln!("{}", bench_report::interrupted_line("fiox rbd bench", elapsed, issued - left as u64, left));
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)

@@ -270,7 +270,7 @@ mod tests {
         let r = parse_or_exit(&args, || "help\n".into(), |a| Ok(a.len()), |_| 1);
         assert_eq!(r, Ok(1));
         let args = vec!["x".to_string(), "-h".to_string()];
-        let r = parse_or_exit(&args, || String::new(), |_| Ok(()), |_| 1);
+        let r = parse_or_exit(&args, String::new, |_| Ok(()), |_| 1);
         assert_eq!(r, Err(std::process::ExitCode::SUCCESS));
     }
 

@@ -55,6 +55,14 @@ pub fn parse_or_exit<A>(
     })
 }
 
+/// The command line with `$CEPH_ARGS` (Ceph's tools' default options, e.g. `--id bench -c
+/// /etc/ceph/test.conf`, split at whitespace as the tools split it) in front, so options given
+/// on the command line come later and win.
+pub fn with_ceph_args(args: &[String]) -> Vec<String> {
+    let env = std::env::var("CEPH_ARGS").unwrap_or_default();
+    env.split_whitespace().map(str::to_string).chain(args.iter().cloned()).collect()
+}
+
 /// The line on stderr that ends a bench stopped by SIGINT/SIGTERM: how long it ran, how many
 /// operations the summary covers, and how many a stalled cluster still holds.
 pub fn interrupted_line(tool: &str, elapsed_s: f64, completed: u64, left: u32) -> String {

@@ -322,6 +322,7 @@ Needs librbd1 and librados2 at run time.
 }
 
 pub fn run(args: &[String]) -> Result<ExitCode> {
+    let args = &bench_report::with_ceph_args(args);
     let a = match bench_report::parse_or_exit(args, help, parse, |e| e.downcast_ref::<Usage>().map_or(22, |u| u.1)) {
         Ok(a) => a,
         Err(code) => return Ok(code),

@@ -422,4 +422,19 @@ fn rbd_bench_snapshot_fadvise_keyring() {
     assert_eq!((o.code, o.stderr.as_str()), (0, ""));
     let o = fiox_rados(c, &["--keyring", "/nonexistent/other", "-p", "bench", "cleanup", "--run-name", "nosuch-kr"]);
     assert_eq!(o.code, 0, "{}", o.stderr);
+    // $CEPH_ARGS: the tools' default options, before the command line's.
+    let ceph_args = format!("-c {} --id admin", c.conf.display());
+    for (tool, args) in [
+        ("rados", vec!["-p", "bench", "cleanup", "--run-name", "nosuch-env"]),
+        ("rbd", vec!["bench", "--io-type", "read", "--io-total", "64K", &spec]),
+    ] {
+        let real = Command::new(tool).args(&args).env("CEPH_ARGS", &ceph_args).output().unwrap();
+        assert!(real.status.success(), "{tool}: {}", String::from_utf8_lossy(&real.stderr));
+        let ours = Command::new(util::fiox_bin()).arg(tool).args(&args).env("CEPH_ARGS", &ceph_args).output().unwrap();
+        assert!(
+            ours.status.success() && ours.stderr.is_empty(),
+            "fiox {tool}: {}",
+            String::from_utf8_lossy(&ours.stderr)
+        );
+    }
 }

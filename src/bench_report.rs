@@ -35,6 +35,49 @@ pub fn signal_name() -> &'static str {
     }
 }
 
+/// The start the Ceph subcommands (`fiox rados`, `fiox rbd`, `fiox ceph`) share: `--help` or
+/// `-h` anywhere prints `help` and ends the command successfully; otherwise `parse` reads the
+/// arguments, and its refusal is printed on stderr and ends the command with `status(refusal)`.
+/// `Err` holds the command's exit status.
+pub fn parse_or_exit<A>(
+    args: &[String],
+    help: fn() -> String,
+    parse: impl FnOnce(&[String]) -> anyhow::Result<A>,
+    status: impl FnOnce(&anyhow::Error) -> u8,
+) -> Result<A, std::process::ExitCode> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{}", help());
+        return Err(std::process::ExitCode::SUCCESS);
+    }
+    parse(args).map_err(|e| {
+        eprintln!("{e}");
+        std::process::ExitCode::from(status(&e))
+    })
+}
+
+/// The command line with `$CEPH_ARGS` (Ceph's tools' default options, e.g. `--id bench -c
+/// /etc/ceph/test.conf`, split at whitespace as the tools split it) in front, so options given
+/// on the command line come later and win.
+pub fn with_ceph_args(args: &[String]) -> Vec<String> {
+    let env = std::env::var("CEPH_ARGS").unwrap_or_default();
+    env.split_whitespace().map(str::to_string).chain(args.iter().cloned()).collect()
+}
+
+/// The line on stderr that ends a bench stopped by SIGINT/SIGTERM: how long it ran, how many
+/// operations the summary covers, and how many a stalled cluster still holds.
+pub fn interrupted_line(tool: &str, elapsed_s: f64, completed: u64, left: u32) -> String {
+    let stalled = if left > 0 {
+        format!(" ({left} still in flight after {} s: is the cluster stalled?)", DRAIN_LIMIT.as_secs())
+    } else {
+        String::new()
+    };
+    format!(
+        "{tool}: interrupted by {} after {}; the summary covers the {completed} operations completed{stalled}",
+        signal_name(),
+        crate::rbd_bench::fmt_g(elapsed_s)
+    )
+}
+
 /// How long in-flight operations may take to finish once a stop was asked for; a cluster that
 /// stopped answering leaves them in flight, and the bench reports without them.
 pub const DRAIN_LIMIT: Duration = Duration::from_secs(3);
@@ -212,6 +255,32 @@ impl BenchReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interrupted_line_as_the_benches_print_it() {
+        // No signal caught in this process: "a signal".
+        assert_eq!(
+            interrupted_line("fiox rbd bench", 2.5, 1234, 0),
+            "fiox rbd bench: interrupted by a signal after 2.5; the summary covers the 1234 operations completed"
+        );
+        assert_eq!(
+            interrupted_line("fiox rados bench", 12.0, 7, 3),
+            "fiox rados bench: interrupted by a signal after 12; the summary covers the 7 operations completed \
+             (3 still in flight after 3 s: is the cluster stalled?)"
+        );
+    }
+
+    #[test]
+    fn parse_or_exit_refuses_with_the_status_given() {
+        let args = vec!["--bad".to_string()];
+        let r = parse_or_exit(&args, || "help\n".into(), |_| -> anyhow::Result<u8> { anyhow::bail!("no") }, |_| 22);
+        assert_eq!(r, Err(std::process::ExitCode::from(22)));
+        let r = parse_or_exit(&args, || "help\n".into(), |a| Ok(a.len()), |_| 1);
+        assert_eq!(r, Ok(1));
+        let args = vec!["x".to_string(), "-h".to_string()];
+        let r = parse_or_exit(&args, String::new, |_| Ok(()), |_| 1);
+        assert_eq!(r, Err(std::process::ExitCode::SUCCESS));
+    }
 
     #[test]
     fn report_reads_back_as_a_fio_report() {

@@ -270,16 +270,9 @@ impl Ctx<'_> {
 static CHILD: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 pub fn run(args: &[String]) -> Result<ExitCode> {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        print!("{}", help());
-        return Ok(ExitCode::SUCCESS);
-    }
-    let a = match parse(args) {
+    let a = match crate::bench_report::parse_or_exit(args, help, parse, |_| 1) {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return Ok(ExitCode::from(1));
-        }
+        Err(code) => return Ok(code),
     };
     if a.out.exists() && std::fs::read_dir(&a.out).map(|mut d| d.next().is_some()).unwrap_or(true) {
         eprintln!("fiox ceph: the results folder '{}' is not empty; give a new one with --out", a.out.display());

@@ -9,14 +9,14 @@
 //! fio's JSON layout with percentiles; SIGINT/SIGTERM end a run with a summary of what
 //! completed, after at most `DRAIN_LIMIT` for operations a stalled cluster holds.
 //!
-//! Not done: `--reuse-bench`, `--show-time`, `--write-omap|xattr|object`, and the allocation
-//! hints (`hints = 1` is printed, as the real tool does by default, but no hint is sent).
+//! Every write is one compound operation as the real tool's: the allocation hint (unless
+//! `--no-hints`) and the data, an omap entry (`--write-omap`) and an xattr (`--write-xattr`).
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
-use fiox_engine::{Finish, PoolClient};
+use fiox_engine::{Finish, PoolClient, WriteParts};
 use fiox_options::CephOpts;
 use serde_json::{json, Map, Value};
 
@@ -66,6 +66,14 @@ struct Args {
     prefix: Option<String>,
     hints: bool,
     verify: bool,
+    /// `--reuse-bench`: write into the objects of the run the metadata object names.
+    reuse: bool,
+    /// `--show-time`: lines start with the local time.
+    show_time: bool,
+    /// Where writes go (`--write-object`, `--write-omap`, `--write-xattr`; none: the object).
+    dest_object: bool,
+    dest_omap: bool,
+    dest_xattr: bool,
     format: Format,
     /// `-o FILE`: the `-f json` output goes there.
     output: Option<String>,
@@ -104,6 +112,11 @@ fn parse(args: &[String]) -> Result<Args> {
         prefix: None,
         hints: true,
         verify: true,
+        reuse: false,
+        show_time: false,
+        dest_object: false,
+        dest_omap: false,
+        dest_xattr: false,
         format: Format::Plain,
         output: None,
         fiox_json: None,
@@ -158,6 +171,14 @@ fn parse(args: &[String]) -> Result<Args> {
             "--no-cleanup" => a.cleanup = false,
             "--no-hints" => a.hints = false,
             "--no-verify" => a.verify = false,
+            "--reuse-bench" => a.reuse = true,
+            "--show-time" => a.show_time = true,
+            "--write-object" => a.dest_object = true,
+            "--write-omap" => a.dest_omap = true,
+            "--write-xattr" => a.dest_xattr = true,
+            // The real tool takes it and benches plain RADOS objects all the same.
+            "--striper" => {}
+            "-k" | "--keyring" => a.ceph.keyring = Some(value()?),
             "--run-name" => a.run_name = Some(value()?),
             "--prefix" => a.prefix = Some(value()?),
             "-f" | "--format" => {
@@ -198,6 +219,13 @@ fn parse(args: &[String]) -> Result<Args> {
     }
     if a.op_size.is_some() && !matches!(a.command, Command::Bench(Test::Write)) {
         bail!("-b|--block_size option can be used only with 'write' bench test");
+    }
+    let dest = a.dest_object || a.dest_omap || a.dest_xattr;
+    if dest && !matches!(a.command, Command::Bench(Test::Write)) {
+        bail!("--write-object, --write-omap and --write-xattr options can only be used with the 'write' bench test");
+    }
+    if !dest {
+        a.dest_object = true;
     }
     if a.output.is_some() && a.format == Format::Plain {
         bail!("-o|--output option can only be used with '--format' option");
@@ -264,14 +292,19 @@ fn fail(what: &str, r: i64) -> ExitCode {
 }
 
 const HEADER: &str = "  sec Cur ops   started  finished  avg MB/s  cur MB/s last lat(s)  avg lat(s)";
+/// The allocation hint's flags: sequential writes and reads, append-only, immutable
+/// (`LIBRADOS_ALLOC_HINT_FLAG_*`), as the real tool sends them.
+const ALLOC_HINT_FLAGS: u32 = 1 | 4 | 16 | 32;
 const META_DEFAULT: &str = "benchmark_last_metadata";
 const BENCH_PREFIX: &str = "benchmark_data";
 
 /// `fiox rados --help`.
 pub fn help() -> String {
-    "usage: fiox rados [-c CONF] [--cluster NAME] [--id ID] -p POOL [-N NAMESPACE]
+    "usage: fiox rados [-c CONF] [--cluster NAME] [--id ID] [--keyring FILE] -p POOL [-N NAMESPACE]
                   bench SECONDS write|seq|rand [-t N] [-b SIZE] [-O SIZE] [--max-objects N]
-                  [--no-cleanup] [--run-name NAME] [--no-verify] [-f plain|json|json-pretty [-o FILE]]
+                  [--no-cleanup] [--run-name NAME] [--no-hints] [--reuse-bench] [--no-verify]
+                  [--show-time] [--write-object] [--write-omap] [--write-xattr]
+                  [-f plain|json|json-pretty [-o FILE]]
                   [--output-format=json | --fiox-json FILE]
        fiox rados [...] -p POOL cleanup [--run-name NAME] [--prefix PREFIX]
 
@@ -289,16 +322,10 @@ Needs librados2 at run time.
 }
 
 pub fn run(args: &[String]) -> Result<ExitCode> {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        print!("{}", help());
-        return Ok(ExitCode::SUCCESS);
-    }
-    let a = match parse(args) {
+    let args = &bench_report::with_ceph_args(args);
+    let a = match bench_report::parse_or_exit(args, help, parse, |_| 1) {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            return Ok(ExitCode::from(1));
-        }
+        Err(code) => return Ok(code),
     };
     let pool = a.ceph.pool.clone().unwrap_or_default();
     let threads = a.threads;
@@ -399,8 +426,18 @@ struct Row {
     avg_lat: f64,
 }
 
-fn print_row(r: &Row) {
-    println!(
+/// One line of the bench's output; with `--show-time` after the local time, as the real tool
+/// prefixes its preamble, header, rows, the summary's first line and the cleanup lines.
+fn line(show_time: bool, text: &str) {
+    if show_time {
+        println!("{} {text}", now_text());
+    } else {
+        println!("{text}");
+    }
+}
+
+fn row_text(r: &Row) -> String {
+    format!(
         "{:5} {:7} {:9} {:9} {:>9} {:>9} {:>11} {:>11}",
         r.sec,
         r.cur_ops,
@@ -410,7 +447,7 @@ fn print_row(r: &Row) {
         fmt_g(r.cur_bw),
         r.last_lat.map_or("-".to_string(), fmt_g),
         fmt_g(r.avg_lat)
-    );
+    )
 }
 
 fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
@@ -418,8 +455,9 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
     let meta_name = a.run_name.clone().unwrap_or_else(|| META_DEFAULT.into());
     let host = hostname();
     // What to do: sizes, the object prefix, and for reads how many ops the writer made.
+    let st = a.show_time;
     let (op_size, object_size, prefix, num_ops, pid) = match test {
-        Test::Write => {
+        Test::Write if !a.reuse => {
             let op = a.op_size.unwrap_or(4 << 20);
             let object_size = a.object_size.unwrap_or(op);
             // An object smaller than an op: the op shrinks to the object (as rados bench does).
@@ -427,32 +465,37 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
             let pid = std::process::id();
             (op, object_size, format!("{BENCH_PREFIX}_{host}_{pid}"), 0, pid)
         }
-        Test::Seq | Test::Rand => match read_meta(&client, &meta_name) {
+        // Reads, and writes with --reuse-bench, take the sizes and the writer's pid (the
+        // objects' names) from the metadata object.
+        _ => match read_meta(&client, &meta_name) {
             Ok(m) => {
                 let prefix = format!("{BENCH_PREFIX}_{host}_{}", m.pid);
                 (m.op_size.min(m.object_size).max(1), m.object_size, prefix, m.num_ops, m.pid)
             }
             Err(r) if r == -(libc::ENOENT as i64) => {
-                eprintln!("Must write data before running a read benchmark!");
+                if a.reuse {
+                    eprintln!("Must write data before using reuse_bench for a write benchmark!");
+                } else {
+                    eprintln!("Must write data before running a read benchmark!");
+                }
                 return Ok(fail("error during benchmark", r));
             }
             Err(r) => return Ok(fail("error during benchmark", r)),
         },
     };
-    let _ = pid;
-    if test != Test::Write {
+    if test != Test::Write || a.reuse {
         client.resize_buffers(op_size as usize);
     }
     let wpo = (object_size / op_size).max(1);
     if test == Test::Write && plain {
-        println!(
+        line(st, &format!(
             "Maintaining {} concurrent writes of {op_size} bytes to objects of size {object_size} for up to {} seconds or {} objects",
             a.threads, a.seconds, a.max_objects
-        );
-        println!("Object prefix: {prefix}");
+        ));
+        line(st, &format!("Object prefix: {prefix}"));
     }
     if plain {
-        println!("{HEADER}");
+        line(st, HEADER);
     }
     let max_ops = match test {
         Test::Write if a.max_objects > 0 => a.max_objects * wpo,
@@ -507,7 +550,13 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
             submitted_at[slot as usize] = Instant::now();
             let r = if test == Test::Write {
                 fill_op(client.buf_mut(slot), k);
-                client.write(slot, &oid, op_size as usize, off)
+                let parts = WriteParts {
+                    alloc_hint: a.hints.then_some((object_size, op_size, ALLOC_HINT_FLAGS)),
+                    object: a.dest_object,
+                    omap_key: a.dest_omap.then(|| format!("bench-omap-key-{off}")),
+                    xattr: a.dest_xattr.then(|| format!("bench-xattr-key-{off}")),
+                };
+                client.write_parts(slot, &oid, op_size as usize, off, &parts)
             } else {
                 client.read(slot, &oid, op_size as usize, off)
             };
@@ -531,7 +580,7 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
                 avg_lat: 0.0,
             };
             if plain {
-                print_row(&r);
+                line(st, &row_text(&r));
             }
             rows.push(r);
         }
@@ -555,7 +604,7 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
                     fmt_g(lat.max),
                     fmt_g(lat.mean())
                 );
-                println!("{HEADER}");
+                line(st, HEADER);
             }
             let r = Row {
                 sec: next_row,
@@ -568,7 +617,7 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
                 avg_lat: lat.mean(),
             };
             if plain {
-                print_row(&r);
+                line(st, &row_text(&r));
             }
             rows.push(r);
             done_at_row = done;
@@ -714,8 +763,9 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
     }
     let width = if test == Test::Write { 24 } else { 22 };
     if plain {
-        for (label, value) in &text {
-            println!("{label:<width$}{value}");
+        for (i, (label, value)) in text.iter().enumerate() {
+            // The summary is one statement in the real tool: only its first line has the time.
+            line(st && i == 0, &format!("{label:<width$}{value}"));
         }
     } else if a.fiox_json.as_deref() != Some("-") {
         let mut m = Map::new();
@@ -766,7 +816,7 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
         let mut meta = Vec::with_capacity(24);
         meta.extend_from_slice(&object_size.to_le_bytes());
         meta.extend_from_slice(&(done as i32).to_le_bytes());
-        meta.extend_from_slice(&(std::process::id() as i32).to_le_bytes());
+        meta.extend_from_slice(&(pid as i32).to_le_bytes());
         meta.extend_from_slice(&op_size.to_le_bytes());
         if let Err(r) = client.write_full(&meta_name, &meta) {
             return Ok(fail("error during benchmark", r));
@@ -775,7 +825,7 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
     let mut removed = None;
     if test == Test::Write && a.cleanup && left == 0 {
         if plain {
-            println!("Cleaning up (deleting benchmark objects)");
+            line(st, "Cleaning up (deleting benchmark objects)");
         }
         let t0 = Instant::now();
         match remove_run(&mut client, &prefix, done.div_ceil(wpo), a.threads) {
@@ -784,8 +834,8 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
         }
         if plain {
             let n = removed.unwrap_or(0);
-            println!("Removed {n} object{}", if n == 1 { "" } else { "s" });
-            println!("Clean up completed and total clean up time :{}", fmt_g(t0.elapsed().as_secs_f64()));
+            line(st, &format!("Removed {n} object{}", if n == 1 { "" } else { "s" }));
+            line(st, &format!("Clean up completed and total clean up time :{}", fmt_g(t0.elapsed().as_secs_f64())));
         }
         let _ = client.remove(&meta_name);
     }
@@ -827,19 +877,7 @@ fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
         }
     }
     if interrupted {
-        eprintln!(
-            "fiox rados bench: interrupted by {} after {}; the summary covers the {done} operations completed{}",
-            bench_report::signal_name(),
-            fmt_g(time),
-            if left > 0 {
-                format!(
-                    " ({left} still in flight after {} s: is the cluster stalled?)",
-                    bench_report::DRAIN_LIMIT.as_secs()
-                )
-            } else {
-                String::new()
-            }
-        );
+        eprintln!("{}", bench_report::interrupted_line("fiox rados bench", time, done, left));
         if test == Test::Write && left > 0 {
             // No metadata object could be written: the prefix finds the objects.
             let pool = a.ceph.pool.as_deref().unwrap_or_default();

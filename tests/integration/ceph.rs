@@ -1225,3 +1225,6 @@ fn fiox_ceph_options() {
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains("namespace= is for ioengine=rbd and ioengine=rados, not null"), "{}", o.stderr);
 }
+
+mod bench_opts;
+mod osd_ops;

@@ -23,7 +23,7 @@ mod queue;
 pub mod sys;
 
 pub use ceph::client::{
-    create_image as ceph_create_image, remove_image as ceph_remove_image, Finish, ImageClient, PoolClient,
+    create_image as ceph_create_image, remove_image as ceph_remove_image, Finish, ImageClient, PoolClient, WriteParts,
 };
 pub use ceph::errno_text as ceph_errno_text;
 pub use ceph::facts as ceph_facts;

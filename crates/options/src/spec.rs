@@ -336,6 +336,9 @@ pub struct CephOpts {
     pub shared_handle: bool,
     /// fiox: the stall watchdog's threshold, microseconds (`ceph_stall_warn`; 0: off).
     pub stall_warn_us: u64,
+    /// The keyring file (`--keyring` of `fiox rbd`/`fiox rados`; no job option): replaces the
+    /// configuration's `keyring`.
+    pub keyring: Option<String>,
 }
 
 /// One rule of which I/Os get a priority: those of `bs` (any size if `None`), `pct` percent of
@@ -952,6 +955,7 @@ impl JobSpec {
             shared_client: m.flag("ceph_shared_client")?,
             shared_handle: m.flag("rbd_shared_handle")?,
             stall_warn_us: m.time("ceph_stall_warn")?,
+            keyring: None,
         };
         for fiox_ceph in ["namespace", "ceph_connect_timeout", "ceph_shared_client", "ceph_stall_warn"] {
             if m.is_set(fiox_ceph) && !["rbd", "rados"].contains(&ioengine) {

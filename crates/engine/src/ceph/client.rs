@@ -57,16 +57,23 @@ pub struct ImageClient {
     busy: Vec<bool>,
     in_flight: u32,
     finished: Vec<Finished>,
+    /// `LIBRADOS_OP_FLAG_*` bits given with every read and write (fadvise hints).
+    op_flags: i32,
 }
 
 impl ImageClient {
     /// Connects as `opts` say (`pool`, `rbdname`, `clustername`, `clientname`, `conf`), opens
     /// the image and makes `slots` buffers of `buf_size` bytes.
     pub fn open(opts: &CephOpts, slots: u32, buf_size: usize) -> Result<ImageClient, String> {
+        Self::open_at(opts, None, slots, buf_size)
+    }
+
+    /// `open`, at snapshot `snap` when given (read-only then).
+    pub fn open_at(opts: &CephOpts, snap: Option<&str>, slots: u32, buf_size: usize) -> Result<ImageClient, String> {
         let (_, rbd) = ffi::rbd()?;
         let name = opts.rbdname.clone().unwrap_or_default();
         let pool = Pool::connect("rbd", opts, false)?;
-        let image = Image::open(pool, &name)?;
+        let image = Image::open_at(pool, &name, snap)?;
         let done = Box::new(Done::new(slots).map_err(|e| format!("eventfd: {e}"))?);
         let slot_args = super::slots(&done, slots);
         Ok(ImageClient {
@@ -78,7 +85,14 @@ impl ImageClient {
             busy: vec![false; slots as usize],
             in_flight: 0,
             finished: Vec::with_capacity(slots as usize),
+            op_flags: 0,
         })
+    }
+
+    /// Gives every later read and write these `LIBRADOS_OP_FLAG_*` bits (`rbd bench` asks for
+    /// `FADVISE_RANDOM` or `FADVISE_SEQUENTIAL`).
+    pub fn set_op_flags(&mut self, flags: i32) {
+        self.op_flags = flags;
     }
 
     /// The image's size in bytes.
@@ -129,9 +143,9 @@ impl ImageClient {
         // this slot's completion is returned by `wait` (`busy`), a fresh completion used once.
         let r = unsafe {
             if write {
-                (self.rbd.aio_write)(img, off, len, buf.cast_const().cast(), c)
+                (self.rbd.aio_write2)(img, off, len, buf.cast_const().cast(), c, self.op_flags)
             } else {
-                (self.rbd.aio_read)(img, off, len, buf.cast(), c)
+                (self.rbd.aio_read2)(img, off, len, buf.cast(), c, self.op_flags)
             }
         };
         if r < 0 {
@@ -219,8 +233,27 @@ pub struct PoolClient {
     /// Each slot's object name while its write is in flight (librados reads it at submission;
     /// kept anyway until the completion).
     names: Vec<Option<std::ffi::CString>>,
+    /// Each slot's compound write operation while in flight (released once it finished), and
+    /// the omap key and xattr name it carries.
+    write_ops: Vec<ffi::WriteOpT>,
+    op_keys: Vec<Vec<std::ffi::CString>>,
     in_flight: u32,
     finished: Vec<Finished>,
+}
+
+/// What one compound write of `PoolClient::write_parts` carries, in the order `rados bench`
+/// adds the parts: an allocation hint and the data, an omap entry, an xattr (each value the
+/// slot's buffer).
+#[derive(Debug, Clone, Default)]
+pub struct WriteParts {
+    /// `(expected object size, expected write size, LIBRADOS_ALLOC_HINT_FLAG_* bits)`.
+    pub alloc_hint: Option<(u64, u64, u32)>,
+    /// Write the data into the object at the offset.
+    pub object: bool,
+    /// Set this omap key to the data.
+    pub omap_key: Option<String>,
+    /// Set this extended attribute to the data.
+    pub xattr: Option<String>,
 }
 
 impl PoolClient {
@@ -237,6 +270,8 @@ impl PoolClient {
             slots: ManuallyDrop::new(slot_args),
             bufs: ManuallyDrop::new(vec![vec![0u8; buf_size]; slots as usize]),
             names: vec![None; slots as usize],
+            write_ops: vec![std::ptr::null_mut(); slots as usize],
+            op_keys: vec![Vec::new(); slots as usize],
             in_flight: 0,
             finished: Vec::with_capacity(slots as usize),
         })
@@ -293,6 +328,62 @@ impl PoolClient {
         let r = unsafe {
             (self.lib.aio_read)(self.pool.ioctx(), name.as_ptr(), c, self.bufs[i].as_mut_ptr().cast(), len, off)
         };
+        self.started(i, name, c, r)
+    }
+
+    /// Starts one compound write operation on object `oid` from idle `slot`: the parts
+    /// `parts` names, each with the first `len` bytes of the slot's buffer (the data at `off`).
+    pub fn write_parts(&mut self, slot: u32, oid: &str, len: usize, off: u64, parts: &WriteParts) -> Result<(), i64> {
+        let i = slot as usize;
+        assert!(self.names[i].is_none(), "slot {slot} submitted twice");
+        assert!(len <= self.bufs[i].len(), "a write longer than its buffer");
+        let cstr = |s: &str| std::ffi::CString::new(s).map_err(|_| -(libc::EINVAL as i64));
+        let name = cstr(oid)?;
+        let omap_key = parts.omap_key.as_deref().map(cstr).transpose()?;
+        let xattr = parts.xattr.as_deref().map(cstr).transpose()?;
+        // SAFETY: no arguments; a null result is checked.
+        let op = unsafe { (self.lib.create_write_op)() };
+        if op.is_null() {
+            return Err(-(libc::ENOMEM as i64));
+        }
+        let buf = self.bufs[i].as_ptr().cast::<std::ffi::c_char>();
+        // SAFETY: a fresh write op; the buffer holds at least `len` bytes and, like the key and
+        // attribute names kept in `op_keys`, is left alone until `wait` returns this slot.
+        unsafe {
+            if parts.object {
+                if let Some((object_size, write_size, flags)) = parts.alloc_hint {
+                    (self.lib.write_op_set_alloc_hint2)(op, object_size, write_size, flags);
+                }
+                (self.lib.write_op_write)(op, buf, len, off);
+            }
+            if let Some(k) = &omap_key {
+                let (key, val, l) = (k.as_ptr(), buf, len);
+                (self.lib.write_op_omap_set)(op, &key, &val, &l, 1);
+            }
+            if let Some(x) = &xattr {
+                (self.lib.write_op_setxattr)(op, x.as_ptr(), buf, len);
+            }
+        }
+        let c = match self.completion(i) {
+            Ok(c) => c,
+            Err(r) => {
+                // SAFETY: never operated, released once.
+                unsafe { (self.lib.release_write_op)(op) };
+                return Err(r);
+            }
+        };
+        // SAFETY: an open context, the write op built above, a NUL-terminated name kept until
+        // the completion, a fresh completion; no mtime, no flags.
+        let r = unsafe {
+            (self.lib.aio_write_op_operate)(op, self.pool.ioctx(), c, name.as_ptr(), std::ptr::null_mut(), 0)
+        };
+        if r < 0 {
+            // SAFETY: librados refused it: nothing refers to the op any more.
+            unsafe { (self.lib.release_write_op)(op) };
+        } else {
+            self.write_ops[i] = op;
+            self.op_keys[i] = omap_key.into_iter().chain(xattr).collect();
+        }
         self.started(i, name, c, r)
     }
 
@@ -379,6 +470,12 @@ impl PoolClient {
             for f in self.finished.drain(..) {
                 // SAFETY: a completion whose callback has run, released once, here.
                 unsafe { (self.lib.aio_release)(f.completion as ffi::RadosCompletionT) };
+                let op = std::mem::replace(&mut self.write_ops[f.index as usize], std::ptr::null_mut());
+                if !op.is_null() {
+                    // SAFETY: the slot's write op, whose operation has finished; released once.
+                    unsafe { (self.lib.release_write_op)(op) };
+                }
+                self.op_keys[f.index as usize].clear();
                 self.names[f.index as usize] = None;
                 self.in_flight -= 1;
                 out.push(Finish { slot: f.index, result: f.result });

@@ -70,6 +70,11 @@ pub(crate) struct Rados {
         *mut usize,
     ) -> c_int,
     pub buffer_free: unsafe extern "C" fn(*mut c_char),
+    pub write_op_write: unsafe extern "C" fn(WriteOpT, *const c_char, usize, u64),
+    pub write_op_set_alloc_hint2: unsafe extern "C" fn(WriteOpT, u64, u64, u32),
+    pub write_op_omap_set:
+        unsafe extern "C" fn(WriteOpT, *const *const c_char, *const *const c_char, *const usize, usize),
+    pub write_op_setxattr: unsafe extern "C" fn(WriteOpT, *const c_char, *const c_char, usize),
 }
 
 /// librbd's `rbd_image_info_t`.
@@ -103,6 +108,9 @@ pub(crate) struct Rbd {
     pub aio_create_completion: unsafe extern "C" fn(*mut c_void, RbdCallback, *mut RbdCompletionT) -> c_int,
     pub aio_write: unsafe extern "C" fn(ImageT, u64, usize, *const c_char, RbdCompletionT) -> c_int,
     pub aio_read: unsafe extern "C" fn(ImageT, u64, usize, *mut c_char, RbdCompletionT) -> c_int,
+    /// `aio_write` and `aio_read` with op flags (`LIBRADOS_OP_FLAG_FADVISE_*`).
+    pub aio_write2: unsafe extern "C" fn(ImageT, u64, usize, *const c_char, RbdCompletionT, c_int) -> c_int,
+    pub aio_read2: unsafe extern "C" fn(ImageT, u64, usize, *mut c_char, RbdCompletionT, c_int) -> c_int,
     pub aio_discard: unsafe extern "C" fn(ImageT, u64, u64, RbdCompletionT) -> c_int,
     pub aio_flush: unsafe extern "C" fn(ImageT, RbdCompletionT) -> c_int,
     pub aio_get_return_value: unsafe extern "C" fn(RbdCompletionT) -> isize,
@@ -227,6 +235,10 @@ fn load_rados(engine: &str) -> Result<Rados, String> {
             cluster_fsid: lib.get(c"rados_cluster_fsid")?,
             mon_command: lib.get(c"rados_mon_command")?,
             buffer_free: lib.get(c"rados_buffer_free")?,
+            write_op_write: lib.get(c"rados_write_op_write")?,
+            write_op_set_alloc_hint2: lib.get(c"rados_write_op_set_alloc_hint2")?,
+            write_op_omap_set: lib.get(c"rados_write_op_omap_set")?,
+            write_op_setxattr: lib.get(c"rados_write_op_setxattr")?,
         }
     };
     let (mut major, mut minor, mut extra) = (0, 0, 0);
@@ -258,6 +270,8 @@ fn load_rbd() -> Result<Rbd, String> {
             aio_create_completion: lib.get(c"rbd_aio_create_completion")?,
             aio_write: lib.get(c"rbd_aio_write")?,
             aio_read: lib.get(c"rbd_aio_read")?,
+            aio_write2: lib.get(c"rbd_aio_write2")?,
+            aio_read2: lib.get(c"rbd_aio_read2")?,
             aio_discard: lib.get(c"rbd_aio_discard")?,
             aio_flush: lib.get(c"rbd_aio_flush")?,
             aio_get_return_value: lib.get(c"rbd_aio_get_return_value")?,

@@ -176,6 +176,9 @@ impl Pool {
             });
         }
         pool.conf = searched.iter().find(|p| std::path::Path::new(p).exists()).cloned().unwrap_or_default();
+        if let Some(k) = &opts.keyring {
+            pool.set("keyring", k)?;
+        }
         // A monitor that never answers makes rados_connect wait client_mount_timeout: bound it.
         let mut timeout = pool.get("client_mount_timeout").and_then(|v| v.parse::<f64>().ok()).unwrap_or(300.0);
         let mut which = "client_mount_timeout";
@@ -456,13 +459,41 @@ unsafe impl Sync for Image {}
 
 impl Image {
     pub(crate) fn open(pool: impl Into<std::sync::Arc<Pool>>, name: &str) -> Result<Image, String> {
+        Self::open_at(pool, name, None)
+    }
+
+    /// `open`, at snapshot `snap` when given (such an image is read-only).
+    pub(crate) fn open_at(
+        pool: impl Into<std::sync::Arc<Pool>>,
+        name: &str,
+        snap: Option<&str>,
+    ) -> Result<Image, String> {
         let pool: std::sync::Arc<Pool> = pool.into();
         let (_, lib) = ffi::rbd()?;
         let name_c = cstring("rbdname", name)?;
+        let snap_c = snap.map(|s| cstring("snapshot", s)).transpose()?;
         let mut image: ffi::ImageT = std::ptr::null_mut();
-        // SAFETY: an open context, a NUL-terminated name, a valid out-pointer, no snapshot.
-        let r = unsafe { (lib.open)(pool.ioctx, name_c.as_ptr(), &mut image, std::ptr::null()) };
+        // SAFETY: an open context, NUL-terminated names (the snapshot's or null), a valid
+        // out-pointer.
+        let r = unsafe {
+            (lib.open)(
+                pool.ioctx,
+                name_c.as_ptr(),
+                &mut image,
+                snap_c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+            )
+        };
         if r < 0 {
+            if let (Some(s), true) = (snap, r == -libc::ENOENT) {
+                // ENOENT for the image or for its snapshot: tell them apart.
+                if list_images(lib, &pool).iter().any(|i| i == name) {
+                    return Err(format!(
+                        "snapshot '{s}' of image '{name}' not found in pool '{}': {}",
+                        pool.name,
+                        errno_text(r as i64)
+                    ));
+                }
+            }
             return Err(if r == -libc::ENOENT {
                 let images = list_images(lib, &pool);
                 let images = if images.is_empty() { "none".to_string() } else { images.join(", ") };

@@ -41,7 +41,21 @@ struct Policy {
 /// Who holds the server (`None`: idle).
 type Owner = Arc<Mutex<Option<String>>>;
 
+/// Where a daemonized server's session log goes: set in the detached child, whose standard
+/// streams are /dev/null.
+const SYSLOG_ENV: &str = "FIOX_SERVER_SYSLOG";
+
+/// The server's log: each session with its peer's identity, refusals with their reasons. On
+/// stderr, or under `--daemonize` to syslog (RFC 3164 datagrams, facility daemon, to the socket
+/// the parent named: `/dev/log` unless `$FIOX_SYSLOG_SOCKET` names another).
 fn log(line: &str) {
+    if let Some(socket) = std::env::var_os(SYSLOG_ENV) {
+        let msg = format!("<30>fiox[{}]: fiox server: {line}", std::process::id());
+        if let Ok(s) = std::os::unix::net::UnixDatagram::unbound() {
+            let _ = s.send_to(msg.as_bytes(), socket);
+        }
+        return;
+    }
     let _ = writeln!(std::io::stderr().lock(), "fiox server: {line}");
 }
 
@@ -180,9 +194,18 @@ fn daemonize(pidfile: &Path, ep: &Endpoint, secured: bool) -> Result<ExitCode> {
     drop(Listener::bind(ep, secured).with_context(|| format!("--server: cannot listen on {ep}"))?);
     let args: Vec<String> =
         std::env::args().skip(1).filter(|a| !a.trim_start_matches('-').starts_with("daemonize")).collect();
+    // The child's stderr is /dev/null: its session log goes to syslog when there is one.
+    let socket = std::env::var_os("FIOX_SYSLOG_SOCKET").unwrap_or_else(|| "/dev/log".into());
+    if !Path::new(&socket).exists() {
+        log(&format!(
+            "no syslog socket at {}: the daemon's session log is discarded (set FIOX_SYSLOG_SOCKET)",
+            Path::new(&socket).display()
+        ));
+    }
     use std::os::unix::process::CommandExt;
     let child = std::process::Command::new(std::env::current_exe()?)
         .args(&args)
+        .env(SYSLOG_ENV, &socket)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

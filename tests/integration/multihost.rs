@@ -534,11 +534,18 @@ fn remote_config_and_daemonize() {
     let dir = scratch();
     let port = free_port();
     let pidfile = dir.path().join("server.pid");
-    let o = crate::util::fiox(
-        dir.path(),
-        &[&format!("--server=ip:127.0.0.1,{port}"), &format!("--daemonize={}", pidfile.display())],
-    );
-    assert_eq!(o.code, 0, "{}", o.stderr);
+    // The daemon's session log goes to syslog: a socket of the test's own stands in for /dev/log.
+    let syslog_path = dir.path().join("log.sock");
+    let syslog = std::os::unix::net::UnixDatagram::bind(&syslog_path).unwrap();
+    syslog.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let o = Command::new(crate::util::fiox_bin())
+        .args([&format!("--server=ip:127.0.0.1,{port}"), &format!("--daemonize={}", pidfile.display())])
+        .env("FIOX_SYSLOG_SOCKET", &syslog_path)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
     let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
     struct Kill(String);
     impl Drop for Kill {
@@ -562,6 +569,16 @@ fn remote_config_and_daemonize() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     let d: Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(d["client_stats"][0]["jobname"], "r");
+    // RFC 3164 datagrams (facility daemon, severity info) naming the session and its end.
+    let mut lines = Vec::new();
+    let mut buf = [0u8; 2048];
+    while !lines.iter().any(|l: &String| l.contains(" done")) {
+        let n = syslog.recv(&mut buf).expect("the daemon's log lines within 10 s");
+        lines.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+    }
+    let prefix = format!("<30>fiox[{pid}]: fiox server: ");
+    assert!(lines.iter().all(|l| l.starts_with(&prefix)), "{lines:?}");
+    assert!(lines.iter().any(|l| l.contains(": session for run ") && l.contains("127.0.0.1")), "{lines:?}");
 }
 
 /// --status-interval: a merged report per interval during the run (one JSON line each), then

@@ -19,8 +19,8 @@ pub mod units;
 mod testutil;
 
 pub use model::{
-    CephImage, CephManifest, CephObjects, ClientsReport, DeviceInfo, DiskAggr, DiskFigures, DiskUtil, FirstDone, HostEntry,
-    JobReport, LatencyTargetReport, Manifest, Overhead, RepeatSummary, RunReport, SteadyReport, Units,
+    CephImage, CephManifest, CephObjects, ClientsReport, DeviceInfo, DiskAggr, DiskFigures, DiskUtil, FirstDone,
+    HostEntry, JobReport, LatencyTargetReport, Manifest, Overhead, RepeatSummary, RunReport, SteadyReport, Units,
     DEFAULT_PERCENTILES,
 };
 

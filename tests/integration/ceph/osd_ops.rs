@@ -87,8 +87,10 @@ fn osd_counters_match_fio() {
         assert_eq!(fio["op_w_in_bytes"], fiox["op_w_in_bytes"], "{msg}");
         assert_eq!(fio["op_w"], fiox["op_w"], "{msg}");
         assert!(fio["op_w"] > 0, "{msg}");
-        // The image's metadata: header, lock and object map reads and class calls.
-        assert!((fio["op_r"] - fiox["op_r"]).abs() <= 16, "{msg}");
+        // The image's metadata: header, lock and object map reads and class calls. fiox opens
+        // the image three more times than fio (the planner's size check and the run manifest's
+        // looks before and after), about 8 reads each (17 for fio, 41 for fiox here).
+        assert!((fio["op_r"] - fiox["op_r"]).abs() <= 32, "{msg}");
         assert!((fio["op_rw"] - fiox["op_rw"]).abs() <= 4, "{msg}");
         assert_eq!(fio["op_rw_in_bytes"], fiox["op_rw_in_bytes"], "{msg}");
     }

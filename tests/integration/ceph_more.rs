@@ -399,3 +399,35 @@ fn ceph_dir_layer_bad_input() {
         assert!(!dir.path().join("o").exists(), "{layers}: a results folder was made");
     }
 }
+
+/// `conf=` with the rbd engine (a fiox extension; fio's rbd engine has none): the file named is
+/// the one read, over `$CEPH_CONF`, and one that does not exist is named in the refusal.
+/// `--enghelp=rbd` stays fio's (`ceph::enghelp_as_fio`).
+#[test]
+fn rbd_takes_conf() {
+    cluster_or_skip!(c);
+    let img = c.image("conf", 16);
+    let dir = util::scratch();
+    let rbd = |conf: &Path| {
+        let o = Command::new(util::fiox_bin())
+            .args(["--name=c", "--ioengine=rbd", "--pool=bench", &format!("--rbdname={img}"), "--rw=write"])
+            .args(["--bs=64k", "--size=1m", "--output-format=json", &format!("--conf={}", conf.display())])
+            .env("CEPH_CONF", "/nonexistent/ceph.conf")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        util::Out {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    };
+    let o = rbd(&c.conf);
+    assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+    assert_eq!(util::json(&o)["jobs"][0]["write"]["io_bytes"].as_u64(), Some(1 << 20));
+    assert_eq!(entry(&o)["conf"], c.conf.display().to_string());
+    let o = rbd(Path::new("/nonexistent/other.conf"));
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(o.stderr.contains("/nonexistent/other.conf"), "{}", o.stderr);
+    assert_eq!(c.extents(&img), vec![(0, 1 << 20)], "only the first run wrote");
+}

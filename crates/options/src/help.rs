@@ -64,7 +64,8 @@ pub fn describe(o: &OptDef) -> String {
         line("default", d);
     }
     if !o.engines.is_empty() {
-        line("ioengines", &o.engines.join(", "));
+        let extra = o.extra_engines.iter().map(|e| format!(", {e} (fiox)")).collect::<String>();
+        line("ioengines", &format!("{}{extra}", o.engines.join(", ")));
     }
     match o.support {
         Support::Full => {}

@@ -151,6 +151,9 @@ fn option(out: &mut String, o: &OptDef) {
             o.engines.join(", ")
         ));
     }
+    if !o.extra_engines.is_empty() {
+        facts.push(format!("fiox also takes it with {}.", o.extra_engines.join(", ")));
+    }
     if let Some(p) = o.parent {
         facts.push(format!("Refines {p}."));
     }

@@ -314,7 +314,7 @@ pub struct CephOpts {
     pub clustername: Option<String>,
     /// The client (`clientname`), `admin` when unset.
     pub clientname: Option<String>,
-    /// rados: the configuration file (`conf`); unset, librados's search (`$CEPH_CONF`, then
+    /// The configuration file (`conf`; for rbd a fiox extension); unset, librados's search (`$CEPH_CONF`, then
     /// `/etc/ceph/$cluster.conf`, `~/.ceph/$cluster.conf`, `./$cluster.conf`).
     pub conf: Option<String>,
     pub pool: Option<String>,
@@ -975,7 +975,7 @@ impl JobSpec {
         // Engine-private options must belong to the job's engine (one inherited from a
         // [global] section for jobs of another engine is left alone, as fio does).
         for o in options {
-            if !o.def.engines.is_empty() && !o.def.engines.contains(&ioengine) && !o.global {
+            if !o.def.accepted_by(ioengine) && !o.global {
                 return Err(Error::WrongEngine {
                     option: o.typed.clone(),
                     origin: o.origin.clone(),

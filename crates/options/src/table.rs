@@ -136,6 +136,9 @@ pub struct OptDef {
     pub support: Support,
     /// Engine-private options name the engines that own them; empty for general options.
     pub engines: &'static [&'static str],
+    /// fiox: more engines that accept this engine-private option, left out of their
+    /// `--enghelp` so that it stays fio's (`conf` for rbd).
+    pub extra_engines: &'static [&'static str],
     /// Written bare in a job file, the option takes the job's name as its value (fio's log
     /// prefixes).
     pub bare_job_name: bool,
@@ -161,6 +164,7 @@ impl OptDef {
             help,
             support: Support::Full,
             engines: &[],
+            extra_engines: &[],
             bare_job_name: false,
             parent: None,
             engine_help: &[],
@@ -197,6 +201,14 @@ impl OptDef {
     pub const fn engines(mut self, engines: &'static [&'static str]) -> Self {
         self.engines = engines;
         self
+    }
+    pub const fn extra_engines(mut self, engines: &'static [&'static str]) -> Self {
+        self.extra_engines = engines;
+        self
+    }
+    /// Whether a job of `engine` may set this option (general options: any).
+    pub fn accepted_by(&self, engine: &str) -> bool {
+        self.engines.is_empty() || self.engines.contains(&engine) || self.extra_engines.contains(&engine)
     }
     pub const fn engine_help(mut self, helps: &'static [(&'static str, &'static str)]) -> Self {
         self.engine_help = helps;

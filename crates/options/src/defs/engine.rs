@@ -72,7 +72,8 @@ pub(super) static DEFS: &[O] = &[
     O::new("clientname", K::Str, C::Engine, "Name of the ceph client to access RADOS engine")
         .engines(&["rados", "rbd"])
         .engine_help(&[("rbd", "Name of the ceph client to access the RBD for the RBD engine")]),
-    O::new("conf", K::Str, C::Engine, "Path of the ceph configuration file").engines(&["rados"]),
+    // fio's rbd engine has no `conf` (it reads `$CEPH_CONF` or the default places only).
+    O::new("conf", K::Str, C::Engine, "Path of the ceph configuration file").engines(&["rados"]).extra_engines(&["rbd"]),
     O::new("busy_poll", BOOL, C::Engine, "Busy poll for completions instead of sleeping").def("0").engines(&["rados", "rbd"]),
     O::new("touch_objects", BOOL, C::Engine, "Touch (create) objects on start").def("1").engines(&["rados"]),
     // fiox's own Ceph options: general rows (not the engines'), so that --enghelp=rbd and

@@ -557,6 +557,11 @@ struct Watch {
     stall_told: bool,
 }
 
+/// Whether the Ceph stall watchdog watches a job: a Ceph engine with `ceph_stall_warn` set.
+pub(crate) fn stall_watched(spec: &fiox_options::JobSpec) -> bool {
+    spec.engine.ceph.stall_warn_us > 0 && matches!(spec.ioengine, "rbd" | "rados")
+}
+
 /// How long the stall watchdog's health question may take (connecting, then asking).
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(3);
 
@@ -664,8 +669,7 @@ fn wait_for_workers(
             let spec = &plan.workers[i].spec;
             let stall_warn = Duration::from_micros(spec.engine.ceph.stall_warn_us);
             if !w.stall_told
-                && !stall_warn.is_zero()
-                && matches!(spec.ioengine, "rbd" | "rados")
+                && stall_watched(spec)
                 && activity == worker::Activity::IO
                 && p.inflight.load(Ordering::Relaxed) > 0
                 && now.duration_since(w.since) >= stall_warn

@@ -325,6 +325,9 @@ struct Publisher<'a> {
     /// The last snapshot request answered.
     served: u64,
     next_snapshot_at: u64,
+    /// Whether the stall watchdog reads the oldest in-flight I/O's age for this job: only then
+    /// is it worth scanning the units in flight at each publish.
+    watch_oldest: bool,
 }
 
 /// How often a worker leaves a copy of its statistics for the watchdog, which reports a worker
@@ -455,7 +458,13 @@ impl<'a> Worker<'a> {
             steer,
             completed: 0,
             abandoned: false,
-            publisher: Publisher { progress, next_at: 0, served: 0, next_snapshot_at: SNAPSHOT_EVERY_NS },
+            publisher: Publisher {
+                progress,
+                next_at: 0,
+                served: 0,
+                next_snapshot_at: SNAPSHOT_EVERY_NS,
+                watch_oldest: super::stall_watched(spec),
+            },
             flow: None,
             latency: spec.latency_target.as_ref().map(|lt| latency::LatencyMode::new(lt, depth, 0)),
             max_latency_ns: match spec.max_latency_us {
@@ -1204,8 +1213,12 @@ impl<'a> Worker<'a> {
         let now = self.now;
         if now >= self.publisher.next_at {
             self.publisher.next_at = now + 1_000_000;
-            // At most once a millisecond: the oldest I/O in flight, for the stall watchdog.
-            let oldest = self.q.in_engine_units().map(|i| self.stamps.issue[i as usize]).min().unwrap_or(now);
+            // At most once a millisecond: the oldest I/O in flight, for the stall watchdog, when
+            // it watches this job (a scan of up to `iodepth` units the other jobs need not pay).
+            let oldest = match self.publisher.watch_oldest {
+                true => self.q.in_engine_units().map(|i| self.stamps.issue[i as usize]).min().unwrap_or(now),
+                false => now,
+            };
             self.publisher.progress.publish(&self.acct.ts, self.completed, self.inflight(), now.saturating_sub(oldest));
             self.answer_snapshot();
         }

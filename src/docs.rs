@@ -72,7 +72,7 @@ fn completion_subcommands() -> Vec<completions::Subcommand> {
         .map(|s| {
             let (flags, operands) = match s.name {
                 "quick" => (
-                    crate::quick::FLAGS
+                    crate::lab::quick::FLAGS
                         .iter()
                         .map(|(name, value, help)| Flag {
                             name: name.to_string(),
@@ -84,7 +84,7 @@ fn completion_subcommands() -> Vec<completions::Subcommand> {
                     Operands::Dirs,
                 ),
                 "ceph" => (
-                    crate::ceph_run::FLAGS
+                    crate::ceph::run::FLAGS
                         .iter()
                         .map(|(name, value, help)| Flag {
                             name: name.to_string(),
@@ -92,7 +92,7 @@ fn completion_subcommands() -> Vec<completions::Subcommand> {
                             attached: true,
                             help: help.to_string(),
                         })
-                        .chain(crate::ceph_run::SWITCHES.iter().map(|(name, help)| Flag {
+                        .chain(crate::ceph::run::SWITCHES.iter().map(|(name, help)| Flag {
                             name: name.to_string(),
                             value: None,
                             attached: false,

@@ -2,38 +2,25 @@
 //!
 //! The pipeline is linear: parse the command line and job files (`fiox-options`), resolve and
 //! check every job, plan the files (`plan`), run the workers (`runner`, on `fiox-engine`), gather
-//! the statistics (`summary`, on `fiox-stats`) and render the requested formats
+//! the statistics (`report`, on `fiox-stats`) and render the requested formats
 //! (`fiox-report`). Nothing touches a file or device until every job has been parsed and
-//! checked.
+//! checked. `fio` is that pipeline's front end; `multihost`, `lab`, `ceph` and `serve` are the
+//! wings beside it (ARCHITECTURE.md draws the arrows between them).
 #![forbid(unsafe_code)]
 
 use std::process::ExitCode;
 
 use anyhow::Result;
 
-mod act;
-mod bench_report;
-mod ceph_run;
-pub mod depth_search;
-mod device;
-mod diskstats;
+mod ceph;
 mod docs;
 mod fio;
-mod http;
 mod lab;
-mod live;
-mod manifest;
-mod metrics;
 mod multihost;
-mod opendir;
 mod plan;
-mod quick;
-mod rados_bench;
-mod rbd_bench;
-mod render;
-mod repeat;
+mod report;
 mod runner;
-mod summary;
+mod serve;
 
 /// What fiox prints where fio prints `fio-3.33`.
 pub const VERSION_STRING: &str = concat!("fiox-", env!("CARGO_PKG_VERSION"));
@@ -56,8 +43,8 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         name: "quick",
         args: "[DIR]",
         summary: "four-point first look at the drive under DIR",
-        help: quick::help,
-        run: quick::run,
+        help: lab::quick::help,
+        run: lab::quick::run,
     },
     Subcommand {
         name: "sweep",
@@ -84,22 +71,22 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         name: "rbd",
         args: "bench --io-type read|write|rw [options] IMAGE",
         summary: "Ceph's rbd bench on an RBD image, same command line and output",
-        help: rbd_bench::help,
-        run: rbd_bench::run,
+        help: ceph::rbd_bench::help,
+        run: ceph::rbd_bench::run,
     },
     Subcommand {
         name: "rados",
         args: "-p POOL bench SECONDS write|seq|rand [options] | cleanup",
         summary: "Ceph's rados bench (write, seq, rand) and cleanup, same objects and output",
-        help: rados_bench::help,
-        run: rados_bench::run,
+        help: ceph::rados_bench::help,
+        run: ceph::rados_bench::run,
     },
     Subcommand {
         name: "ceph",
         args: "-p POOL [--threads N] [--runtime SECS] [--sizes 4k,4m] [options]",
         summary: "rados bench, rbd bench and fio's rbd engine on one cluster, one table",
-        help: ceph_run::help,
-        run: ceph_run::run,
+        help: ceph::run::help,
+        run: ceph::run::run,
     },
     Subcommand {
         name: "man",

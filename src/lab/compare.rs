@@ -311,7 +311,8 @@ pub fn render(table: &[Block], sides: &[Side]) -> String {
 /// Bar charts of the main figures, one group per job (and point), one bar per side, and a
 /// page with the table.
 fn write_page(dir: &Path, table: &[Block], sides: &[Side], notes: &[String]) -> Result<()> {
-    use crate::lab::charts::{bars, Figure, Kind};
+    use crate::lab::charts::{bars, Figure};
+    use crate::serve::figure::Kind;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create '{}'", dir.display()))?;
     let cats: Vec<String> = table.iter().map(|b| b.key.label()).collect();
     let figures: Vec<Figure> = [
@@ -372,16 +373,16 @@ fn write_page(dir: &Path, table: &[Block], sides: &[Side], notes: &[String]) -> 
         }
     }
     let settings = sides.iter().map(|s| (s.name.clone(), format!("{} run(s)", s.runs))).collect();
-    let page = crate::lab::html::Page {
+    let page = crate::serve::html::Page {
         title: format!("fiox compare: {}", sides.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(" vs ")),
         headline: Vec::new(),
         settings,
         manifest: None,
-        table: Some(crate::lab::html::Table { head, rows, text_cols: 2 }),
+        table: Some(crate::serve::html::Table { head, rows, text_cols: 2 }),
         charts: shown,
         notes: notes.to_vec(),
     };
-    std::fs::write(dir.join("index.html"), crate::lab::html::render(&page))
+    std::fs::write(dir.join("index.html"), crate::serve::html::render(&page))
         .with_context(|| format!("cannot write '{}'", dir.join("index.html").display()))
 }
 

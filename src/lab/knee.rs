@@ -1,7 +1,7 @@
 //! `fiox sweep --find-knee --target p99<=2ms`: the highest throughput that meets a latency
 //! target, searched over iodepth (for each numjobs value given with `--vary numjobs=...`).
 //!
-//! For each numjobs value, [`crate::depth_search`] picks the depths to run: it doubles the queue
+//! For each numjobs value, [`crate::runner::depth_search`] picks the depths to run: it doubles the queue
 //! depth from 1 (or walks the `--vary iodepth` list) until the target is missed, then bisects
 //! between the last depth that met it and the first that did not (a listed walk is not
 //! bisected). The walk also stops once throughput has stopped growing (two steps in a row under
@@ -16,14 +16,15 @@ use anyhow::{bail, Context, Result};
 use fiox_charts::{Axis as ChartAxis, Chart, HLine, LineChart, Mark, Point, Scale, Series, Unit};
 use serde_json::json;
 
-use crate::depth_search::{DepthSearch, End, Probe};
 use crate::lab::axis::Axis;
 use crate::lab::base::Base;
-use crate::lab::charts::{y_axis, Figure, Kind};
+use crate::lab::charts::Figure;
 use crate::lab::outputs::{fmt_bw, fmt_count, fmt_ns, Outputs};
 use crate::lab::points;
 use crate::lab::results::Run;
 use crate::lab::runner::{Outcome, Runner, Settings};
+use crate::runner::depth_search::{DepthSearch, End, Probe};
+use crate::serve::figure::{y_axis, Kind};
 
 /// A latency limit on one completion-latency figure.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +115,7 @@ struct Measured {
 /// Searches each numjobs value's iodepth for the most throughput within `target`, running
 /// points through the runner as `sweep` does, and writes the results folder with the knee.
 pub fn run(base: &Base, settings: &Settings, axes: Vec<Axis>, target: Target, max_iodepth: u32) -> Result<ExitCode> {
-    let ctx = crate::fio::machine_ctx();
+    let ctx = crate::plan::machine_ctx();
     let mut numjobs: Option<Vec<u64>> = None;
     let mut depths: Option<Vec<u64>> = None;
     for a in &axes {

@@ -6,9 +6,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::lab::charts::{self, AxisView, Figure, View};
-use crate::lab::html::{self, Page, Table};
 use crate::lab::results::Run;
 use crate::lab::summary::{self, Row};
+use crate::serve::html::{self, Page, Table};
 
 /// One line per run: each series' IOPS, bandwidth and p99, and the utilisation.
 pub(crate) fn brief(r: &Run) -> String {

@@ -15,13 +15,14 @@ use anyhow::{bail, Context, Result};
 use fiox_charts::{Axis as ChartAxis, Chart, LineChart, Point, Scale, Series, Unit};
 use serde_json::Value;
 
-use crate::lab::charts::{y_axis, AxisView, Figure, Kind};
+use crate::lab::charts::{AxisView, Figure};
 use crate::lab::cli::{self, Arg, Command, Id};
-use crate::lab::html::{self, Page};
 use crate::lab::logs::{self, Log, LogKind};
 use crate::lab::outputs::{self, Outputs};
 use crate::lab::points;
 use crate::lab::results::{self, Run};
+use crate::serve::figure::{y_axis, Kind};
+use crate::serve::html::{self, Page};
 
 /// `--help` before the flags.
 const HEAD: &str = "\
@@ -184,7 +185,7 @@ fn from_reports(paths: &[PathBuf], runs: Vec<Run>, title: String) -> Outputs {
         Some(ps) if !ps.is_empty() && ps.iter().all(|p| *p == ps[0]) => ps[0].clone(),
         _ => "report".into(),
     };
-    let ctx = crate::fio::machine_ctx();
+    let ctx = crate::plan::machine_ctx();
     let positions: Option<Vec<f64>> =
         labels.iter().map(|l| fiox_options::value::parse_size(l, &ctx).ok().map(|v| v as f64)).collect();
     let unique = positions.as_ref().is_some_and(|p| {
@@ -226,7 +227,7 @@ fn from_sweep(dir: &Path, title: Option<String>) -> Result<Outputs> {
             }
         }
     }
-    let ctx = crate::fio::machine_ctx();
+    let ctx = crate::plan::machine_ctx();
     let mut axes: Vec<AxisView> = Vec::new();
     for n in &names {
         let mut values: Vec<String> = Vec::new();

@@ -15,7 +15,7 @@ use crate::lab::axis::Axis;
 use crate::lab::base::{Base, Prepared};
 use crate::lab::outputs::{brief, Outputs};
 use crate::lab::results::{self, Run};
-use crate::live::{Figures, Interval, LiveFeed, Record};
+use crate::serve::live::{Figures, Interval, LiveFeed, Record};
 
 /// Set by SIGINT/SIGTERM while a sweep runs.
 pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
@@ -64,7 +64,7 @@ impl Runner {
                 // The page's title is the command, as the user would type it again.
                 let args: Vec<String> = std::env::args().skip(1).collect();
                 let feed = LiveFeed::new(format!("fiox {}", shell_words(&args)));
-                crate::http::serve(addr, "sweep: --live", vec![feed.site()])?;
+                crate::serve::http::serve(addr, "sweep: --live", vec![feed.site()])?;
                 Some(feed)
             }
             None => None,
@@ -273,7 +273,7 @@ impl Runner {
         if self.live.is_some() {
             // The point writes its live records on its standard output (its report goes to
             // --output), one JSON line each second.
-            cmd.env(crate::live::RECORDS_ENV, "1").stdout(Stdio::piped());
+            cmd.env(crate::serve::live::RECORDS_ENV, "1").stdout(Stdio::piped());
         }
         let mut child = cmd.spawn().context("cannot start a point's run")?;
         let mut stderr = child.stderr.take().expect("stderr is piped");

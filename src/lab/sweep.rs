@@ -155,7 +155,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         print!("{}", help());
         return Ok(ExitCode::SUCCESS);
     };
-    let ctx = crate::fio::machine_ctx();
+    let ctx = crate::plan::machine_ctx();
     let axes: Vec<Axis> = o.vary.iter().map(|v| axis::parse(v, &ctx)).collect::<Result<_>>()?;
     for (i, a) in axes.iter().enumerate() {
         if axes[..i].iter().any(|b| b.def.name == a.def.name) {
@@ -216,7 +216,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
             // minimum of runs and is within the bound) is left out of the later rounds.
             if let Some(u) = &until {
                 let values = point_values(&runner.load_runs(&ids[i]), u);
-                if run as usize > values.len() && !crate::repeat::more(&values, u) {
+                if run as usize > values.len() && !crate::lab::repeat::more(&values, u) {
                     continue;
                 }
             }
@@ -233,7 +233,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     if let Some(u) = &until {
         let mut record = serde_json::Map::new();
         for ((id, p), point_runs) in ids.iter().zip(&points).zip(&runs) {
-            let s = crate::repeat::summary(&point_values(point_runs, u), u);
+            let s = crate::lab::repeat::summary(&point_values(point_runs, u), u);
             not_met += usize::from(!s.met);
             println!(
                 "{}: {} over {} runs: mean {:.2} {}, 95% CI ±{:.2} (±{:.2}%): {}",
@@ -280,14 +280,14 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     if not_met > 0 {
-        return Ok(ExitCode::from(crate::repeat::NOT_MET));
+        return Ok(ExitCode::from(crate::lab::repeat::NOT_MET));
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// A point's figures so far for `--repeat-until`, one per finished run.
 fn point_values(runs: &[Run], u: &fiox_options::repeat::RepeatUntil) -> Vec<f64> {
-    runs.iter().filter_map(|r| crate::repeat::of_run(r, u.metric)).collect()
+    runs.iter().filter_map(|r| crate::lab::repeat::of_run(r, u.metric)).collect()
 }
 
 #[cfg(test)]

@@ -476,9 +476,9 @@ fn check_locally(spec: &HostSpec, g: &Globals) -> Result<Checked> {
     if g.multihost.remote_config.is_none() {
         let mut files = parsed;
         if let Some(p) = fiox_options::profile::requested(&cl)? {
-            files.push(fiox_options::profile::sections(p, &cl, &crate::fio::machine_ctx())?);
+            files.push(fiox_options::profile::sections(p, &cl, &crate::plan::machine_ctx())?);
         }
-        let set = fiox_options::assemble(&cl, &files, &crate::fio::machine_ctx())?;
+        let set = fiox_options::assemble(&cl, &files, &crate::plan::machine_ctx())?;
         live = set.jobs.iter().find_map(|j| j.spec.live_listen);
         hints = super::eta::hints(&set);
     }
@@ -622,10 +622,10 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     let mut live_page = match live_at {
         Some(addr) => {
             let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-            let feed = crate::live::LiveFeed::new(format!("fiox on {}", names.join(", ")));
-            crate::http::serve(addr, "live_listen", vec![feed.site()])?;
+            let feed = crate::serve::live::LiveFeed::new(format!("fiox on {}", names.join(", ")));
+            crate::serve::http::serve(addr, "live_listen", vec![feed.site()])?;
             feed.begin(format!("{} hosts", specs.len()));
-            Some((feed, crate::live::record::SeriesRecorder::default()))
+            Some((feed, crate::serve::live::record::SeriesRecorder::default()))
         }
         None => None,
     };
@@ -928,7 +928,7 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                     let due = *next_live.get_or_insert(start + Duration::from_millis(1500));
                     if std::time::Instant::now() >= due {
                         next_live = Some(due + Duration::from_secs(1));
-                        feed.push(crate::live::Record::Interval(rec.interval(&live_series(&specs, &hosts))));
+                        feed.push(crate::serve::live::Record::Interval(rec.interval(&live_series(&specs, &hosts))));
                     }
                 }
                 if let (Some(every), Some(start)) = (eta_every, started_at) {
@@ -950,11 +950,11 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                         let report = build_report(&specs, &hosts, true);
                         // Interval reports in JSON are one line each (JSON lines), so a
                         // reader can take them as they come.
-                        let opts = fiox_report::ReportOpts { json_lines: true, ..crate::render::opts(g) };
+                        let opts = fiox_report::ReportOpts { json_lines: true, ..crate::report::opts(g) };
                         for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
                             if g.formats.contains(&f) {
                                 out.write_all(
-                                    fiox_report::render_clients(crate::render::format(f), &report, &opts).as_bytes(),
+                                    fiox_report::render_clients(crate::report::format(f), &report, &opts).as_bytes(),
                                 )?;
                             }
                         }
@@ -975,17 +975,17 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     report.first_done = first_final.and_then(|i| first_done(i, &specs, &hosts));
     if let Some((feed, rec)) = live_page.as_mut() {
         // The last interval (the hosts' final reports), then the run's state.
-        feed.push(crate::live::Record::End(rec.interval(&live_series(&specs, &hosts))));
+        feed.push(crate::serve::live::Record::End(rec.interval(&live_series(&specs, &hosts))));
         if let Some(h) = hosts.iter().zip(&specs).find(|(h, _)| h.failed_at_s.is_some() || h.final_report.is_none()) {
-            feed.push(crate::live::Record::Failed {
+            feed.push(crate::serve::live::Record::Failed {
                 why: format!("host {}: {}", h.1.name, h.0.error.as_deref().unwrap_or("no final report")),
             });
         }
     }
-    let opts = crate::render::opts(g);
+    let opts = crate::report::opts(g);
     for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
         if g.formats.contains(&f) {
-            out.write_all(fiox_report::render_clients(crate::render::format(f), &report, &opts).as_bytes())?;
+            out.write_all(fiox_report::render_clients(crate::report::format(f), &report, &opts).as_bytes())?;
         }
     }
     out.flush()?;
@@ -1115,7 +1115,7 @@ fn live_series<'a>(specs: &'a [HostSpec], hosts: &'a [Host]) -> Vec<(String, Vec
 /// Every host's entry in host-list order, and the merge: at the end, or (`so_far`) during the
 /// run from the hosts' latest interval reports, running hosts marked `running`.
 fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsReport {
-    let now_ms = crate::runner::clock::epoch_ms();
+    let now_ms = crate::plan::clock::epoch_ms();
     let first_start = hosts.iter().filter_map(|h| h.started_coord_ns).min();
     let entries: Vec<HostEntry> = specs
         .iter()

@@ -11,7 +11,7 @@
 //!   directly, so the default there is a local run's: anything.
 //! - `--allow-destructive`: writing to a device that is mounted or holds a file system or
 //!   partition table needs the server's consent as well as the job's `allow_mounted_write=1`
-//!   (a local run's guard, `crate::device`). Under ssh or `--rsh` the job's option suffices.
+//!   (a local run's guard, `crate::plan::device`). Under ssh or `--rsh` the job's option suffices.
 //! - `--readonly`: any job that writes (write, trim and mixed modes, a file to lay out,
 //!   `unlink`, engines that change files whatever the direction) is refused.
 
@@ -183,7 +183,7 @@ impl Rules {
             }
             if writes && !self.destructive && local {
                 for f in w.files.iter().filter(|f| f.block_device) {
-                    if let Some(why) = crate::device::in_use(&f.path)? {
+                    if let Some(why) = crate::plan::device::in_use(&f.path)? {
                         bail!(
                             "job '{}': refusing to write to '{}': {why}; the job's allow_mounted_write=1 is not enough on a server, which must consent too (start it with --allow-destructive)",
                             s.name,

@@ -25,7 +25,8 @@ use fiox_options::argv::Globals;
 use fiox_options::jobfile;
 
 use super::{host_facts, mono_ns, wall_ns, Closer, Sender};
-use crate::{plan, runner, summary};
+use crate::report::summary;
+use crate::{plan, runner};
 
 /// What the server allows and how patient it is, from its own command line.
 #[derive(Clone)]
@@ -486,7 +487,7 @@ fn prepare(p: &Prepare, policy: &Policy, uid: &str) -> Result<(plan::Plan, Strin
     if let Some(path) = &p.remote_config {
         files.push(jobfile::read(Path::new(path), &env).with_context(|| format!("--remote-config={path}"))?);
     }
-    let ctx = crate::fio::machine_ctx();
+    let ctx = crate::plan::machine_ctx();
     if let Some(prof) = fiox_options::profile::requested(&cl)? {
         files.push(fiox_options::profile::sections(prof, &cl, &ctx)?);
     }
@@ -518,7 +519,7 @@ fn prepare(p: &Prepare, policy: &Policy, uid: &str) -> Result<(plan::Plan, Strin
     let plan = plan::build_for_client(set, cl.globals.readonly, cl.globals.max_jobs, uid)?;
     policy.rules.check(&plan)?;
     let notes: String = plan.notes.iter().chain(&plan.warnings).map(|l| format!("{l}\n")).collect();
-    let header = notes + &crate::render::header(&plan);
+    let header = notes + &crate::report::header(&plan);
     Ok((plan, header))
 }
 
@@ -548,7 +549,7 @@ fn run_at(plan: &plan::Plan, laid_out: runner::Prepared, prep: &Prepare, tx: &Se
     };
     let k = AtomicU64::new(0);
     let tick = |partial: &[runner::worker::WorkerResult]| {
-        let report = summary::build(plan, partial, Vec::new(), runner::clock::epoch_ms());
+        let report = summary::build(plan, partial, Vec::new(), plan::clock::epoch_ms());
         let n = k.fetch_add(1, Ordering::Relaxed) + 1;
         let _ = tx.send(&Msg::Interval { k: n, host_mono_ns: mono_ns(), report: Box::new(report) });
     };
@@ -567,8 +568,8 @@ fn run_at(plan: &plan::Plan, laid_out: runner::Prepared, prep: &Prepare, tx: &Se
     };
     match outcome {
         Some(Ok(outcome)) => {
-            let mut report = summary::build(plan, &outcome.workers, outcome.disks, runner::clock::epoch_ms());
-            report.fiox = Some(crate::manifest::build(plan, &outcome.workers, &report));
+            let mut report = summary::build(plan, &outcome.workers, outcome.disks, plan::clock::epoch_ms());
+            report.fiox = Some(crate::report::manifest::build(plan, &outcome.workers, &report));
             let failed = outcome.workers.iter().filter(|r| r.error.is_some()).count();
             tx.send(&Msg::Final { report: Box::new(report) })?;
             tx.send(&Msg::Done { exit: failed.min(255) as u8, error: None })?;

@@ -3,13 +3,14 @@
 //! data each time (`refill_buffers`), a `buffer_pattern`, data that compresses to
 //! `buffer_compress_percentage` (in `buffer_compress_chunk` pieces), and a share of writes that
 //! repeat an earlier buffer exactly (`dedupe_percentage`): the last unique one
-//! (`dedupe_mode=repeat`) or one of a working set (`working_set`, see `dedupe.rs`).
+//! (`dedupe_mode=repeat`) or one of a working set (`working_set`, see `plan::dedupe`).
 
 use anyhow::Result;
 use fiox_options::JobSpec;
 
-use super::dedupe::WorkingSet;
-use super::offsets::{mix64, Rng};
+use super::offsets::Rng;
+use crate::plan::dedupe::WorkingSet;
+use crate::plan::mix64;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {

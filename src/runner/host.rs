@@ -50,7 +50,7 @@ pub(crate) fn apply(plan: &WorkerPlan) -> Result<Option<CgroupMember>> {
     }
     if let Some(name) = &h.ioscheduler {
         let paths: Vec<PathBuf> = plan.files.iter().map(|f| f.path.clone()).collect();
-        for dev in crate::diskstats::devices_for(&paths, Path::new("/sys")) {
+        for dev in crate::runner::diskstats::devices_for(&paths, Path::new("/sys")) {
             switch_scheduler(&dev, name).with_context(|| format!("job '{job}': ioscheduler={name}"))?;
         }
     }

@@ -4,9 +4,9 @@
 //! Architecture Invariant: workers share nothing mutable but the stop flag and their own
 //! progress counters; statistics are per worker and merged after the run.
 
-pub mod clock;
 pub mod content;
-pub mod dedupe;
+pub mod depth_search;
+pub mod diskstats;
 pub mod eta;
 pub mod exec;
 pub mod files;
@@ -51,7 +51,7 @@ fn seed_for(plan: &crate::plan::WorkerPlan) -> u64 {
     } else {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
     };
-    offsets::mix64(base ^ offsets::mix64(plan.job_index as u64) ^ (plan.clone as u64) << 40)
+    crate::plan::mix64(base ^ crate::plan::mix64(plan.job_index as u64) ^ (plan.clone as u64) << 40)
 }
 
 /// How the live status line is shown, if at all.
@@ -166,11 +166,11 @@ pub fn run_prepared(
             layout_phase(&plan.workers[phase_start..end], &notice)?;
         }
         let devices = if phase_start == 0 || disks.devices.is_empty() {
-            crate::diskstats::devices_for(&paths, sys)
+            crate::runner::diskstats::devices_for(&paths, sys)
         } else {
             disks.devices.clone()
         };
-        let before = crate::diskstats::snapshot(&devices, sys);
+        let before = crate::runner::diskstats::snapshot(&devices, sys);
         let phase_clock = Instant::now();
         let progress: Vec<Arc<Progress>> = (phase_start..end).map(|_| Arc::new(Progress::default())).collect();
         let phase_done = AtomicBool::new(false);
@@ -244,9 +244,9 @@ pub fn run_prepared(
                 }
             }
         });
-        let after = crate::diskstats::snapshot(&devices, sys);
+        let after = crate::runner::diskstats::snapshot(&devices, sys);
         let ms = phase_clock.elapsed().as_millis() as u64;
-        disks.add(&devices, crate::diskstats::deltas(&before, &after, ms), ms);
+        disks.add(&devices, crate::runner::diskstats::deltas(&before, &after, ms), ms);
         if STOP.load(Ordering::Relaxed) || REST_CANCELLED.load(Ordering::Relaxed) {
             break;
         }
@@ -305,7 +305,7 @@ struct DiskTotals {
 }
 
 impl DiskTotals {
-    fn add(&mut self, devices: &[String], deltas: Vec<crate::diskstats::DiskDelta>, elapsed_ms: u64) {
+    fn add(&mut self, devices: &[String], deltas: Vec<crate::runner::diskstats::DiskDelta>, elapsed_ms: u64) {
         if self.devices.is_empty() {
             self.devices = devices.to_vec();
         }

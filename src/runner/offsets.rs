@@ -7,14 +7,7 @@
 //! the end): every block once per pass by construction, O(1) per I/O and no memory at all. With
 //! `norandommap`, offsets are drawn independently and may repeat, as in fio.
 
-/// A fast 64-bit mixer (the SplitMix64 finaliser), used as the Feistel round function and RNG.
-#[inline]
-pub fn mix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+use crate::plan::mix64;
 
 /// A small, fast PRNG for direction choice and map-less offsets.
 #[derive(Debug, Clone)]

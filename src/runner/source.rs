@@ -4,9 +4,10 @@
 
 use fiox_engine::Ddir;
 
-use super::iogen::{IoGen, NextIo};
+use super::iogen::IoGen;
 use super::replay::Replay;
 use super::zones::Zones;
+use crate::plan::io::NextIo;
 
 pub enum Source {
     Gen(IoGen),

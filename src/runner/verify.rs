@@ -13,14 +13,16 @@ use std::collections::{HashMap, VecDeque};
 use std::io::Write as _;
 
 use fiox_engine::Ddir;
-use fiox_options::{JobSpec, VerifySpec};
+use fiox_options::VerifySpec;
 use fiox_verify::journal::{self, JournalHeader, Rec, RecKind};
 
 use fiox_verify::state::VerifyState;
 use fiox_verify::{Failure, Header, Kind, Layout, Stamp};
 
-use super::iogen::{block_range, NextIo};
-use super::offsets::{mix64, Rng};
+use super::offsets::Rng;
+use crate::plan::io::NextIo;
+use crate::plan::mix64;
+use crate::plan::verify::{interval, layout};
 use crate::plan::WorkerPlan;
 
 /// Marks the first interval of a write in a map entry.
@@ -38,31 +40,6 @@ const ANY: u64 = STAMP;
 /// Map entries per chunk.
 const CHUNK: usize = 1 << 12;
 
-/// The interval fio 3.33 uses for a job: `verify_interval` fitted to the block sizes (at most
-/// the smallest block written or read, and dividing every block written), else the smallest
-/// block written.
-pub fn interval(spec: &JobSpec, v: &VerifySpec) -> u64 {
-    let dir = if spec.rw.writes() { 1 } else { 0 };
-    let (lo, hi) = block_range(spec, dir);
-    let (lo, hi) = (lo.max(1), hi.max(1));
-    let mut iv = v.interval.unwrap_or(lo).min(lo);
-    if spec.rw.reads() && spec.rw.writes() {
-        iv = iv.min(block_range(spec, 0).0.max(1));
-    }
-    if iv == 0 || lo % iv != 0 || hi % iv != 0 {
-        iv = gcd(lo, hi);
-    }
-    iv
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
-}
-
 /// Bits of a generation id below its run tag: the job's number (fiox runs at most 4088 jobs).
 const RUN_SHIFT: u32 = 12;
 
@@ -72,48 +49,6 @@ const RUN_SHIFT: u32 = 12;
 fn generation_id(run_id: u64, number: usize) -> u32 {
     let tag = (mix64(run_id) & 0x1_ffff) as u32;
     (1 << 29) | tag << RUN_SHIFT | (number as u32 & ((1 << RUN_SHIFT) - 1))
-}
-
-/// How a job's blocks are laid out.
-fn layout(spec: &JobSpec, v: &VerifySpec) -> Layout {
-    Layout {
-        kind: v.kind,
-        interval: interval(spec, v) as usize,
-        verify_offset: v.offset as usize,
-        pattern: v.pattern.as_deref().cloned(),
-    }
-}
-
-/// Checks a verifying job before anything runs (its blocks must hold their headers) and
-/// returns fio's warnings about it: writers sharing a file, `norandommap` with variable
-/// blocks, a time-based job that only writes and so never reaches its read-back.
-pub fn preflight(spec: &JobSpec) -> anyhow::Result<Vec<String>> {
-    let Some(v) = &spec.verify else { return Ok(Vec::new()) };
-    let name = &spec.name;
-    if spec.bs_unaligned {
-        anyhow::bail!("job '{name}': verify with bs_unaligned is not supported yet by fiox");
-    }
-    layout(spec, v).validate().map_err(|e| anyhow::anyhow!("job '{name}': {e}"))?;
-    // fio's warnings, in its words and order.
-    let mut warnings = Vec::new();
-    let write_only = spec.rw.writes() && !spec.rw.reads();
-    if spec.numjobs > 1 && spec.filename.is_some() && spec.rw.writes() && v.after_write {
-        warnings.push(
-            "fio: multiple writers may overwrite blocks that belong to other jobs. This can cause verification failures."
-                .to_string(),
-        );
-    }
-    let (lo, hi) = block_range(spec, 1);
-    if spec.norandommap && spec.rw.is_random() && spec.rw.writes() && lo != hi {
-        // fio's own verification is limited here; fiox's map is not (the newest write of each
-        // interval is what it checks), but the warning is fio's.
-        warnings.push("fio: norandommap given for variable block sizes, verify limited".to_string());
-    }
-    if spec.time_based && write_only && v.after_write && !v.only {
-        warnings
-            .push("fio: verification read phase will never start because write phase uses all of runtime".to_string());
-    }
-    Ok(warnings)
 }
 
 /// What fiox writes in a state file's offset-generator field (which fio 3.33 never reads when
@@ -386,7 +321,7 @@ impl Verifier {
         let layout = layout(spec, v);
         let writes = spec.rw.writes();
         let read_back = writes && (v.after_write || v.only);
-        let max_block = super::iogen::max_block(spec);
+        let max_block = crate::plan::io::max_block(spec);
         let id = generation_id(run_id, plan.number);
         let state = if v.state_load {
             let path = state_path(plan);

@@ -9,8 +9,8 @@
 use fiox_engine::Ddir;
 use fiox_options::ZoneSpec;
 
-use super::iogen::NextIo;
 use super::offsets::Rng;
+use crate::plan::io::NextIo;
 
 /// Where one file's I/O is in its zones.
 #[derive(Debug, Clone)]

@@ -7,7 +7,7 @@ use fiox_options::JobSpec;
 use fiox_stats::{DirStat, ThreadStat};
 
 use super::WorkerResult;
-use crate::runner::clock;
+use crate::plan::clock;
 use crate::runner::logs::JobLogs;
 
 pub(super) struct Accountant {

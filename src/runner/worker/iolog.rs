@@ -3,8 +3,8 @@
 use anyhow::{Context, Result};
 use fiox_engine::Ddir;
 
+use crate::plan::io::NextIo;
 use crate::plan::WorkerPlan;
-use crate::runner::iogen::NextIo;
 
 /// `write_iolog`: every issued I/O, in fio's iolog version 3 text (`<time> <file> <action>
 /// <offset> <length>`), kept in memory and written when the job ends. The time is in

@@ -13,7 +13,7 @@
 use fiox_engine::{Ddir, Io};
 use fiox_options::LatencyTarget;
 
-use crate::depth_search::{DepthSearch, Probe};
+use crate::runner::depth_search::{DepthSearch, Probe};
 
 /// What a judged window asks of the worker.
 #[derive(Debug, Clone, Copy, PartialEq)]

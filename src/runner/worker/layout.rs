@@ -10,8 +10,9 @@ use anyhow::{bail, Context, Result};
 use fiox_engine::sys;
 use fiox_options::Fallocate;
 
+use crate::plan::mix64;
 use crate::plan::WorkerPlan;
-use crate::runner::offsets::{mix64, Rng};
+use crate::runner::offsets::Rng;
 
 /// The files fiox created in this run (laid out from nothing): the only ones
 /// `unlink_each_loop` may delete. A file the user named that existed before is never deleted

@@ -12,8 +12,8 @@ use fiox_stats::{DirStat, ThreadStat};
 
 use super::account::finish_stats;
 use super::{Progress, WorkerResult};
+use crate::plan::clock::{self, Clock};
 use crate::plan::WorkerPlan;
-use crate::runner::clock::{self, Clock};
 
 pub(super) fn run(
     plan: &WorkerPlan,

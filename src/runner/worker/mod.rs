@@ -49,13 +49,15 @@ use fiox_engine::{sys, Completion, Ddir, Io, IoQueue, QueueStatus};
 use fiox_options::JobSpec;
 use fiox_stats::ThreadStat;
 
-use super::clock::{self, Clock};
 use super::content::Content;
-use super::iogen::{IoGen, NextIo};
-use super::offsets::{mix64, Rng};
+use super::iogen::IoGen;
+use super::offsets::Rng;
 use super::pacer::Pacer;
 use super::source::Source;
 use super::verify::Verifier;
+use crate::plan::clock::{self, Clock};
+use crate::plan::io::NextIo;
+use crate::plan::mix64;
 use crate::plan::WorkerPlan;
 use account::Accountant;
 pub use layout::layout;
@@ -407,7 +409,7 @@ impl<'a> Worker<'a> {
         let source = match (&plan.replay, spec.zones.mode) {
             (Some(r), _) => Source::Replay(super::replay::Replay::new(r.clone())),
             (None, fiox_options::ZoneMode::Strided) => {
-                let align = super::iogen::min_block_size(spec);
+                let align = crate::plan::io::min_block_size(spec);
                 let zones = super::zones::Zones::new(&spec.zones, &regions, align, spec.rw.is_random(), seed);
                 Source::Zoned(gen, zones)
             }
@@ -421,7 +423,7 @@ impl<'a> Worker<'a> {
         let mut acct = Accountant::new(spec, plan.number, ramp_ns == 0);
         if spec.block_error_percentiles {
             let sizes: Vec<u64> = plan.files.iter().map(|f| f.region_start + f.region_len).collect();
-            acct.track_blocks(&sizes, crate::runner::iogen::min_block_size(spec));
+            acct.track_blocks(&sizes, crate::plan::io::min_block_size(spec));
         }
         let pacer = Pacer::new(spec, seed);
         let pacing = pacer.active();

@@ -8,8 +8,8 @@ use fiox_engine::{Ddir, Io};
 use fiox_options::{ErrorPolicy, JobSpec, RwMode};
 use fiox_stats::ThreadStat;
 
+use crate::plan::io::NextIo;
 use crate::plan::WorkerPlan;
-use crate::runner::iogen::NextIo;
 
 /// Why a job ended (or is draining its queue before it ends).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

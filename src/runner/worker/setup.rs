@@ -141,7 +141,7 @@ fn pre_read(path: &std::path::Path, start: u64, len: u64, spec: &JobSpec) -> Res
     let what = || format!("job '{}': cannot pre-read '{}'", spec.name, path.display());
     let mut file = File::open(path).with_context(what)?;
     file.seek(SeekFrom::Start(start)).with_context(what)?;
-    let chunk = crate::runner::iogen::max_read_block(spec).clamp(512, 16 << 20) as usize;
+    let chunk = crate::plan::io::max_read_block(spec).clamp(512, 16 << 20) as usize;
     let mut buf = vec![0u8; chunk];
     let mut left = len;
     while left > 0 {
@@ -170,7 +170,7 @@ pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
         block_devices: &block_devices,
         writes: spec.rw.writes() || spec.rw.trims(),
         depth,
-        buf_size: crate::runner::iogen::max_block(spec) as usize,
+        buf_size: crate::plan::io::max_block(spec) as usize,
         buf_align: (spec.iomem_align as usize).max(4096),
         mem: spec.mem,
         huge_page: spec.hugepage_size as usize,

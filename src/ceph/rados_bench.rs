@@ -20,8 +20,8 @@ use fiox_engine::{Finish, PoolClient, WriteParts};
 use fiox_options::CephOpts;
 use serde_json::{json, Map, Value};
 
-use crate::bench_report::{self, BenchReport, DirStat};
-use crate::rbd_bench::fmt_g;
+use crate::ceph::bench_report::fmt_g;
+use crate::ceph::bench_report::{self, BenchReport, DirStat};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Test {

@@ -270,7 +270,7 @@ impl Ctx<'_> {
 static CHILD: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 pub fn run(args: &[String]) -> Result<ExitCode> {
-    let a = match crate::bench_report::parse_or_exit(args, help, parse, |_| 1) {
+    let a = match crate::ceph::bench_report::parse_or_exit(args, help, parse, |_| 1) {
         Ok(a) => a,
         Err(code) => return Ok(code),
     };
@@ -590,7 +590,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     if STOP.load(Ordering::Relaxed) {
         eprintln!(
             "fiox ceph: interrupted by {}; the table holds the runs that finished",
-            crate::bench_report::signal_name()
+            crate::ceph::bench_report::signal_name()
         );
         return Ok(ExitCode::from(1));
     }
@@ -781,7 +781,7 @@ fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (S
                     },
                 ));
                 let obj = 4u64 << 20;
-                let share = crate::rbd_bench::straddling_share(r.bs, obj, image_size / r.bs.max(1));
+                let share = crate::ceph::rbd_bench::straddling_share(r.bs, obj, image_size / r.bs.max(1));
                 if share > 0.0 {
                     marks.push(note(
                         &mut foot,

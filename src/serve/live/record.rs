@@ -7,9 +7,9 @@ use std::time::Instant;
 
 use fiox_stats::{LatHist, ThreadStat};
 
-use crate::live::{Figures, Interval};
 use crate::plan::Plan;
 use crate::runner::worker::WorkerResult;
+use crate::serve::live::{Figures, Interval};
 
 const PERCENTILES: [f64; 3] = [50.0, 99.0, 99.9];
 

@@ -1,5 +1,10 @@
-//! The runner's one contact point with the report formatters: what fio prints before a run, and
-//! the command line's format and options in `fiox-report`'s terms.
+//! From a run's results to `fiox-report`'s model, shared by a local run (`fio`) and multi-host
+//! servers and coordinators (`multihost`): [`summary`] turns the workers' results into a
+//! `RunReport`, [`manifest`] adds fiox's run manifest, and this module says what fio prints
+//! before a run and maps the command line's format and options to `fiox-report`'s terms.
+
+pub mod manifest;
+pub mod summary;
 
 use fiox_options::argv::{Format, Globals};
 use fiox_report::normal::{self, JobHeader};

@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 
 use fiox_charts::{Axis, Chart, LineChart, Point, Scale, Series, Unit};
 
-use crate::lab::charts::{y_axis, Kind};
-use crate::lab::html::{escape, strip_prolog, STYLE};
-use crate::live::{coarsen, Figures, Interval, Run, Snapshot, State};
+use crate::serve::figure::{y_axis, Kind};
+use crate::serve::html::{escape, strip_prolog, STYLE};
+use crate::serve::live::{coarsen, Figures, Interval, Run, Snapshot, State};
 
 /// A chart of the page: the name it is served under (`/live/NAME.svg`), its title and SVG.
 #[derive(Clone)]
@@ -362,7 +362,7 @@ fn charts(s: &Snapshot) -> Vec<Shown> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::live::{LiveFeed, Record};
+    use crate::serve::live::{LiveFeed, Record};
 
     fn fig(name: &str, ios: u64, iops: f64, p99: u64) -> Figures {
         Figures {

@@ -2,7 +2,7 @@
 //! confidence interval of the metric's mean (Student's t, `lab::stats`) is within BOUND percent
 //! of the mean, with at least [`MIN_RUNS`] and at most `--repeat-max` runs. This module knows
 //! the metrics (one figure per run, over all its jobs and directions) and when to stop; the
-//! runs themselves are `fio.rs`'s (plain runs) and `lab::sweep`'s (points).
+//! runs themselves are `fio::run_plan`'s (plain runs) and `lab::sweep`'s (points).
 
 use fiox_options::repeat::{Metric, RepeatUntil, MIN_RUNS};
 use fiox_report::{RepeatSummary, RunReport};

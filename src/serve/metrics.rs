@@ -37,14 +37,14 @@ pub struct Metrics {
 
 impl Metrics {
     /// What the HTTP server answers for: `/metrics`.
-    pub fn site(&self) -> crate::http::Site {
+    pub fn site(&self) -> crate::serve::http::Site {
         let page = self.page.clone();
-        crate::http::Site {
+        crate::serve::http::Site {
             paths: "/metrics",
             respond: Box::new(move |path, _| {
                 (path == "/metrics").then(|| {
                     let text = page.lock().map(|p| p.clone()).unwrap_or_default();
-                    crate::http::Response::ok("text/plain; version=0.0.4; charset=utf-8", text)
+                    crate::serve::http::Response::ok("text/plain; version=0.0.4; charset=utf-8", text)
                 })
             }),
         }

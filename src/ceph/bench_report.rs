@@ -74,7 +74,7 @@ pub fn interrupted_line(tool: &str, elapsed_s: f64, completed: u64, left: u32) -
     format!(
         "{tool}: interrupted by {} after {}; the summary covers the {completed} operations completed{stalled}",
         signal_name(),
-        crate::rbd_bench::fmt_g(elapsed_s)
+        fmt_g(elapsed_s)
     )
 }
 
@@ -250,6 +250,35 @@ impl BenchReport {
             std::fs::write(path, text)
         }
     }
+}
+
+/// C's `%g` (6 significant digits), as C++ streams print doubles.
+pub fn fmt_g(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    let exp = x.abs().log10().floor() as i32;
+    // Rounding may carry into the next power of ten: take the exponent of the rounded value.
+    let rounded: f64 = format!("{x:.5e}").parse().unwrap_or(x);
+    let exp = if rounded.abs() >= 10f64.powi(exp + 1) { exp + 1 } else { exp };
+    let trim = |s: String| {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    if !(-4..6).contains(&exp) {
+        let s = format!("{x:.5e}");
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let e: i32 = e.parse().unwrap_or(0);
+        return format!("{}e{}{:02}", trim(m.to_string()), if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    let decimals = (5 - exp).max(0) as usize;
+    trim(format!("{x:.decimals$}"))
 }
 
 #[cfg(test)]

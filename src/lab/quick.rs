@@ -10,7 +10,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use fiox_options::argv;
 
-use crate::{plan, runner, summary};
+use crate::report::summary;
+use crate::{plan, runner};
 
 const FILE_NAME: &str = "fiox-quick.tmp";
 
@@ -111,7 +112,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
             format!("--name={}", c.title.replace(' ', "-")),
         ];
         let cl = argv::parse(line)?;
-        let set = fiox_options::assemble(&cl, &[], &crate::fio::machine_ctx())?;
+        let set = fiox_options::assemble(&cl, &[], &crate::plan::machine_ctx())?;
         let plan = plan::build(set, false, None)?;
         let results =
             runner::run(&plan, std::sync::Arc::new(|_: &str| {}), std::sync::Arc::new(|_: &str| {}), None, None)

@@ -3,6 +3,14 @@
 //! file exist, how big is the device, is it mounted) happens here, before any I/O, so a bad job
 //! is refused without having touched anything.
 
+pub mod clock;
+pub mod dedupe;
+pub mod device;
+pub mod io;
+pub mod opendir;
+pub mod replay;
+pub mod verify;
+
 use std::collections::HashSet;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
@@ -10,7 +18,24 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use fiox_engine::EngineInfo;
-use fiox_options::{Job, JobSet, JobSpec, SizeSpec};
+use fiox_options::{Ctx, Job, JobSet, JobSpec, SizeSpec};
+
+/// The machine facts `$pagesize`, `$ncpus` and `$mb_memory` stand for.
+pub fn machine_ctx() -> Ctx {
+    let (pagesize, ncpus, mb_memory) = fiox_engine::sys::machine();
+    Ctx { kb_base: 1024, pagesize, ncpus, mb_memory }
+}
+
+/// A fast 64-bit mixer (the SplitMix64 finaliser): what everything random in a plan and a run is
+/// derived from (file sizes in a range, dedupe members' seeds, the runner's RNG and its random-offset
+/// permutation's round function).
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
 
 /// One file of one worker.
 #[derive(Debug, Clone)]
@@ -39,11 +64,11 @@ pub struct WorkerPlan {
     /// 1-based position among all job clones of the run (fio's log file numbering).
     pub number: usize,
     /// The clock its latencies are measured with (`clocksource`).
-    pub clock: crate::runner::clock::Source,
+    pub clock: crate::plan::clock::Source,
     /// `read_iolog`: the trace the job replays instead of generating I/O.
-    pub replay: Option<Arc<crate::runner::replay::ReplayPlan>>,
+    pub replay: Option<Arc<crate::plan::replay::ReplayPlan>>,
     /// The dedupe working set it draws from (`dedupe_mode=working_set`), perhaps shared.
-    pub dedupe_set: Option<crate::runner::dedupe::WorkingSet>,
+    pub dedupe_set: Option<crate::plan::dedupe::WorkingSet>,
     /// Its files do not exist yet and have no size, but an earlier phase of the run writes
     /// them: they are sized by [`size_deferred`] when its phase starts, as fio does.
     pub deferred: bool,
@@ -125,7 +150,7 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
         // A replay is read and checked once per job (its clones replay the same trace); the
         // job then does the trace's directions with buffers as large as its largest I/O.
         let replay = match &job.spec.replay {
-            Some(r) => Some(Arc::new(crate::runner::replay::load(&job.spec, r)?)),
+            Some(r) => Some(Arc::new(crate::plan::replay::load(&job.spec, r)?)),
             None => None,
         };
         let spec = Arc::new(match &replay {
@@ -136,7 +161,7 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
         // whole file list so far in its note, filename= entries included.
         let mut listed = spec.filename.as_deref().map(split_filenames).unwrap_or_default();
         for dir in &spec.opendir {
-            listed.extend(crate::opendir::files_under(dir).with_context(|| format!("job '{}'", spec.name))?);
+            listed.extend(crate::plan::opendir::files_under(dir).with_context(|| format!("job '{}'", spec.name))?);
             notes.push(format!("fio: opendir added {} files", listed.len()));
         }
         // With no file found at all, fio falls back to the generated names (measured: an
@@ -156,7 +181,7 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
         if spec.pre_read && (engine.diskless || engine.metadata) {
             bail!("job '{}': pre_read=1, but ioengine={} reads no file contents", spec.name, spec.ioengine);
         }
-        warnings.extend(crate::runner::verify::preflight(&spec)?);
+        warnings.extend(crate::plan::verify::preflight(&spec)?);
         if readonly && (spec.rw.writes() || spec.rw.trims()) {
             bail!("job '{}': rw={} writes, but --readonly was given", spec.name, spec.rw.name());
         }
@@ -188,7 +213,7 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
                 check_zoned(&spec, &files, engine)?;
             }
             let number = workers.len() + 1;
-            let clock = crate::runner::clock::Source::choose(spec.clocksource)
+            let clock = crate::plan::clock::Source::choose(spec.clocksource)
                 .map_err(|e| anyhow::anyhow!("job '{}': {e}", spec.name))?;
             let mut w = WorkerPlan {
                 number,
@@ -212,7 +237,7 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
         }
     }
     // Working sets are planned across workers: dedupe_global ones share one.
-    let sets = crate::runner::dedupe::plan_sets(&workers);
+    let sets = crate::plan::dedupe::plan_sets(&workers);
     for (w, set) in workers.iter_mut().zip(sets) {
         w.dedupe_set = set;
     }
@@ -281,7 +306,7 @@ fn io_bytes(w: &WorkerPlan) -> Result<u64> {
     if io_bytes < min_bs && !spec.time_based && replay.is_none() {
         bail!("job '{}': the I/O size ({io_bytes} bytes) is smaller than the block size ({min_bs} bytes)", spec.name);
     }
-    let max_bs = crate::runner::iogen::max_block(spec);
+    let max_bs = crate::plan::io::max_block(spec);
     if let Some(f) = files.iter().find(|f| f.region_len < max_bs && replay.is_none()) {
         bail!(
             "job '{}': the I/O region of '{}' ({} bytes) is smaller than the block size",
@@ -307,7 +332,7 @@ fn no_io_files(spec: &JobSpec) -> Vec<FilePlan> {
 
 /// A replayed job's options as the runner needs them: the directions the trace does and, per
 /// direction, its largest I/O as the block size (which sizes the buffers).
-fn replay_spec(spec: &JobSpec, rp: &crate::runner::replay::ReplayPlan) -> JobSpec {
+fn replay_spec(spec: &JobSpec, rp: &crate::plan::replay::ReplayPlan) -> JobSpec {
     use fiox_options::RwMode;
     let (bytes, max) = rp.totals();
     let mut s = spec.clone();
@@ -331,19 +356,19 @@ fn replay_spec(spec: &JobSpec, rp: &crate::runner::replay::ReplayPlan) -> JobSpe
 
 /// The files a trace replays onto, whole: they must exist (checked when the trace was read);
 /// nothing is laid out.
-fn replay_files(spec: &JobSpec, rp: &crate::runner::replay::ReplayPlan) -> Result<Vec<FilePlan>> {
+fn replay_files(spec: &JobSpec, rp: &crate::plan::replay::ReplayPlan) -> Result<Vec<FilePlan>> {
     let mut out = Vec::new();
     for path in &rp.paths {
         let meta = std::fs::metadata(path)
             .with_context(|| format!("job '{}': cannot replay onto '{}'", spec.name, path.display()))?;
         let block_device = meta.file_type().is_block_device();
-        let len = if block_device { crate::device::size(path)? } else { meta.len() };
+        let len = if block_device { crate::plan::device::size(path)? } else { meta.len() };
         let writes = rp
             .ios
             .iter()
             .any(|(io, _)| rp.paths.get(io.file) == Some(path) && !matches!(io.ddir, fiox_engine::Ddir::Read));
         if block_device && writes && !spec.allow_mounted_write {
-            crate::device::check_writable(path, &spec.name)?;
+            crate::plan::device::check_writable(path, &spec.name)?;
         }
         out.push(FilePlan { path: path.clone(), block_device, layout_size: 0, region_start: 0, region_len: len });
     }
@@ -424,7 +449,7 @@ fn diskless_files(spec: &JobSpec) -> Result<Vec<FilePlan>> {
 /// yet): a percentage is of the file's real size, rounded up to `offset_align` or to the
 /// smallest block size, as in fio; a byte count is taken as given.
 fn offset_and_increment(spec: &JobSpec, real: u64) -> (u64, u64) {
-    let align = if spec.offset_align > 0 { spec.offset_align } else { crate::runner::iogen::min_block_size(spec) };
+    let align = if spec.offset_align > 0 { spec.offset_align } else { crate::plan::io::min_block_size(spec) };
     let of_file = |p: f64| ((real as f64 * p / 100.0) as u64).div_ceil(align.max(1)) * align.max(1);
     let bytes = |s: SizeSpec| match s {
         SizeSpec::Bytes(b) => b,
@@ -616,19 +641,13 @@ fn plan_files(
         }
         let block_device = meta.as_ref().is_some_and(|m| m.file_type().is_block_device());
         let existing = match &meta {
-            Some(_) if block_device => Some(crate::device::size(&path)?),
+            Some(_) if block_device => Some(crate::plan::device::size(&path)?),
             Some(m) if m.is_file() => Some(m.len()),
             Some(_) => bail!("job '{}': '{}' is neither a regular file nor a block device", spec.name, path.display()),
             None => None,
         };
         let file_size = match (spec.filesize, spec.size) {
-            (Some((lo, hi)), _) => {
-                lo + if hi > lo {
-                    crate::runner::offsets::mix64(clone as u64 * 131 + i as u64) % (hi - lo + 1)
-                } else {
-                    0
-                }
-            }
+            (Some((lo, hi)), _) => lo + if hi > lo { mix64(clone as u64 * 131 + i as u64) % (hi - lo + 1) } else { 0 },
             (None, Some(SizeSpec::Bytes(b))) => b / nfiles,
             (None, Some(SizeSpec::Percent(p))) => match existing {
                 Some(e) => (e as f64 * p / 100.0) as u64,
@@ -647,7 +666,7 @@ fn plan_files(
                     format!("job '{}': fill_device: cannot read the free space of '{}'", spec.name, dir.display())
                 })?;
                 match spec.rw.writes() {
-                    true => existing.unwrap_or(0) + free + crate::runner::iogen::max_block(spec),
+                    true => existing.unwrap_or(0) + free + crate::plan::io::max_block(spec),
                     false => existing.unwrap_or(0) + free / nfiles,
                 }
             }
@@ -713,8 +732,8 @@ fn plan_files(
         if block_device && spec.direct {
             // O_DIRECT needs sizes and offsets in whole logical blocks; say so now rather than
             // fail every I/O with EINVAL.
-            let lbs = crate::device::logical_block_size(&path)?;
-            let mut values = crate::runner::iogen::block_sizes(spec);
+            let lbs = crate::plan::device::logical_block_size(&path)?;
+            let mut values = crate::plan::io::block_sizes(spec);
             values.push(region_start);
             if let Some(bad) = values.iter().find(|&&v| v % lbs != 0) {
                 bail!(
@@ -725,7 +744,7 @@ fn plan_files(
             }
         }
         if block_device && (spec.rw.writes() || spec.rw.trims()) && !spec.allow_mounted_write {
-            crate::device::check_writable(&path, &spec.name)?;
+            crate::plan::device::check_writable(&path, &spec.name)?;
         }
         out.push(FilePlan { path, block_device, layout_size, region_start, region_len });
     }

@@ -1,5 +1,9 @@
 //! The fio-compatible mode: `fiox [options] [job options] <job file(s)>`, as `fio` takes them.
-//! This module is the one place that writes results to standard output or `--output`.
+//! It answers the informational switches, hands `--server` and `--client` to `multihost`, and
+//! runs a local plan; with the multi-host coordinator it is the only place that writes results
+//! to standard output or `--output`. `act` prints the ACT profile's table and verdict.
+
+pub mod act;
 
 use std::io::Write;
 use std::path::Path;
@@ -8,10 +12,11 @@ use std::sync::Mutex;
 
 use anyhow::{Context, Result};
 use fiox_options::argv::{self, Format};
-use fiox_options::{help, jobfile, showcmd, Ctx};
+use fiox_options::{help, jobfile, showcmd};
 
-use crate::act::ActTable;
-use crate::{plan, runner, summary, VERSION_STRING};
+use crate::fio::act::ActTable;
+use crate::report::summary;
+use crate::{plan, runner, VERSION_STRING};
 
 /// `--help` and the usage printed for an empty command line: the subcommands, then fio's global
 /// switches, both from their tables.
@@ -31,12 +36,6 @@ pub fn usage() -> String {
     s.push_str("\nfio-compatible options (see --cmdhelp for job options):\n");
     s.push_str(&argv::switch_help());
     s
-}
-
-/// The machine facts `$pagesize`, `$ncpus` and `$mb_memory` stand for.
-pub fn machine_ctx() -> Ctx {
-    let (pagesize, ncpus, mb_memory) = fiox_engine::sys::machine();
-    Ctx { kb_base: 1024, pagesize, ncpus, mb_memory }
 }
 
 /// fiox as fio: parses the command line and job files, answers the informational options
@@ -138,7 +137,7 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
         out.write_all(showcmd::render("fiox", &cl, &files).as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let ctx = machine_ctx();
+    let ctx = plan::machine_ctx();
     if let Some(p) = profile {
         files.push(fiox_options::profile::sections(p, &cl, &ctx)?);
     }
@@ -200,7 +199,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // fio's warnings ("verification read phase will never start ...") go where fio prints them,
     // before the report in every format, so standard error stays empty on success.
     let warnings: String = plan.warnings.iter().map(|l| format!("{l}\n")).collect();
-    let mut head = if normal { notes + &crate::render::header(plan) } else { warnings };
+    let mut head = if normal { notes + &crate::report::header(plan) } else { warnings };
     // fio prints ACT's table with the normal and terse outputs (and in front of JSON, which
     // fiox keeps clean).
     let act = (g.profile.as_deref() == Some("act") && (normal || g.formats.contains(&Format::Terse)))
@@ -259,7 +258,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         } else {
             partial.to_vec()
         };
-        let report = summary::build(plan, &shown, Vec::new(), runner::clock::epoch_ms());
+        let report = summary::build(plan, &shown, Vec::new(), plan::clock::epoch_ms());
         let _ = sink.write(&formats(g, &report));
     };
     // --profile=act's table: a row per hour-long slice as the run goes, then the verdict.
@@ -280,12 +279,12 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // second; a sweep point also writes its live records for the sweep's page.
     let metrics_at = plan.jobs.iter().find_map(|j| j.spec.metrics_listen);
     let live_at = plan.jobs.iter().find_map(|j| j.spec.live_listen);
-    let metrics = metrics_at.map(|_| crate::metrics::Metrics::default());
-    let live = live_at.map(|_| crate::live::LiveFeed::new(live_title(plan)));
-    let records = std::env::var_os(crate::live::RECORDS_ENV).is_some();
+    let metrics = metrics_at.map(|_| crate::serve::metrics::Metrics::default());
+    let live = live_at.map(|_| crate::serve::live::LiveFeed::new(live_title(plan)));
+    let records = std::env::var_os(crate::serve::live::RECORDS_ENV).is_some();
     serve(metrics_at, metrics.as_ref(), live_at, live.as_ref())?;
-    let recorder = (live.is_some() || records).then(|| Mutex::new(crate::live::record::Recorder::new(plan)));
-    let publish = |record: crate::live::Record| {
+    let recorder = (live.is_some() || records).then(|| Mutex::new(crate::serve::live::record::Recorder::new(plan)));
+    let publish = |record: crate::serve::live::Record| {
         if records {
             // Standard output carries nothing else in a sweep point (its report goes to
             // --output); a sweep that went away leaves the write failing, which is harmless.
@@ -307,7 +306,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         }
         if let Some(r) = &recorder {
             let interval = r.lock().expect("interval reports are sequential").interval(partial);
-            publish(crate::live::Record::Interval(interval));
+            publish(crate::serve::live::Record::Interval(interval));
         }
         if let Some(e) = status_every {
             // Alone, the status reports set the pace; sharing the ticks, they keep their own.
@@ -334,9 +333,9 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     let mut values = Vec::new();
     let (results, report) = loop {
         if let Some(r) = &recorder {
-            *r.lock().expect("no run yet") = crate::live::record::Recorder::new(plan);
+            *r.lock().expect("no run yet") = crate::serve::live::record::Recorder::new(plan);
             if g.repeat_until.is_some() {
-                publish(crate::live::Record::Begin { label: format!("run {}", values.len() + 1) });
+                publish(crate::serve::live::Record::Begin { label: format!("run {}", values.len() + 1) });
             }
         }
         runner::trigger::arm(g.trigger_timeout_ms.map(std::time::Duration::from_millis), g.trigger_file.clone());
@@ -355,15 +354,15 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
             m.update(plan, &results);
         }
         if let Some(r) = &recorder {
-            publish(crate::live::Record::End(r.lock().expect("the run is over").end(&results)));
+            publish(crate::serve::live::Record::End(r.lock().expect("the run is over").end(&results)));
         }
         if let Some(table) = &act {
             let mut table = table.lock().expect("one reporter");
             let row = table.close_slice(&results).unwrap_or_default();
             sink.write(&(row + &table.verdict()))?;
         }
-        let mut report = summary::build(plan, &results, outcome.disks, runner::clock::epoch_ms());
-        let mut manifest = crate::manifest::build(plan, &results, &report);
+        let mut report = summary::build(plan, &results, outcome.disks, plan::clock::epoch_ms());
+        let mut manifest = crate::report::manifest::build(plan, &results, &report);
         let Some(until) = &g.repeat_until else {
             report.fiox = Some(manifest);
             break (results, report);
@@ -371,7 +370,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         // A failed job, a signal or a trigger ends the repetition with this run's report.
         let stopped = fiox_engine::sys::caught_signal() != 0 || runner::trigger::fired();
         if !stopped && !results.iter().any(|r| r.error.is_some()) {
-            match crate::repeat::of_report(&report, until.metric) {
+            match crate::lab::repeat::of_report(&report, until.metric) {
                 Some(v) => values.push(v),
                 None => anyhow::bail!(
                     "--repeat-until: run {} measured no {} (no I/O, or that latency is not kept)",
@@ -380,9 +379,9 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
                 ),
             }
         }
-        let more = !stopped && !results.iter().any(|r| r.error.is_some()) && crate::repeat::more(&values, until);
+        let more = !stopped && !results.iter().any(|r| r.error.is_some()) && crate::lab::repeat::more(&values, until);
         if !more {
-            manifest.repeat = Some(crate::repeat::summary(&values, until));
+            manifest.repeat = Some(crate::lab::repeat::summary(&values, until));
             report.fiox = Some(manifest);
             break (results, report);
         }
@@ -398,7 +397,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // count).
     let failed = results.iter().filter(|r| r.error.is_some()).count();
     if failed == 0 && report.fiox.as_ref().and_then(|m| m.repeat.as_ref()).is_some_and(|r| !r.met) {
-        return Ok(ExitCode::from(crate::repeat::NOT_MET));
+        return Ok(ExitCode::from(crate::lab::repeat::NOT_MET));
     }
     Ok(ExitCode::from(failed.min(255) as u8))
 }
@@ -407,20 +406,22 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
 /// the same address. Binding happens here, before any I/O, so a taken port stops the run.
 fn serve(
     metrics_at: Option<std::net::SocketAddr>,
-    metrics: Option<&crate::metrics::Metrics>,
+    metrics: Option<&crate::serve::metrics::Metrics>,
     live_at: Option<std::net::SocketAddr>,
-    live: Option<&std::sync::Arc<crate::live::LiveFeed>>,
+    live: Option<&std::sync::Arc<crate::serve::live::LiveFeed>>,
 ) -> Result<()> {
     let metrics = metrics_at.zip(metrics);
     let live = live_at.zip(live);
     match (metrics, live) {
-        (Some((a, m)), Some((b, l))) if a == b => crate::http::serve(a, "metrics_listen", vec![m.site(), l.site()]),
+        (Some((a, m)), Some((b, l))) if a == b => {
+            crate::serve::http::serve(a, "metrics_listen", vec![m.site(), l.site()])
+        }
         _ => {
             if let Some((a, m)) = metrics {
-                crate::http::serve(a, "metrics_listen", vec![m.site()])?;
+                crate::serve::http::serve(a, "metrics_listen", vec![m.site()])?;
             }
             if let Some((a, l)) = live {
-                crate::http::serve(a, "live_listen", vec![l.site()])?;
+                crate::serve::http::serve(a, "live_listen", vec![l.site()])?;
             }
             Ok(())
         }
@@ -446,11 +447,11 @@ fn live_title(plan: &crate::plan::Plan) -> String {
 
 /// The report in every requested format, JSON first as fio prints it.
 fn formats(g: &argv::Globals, report: &fiox_report::RunReport) -> String {
-    let opts = crate::render::opts(g);
+    let opts = crate::report::opts(g);
     let mut text = String::new();
     for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
         if g.formats.contains(&f) {
-            text.push_str(&fiox_report::render(crate::render::format(f), report, &opts));
+            text.push_str(&fiox_report::render(crate::report::format(f), report, &opts));
         }
     }
     text

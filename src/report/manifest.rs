@@ -77,7 +77,7 @@ pub fn build(plan: &Plan, results: &[WorkerResult], report: &RunReport) -> Manif
         kernel: read("/proc/sys/kernel/osrelease"),
         cpu,
         cpus: fiox_engine::sys::machine().1,
-        clock: plan.workers.first().map_or(crate::runner::clock::Source::Monotonic, |w| w.clock).describe(),
+        clock: plan.workers.first().map_or(crate::plan::clock::Source::Monotonic, |w| w.clock).describe(),
         devices: report.disks.iter().map(|d| device(&d.name)).collect(),
         seeds,
         warnings: warnings(plan, results, report, &overhead),

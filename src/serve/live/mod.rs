@@ -19,7 +19,7 @@
 //!   multi-host coordinator can push merged intervals the same way (a series per host or job
 //!   in `jobs`, the merged figures in `all`).
 //! - `page`: the page, its changing part, the JSON and the charts, as pure functions of what
-//!   the feed holds; `LiveFeed::site` serves them through `crate::http`, rendering at most once
+//!   the feed holds; `LiveFeed::site` serves them through `crate::serve::http`, rendering at most once
 //!   per new interval however often the page is polled.
 //!
 //! Nothing here is on the I/O path: the workers' figures are the snapshots the interval hook
@@ -252,10 +252,10 @@ impl LiveFeed {
     /// What the HTTP server answers for: the page at `/`, its changing part at `/live/part`
     /// (`?after=G`: no content while the generation is still G), the charts at
     /// `/live/NAME.svg` and the figures at `/live.json`.
-    pub fn site(self: &Arc<Self>) -> crate::http::Site {
-        use crate::http::Response;
+    pub fn site(self: &Arc<Self>) -> crate::serve::http::Site {
+        use crate::serve::http::Response;
         let feed = self.clone();
-        crate::http::Site {
+        crate::serve::http::Site {
             paths: "the live page at /",
             respond: Box::new(move |path, query| match path {
                 "/" | "/index.html" | "/live" => Some(Response::ok("text/html; charset=utf-8", feed.rendered().page)),

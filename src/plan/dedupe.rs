@@ -12,8 +12,8 @@
 //! A member is generated from its own seed, so any job can write any member without the
 //! buffers themselves being shared between threads.
 
+use crate::plan::mix64;
 use crate::plan::WorkerPlan;
-use crate::runner::offsets::mix64;
 use fiox_options::DedupeMode;
 
 /// One worker's view of a working set.
@@ -45,7 +45,7 @@ fn uses_set(w: &WorkerPlan) -> bool {
 /// Members in a worker's own set: the percentage of its size, in its smallest write blocks.
 fn set_len(w: &WorkerPlan) -> u64 {
     let size: u64 = w.files.iter().map(|f| f.region_len).sum();
-    let bs = crate::runner::iogen::min_block_size(&w.spec).max(1);
+    let bs = crate::plan::io::min_block_size(&w.spec).max(1);
     (size as u128 * w.spec.dedupe_working_set_pct as u128 / 100 / bs as u128) as u64
 }
 

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::faults::SmallFs;
+use crate::faults::local::SmallFs;
 use crate::util::{fio_within, fiox_bin, free_port, scratch, Out};
 
 /// How a runnable example's results are compared (beyond the exit status, jobs, groups, errors

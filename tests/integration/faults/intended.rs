@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
-use crate::nbd_faults::{doc, run_on, NbdDisk};
+use super::nbd::{doc, run_on, NbdDisk};
 
 /// Pauses the disk `after` into the run for `hold`; returns how long the device really stood
 /// still (from the filter's acknowledgement of the pause to that of the resume).

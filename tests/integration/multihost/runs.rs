@@ -674,7 +674,7 @@ fn live_page_shows_a_multi_host_run() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(3000));
-    let body = crate::metrics::get(port, "/live.json");
+    let body = crate::lab::metrics::get(port, "/live.json");
     let o = c.wait_with_output().unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use fiox_options::iolog::BlkRecord;
 
-use crate::surface::{both_iologs, offsets, Ios};
+use super::surface::{both_iologs, offsets, Ios};
 use crate::util::{fio, fiox, scratch};
 use crate::util::{json, tool};
 

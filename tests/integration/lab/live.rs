@@ -6,8 +6,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::lab::{chromium, png_stats};
-use crate::metrics::get;
+use super::commands::{chromium, png_stats};
+use super::metrics::get;
 use crate::util::{fiox_bin, free_port, scratch};
 
 /// A running fiox, killed when the test ends early (a failed assertion).

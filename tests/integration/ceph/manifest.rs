@@ -1,4 +1,4 @@
-//! Ceph, continued (on `ceph.rs`'s one-node cluster): the run manifest of rbd and rados jobs
+//! Ceph, continued (on the one-node cluster of `ceph/mod.rs`): the run manifest of rbd and rados jobs
 //! checked against Ceph's own tools (`ceph fsid`, `rbd info`, `rbd diff`, `rados ls`/`stat`),
 //! and the shared client and image handle, counted as TCP connections to the monitor.
 
@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::ceph::{cluster, run, Cluster, SHARED};
+use super::{cluster, run, Cluster, SHARED};
 use crate::util;
 
 /// Binds `$c` to the cluster for the rest of the test, or prints why it skips.

@@ -1227,4 +1227,5 @@ fn fiox_ceph_options() {
 }
 
 mod bench_opts;
+mod manifest;
 mod osd_ops;

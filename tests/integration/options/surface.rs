@@ -540,7 +540,7 @@ fn file_service_types_visit_files_like_fio() {
 #[test]
 fn fill_device_writes_until_the_file_system_is_full_like_fio() {
     let dir = scratch();
-    let Some(fs) = crate::faults::SmallFs::mount(dir.path(), "8m") else { return };
+    let Some(fs) = crate::faults::local::SmallFs::mount(dir.path(), "8m") else { return };
     for rw in ["write", "read"] {
         let mut got = Vec::new();
         for fiox_run in [false, true] {

@@ -1,6 +1,6 @@
 //! Verification under real faults (acceptance items 10-15 of the verification reference):
 //! EIO on writes and on reads, lost, torn and misdirected writes served live by nbdkit's sh
-//! plugin (`nbd_faults::FAULT_SH`) through nbdfuse and a loop device with direct I/O, a full
+//! plugin (`nbd::FAULT_SH`) through nbdfuse and a loop device with direct I/O, a full
 //! tmpfs, a slow device, random errors (nbdkit's error filter, counted against its log
 //! filter) and a device that stops answering (its pause filter). Each test runs fio 3.33 and
 //! fiox on the same job and pins what must agree; where fiox deliberately does better (a lost
@@ -16,8 +16,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::faults::SmallFs;
-use crate::nbd_faults::NbdDisk;
+use super::nbd::NbdDisk;
+use crate::faults::local::SmallFs;
 use crate::util::{fio_bin, fiox_bin, json, scratch, Out};
 
 /// The faulty range of the switchable disk: two 64 KiB blocks at 1 MiB.

@@ -17,7 +17,7 @@ use fiox_multihost::ssh::{self, LaunchOpts, SshTarget};
 use fiox_multihost::tls::{self, ClientConfig, ServerConfig, TlsOpts, HANDSHAKE_TIMEOUT};
 use fiox_multihost::transport::Duplex;
 
-use crate::netns::{self, Topology};
+use super::netns::{self, Topology};
 use crate::util::scratch;
 
 fn keyfile(dir: &Path, name: &str) -> PathBuf {
@@ -452,7 +452,9 @@ fn helper() {
 
 fn helper_cmd(t: &Topology, ns: &str, role: &str, args: &[String]) -> Command {
     let mut c = t.cmd(ns, std::env::current_exe().unwrap());
-    c.args(["--exact", "multihost_secure::helper", "--ignored", "--nocapture", "--test-threads=1"])
+    // The test's name is its module path without the crate's, so a move keeps this right.
+    let name = format!("{}::helper", module_path!().split_once("::").unwrap().1);
+    c.args(["--exact", &name, "--ignored", "--nocapture", "--test-threads=1"])
         .env("FIOX_TEST_HELPER", role)
         .env("FIOX_TEST_HELPER_ARGS", args.join("\n"))
         .stdin(Stdio::null())

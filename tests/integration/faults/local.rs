@@ -1,7 +1,7 @@
 //! Faults made for real: a device slowed or stopped by blkio throttling (the kernel here loads no
 //! modules, so no dm-delay or dm-error), interrupts and SIGKILL mid-run, a full file system
 //! (under the data or under a log), a file truncated or removed mid-run. Faults served by
-//! nbdkit are in `nbd_faults`. Each test compares fiox with fio
+//! nbdkit are in `faults::nbd`. Each test compares fiox with fio
 //! 3.33 where fio behaves sanely, and pins what fiox reports: the message, the counters kept,
 //! the exit status, and that no run hangs past its bound.
 

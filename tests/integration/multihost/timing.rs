@@ -14,7 +14,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use crate::netns::{self, Topology};
+use super::netns::{self, Topology};
 use crate::util::{fiox_bin, free_port, scratch, Out};
 
 fn skip(why: &str) {

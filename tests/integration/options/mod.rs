@@ -1,0 +1,12 @@
+//! fio's job options, family by family, against fio 3.33 on the same jobs: the wide surface
+//! (`surface`), files (`files`: dedupe, opendir, lockfile, create_serialize), where and as whom
+//! a job runs (`host`), offset distributions (`dists`), iolog replay and zones (`replay`),
+//! compressed logs (`logs`), steady state and latency targets (`steady`).
+
+mod dists;
+mod files;
+mod host;
+mod logs;
+mod replay;
+mod steady;
+pub(crate) mod surface;

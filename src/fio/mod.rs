@@ -199,7 +199,8 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // fio's warnings ("verification read phase will never start ...") go where fio prints them,
     // before the report in every format, so standard error stays empty on success.
     let warnings: String = plan.warnings.iter().map(|l| format!("{l}\n")).collect();
-    let mut head = if normal { notes + &crate::report::header(plan) } else { warnings };
+    let started: String = plan.started_notes.iter().map(|l| format!("{l}\n")).collect();
+    let mut head = if normal { notes + &crate::report::header(plan) + &started } else { warnings + &started };
     // fio prints ACT's table with the normal and terse outputs (and in front of JSON, which
     // fiox keeps clean).
     let act = (g.profile.as_deref() == Some("act") && (normal || g.formats.contains(&Format::Terse)))
@@ -445,14 +446,12 @@ fn live_title(plan: &crate::plan::Plan) -> String {
     t
 }
 
-/// The report in every requested format, JSON first as fio prints it.
+/// The report in every requested format, in fio's order.
 fn formats(g: &argv::Globals, report: &fiox_report::RunReport) -> String {
     let opts = crate::report::opts(g);
     let mut text = String::new();
-    for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
-        if g.formats.contains(&f) {
-            text.push_str(&fiox_report::render(crate::report::format(f), report, &opts));
-        }
+    for f in crate::report::print_order(&g.formats) {
+        text.push_str(&fiox_report::render(crate::report::format(f), report, &opts));
     }
     text
 }

@@ -951,12 +951,10 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                         // Interval reports in JSON are one line each (JSON lines), so a
                         // reader can take them as they come.
                         let opts = fiox_report::ReportOpts { json_lines: true, ..crate::report::opts(g) };
-                        for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
-                            if g.formats.contains(&f) {
-                                out.write_all(
-                                    fiox_report::render_clients(crate::report::format(f), &report, &opts).as_bytes(),
-                                )?;
-                            }
+                        for f in crate::report::print_order(&g.formats) {
+                            out.write_all(
+                                fiox_report::render_clients(crate::report::format(f), &report, &opts).as_bytes(),
+                            )?;
                         }
                         out.flush()?;
                     }
@@ -983,10 +981,8 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
         }
     }
     let opts = crate::report::opts(g);
-    for f in [Format::Json, Format::JsonPlus, Format::Terse, Format::Normal] {
-        if g.formats.contains(&f) {
-            out.write_all(fiox_report::render_clients(crate::report::format(f), &report, &opts).as_bytes())?;
-        }
+    for f in crate::report::print_order(&g.formats) {
+        out.write_all(fiox_report::render_clients(crate::report::format(f), &report, &opts).as_bytes())?;
     }
     out.flush()?;
     for (h, s) in hosts.iter().zip(&specs) {

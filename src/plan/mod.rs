@@ -80,6 +80,27 @@ pub struct WorkerPlan {
 /// The most jobs (clones included) one run may have: fio 3.33's limit, measured.
 pub const MAX_JOBS: u64 = 4088;
 
+/// The engines fio 3.33 flags as synchronous, which print [`SYNC_DEPTH_NOTE`] for an iodepth
+/// above 1 (observed one by one; fio's net, cpuio, sg and e4defrag do not).
+const FIO_SYNC_ENGINES: &[&str] = &[
+    "sync",
+    "psync",
+    "vsync",
+    "pvsync",
+    "pvsync2",
+    "mmap",
+    "splice",
+    "falloc",
+    "ftruncate",
+    "filecreate",
+    "filestat",
+    "filedelete",
+];
+
+/// fio 3.33's note, word for word ("iodepth >= 1" is its wording for a depth above 1).
+const SYNC_DEPTH_NOTE: &str =
+    "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1";
+
 /// The whole run.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -96,6 +117,10 @@ pub struct Plan {
     /// fiox's own warnings about what the jobs will measure (a read of an rbd image's
     /// never-written ranges), reported with the run manifest's warnings.
     pub fiox_warnings: Vec<String>,
+    /// Notes fio's job threads print as they start (the iodepth cap of a synchronous engine):
+    /// on standard output after "Starting N processes", and before the report under the other
+    /// formats, one per clone, as fio 3.33 prints them.
+    pub started_notes: Vec<String>,
     /// What each Ceph worker's cluster looked like before the run (by worker index), for the
     /// run manifest, which looks again after it.
     pub ceph_before: Vec<(usize, Box<fiox_engine::ceph_facts::Facts>)>,
@@ -142,6 +167,7 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
     let mut written_before: HashSet<PathBuf> = HashSet::new();
     let mut written_now: HashSet<PathBuf> = HashSet::new();
     let mut fiox_warnings = Vec::new();
+    let mut started_notes = Vec::new();
     let mut ceph_before = Vec::new();
     for (job_index, job) in set.jobs.iter().enumerate() {
         if job.spec.stonewall {
@@ -184,6 +210,11 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
         warnings.extend(crate::plan::verify::preflight(&spec)?);
         if readonly && (spec.rw.writes() || spec.rw.trims()) {
             bail!("job '{}': rw={} writes, but --readonly was given", spec.name, spec.rw.name());
+        }
+        for _ in 0..spec.numjobs {
+            if spec.iodepth > 1 && FIO_SYNC_ENGINES.contains(&spec.ioengine) {
+                started_notes.push(SYNC_DEPTH_NOTE.to_string());
+            }
         }
         for clone in 0..spec.numjobs {
             let local = replay.is_none() && !engine.no_io && engine.remote.is_none() && !engine.diskless;
@@ -250,14 +281,21 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
         notes,
         warnings,
         fiox_warnings,
+        started_notes,
         ceph_before,
     })
+}
+
+/// The size= that sizes files: fio reads `size=0` as no size at all, so an existing file or
+/// device is used whole (checked against fio 3.33 on an 8 MiB file).
+fn given_size(spec: &JobSpec) -> Option<SizeSpec> {
+    spec.size.filter(|s| *s != SizeSpec::Bytes(0))
 }
 
 /// Whether a clone's files are all missing, unsized and written by an earlier phase, so that
 /// they can only be sized when its own phase starts.
 fn later_file(spec: &JobSpec, clone: u32, uid: &str, written_before: &HashSet<PathBuf>) -> bool {
-    if spec.size.is_some() || spec.filesize.is_some() || spec.fill_device || written_before.is_empty() {
+    if given_size(spec).is_some() || spec.filesize.is_some() || spec.fill_device || written_before.is_empty() {
         return false;
     }
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
@@ -500,7 +538,7 @@ fn remote_files(
         let real = f.size.unwrap_or(0);
         let (offset, inc) = offset_and_increment(spec, real);
         let region_start = offset + inc * clone as u64;
-        let given = match (spec.filesize, spec.size) {
+        let given = match (spec.filesize, given_size(spec)) {
             (Some((lo, _)), _) => Some(lo),
             (None, Some(SizeSpec::Bytes(b))) => Some(b / nfiles),
             (None, Some(SizeSpec::Percent(p))) => Some((real as f64 * p / 100.0) as u64),
@@ -646,8 +684,14 @@ fn plan_files(
             Some(_) => bail!("job '{}': '{}' is neither a regular file nor a block device", spec.name, path.display()),
             None => None,
         };
-        let file_size = match (spec.filesize, spec.size) {
-            (Some((lo, hi)), _) => lo + if hi > lo { mix64(clone as u64 * 131 + i as u64) % (hi - lo + 1) } else { 0 },
+        let file_size = match (spec.filesize, given_size(spec)) {
+            (Some((lo, hi)), _) => {
+                lo + if hi > lo {
+                    mix64(clone as u64 * 131 + i as u64) % (hi - lo + 1)
+                } else {
+                    0
+                }
+            }
             (None, Some(SizeSpec::Bytes(b))) => b / nfiles,
             (None, Some(SizeSpec::Percent(p))) => match existing {
                 Some(e) => (e as f64 * p / 100.0) as u64,
@@ -698,7 +742,7 @@ fn plan_files(
         // The region is `size` bytes from the offset. A regular file is laid out to cover it
         // (fio makes it offset + size long); a device must already be that large. Without a
         // size, an existing file or device is used from the offset to its end.
-        let sized = spec.size.is_some() || spec.filesize.is_some() || (spec.fill_device && !block_device);
+        let sized = given_size(spec).is_some() || spec.filesize.is_some() || (spec.fill_device && !block_device);
         let region_len = if block_device || !sized {
             file_size.min(existing.unwrap_or(0).saturating_sub(region_start))
         } else {

@@ -73,3 +73,30 @@ pub fn format(f: Format) -> fiox_report::Format {
         Format::JsonPlus => fiox_report::Format::JsonPlus,
     }
 }
+
+/// The requested formats in the order fio 3.33 prints them, whatever order the list names:
+/// terse, then the JSON document (one, json+ when both json and json+ are asked for), then the
+/// normal report. Harnesses split a combined output by position.
+pub fn print_order(formats: &[Format]) -> Vec<Format> {
+    let json = if formats.contains(&Format::JsonPlus) {
+        Some(Format::JsonPlus)
+    } else {
+        formats.contains(&Format::Json).then_some(Format::Json)
+    };
+    let terse = formats.contains(&Format::Terse).then_some(Format::Terse);
+    let normal = formats.contains(&Format::Normal).then_some(Format::Normal);
+    [terse, json, normal].into_iter().flatten().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_print_in_fios_order() {
+        use Format::*;
+        assert_eq!(print_order(&[Json, Normal, Terse]), [Terse, Json, Normal]);
+        assert_eq!(print_order(&[Normal, JsonPlus, Json]), [JsonPlus, Normal]);
+        assert_eq!(print_order(&[Normal]), [Normal]);
+    }
+}

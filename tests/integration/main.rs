@@ -5,6 +5,7 @@
 
 mod ceph;
 mod cli;
+mod conformance;
 mod differential;
 mod docs;
 mod engines;

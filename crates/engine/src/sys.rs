@@ -840,3 +840,25 @@ pub(crate) fn fs_type(path: &std::path::Path) -> io::Result<i64> {
     }
     Ok(st.f_type as i64)
 }
+
+/// Whether standard output is a pipe or socket whose reader has gone (`fiox ... | head -1` after
+/// `head` exited): polling the write end then reports an error condition.
+pub fn stdout_reader_gone() -> bool {
+    let mut pfd = libc::pollfd { fd: libc::STDOUT_FILENO, events: libc::POLLOUT, revents: 0 };
+    // SAFETY: one pollfd on our stack, a zero timeout; fd 1 may be closed, which poll reports.
+    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
+    n == 1 && pfd.revents & libc::POLLERR != 0
+}
+
+/// Ends the process as a C program that left SIGPIPE alone ends when it writes to a closed pipe
+/// (fio does): killed by SIGPIPE, which shells report as status 141, with nothing printed.
+pub fn die_of_sigpipe() -> ! {
+    // SAFETY: plain integers; restoring the default action and raising the signal touches no
+    // memory of ours, and the default action ends the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    // Only reached if the signal is blocked: end with the status a shell gives a SIGPIPE death.
+    std::process::exit(128 + libc::SIGPIPE)
+}

@@ -174,10 +174,17 @@ pub enum Incoming {
 impl Listener {
     /// Binds `ep`: TCP on loopback, on any address when the server has TLS credentials
     /// (`secured`), or a unix socket made 0600. A stale socket at the path is replaced; any
-    /// other file there is left alone and refused.
+    /// other file there is left alone and refused. No host (`--server`, `--server=,PORT`)
+    /// means every address, as in fio, when the server has credentials, and loopback when it
+    /// has none, which is all it may listen on then.
     pub fn bind(ep: &Endpoint, secured: bool) -> io::Result<Listener> {
         match ep {
             Endpoint::Tcp { host, port, v6 } => {
+                let host = match (host.is_empty() && !secured, v6) {
+                    (true, false) => "127.0.0.1",
+                    (true, true) => "::1",
+                    (false, _) => host.as_str(),
+                };
                 let addrs = resolve(host, *port, *v6)?;
                 if let Some(a) = addrs.iter().find(|a| !secured && !is_loopback(a.ip())) {
                     return Err(needs_tls(&format!("listening on {a}")));

@@ -38,8 +38,9 @@ pub enum Error {
     #[error("option '{option}' ({origin}) belongs to ioengine {owners}, but job '{job}' uses ioengine={engine}")]
     WrongEngine { option: String, origin: Origin, owners: String, job: String, engine: String },
 
-    #[error("cannot read job file '{}': {source}", path.display())]
-    Read { path: PathBuf, source: std::io::Error },
+    /// The OS error is part of the message, not a `source`, so that it is said once.
+    #[error("cannot read job file '{}'{}: {error}", path.display(), include_note(.included_from))]
+    Read { path: PathBuf, error: std::io::Error, included_from: Option<Origin> },
 
     #[error("{origin}: {message}")]
     Syntax { origin: Origin, message: String },
@@ -49,6 +50,13 @@ pub enum Error {
 
     #[error("{0}")]
     Usage(String),
+}
+
+fn include_note(origin: &Option<Origin>) -> String {
+    match origin {
+        Some(o) => format!(" (included from {o})"),
+        None => String::new(),
+    }
 }
 
 fn hint(suggestions: &[&str]) -> String {

@@ -72,6 +72,28 @@ pub fn node_list(list: &str) -> Result<Vec<usize>, String> {
     Ok(out)
 }
 
+/// A `cpus_allowed` list, checked against the machine's CPUs while the job is parsed, as fio
+/// does ("CPU 5 too large (max=1)"), rather than failing once the job has started.
+pub fn cpu_list(list: &str) -> Result<Vec<usize>, String> {
+    let cpus = node_list(list)?;
+    let highest = configured_cpus().saturating_sub(1);
+    match cpus.iter().find(|&&c| c > highest) {
+        Some(c) => Err(format!("CPU {c} is too large: this machine's highest CPU is {highest}")),
+        None => Ok(cpus),
+    }
+}
+
+/// The CPUs the system is configured with (what fio counts, `_SC_NPROCESSORS_CONF`): the
+/// highest number in /sys/devices/system/cpu/possible plus one, or the CPUs this process may
+/// use when that file cannot be read.
+pub fn configured_cpus() -> usize {
+    std::fs::read_to_string("/sys/devices/system/cpu/possible")
+        .ok()
+        .and_then(|s| node_list(s.trim()).ok())
+        .and_then(|cpus| cpus.last().map(|c| c + 1))
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 /// The CPUs of a bit mask (`cpumask`): bit N set means CPU N.
 pub fn cpus_of_mask(mask: u64) -> Vec<usize> {
     (0..64).filter(|bit| mask & (1 << bit) != 0).collect()

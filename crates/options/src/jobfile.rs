@@ -54,28 +54,80 @@ pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 /// Reads and parses a job file (`-` is standard input).
 pub fn read(path: &Path, env: Env<'_>) -> Result<JobFile> {
     let mut sections = Vec::new();
-    read_into(path, env, &mut sections, 0)?;
+    read_into(path, env, &mut sections, 0, None)?;
     Ok(JobFile { path: path.to_path_buf(), sections })
 }
 
-fn read_text(path: &Path) -> Result<String> {
-    let bytes = if path == Path::new("-") {
+fn read_bytes(path: &Path, included_from: Option<&Origin>) -> Result<Vec<u8>> {
+    let read_err = |error| Error::Read { path: path.to_path_buf(), error, included_from: included_from.cloned() };
+    if path == Path::new("-") {
         let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
-            .map_err(|source| Error::Read { path: path.to_path_buf(), source })?;
-        buf
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(read_err)?;
+        Ok(buf)
     } else {
-        std::fs::read(path).map_err(|source| Error::Read { path: path.to_path_buf(), source })?
-    };
-    String::from_utf8(bytes).map_err(|_| Error::Read {
-        path: path.to_path_buf(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidData, "the file is not UTF-8 text"),
-    })
+        std::fs::read(path).map_err(read_err)
+    }
 }
 
-fn read_into(path: &Path, env: Env<'_>, sections: &mut Vec<Section>, depth: usize) -> Result<()> {
-    let text = read_text(path)?;
+fn read_into(
+    path: &Path,
+    env: Env<'_>,
+    sections: &mut Vec<Section>,
+    depth: usize,
+    included_from: Option<&Origin>,
+) -> Result<()> {
+    let bytes = read_bytes(path, included_from)?;
+    let text = decode(&bytes, path)?;
     parse_str(&text, path, env, sections, depth)
+}
+
+/// Job-file bytes as text. fio reads bytes, so a file written in Latin-1 (or any 8-bit code
+/// page) runs there; fiox reads such bytes where they cannot change what runs: in a comment
+/// (dropped) and in `description=` (each byte read as the Latin-1 character it stands for).
+/// Anywhere else (an option name or value, a section name, a file name) a byte that is not
+/// UTF-8 is refused with its file, line and column, since fiox could not say which name it means.
+fn decode(bytes: &[u8], path: &Path) -> Result<String> {
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return Ok(text.to_string());
+    }
+    let mut out = String::with_capacity(bytes.len());
+    for (idx, raw) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+        if let Ok(line) = std::str::from_utf8(raw) {
+            out.push_str(line);
+            continue;
+        }
+        let cut = raw.iter().position(|b| matches!(b, b'#' | b';')).unwrap_or(raw.len());
+        let (body, comment) = raw.split_at(cut);
+        let body = match std::str::from_utf8(body) {
+            Ok(body) => body.to_string(),
+            Err(_) if is_description(body) => body.iter().map(|&b| b as char).collect(),
+            Err(e) => {
+                let at = e.valid_up_to();
+                return Err(Error::Syntax {
+                    origin: Origin::File { path: path.to_path_buf(), line: idx + 1 },
+                    message: format!(
+                        "byte 0x{:02x} at column {} is not UTF-8 text; fiox reads other bytes only in comments and description=",
+                        body[at],
+                        at + 1
+                    ),
+                });
+            }
+        };
+        out.push_str(&body);
+        if !comment.is_empty() {
+            // The comment's text does not matter, only that it is one.
+            out.push('#');
+            if comment.ends_with(b"\n") {
+                out.push('\n');
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn is_description(line: &[u8]) -> bool {
+    let key = line.split(|&b| b == b'=').next().unwrap_or_default();
+    line.contains(&b'=') && key.trim_ascii() == b"description"
 }
 
 /// Parses job-file text; `path` is used for messages and for resolving `include`.
@@ -89,7 +141,7 @@ fn parse_str(text: &str, path: &Path, env: Env<'_>, sections: &mut Vec<Section>,
     for (idx, raw_line) in text.lines().enumerate() {
         let origin = Origin::File { path: path.to_path_buf(), line: idx + 1 };
         let line = strip_comment(raw_line);
-        let line = expand_env(line, env, &origin)?;
+        let (line, empty_var) = expand_env(line, env, &origin)?;
         let line = line.trim();
         if line.is_empty() {
             continue;
@@ -118,7 +170,7 @@ fn parse_str(text: &str, path: &Path, env: Env<'_>, sections: &mut Vec<Section>,
             } else {
                 inc.to_path_buf()
             };
-            read_into(&target, env, sections, depth + 1)?;
+            read_into(&target, env, sections, depth + 1, Some(&origin))?;
             continue;
         }
         let (key, value) = match line.split_once('=') {
@@ -133,7 +185,21 @@ fn parse_str(text: &str, path: &Path, env: Env<'_>, sections: &mut Vec<Section>,
                 message: format!("option '{key}' comes before any [section]; put it under [global] or a job"),
             });
         };
-        section.options.push(raw_opt(key, value, origin)?);
+        let opt = raw_opt(key, value, origin)?;
+        if let (Some(var), Some("")) = (&empty_var, opt.value.as_deref().map(str::trim)) {
+            // A number, size, time or word cannot be empty; say which variable left it so
+            // (fio only says "failed parsing").
+            if !matches!(opt.def.kind, table::Kind::Str) {
+                return Err(Error::Syntax {
+                    origin: opt.origin,
+                    message: format!(
+                        "option '{key}' is empty because environment variable '{var}' is empty; {key} takes {}",
+                        opt.def.forms()
+                    ),
+                });
+            }
+        }
+        section.options.push(opt);
     }
     Ok(())
 }
@@ -161,10 +227,13 @@ fn strip_comment(line: &str) -> &str {
 
 /// Replaces `${VAR}` with the variable's value. An unset variable is an error naming it; fio
 /// would silently substitute nothing, which has sent many benchmarks to the wrong device.
-fn expand_env(line: &str, env: Env<'_>, origin: &Origin) -> Result<String> {
+/// Also returns the last variable that was set but empty, for the message if the value it
+/// leaves is empty.
+fn expand_env(line: &str, env: Env<'_>, origin: &Origin) -> Result<(String, Option<String>)> {
     if !line.contains("${") {
-        return Ok(line.to_string());
+        return Ok((line.to_string(), None));
     }
+    let mut empty = None;
     let mut out = String::with_capacity(line.len());
     let mut rest = line;
     while let Some(start) = rest.find("${") {
@@ -176,6 +245,7 @@ fn expand_env(line: &str, env: Env<'_>, origin: &Origin) -> Result<String> {
         })?;
         let var = &after[..end];
         match env(var) {
+            Some(v) if v.is_empty() => empty = Some(var.to_string()),
             Some(v) => out.push_str(&v),
             None => {
                 return Err(Error::Syntax {
@@ -187,7 +257,7 @@ fn expand_env(line: &str, env: Env<'_>, origin: &Origin) -> Result<String> {
         rest = &after[end + 1..];
     }
     out.push_str(rest);
-    Ok(out)
+    Ok((out, empty))
 }
 
 #[cfg(test)]

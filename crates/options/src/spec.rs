@@ -1108,7 +1108,7 @@ impl JobSpec {
             rate_poisson: m.choice("rate_process")? == "poisson",
             cpus_allowed: match (m.string("cpus_allowed"), m.int("cpumask")?) {
                 (Some(list), _) => {
-                    host::node_list(&list).map_err(|e| m.job_err(format!("cpus_allowed={list}: {e}")))?
+                    host::cpu_list(&list).map_err(|e| m.job_err(format!("cpus_allowed={list}: {e}")))?
                 }
                 (None, Some(mask)) => {
                     let cpus = host::cpus_of_mask(mask as u64);

@@ -1,0 +1,266 @@
+//! fio conformance, the last mile (issue 28): what a new user trying fiox next to fio 3.33 runs
+//! into. Each test runs both binaries where fio does the same thing and compares.
+
+use std::process::Command;
+
+use crate::util::{fio, fio_bin, fiox, fiox_bin, json, scratch};
+
+/// Runs `cmd` under bash in `dir` and returns its standard output and error.
+fn bash(dir: &std::path::Path, cmd: &str) -> (String, String) {
+    let o = Command::new("bash").arg("-c").arg(cmd).current_dir(dir).output().unwrap();
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn a_closed_pipe_ends_the_run_by_sigpipe_as_fio_does() {
+    let dir = scratch();
+    let job = "--name=a --ioengine=null --size=1M";
+    let fio_status =
+        bash(dir.path(), &format!("'{}' {job} | head -1 >/dev/null; echo ${{PIPESTATUS[0]}}", fio_bin().display()));
+    assert_eq!(fio_status.0.trim(), "141", "fio dies of SIGPIPE: {fio_status:?}");
+    let fiox = fiox_bin();
+    for cmd in [
+        format!("'{}' man | head -1 >/dev/null; echo ${{PIPESTATUS[0]}}", fiox.display()),
+        format!("'{}' {job} | head -1 >/dev/null; echo ${{PIPESTATUS[0]}}", fiox.display()),
+        // The reader is gone before fiox writes anything.
+        format!("'{}' {job} | true; echo ${{PIPESTATUS[0]}}", fiox.display()),
+        format!("'{}' {job} --output-format=json | true; echo ${{PIPESTATUS[0]}}", fiox.display()),
+    ] {
+        let (out, err) = bash(dir.path(), &cmd);
+        assert_eq!(out.trim(), fio_status.0.trim(), "{cmd}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{cmd}: {err}");
+    }
+}
+
+#[test]
+fn size_zero_on_an_existing_file_reads_the_whole_file_as_fio_does() {
+    let dir = scratch();
+    let f = dir.path().join("whole.dat");
+    std::fs::write(&f, vec![7u8; 8 << 20]).unwrap();
+    let args = ["--name=a", &format!("--filename={}", f.display()), "--size=0", "--rw=read", "--output-format=json"];
+    for (who, out) in [("fio", fio(dir.path(), &args)), ("fiox", fiox(dir.path(), &args))] {
+        assert_eq!(out.code, 0, "{who}: {}", out.stderr);
+        assert_eq!(json(&out)["jobs"][0]["read"]["io_bytes"], 8 << 20, "{who}");
+    }
+    // Without a file to take the size from, size=0 is still refused (fio: "you need to specify size=").
+    let missing = format!("--filename={}", dir.path().join("nothere").display());
+    let out = fiox(dir.path(), &["--name=a", &missing, "--size=0", "--rw=read"]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("no size="), "{}", out.stderr);
+}
+
+#[test]
+fn latin1_bytes_in_comments_and_descriptions_run_as_in_fio() {
+    let dir = scratch();
+    let jf = dir.path().join("latin1.fio");
+    std::fs::write(&jf, b"[a]\n# caf\xe9 cr\xe8me\ndescription=caf\xe9\nsize=1m ; \xb5s\nioengine=null\n").unwrap();
+    let path = jf.to_str().unwrap();
+    for (who, out) in [
+        ("fio", fio(dir.path(), &[path, "--output-format=json"])),
+        ("fiox", fiox(dir.path(), &[path, "--output-format=json"])),
+    ] {
+        assert_eq!(out.code, 0, "{who}: {}", out.stderr);
+        assert_eq!(out.stderr, "", "{who}");
+        assert_eq!(json(&out)["jobs"][0]["read"]["io_bytes"], 1 << 20, "{who}");
+    }
+    // Elsewhere (a file name) fiox cannot tell what was meant: one message, with file and line.
+    let bad = dir.path().join("bad.fio");
+    std::fs::write(&bad, b"[a]\nioengine=null\nsize=1m\nfilename=caf\xe9\n").unwrap();
+    let out = fiox(dir.path(), &[bad.to_str().unwrap()]);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("bad.fio, line 4") && out.stderr.contains("0xe9"), "{}", out.stderr);
+    assert_eq!(out.stderr.matches("not UTF-8").count(), 1, "{}", out.stderr);
+}
+
+#[test]
+fn a_server_without_a_host_listens_on_loopback() {
+    // `--server` and `--server=,PORT` name no host; without credentials that means loopback
+    // (a fixed port would collide with other tests, so the second spelling is used).
+    let dir = scratch();
+    let port = crate::util::free_port();
+    let mut child = Command::new(fiox_bin())
+        .arg(format!("--server=,{port}"))
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut up = false;
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            up = true;
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().ok();
+    let out = child.wait_with_output().unwrap();
+    assert!(up, "no server on 127.0.0.1:{port}: {}", String::from_utf8_lossy(&out.stderr));
+    let help = fiox(dir.path(), &["--help"]).stdout;
+    assert!(help.contains("without credentials on loopback"), "--help says where a plain --server listens");
+}
+
+#[test]
+fn looping_strided_reads_drop_the_cache_once_as_fio_does() {
+    let dir = scratch();
+    let f = dir.path().join("strided.dat");
+    std::fs::write(&f, vec![1u8; 64 << 20]).unwrap();
+    let name = format!("--filename={}", f.display());
+    let args = [
+        "--name=c",
+        &name,
+        "--rw=read",
+        "--bs=4k",
+        "--size=64M",
+        "--zonemode=strided",
+        "--zonesize=1M",
+        "--zonerange=8M",
+        "--runtime=1",
+        "--time_based",
+        "--output-format=json",
+    ];
+    let reads = |out: crate::util::Out| -> Option<u64> {
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        json(&out)["disk_util"].get(0).and_then(|d| d["read_ios"].as_u64())
+    };
+    let (Some(by_fio), Some(by_fiox)) = (reads(fio(dir.path(), &args)), reads(fiox(dir.path(), &args))) else {
+        eprintln!("skipped: the scratch directory is on no block device with disk stats");
+        return;
+    };
+    // fio drops the cache when it opens the file and reads the rest from memory: a few hundred
+    // device reads at most. Dropping it on every zone pass made fiox read ~1,700 times.
+    assert!(by_fiox <= 3 * by_fio + 200, "device reads: fio {by_fio}, fiox {by_fiox}");
+}
+
+#[test]
+fn messages_name_the_variable_the_file_and_the_cpu() {
+    let dir = scratch();
+    let d = dir.path();
+    // An empty ${VAR} in a numeric option names the variable (fio: "failed parsing size=${X}").
+    std::fs::write(d.join("v.fio"), "[a]\nioengine=null\nsize=${FIOX_TEST_EMPTY}\n").unwrap();
+    let o = Command::new(fiox_bin()).arg("v.fio").env("FIOX_TEST_EMPTY", "").current_dir(d).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(err.contains("'FIOX_TEST_EMPTY' is empty") && err.contains("v.fio, line 3"), "{err}");
+    let o = Command::new(fiox_bin()).arg("v.fio").env_remove("FIOX_TEST_EMPTY").current_dir(d).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("'FIOX_TEST_EMPTY' is not set") && err.contains("v.fio, line 3"), "{err}");
+
+    // A missing job file: its name and the OS error, once.
+    let out = fiox(d, &["nothere.fio"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("'nothere.fio'"), "{}", out.stderr);
+    assert_eq!(out.stderr.matches("No such file").count(), 1, "{}", out.stderr);
+    // A missing include: also the including file and line.
+    std::fs::write(d.join("main.fio"), "[global]\nioengine=null\ninclude gone.fio\n[a]\nsize=1m\n").unwrap();
+    let out = fiox(d, &["main.fio"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("gone.fio") && out.stderr.contains("included from main.fio, line 3"), "{}", out.stderr);
+    assert_eq!(out.stderr.matches("No such file").count(), 1, "{}", out.stderr);
+
+    // A CPU the machine lacks is refused while parsing, as fio refuses it, naming the highest.
+    let cpus = std::fs::read_to_string("/sys/devices/system/cpu/possible").unwrap();
+    let highest: usize = cpus.trim().rsplit(['-', ',']).next().unwrap().parse().unwrap();
+    let too_high = format!("--cpus_allowed={}", highest + 4);
+    let args = ["--name=a", "--ioengine=null", "--size=1m", too_high.as_str()];
+    let by_fio = fio(d, &args);
+    assert_ne!(by_fio.code, 0);
+    assert!(by_fio.stderr.contains(&format!("(max={highest})")), "{}", by_fio.stderr);
+    let out = fiox(d, &args);
+    assert_eq!(out.code, 1);
+    assert!(!out.stdout.contains("Starting"), "refused before the run starts: {}", out.stdout);
+    assert!(out.stderr.contains(&format!("highest CPU is {highest}")), "{}", out.stderr);
+}
+
+#[test]
+fn a_synchronous_engine_notes_the_capped_depth_where_fio_does() {
+    let dir = scratch();
+    let f = dir.path().join("f");
+    std::fs::write(&f, vec![0u8; 1 << 20]).unwrap();
+    let name = format!("--filename={}", f.display());
+    for (engine, depth, format, notes) in [
+        ("psync", "4", "normal", 1),
+        ("psync", "4", "json", 1),
+        ("sync", "2", "terse", 1),
+        ("psync", "1", "normal", 0),
+        ("libaio", "4", "normal", 0),
+    ] {
+        let args = [
+            "--name=a",
+            &name,
+            "--size=1m",
+            &format!("--ioengine={engine}"),
+            &format!("--iodepth={depth}"),
+            "--numjobs=2",
+            &format!("--output-format={format}"),
+        ];
+        let note = "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1";
+        for (who, out) in [("fio", fio(dir.path(), &args)), ("fiox", fiox(dir.path(), &args))] {
+            assert_eq!(out.code, 0, "{who} {engine}: {}", out.stderr);
+            assert_eq!(out.stderr, "", "{who} {engine}");
+            assert_eq!(out.stdout.lines().filter(|l| *l == note).count(), 2 * notes, "{who} {engine} {depth} {format}");
+            if notes > 0 && format == "normal" {
+                // After "Starting 2 processes", before the report.
+                let start = out.stdout.find("Starting").unwrap();
+                assert!(out.stdout.find(note).unwrap() > start, "{who}");
+            }
+            if format == "json" {
+                json(&out);
+            }
+        }
+    }
+}
+
+/// Which format each part of a combined output is, in order of appearance.
+fn layout(stdout: &str) -> Vec<&'static str> {
+    let mut parts = Vec::new();
+    for line in stdout.lines() {
+        let part = if line.starts_with("3;") {
+            "terse"
+        } else if line == "{" {
+            "json"
+        } else if line.contains("\"bins\" :") {
+            "json+"
+        } else if line.starts_with("c: (groupid=") {
+            "normal"
+        } else {
+            continue;
+        };
+        if parts.last() != Some(&part) && !(part == "json+" && parts.contains(&"json+")) {
+            parts.push(part);
+        }
+    }
+    parts
+}
+
+#[test]
+fn every_list_of_output_formats_prints_in_fios_order() {
+    let dir = scratch();
+    let names = ["normal", "terse", "json", "json+"];
+    for mask in 1..16u32 {
+        let mut list: Vec<&str> = (0..4).filter(|b| mask & (1 << b) != 0).map(|b| names[b]).collect();
+        // The list's own order must not matter: name it backwards too.
+        for pass in 0..2 {
+            if pass == 1 {
+                list.reverse();
+            }
+            let formats = format!("--output-format={}", list.join(","));
+            let args = ["--name=c", "--ioengine=null", "--size=1M", formats.as_str()];
+            let by_fio = fio(dir.path(), &args);
+            let out = fiox(dir.path(), &args);
+            assert_eq!(out.code, 0, "{formats}: {}", out.stderr);
+            assert_eq!(layout(&out.stdout), layout(&by_fio.stdout), "{formats}");
+            // The same order in the --output file.
+            let file = dir.path().join("out.txt");
+            let out_arg = format!("--output={}", file.display());
+            let to_file = fiox(dir.path(), &[args[0], args[1], args[2], args[3], &out_arg]);
+            assert_eq!(to_file.code, 0, "{formats}: {}", to_file.stderr);
+            let text = std::fs::read_to_string(&file).unwrap();
+            assert_eq!(layout(&text), layout(&by_fio.stdout), "{formats} --output");
+        }
+    }
+}

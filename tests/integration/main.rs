@@ -31,6 +31,7 @@ mod seeds;
 mod snapshots;
 mod steady;
 mod surface;
+mod tidy;
 mod util;
 mod verify;
 mod verify_faults;

@@ -18,5 +18,6 @@ mod profiles;
 mod runner;
 mod seeds;
 mod snapshots;
+mod tidy;
 mod util;
 mod verify;

@@ -1,6 +1,6 @@
 //! Bad input is refused with a clear message, a non-zero exit and no I/O; the help switches work.
 
-use crate::util::{fiox, listing, scratch};
+use crate::util::{fiox, listing, scratch, skip};
 
 /// Runs fiox in an empty directory and checks it failed, created nothing and said `needle`.
 fn refused(args: &[&str], files: &[(&str, &str)], needle: &str) {
@@ -98,14 +98,12 @@ fn writes_to_a_formatted_block_device_need_consent() {
     let dev = match crate::util::LoopDev::new(16 << 20) {
         Ok(d) => d,
         Err(why) => {
-            println!("skipped: no loop device: {why}");
-            return;
+            skip!("no loop device: {why}");
         }
     };
     let mkfs = std::process::Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&dev.path).status();
     if !mkfs.is_ok_and(|s| s.success()) {
-        println!("skipped: mkfs.ext4 is not available");
-        return;
+        skip!("mkfs.ext4 is not available");
     }
     let dir = scratch();
     let target = format!("--filename={}", dev.path.display());
@@ -176,8 +174,7 @@ fn direct_io_sizes_must_fit_the_logical_block_size() {
     let dev = match crate::util::LoopDev::with_sector_size(16 << 20, 4096) {
         Ok(d) => d,
         Err(why) => {
-            println!("skipped: no loop device: {why}");
-            return;
+            skip!("no loop device: {why}");
         }
     };
     let dir = scratch();

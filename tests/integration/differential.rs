@@ -1,6 +1,6 @@
 //! Differential tests: fiox and the real fio 3.33 on the same input must agree.
 
-use crate::util::{data, fio, fiox};
+use crate::util::{data, fio, fiox, skip};
 
 /// `--showcmd` output identical to fio's apart from the program name.
 fn same_showcmd(args: &[&str]) {
@@ -220,8 +220,7 @@ fn same_bytes_and_ios_as_fio_on_a_raw_block_device() {
     let dev = match crate::util::LoopDev::new(4 << 20) {
         Ok(d) => d,
         Err(why) => {
-            println!("skipped: no loop device: {why}");
-            return;
+            skip!("no loop device: {why}");
         }
     };
     let dev_s = format!("--filename={}", dev.path.display());

@@ -22,7 +22,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::faults::local::SmallFs;
-use crate::util::{fio_within, fiox_bin, free_port, scratch, Out};
+use crate::util::{fio_within, fiox_bin, free_port, scratch, skip, Out};
 
 /// How a runnable example's results are compared (beyond the exit status, jobs, groups, errors
 /// and option echo, which always must match).
@@ -466,11 +466,7 @@ fn fiox_within(dir: &Path, args: &[&str], secs: u32) -> Out {
         .current_dir(dir)
         .output()
         .expect("cannot start fiox");
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    Out::from(o)
 }
 
 /// What one tool's run of an example showed.
@@ -668,7 +664,7 @@ fn examples_dir() -> PathBuf {
 #[test]
 fn the_table_names_every_example_once() {
     let Ok(rd) = std::fs::read_dir(examples_dir()) else {
-        return println!("skipped: no fio examples at {}", examples_dir().display());
+        skip!("no fio examples at {}", examples_dir().display());
     };
     let mut files: Vec<String> =
         rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".fio")).collect();
@@ -698,7 +694,7 @@ fn the_rewrite_keeps_jobs_within_the_scratch_directory_and_short() {
 fn examples_run_alike_under_fio_and_fiox() {
     let dir = examples_dir();
     if !dir.is_dir() {
-        return println!("skipped: no fio examples at {}", dir.display());
+        skip!("no fio examples at {}", dir.display());
     }
     // `None`: fiox alone.
     let runnable: Vec<(&str, Option<Cmp>, Env)> = TABLE

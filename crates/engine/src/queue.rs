@@ -399,3 +399,162 @@ impl Drop for IoQueue {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A queue of `depth` units of `buf` bytes on the null engine, which opens no file.
+    fn null_queue(depth: u32, buf: usize) -> IoQueue {
+        let opts = EngineOpts::default();
+        IoQueue::new(QueueConfig {
+            engine: crate::find("null").unwrap(),
+            files: Vec::new(),
+            paths: &[],
+            sizes: &[],
+            block_devices: &[],
+            writes: true,
+            depth,
+            buf_size: buf,
+            buf_align: 4096,
+            mem: MemKind::Malloc,
+            huge_page: 2 << 20,
+            waits_for_completions: true,
+            opts: &opts,
+            job_name: "t",
+            runtime_us: 0,
+            clone: 0,
+            sync_range_flags: 0,
+            direct: false,
+            invalidate: false,
+        })
+        .unwrap()
+    }
+
+    fn io(ddir: Ddir, offset: u64, len: u32) -> Io {
+        Io { ddir, file: 0, offset, len, ioprio: 0 }
+    }
+
+    #[test]
+    fn at_depth_one_the_null_engine_completes_inside_queue() {
+        let mut q = null_queue(1, 4096);
+        assert_eq!((q.depth(), q.idle_count(), q.in_engine()), (1, 1, 0));
+        let i = q.next_idle().unwrap();
+        assert_eq!(q.queue(i, io(Ddir::Write, 8192, 4096)).unwrap(), QueueStatus::Completed(4096));
+        // Completed at once: the unit never left the idle ones, and remembers its I/O.
+        assert_eq!((q.idle_count(), q.in_engine()), (1, 0));
+        assert_eq!(q.io(i), io(Ddir::Write, 8192, 4096));
+        assert_eq!(q.buf(i).len(), 4096);
+    }
+
+    #[test]
+    fn queued_units_are_busy_until_reaped() {
+        let mut q = null_queue(4, 4096);
+        // The idle stack hands out units from the top: 0, 1, 2, 3.
+        let mut taken = Vec::new();
+        for n in 0..3u64 {
+            let i = q.next_idle().unwrap();
+            assert_eq!(q.queue(i, io(Ddir::Read, n * 4096, 4096)).unwrap(), QueueStatus::Queued);
+            taken.push(i);
+        }
+        assert_eq!(taken, [0, 1, 2]);
+        assert_eq!((q.idle_count(), q.in_engine()), (1, 3));
+        assert_eq!(q.in_engine_units().collect::<Vec<_>>(), [0, 1, 2]);
+        assert!(!q.finish(), "no winding down with I/O in the engine");
+        assert_eq!(q.commit().unwrap(), 3);
+        let mut out = Vec::new();
+        // At most `max` come back; the rest stay in the engine.
+        q.reap(1, 2, &mut out).unwrap();
+        assert_eq!(out.iter().map(|c| (c.index, c.result)).collect::<Vec<_>>(), [(0, 4096), (1, 4096)]);
+        assert_eq!((q.idle_count(), q.in_engine()), (3, 1));
+        assert_eq!(q.in_engine_units().collect::<Vec<_>>(), [2]);
+        // The most recently freed unit is the next one out (its buffer is the warmest).
+        assert_eq!(q.next_idle(), Some(1));
+        q.reap(1, 8, &mut out).unwrap();
+        assert_eq!(out.len(), 3, "appended after the first two");
+        assert_eq!(out[2].index, 2);
+        assert_eq!((q.idle_count(), q.in_engine()), (4, 0));
+    }
+
+    #[test]
+    fn a_unit_other_than_the_top_of_the_stack_can_be_queued() {
+        let mut q = null_queue(3, 4096);
+        assert_eq!(q.queue(2, io(Ddir::Read, 0, 512)).unwrap(), QueueStatus::Queued);
+        assert_eq!(q.idle_count(), 2);
+        assert_eq!(q.in_engine_units().collect::<Vec<_>>(), [2]);
+        // The other two are still handed out, each once.
+        let mut rest = Vec::new();
+        while let Some(i) = q.next_idle() {
+            assert_eq!(q.queue(i, io(Ddir::Read, 0, 512)).unwrap(), QueueStatus::Queued);
+            rest.push(i);
+        }
+        rest.sort();
+        assert_eq!(rest, [0, 1]);
+        assert_eq!(q.in_engine(), 3);
+    }
+
+    #[test]
+    fn a_length_beyond_the_units_buffer_is_refused() {
+        let mut q = null_queue(2, 4096);
+        let e = q.queue(0, io(Ddir::Write, 0, 4097)).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        assert!(e.to_string().contains("4097 bytes does not fit its 4096-byte buffer"), "{e}");
+        assert_eq!((q.idle_count(), q.in_engine()), (2, 0), "nothing reached the engine");
+        // The buffer's own size fits, and a trim moves no data through the buffer at all.
+        assert_eq!(q.queue(0, io(Ddir::Write, 0, 4096)).unwrap(), QueueStatus::Queued);
+        assert_eq!(q.queue(1, io(Ddir::Trim, 0, 1 << 20)).unwrap(), QueueStatus::Queued);
+    }
+
+    #[test]
+    #[should_panic(expected = "unit 0 queued twice")]
+    fn a_unit_in_the_engine_cannot_be_queued_again() {
+        let mut q = null_queue(2, 4096);
+        q.queue(0, io(Ddir::Read, 0, 4096)).unwrap();
+        let _ = q.queue(0, io(Ddir::Read, 4096, 4096));
+    }
+
+    #[test]
+    #[should_panic(expected = "lent out while the engine holds it")]
+    fn a_unit_in_the_engine_lends_out_no_buffer() {
+        let mut q = null_queue(2, 4096);
+        q.queue(0, io(Ddir::Read, 0, 4096)).unwrap();
+        let _ = q.buf_mut(0);
+    }
+
+    #[test]
+    fn a_ranged_sync_with_nothing_written_makes_no_call() {
+        let mut q = null_queue(1, 4096);
+        let status = q.queue(0, io(Ddir::SyncRange, 123, 456)).unwrap();
+        assert_eq!(status, QueueStatus::Completed(0));
+        assert_eq!(q.io(0), io(Ddir::SyncRange, 0, 0), "no range to sync");
+    }
+
+    #[test]
+    fn the_written_range_widens_with_writes_and_empties_on_a_sync() {
+        let mut dirty = vec![None, None];
+        IoQueue::track_in(&mut dirty, Ddir::Write, 0, 8192, 4096);
+        IoQueue::track_in(&mut dirty, Ddir::Write, 0, 0, 4096);
+        IoQueue::track_in(&mut dirty, Ddir::Read, 0, 65536, 4096);
+        // A failed or empty write widens nothing; a short one counts what it moved.
+        IoQueue::track_in(&mut dirty, Ddir::Write, 0, 1 << 20, -5);
+        IoQueue::track_in(&mut dirty, Ddir::Write, 0, 16384, 100);
+        assert_eq!(dirty, [Some((0, 16484)), None]);
+        IoQueue::track_in(&mut dirty, Ddir::Write, 1, 4096, 4096);
+        IoQueue::track_in(&mut dirty, Ddir::DataSync, 0, 0, 0);
+        assert_eq!(dirty, [None, Some((4096, 8192))], "a sync of one file leaves the other's range");
+        // A file index past the list is ignored, not a panic.
+        IoQueue::track_in(&mut dirty, Ddir::Write, 7, 0, 4096);
+    }
+
+    #[test]
+    fn a_file_cannot_be_replaced_with_io_in_flight() {
+        let mut q = null_queue(2, 4096);
+        q.queue(0, io(Ddir::Read, 0, 4096)).unwrap();
+        let f = File::open("/dev/null").unwrap();
+        assert!(q.replace_file(0, &f).is_err());
+        q.commit().unwrap();
+        q.reap(1, 1, &mut Vec::new()).unwrap();
+        // Idle again, and the null engine has no file 0: nothing to replace.
+        assert!(q.replace_file(0, &f).is_ok());
+    }
+}

@@ -324,3 +324,151 @@ pub(super) fn finish_stats(ts: &mut ThreadStat, elapsed_ms: u64, usage0: &sys::U
         ts.issued[d] = ds.total_ios;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fiox_options::{argv, assemble, Ctx};
+
+    fn spec(args: &[&str]) -> JobSpec {
+        let mut a = vec!["--name=t", "--ioengine=null", "--size=1m"];
+        a.extend_from_slice(args);
+        assemble(&argv::parse(a).unwrap(), &[], &Ctx::default()).unwrap().jobs[0].spec.clone()
+    }
+
+    fn io(ddir: Ddir, len: u32) -> Io {
+        Io { ddir, file: 0, offset: 0, len, ioprio: 0 }
+    }
+
+    /// `[samples, min, max]` of a latency statistic.
+    fn lat(s: &fiox_stats::IoStat) -> [u64; 3] {
+        [s.samples, s.min, s.max]
+    }
+
+    #[test]
+    fn books_bytes_ios_and_the_three_latencies_per_direction() {
+        let mut a = Accountant::new(&spec(&["--rw=randrw"]), 1, true);
+        // Prepared at 1000, given to the engine at 1500, seen complete at 4000.
+        a.complete(&io(Ddir::Read, 4096), 4096, Some(1000), 1500, 4000, None);
+        a.complete(&io(Ddir::Write, 8192), 8192, Some(0), 100, 600, None);
+        // No submission phase: no slat, and the total latency is the completion latency.
+        a.complete(&io(Ddir::Write, 8192), 8192, None, 1000, 1200, None);
+        let [r, w, t] = &a.ts.dirs;
+        assert_eq!((r.io_bytes, r.total_ios, r.short_ios), (4096, 1, 0));
+        assert_eq!((lat(&r.slat), lat(&r.clat), lat(&r.lat)), ([1, 500, 500], [1, 2500, 2500], [1, 3000, 3000]));
+        assert_eq!((w.io_bytes, w.total_ios), (16384, 2));
+        assert_eq!((lat(&w.slat), lat(&w.clat), lat(&w.lat)), ([1, 100, 100], [2, 200, 500], [2, 200, 600]));
+        assert_eq!(w.clat_hist.as_ref().unwrap().total(), 2);
+        assert_eq!((t.io_bytes, t.total_ios), (0, 0));
+    }
+
+    #[test]
+    fn a_short_io_counts_the_bytes_it_moved_and_as_short() {
+        let mut a = Accountant::new(&spec(&["--rw=read"]), 1, true);
+        a.complete(&io(Ddir::Read, 4096), 1024, Some(0), 0, 10, None);
+        a.complete(&io(Ddir::Read, 4096), 4096, Some(0), 0, 10, None);
+        let r = &a.ts.dirs[0];
+        assert_eq!((r.io_bytes, r.total_ios, r.short_ios, a.ts.short[0]), (5120, 2, 1, 1));
+    }
+
+    #[test]
+    fn a_failed_io_counts_as_an_io_without_bytes_or_latency() {
+        let mut a = Accountant::new(&spec(&["--rw=write"]), 1, true);
+        a.failed(&io(Ddir::Write, 4096));
+        let w = &a.ts.dirs[1];
+        assert_eq!((w.io_bytes, w.total_ios, w.clat.samples), (0, 1, 0));
+        // A failed sync is no direction's I/O.
+        a.failed(&io(Ddir::Sync, 0));
+        assert_eq!(a.ts.dirs.iter().map(|d| d.total_ios).sum::<u64>(), 1);
+    }
+
+    #[test]
+    fn nothing_is_booked_while_ramping_and_measuring_starts_afresh() {
+        let mut a = Accountant::new(&spec(&["--rw=read"]), 1, false);
+        a.complete(&io(Ddir::Read, 4096), 4096, Some(0), 0, 10, None);
+        a.failed(&io(Ddir::Read, 4096));
+        a.sample(2_000_000_000, [4096; 3]);
+        assert_eq!((a.ts.dirs[0].total_ios, a.ts.dirs[0].bw.samples), (0, 0));
+        a.start_measuring(5_000_000_000);
+        assert!(a.measuring);
+        a.complete(&io(Ddir::Read, 4096), 4096, Some(5_000_000_000), 5_000_000_100, 5_000_000_900, None);
+        assert_eq!((a.ts.dirs[0].total_ios, a.ts.dirs[0].io_bytes), (1, 4096));
+        assert_eq!(a.elapsed_ms(7_500_000_000), 2500);
+        assert_eq!(a.elapsed_ms(1), 0, "a reading before the start is no time, not a wrap");
+    }
+
+    #[test]
+    fn syncs_are_counted_where_fio_counts_them() {
+        let mut a = Accountant::new(&spec(&["--rw=write"]), 1, true);
+        a.complete(&io(Ddir::Sync, 0), 0, None, 100, 350, None);
+        a.complete(&io(Ddir::DataSync, 0), 0, None, 100, 200, None);
+        a.complete(&io(Ddir::SyncRange, 0), 0, None, 100, 150, None);
+        let ts = &a.ts;
+        assert_eq!((ts.sync_ios, ts.issued[3]), (1, 1), "only the fsync shows as a sync");
+        assert_eq!(lat(&ts.sync_lat), [3, 50, 250], "all three in the sync latency");
+        assert_eq!((ts.dirs[0].short_ios, ts.short[0]), (1, 1), "fdatasync in the reads' short count");
+        assert_eq!((ts.dirs[1].short_ios, ts.short[1]), (1, 1), "sync_file_range in the writes'");
+        assert_eq!(ts.dirs.iter().map(|d| d.total_ios + d.io_bytes).sum::<u64>(), 0);
+    }
+
+    #[test]
+    fn a_latency_the_job_does_not_keep_is_not_booked() {
+        let mut a = Accountant::new(&spec(&["--rw=read", "--disable_clat=1", "--disable_slat=1"]), 1, true);
+        a.complete(&io(Ddir::Read, 4096), 4096, Some(0), 100, 400, None);
+        let r = &a.ts.dirs[0];
+        assert_eq!((r.slat.samples, r.clat.samples, r.lat.samples), (0, 0, 1));
+        assert!(r.clat_hist.is_none() && r.slat_hist.is_none() && r.lat_hist.is_some());
+        assert_eq!(r.io_bytes, 4096, "bytes are counted all the same");
+    }
+
+    #[test]
+    fn a_paced_job_books_the_intended_latency_from_when_each_io_was_due() {
+        let s = spec(&["--rw=read", "--rate_iops=100"]);
+        assert!(paced(&s));
+        let mut a = Accountant::new(&s, 1, true);
+        // Due at 1000, started late at 5000, done at 6000: 5000 ns intended, 1000 ns latency.
+        a.complete(&io(Ddir::Read, 4096), 4096, Some(5000), 5000, 6000, Some(1000));
+        // Started before it was due: its own latency.
+        a.complete(&io(Ddir::Read, 4096), 4096, Some(9000), 9000, 9300, Some(10_000));
+        let r = &a.ts.dirs[0];
+        assert_eq!(lat(&r.intended), [2, 300, 5000]);
+        assert_eq!(lat(&r.lat), [2, 300, 1000]);
+        assert!(!paced(&spec(&["--rw=read", "--thinktime=10"])), "thinktime alone does not pace");
+    }
+
+    #[test]
+    fn bandwidth_and_iops_are_sampled_once_a_window_for_the_jobs_directions() {
+        let mut a = Accountant::new(&spec(&["--rw=read", "--bwavgtime=500", "--iopsavgtime=250"]), 1, true);
+        for _ in 0..256 {
+            a.complete(&io(Ddir::Read, 4096), 4096, Some(0), 0, 10, None);
+        }
+        a.sample(200_000_000, [4096; 3]);
+        assert_eq!((a.ts.dirs[0].bw.samples, a.ts.dirs[0].iops.samples), (0, 0), "no window has passed");
+        a.sample(500_000_000, [4096; 3]);
+        let r = &a.ts.dirs[0];
+        // 1 MiB in 500 ms: 2048 KiB/s; 256 I/Os in 500 ms: 512 IOPS.
+        assert_eq!((r.bw.samples, r.bw.min, r.bw.max), (1, 2048, 2048));
+        assert_eq!((r.iops.samples, r.iops.min), (1, 512));
+        assert_eq!((a.ts.dirs[1].bw.samples, a.ts.dirs[1].iops.samples), (0, 0), "a read job has no write samples");
+        // The next IOPS window (250 ms) passes before the next bandwidth window, with nothing done.
+        a.sample(750_000_000, [4096; 3]);
+        let r = &a.ts.dirs[0];
+        assert_eq!((r.bw.samples, r.iops.samples, r.iops.min), (1, 2, 0));
+    }
+
+    #[test]
+    fn the_result_carries_the_runtime_and_the_issued_counts() {
+        let mut a = Accountant::new(&spec(&["--rw=randrw"]), 1, true);
+        a.complete(&io(Ddir::Read, 4096), 4096, Some(0), 0, 10, None);
+        a.complete(&io(Ddir::Read, 4096), 4096, Some(0), 0, 10, None);
+        a.failed(&io(Ddir::Write, 4096));
+        let r = a.result(3_000_000_000, 42, 7);
+        assert_eq!((r.elapsed_ms, r.pid, r.seed, r.ts.job_runtime_ms), (3000, 42, 7, 3000));
+        assert_eq!(r.ts.issued, [2, 1, 0, 0]);
+        assert_eq!([r.ts.dirs[0].runtime_ms, r.ts.dirs[1].runtime_ms, r.ts.dirs[2].runtime_ms], [3000, 3000, 0]);
+        // A snapshot leaves the statistics in place; the final result takes them.
+        assert_eq!(a.ts.dirs[0].total_ios, 2);
+        let last = a.into_result(4_000_000_000, 42, 7);
+        assert_eq!((last.elapsed_ms, last.ts.issued[0]), (4000, 2));
+    }
+}

@@ -340,6 +340,105 @@ mod tests {
         assemble(&argv::parse(a).unwrap(), &[], &Ctx::default()).unwrap().jobs[0].spec.clone()
     }
 
+    /// The end rules of a null-engine job (no file is touched) with `args`.
+    fn rules(args: &[&str]) -> EndRules {
+        let mut a = vec!["--name=t", "--ioengine=null"];
+        a.extend_from_slice(args);
+        let set = assemble(&argv::parse(a).unwrap(), &[], &Ctx::default()).unwrap();
+        EndRules::new(&crate::plan::build(set, false, None).unwrap().workers[0])
+    }
+
+    fn next(ddir: Ddir, len: u32) -> NextIo {
+        NextIo { ddir, file: 0, offset: 0, len, check: false }
+    }
+
+    #[test]
+    fn a_sized_job_is_done_after_its_size_times_its_loops() {
+        let mut r = rules(&["--size=16k", "--bs=4k", "--loops=2"]);
+        let mut ended = Vec::new();
+        for n in 1..=8 {
+            assert_eq!(r.verdict(0, false, false), None, "before I/O {n}");
+            r.issued(&next(Ddir::Read, 4096));
+            if r.loop_ended() {
+                ended.push(n);
+                r.next_loop();
+            }
+        }
+        assert_eq!(ended, [4], "the first loop ends after 16 KiB; the last is the job's end, not a loop's");
+        assert!(r.issued_all());
+        assert_eq!(r.verdict(0, false, false), Some(EndReason::Done));
+    }
+
+    #[test]
+    fn the_verdict_puts_a_stop_before_an_error_before_the_runtime() {
+        let r = rules(&["--size=1m", "--time_based", "--runtime=2", "--ramp_time=1"]);
+        // The runtime starts after the ramp: 3 s in all.
+        assert_eq!(r.end_ns, 3_000_000_000);
+        assert_eq!(r.verdict(2_999_999_999, false, false), None);
+        assert_eq!(r.verdict(3_000_000_000, false, false), Some(EndReason::Runtime));
+        assert_eq!(r.verdict(3_000_000_000, false, true), Some(EndReason::Error));
+        assert_eq!(r.verdict(3_000_000_000, true, true), Some(EndReason::Stop));
+        assert_eq!(r.verdict(0, true, false), Some(EndReason::Stop));
+    }
+
+    #[test]
+    fn a_time_based_job_never_runs_out_of_size() {
+        let mut r = rules(&["--size=8k", "--bs=4k", "--time_based", "--runtime=1"]);
+        for _ in 0..100 {
+            r.issued(&next(Ddir::Write, 4096));
+        }
+        assert!(!r.issued_all() && !r.loop_ended());
+        assert_eq!(r.verdict(999_999_999, false, false), None);
+        assert_eq!(rules(&["--size=8k"]).end_ns, u64::MAX, "no runtime, no time limit");
+    }
+
+    #[test]
+    fn number_ios_ends_the_job_before_its_size() {
+        let mut r = rules(&["--size=1m", "--bs=4k", "--number_ios=3"]);
+        for _ in 0..2 {
+            r.issued(&next(Ddir::Read, 4096));
+        }
+        assert_eq!(r.verdict(0, false, false), None);
+        r.issued(&next(Ddir::Read, 4096));
+        assert_eq!(r.verdict(0, false, false), Some(EndReason::Done));
+    }
+
+    #[test]
+    fn verify_reads_and_trimwrites_trims_do_not_count_toward_the_size() {
+        let mut r = rules(&["--size=8k", "--bs=4k", "--rw=write"]);
+        r.issued(&NextIo { check: true, ..next(Ddir::Read, 4096) });
+        r.issued(&next(Ddir::Write, 4096));
+        assert!(!r.issued_all(), "the verify read is on top of the size");
+        r.issued(&next(Ddir::Write, 4096));
+        assert!(r.issued_all());
+        // trimwrite trims each block and then writes it: only the writes count.
+        let mut r = rules(&["--size=8k", "--bs=4k", "--rw=trimwrite"]);
+        for ddir in [Ddir::Trim, Ddir::Write, Ddir::Trim] {
+            r.issued(&next(ddir, 4096));
+        }
+        assert!(!r.issued_all());
+        r.issued(&next(Ddir::Write, 4096));
+        assert!(r.issued_all());
+        // In other modes a trim is a block like any other.
+        let mut r = rules(&["--size=8k", "--bs=4k", "--rw=randtrim"]);
+        r.issued(&next(Ddir::Trim, 4096));
+        r.issued(&next(Ddir::Trim, 4096));
+        assert!(r.issued_all());
+    }
+
+    #[test]
+    fn an_exhausted_pattern_ends_the_job_and_a_read_back_only_on_a_stop() {
+        let mut r = rules(&["--size=1m"]);
+        r.exhausted();
+        assert_eq!(r.verdict(0, false, false), Some(EndReason::Done));
+        let mut back = EndRules::read_back();
+        for _ in 0..10_000 {
+            back.issued(&next(Ddir::Read, 1 << 20));
+        }
+        assert_eq!(back.verdict(u64::MAX - 1, false, false), None, "no size and no runtime");
+        assert_eq!(back.verdict(0, true, false), Some(EndReason::Stop));
+    }
+
     #[test]
     fn min_rate_judges_each_cycle() {
         let s = spec(&["--size=1m", "--rate_iops_min=100", "--rate_cycle=1000"]);

@@ -39,18 +39,6 @@ fn keep_osd_history(c: &Cluster) -> impl Drop + '_ {
     Restore(c)
 }
 
-/// Binds `$c` to the cluster for the rest of the test, held alone (no other test's operations
-/// in the OSD's record), or prints a reason to skip and returns.
-macro_rules! cluster_alone_or_skip {
-    ($c:ident) => {
-        let _alone = SHARED.write().unwrap_or_else(|e| e.into_inner());
-        let $c = match cluster() {
-            Ok(c) => c,
-            Err(why) => return println!("skipped: {why}"),
-        };
-    };
-}
-
 /// The parts (`[...]`) of the recorded operations on `object`, once at least `n` are there (an
 /// operation is recorded when the OSD lets go of it, a moment after its reply; 5 s at most).
 fn ops_on(c: &Cluster, object: &str, n: usize) -> Vec<String> {
@@ -105,7 +93,7 @@ fn list(c: &Cluster, what: &str, object: &str) -> BTreeSet<String> {
 /// real tool sends (the OSD's record), and leave the same keys, attributes and sizes.
 #[test]
 fn rados_bench_write_destinations_and_hints() {
-    cluster_alone_or_skip!(c);
+    cluster_or_skip!(c, alone);
     let _history = keep_osd_history(c);
     let cases: &[&[&str]] =
         &[&[], &["--write-xattr", "--no-hints"], &["--write-omap", "--write-xattr", "--write-object"]];
@@ -117,7 +105,7 @@ fn rados_bench_write_destinations_and_hints() {
             let mut args = vec!["-p", "bench", "bench", "0", "write", "-t", "2", "-b", "4K", "-O", "8K"];
             args.extend_from_slice(&["--no-cleanup", "--run-name", &run_name]);
             args.extend_from_slice(extra);
-            let out = if fiox_run { fiox_rados(c, &args) } else { rados_real(c, &args) };
+            let out = if fiox_run { fiox_tool(c, "rados", &args) } else { rados_real(c, &args) };
             assert_eq!(out.code, 0, "{extra:?}: {} {}", out.stdout, out.stderr);
             let hints = if extra.contains(&"--no-hints") { "hints = 0" } else { "hints = 1" };
             assert_eq!(out.stdout.lines().next(), Some(hints), "{extra:?}");
@@ -135,7 +123,7 @@ fn rados_bench_write_destinations_and_hints() {
     }
     // Both ops' data (4 KiB, 'z' after the op's text) as the omap value, the same as rados's.
     let args = ["-p", "bench", "bench", "0", "write", "-t", "1", "-b", "4K", "--write-omap", "--no-cleanup"];
-    let out = fiox_rados(c, &[&args[..], &["--run-name", "omapval"]].concat());
+    let out = fiox_tool(c, "rados", &[&args[..], &["--run-name", "omapval"]].concat());
     assert_eq!(out.code, 0, "{}", out.stderr);
     let object = format!("benchmark_data_{}_object0", summary_prefix(&out.stdout));
     let v = c.tool("rados", &["-p", "bench", "getomapval", &object, "bench-omap-key-0", "/dev/stdout"]);
@@ -144,7 +132,7 @@ fn rados_bench_write_destinations_and_hints() {
     // Only for write, with the real tool's message and status, before anything is printed.
     for tool in ["rados", "fiox"] {
         let args = ["-p", "bench", "bench", "1", "seq", "--write-omap", "--run-name", "nosuch"];
-        let o = if tool == "fiox" { fiox_rados(c, &args) } else { rados_real(c, &args) };
+        let o = if tool == "fiox" { fiox_tool(c, "rados", &args) } else { rados_real(c, &args) };
         assert_eq!(o.code, 1, "{tool}");
         assert_eq!(
             o.stderr,
@@ -161,8 +149,9 @@ fn rados_bench_write_destinations_and_hints() {
 #[test]
 fn rados_bench_reuse() {
     cluster_or_skip!(c);
-    let first = fiox_rados(
+    let first = fiox_tool(
         c,
+        "rados",
         &[
             "-p",
             "bench",
@@ -198,7 +187,7 @@ fn rados_bench_reuse() {
             "--run-name",
             "reuse1",
         ];
-        let o = if fiox_run { fiox_rados(c, &args) } else { rados_real(c, &args) };
+        let o = if fiox_run { fiox_tool(c, "rados", &args) } else { rados_real(c, &args) };
         assert_eq!(o.code, 0, "{}", o.stderr);
         assert_eq!(summary_prefix(&o.stdout), prefix, "fiox {fiox_run}");
         assert!(
@@ -218,11 +207,11 @@ fn rados_bench_reuse() {
     // 4 ops of 4 KiB in 8 KiB objects: two objects, written whole.
     let objects = c.objects(&format!("benchmark_data_{prefix}_"));
     assert_eq!(objects.values().collect::<Vec<_>>(), [&8192, &8192], "{objects:?}");
-    let r = fiox_rados(c, &["-p", "bench", "cleanup", "--run-name", "reuse1"]);
+    let r = fiox_tool(c, "rados", &["-p", "bench", "cleanup", "--run-name", "reuse1"]);
     assert_eq!(r.stdout, "Removed 2 objects\n", "{}", r.stderr);
     for fiox_run in [false, true] {
         let args = ["-p", "bench", "bench", "1", "write", "--reuse-bench", "--run-name", "reuse-none"];
-        let o = if fiox_run { fiox_rados(c, &args) } else { rados_real(c, &args) };
+        let o = if fiox_run { fiox_tool(c, "rados", &args) } else { rados_real(c, &args) };
         assert_eq!(o.code, 1);
         assert_eq!(o.stdout, "hints = 1\n");
         assert_eq!(
@@ -245,7 +234,7 @@ fn rados_bench_show_time() {
             if test == "write" {
                 args.extend_from_slice(&["-b", "4K", "-O", "4K", "--max-objects", "50", "--no-cleanup"]);
             }
-            let o = if fiox_run { fiox_rados(c, &args) } else { rados_real(c, &args) };
+            let o = if fiox_run { fiox_tool(c, "rados", &args) } else { rados_real(c, &args) };
             assert_eq!(o.code, 0, "{}", o.stderr);
             seen.push(line_kinds(&o.stdout));
         }
@@ -255,24 +244,6 @@ fn rados_bench_show_time() {
     for n in 0..2 {
         let r = c.tool("rados", &["-p", "bench", "cleanup", "--run-name", &format!("showtime{n}"), "--show-time"]);
         assert_eq!(r.stdout, "Removed 50 objects\n", "{}", r.stderr);
-    }
-}
-
-/// `fiox rbd ARGS` against the cluster (bounded in time).
-fn fiox_rbd(c: &Cluster, args: &[&str]) -> Out {
-    let o = Command::new("timeout")
-        .args(["-k", "5", "60"])
-        .arg(util::fiox_bin())
-        .arg("rbd")
-        .arg("-c")
-        .arg(&c.conf)
-        .args(args)
-        .output()
-        .expect("cannot run fiox");
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
     }
 }
 
@@ -302,28 +273,29 @@ fn data_op_flags(c: &Cluster, prefix: &str) -> BTreeMap<String, usize> {
 /// statuses.
 #[test]
 fn rbd_bench_snapshot_fadvise_keyring() {
-    cluster_alone_or_skip!(c);
+    cluster_or_skip!(c, alone);
     let _history = keep_osd_history(c);
     // 4 MiB written, a snapshot, then the whole 16 MiB: the snapshot holds a quarter.
     let image = c.image("snap", 16);
     let spec = format!("bench/{image}");
-    let w = fiox_rbd(c, &["bench", "--io-type", "write", "--io-total", "4M", "--io-size", "1M", &spec]);
+    let w = fiox_tool(c, "rbd", &["bench", "--io-type", "write", "--io-total", "4M", "--io-size", "1M", &spec]);
     assert_eq!(w.code, 0, "{}", w.stderr);
     assert_eq!(c.tool("rbd", &["snap", "create", &format!("{spec}@s1")]).code, 0);
-    let w = fiox_rbd(c, &["bench", "--io-type", "write", "--io-total", "16M", "--io-size", "1M", &spec]);
+    let w = fiox_tool(c, "rbd", &["bench", "--io-type", "write", "--io-total", "16M", "--io-size", "1M", &spec]);
     assert_eq!(w.code, 0, "{}", w.stderr);
     let at_snap = format!("{spec}@s1");
-    let r = fiox_rbd(c, &["bench", "--io-type", "read", "--io-total", "1M", "--io-size", "64K", &at_snap]);
+    let r = fiox_tool(c, "rbd", &["bench", "--io-type", "read", "--io-total", "1M", "--io-size", "64K", &at_snap]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("75% of image"), "{}", r.stderr);
     assert!(r.stdout.contains("elapsed: "), "{}", r.stdout);
-    let r = fiox_rbd(
+    let r = fiox_tool(
         c,
+        "rbd",
         &["bench", "--io-type", "read", "--io-total", "1M", "-p", "bench", "--image", &format!("{image}@s1")],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("75% of image"), "{}", r.stderr);
-    let r = fiox_rbd(c, &["bench", "--io-type", "read", "--io-total", "1M", &spec]);
+    let r = fiox_tool(c, "rbd", &["bench", "--io-type", "read", "--io-total", "1M", &spec]);
     assert_eq!((r.code, r.stderr.as_str()), (0, ""), "the head is written whole");
     // Refusals, each as the real tool's (message, status); a missing snapshot is named.
     let cases: &[(&[&str], &str, i32)] = &[
@@ -342,10 +314,10 @@ fn rbd_bench_snapshot_fadvise_keyring() {
         let args = [&["bench"][..], args].concat();
         let real = c.tool("rbd", &args);
         assert_eq!((real.code, real.stderr.as_str()), (*code, *msg), "rbd {args:?}");
-        let ours = fiox_rbd(c, &args);
+        let ours = fiox_tool(c, "rbd", &args);
         assert_eq!((ours.code, ours.stderr.as_str(), ours.stdout.as_str()), (*code, *msg, ""), "fiox {args:?}");
     }
-    let o = fiox_rbd(c, &["bench", "--io-type", "read", &format!("{spec}@nosuch")]);
+    let o = fiox_tool(c, "rbd", &["bench", "--io-type", "read", &format!("{spec}@nosuch")]);
     assert_eq!(o.code, 2);
     assert!(o.stderr.contains("snapshot 'nosuch' of image"), "{}", o.stderr);
     assert_eq!(c.tool("rbd", &["snap", "rm", &at_snap]).code, 0);
@@ -375,7 +347,7 @@ fn rbd_bench_snapshot_fadvise_keyring() {
                 "64K",
                 &spec,
             ];
-            let o = if fiox_run { fiox_rbd(c, &args) } else { c.tool("rbd", &args) };
+            let o = if fiox_run { fiox_tool(c, "rbd", &args) } else { c.tool("rbd", &args) };
             assert_eq!(o.code, 0, "{}", o.stderr);
             std::thread::sleep(Duration::from_millis(300));
             let mut after = data_op_flags(c, &prefix);
@@ -415,12 +387,17 @@ fn rbd_bench_snapshot_fadvise_keyring() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_ne!(o.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("/nonexistent/other") && !stderr.contains("/nonexistent/keyring"), "{stderr}");
-    let o = fiox_rbd(
+    let o = fiox_tool(
         c,
+        "rbd",
         &["bench", "-k", "/nonexistent/other", "--id", "admin", "--io-type", "read", "--io-total", "64K", &spec],
     );
     assert_eq!((o.code, o.stderr.as_str()), (0, ""));
-    let o = fiox_rados(c, &["--keyring", "/nonexistent/other", "-p", "bench", "cleanup", "--run-name", "nosuch-kr"]);
+    let o = fiox_tool(
+        c,
+        "rados",
+        &["--keyring", "/nonexistent/other", "-p", "bench", "cleanup", "--run-name", "nosuch-kr"],
+    );
     assert_eq!(o.code, 0, "{}", o.stderr);
     // $CEPH_ARGS: the tools' default options, before the command line's.
     let ceph_args = format!("-c {} --id admin", c.conf.display());

@@ -6,19 +6,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use super::{cluster, run, Cluster, SHARED};
+use super::{run, Cluster};
 use crate::util;
-
-/// Binds `$c` to the cluster for the rest of the test, or prints why it skips.
-macro_rules! cluster_or_skip {
-    ($c:ident) => {
-        let _shared = SHARED.read().unwrap_or_else(|e| e.into_inner());
-        let $c = match cluster() {
-            Ok(c) => c,
-            Err(why) => return println!("skipped: {why}"),
-        };
-    };
-}
+use crate::util::skip;
 
 /// The `fiox.ceph[0]` entry of a JSON report.
 fn entry(out: &util::Out) -> serde_json::Value {
@@ -317,7 +307,7 @@ fn ceph_dir_layer_on_rbd_fuse() {
             .output();
     }
     if !have("rbd-fuse") || !have("mkfs.ext4") || !Path::new("/dev/fuse").exists() {
-        return println!("skipped: rbd-fuse (Debian package rbd-fuse), mkfs.ext4 or /dev/fuse is missing");
+        skip!("rbd-fuse (Debian package rbd-fuse), mkfs.ext4 or /dev/fuse is missing");
     }
     let scratch = util::scratch();
     let mut stack = BlockStack { c, image: c.image("dirlayer", 64), fuse: None, loopdev: None, mnt: None };
@@ -416,11 +406,7 @@ fn rbd_takes_conf() {
             .current_dir(dir.path())
             .output()
             .unwrap();
-        util::Out {
-            code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        }
+        util::Out::from(o)
     };
     let o = rbd(&c.conf);
     assert_eq!((o.code, o.stderr.as_str()), (0, ""));

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::util::{self, free_port_pair, Out};
+use crate::util::{self, free_port_pair, skip, Out};
 
 pub(crate) struct Cluster {
     /// The cluster's configuration file: everything a client needs.
@@ -77,14 +77,22 @@ fn start() -> Result<Cluster, String> {
 /// stops the OSD, so that no other test sees the stall.
 pub(crate) static SHARED: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
-/// Binds `$c` to the cluster for the rest of the test (holding `SHARED`), or prints a reason to
-/// skip and returns.
+/// Binds `$c` to the cluster for the rest of the test, holding `SHARED`: shared, or with `alone`
+/// exclusively (no other test's operations on the cluster meanwhile). Without a cluster the
+/// test skips, saying why.
 macro_rules! cluster_or_skip {
     ($c:ident) => {
-        let _shared = SHARED.read().unwrap_or_else(|e| e.into_inner());
-        let $c = match cluster() {
+        let _shared = $crate::ceph::SHARED.read().unwrap_or_else(|e| e.into_inner());
+        let $c = match $crate::ceph::cluster() {
             Ok(c) => c,
-            Err(why) => return println!("skipped: {why}"),
+            Err(why) => $crate::util::skip!("{why}"),
+        };
+    };
+    ($c:ident, alone) => {
+        let _alone = $crate::ceph::SHARED.write().unwrap_or_else(|e| e.into_inner());
+        let $c = match $crate::ceph::cluster() {
+            Ok(c) => c,
+            Err(why) => $crate::util::skip!("{why}"),
         };
     };
 }
@@ -98,11 +106,7 @@ impl Cluster {
             .args(args)
             .output()
             .expect("cannot run a Ceph tool");
-        Out {
-            code: o.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-        }
+        Out::from(o)
     }
 
     /// A fresh image of `mib` MiB in pool `bench`, with a name no other test uses.
@@ -178,11 +182,7 @@ pub(crate) fn run(fiox_run: bool, c: &Cluster, args: &[&str]) -> Out {
         .current_dir(dir.path())
         .output()
         .expect("cannot run");
-    let out = Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    };
+    let out = Out::from(o);
     // Neither tool may leave a local file behind but fio's verify state (both save it).
     let local: Vec<String> = util::listing(dir.path()).into_iter().filter(|f| !f.ends_with("-verify.state")).collect();
     assert!(local.is_empty(), "a local file was made: {local:?}");
@@ -222,7 +222,7 @@ fn binary_names_no_ceph_library() {
 #[test]
 fn missing_library_is_one_line() {
     if !is_root() || !have("unshare") {
-        return println!("skipped: hiding the Ceph libraries needs root and unshare");
+        skip!("hiding the Ceph libraries needs root and unshare");
     }
     let dir = util::scratch();
     for (engine, lib, package) in [("rbd", "librbd.so.1", "librbd1"), ("rados", "librados.so.2", "librados2")] {
@@ -230,7 +230,7 @@ fn missing_library_is_one_line() {
             .iter()
             .map(|d| format!("{d}/{lib}"))
             .find(|p| Path::new(p).exists());
-        let Some(path) = path else { return println!("skipped: {lib} is not installed here") };
+        let Some(path) = path else { skip!("{lib} is not installed here") };
         let job = format!(
             "{} --name=j --ioengine={engine} --pool=bench --rbdname=img --size=1m --conf=/nonexistent",
             util::fiox_bin().display()
@@ -634,22 +634,17 @@ fn rados_bench_write_is_read_by_rados() {
     assert!(!c.names().iter().any(|n| n.starts_with(&prefix)), "{prefix} objects left");
 }
 
-/// `fiox rados ARGS` against the cluster (bounded in time).
-fn fiox_rados(c: &Cluster, args: &[&str]) -> Out {
+/// `fiox TOOL ARGS` (`rados`, `rbd`) against the cluster, bounded in time.
+pub(crate) fn fiox_tool(c: &Cluster, tool: &str, args: &[&str]) -> Out {
     let o = Command::new("timeout")
         .args(["-k", "5", "60"])
         .arg(util::fiox_bin())
-        .arg("rados")
-        .arg("-c")
+        .args([tool, "-c"])
         .arg(&c.conf)
         .args(args)
         .output()
         .expect("cannot run fiox");
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    Out::from(o)
 }
 
 /// A summary value of rados bench's text output (labels padded to `width` columns).
@@ -687,7 +682,7 @@ fn rados_bench_read_and_cleanup_interop() {
     );
     assert_eq!(w.code, 0, "{}", w.stderr);
     let writes: u64 = summary_value(&w.stdout, "Total writes made:", 24).parse().unwrap();
-    let seq = fiox_rados(c, &["-p", "bench", "bench", "30", "seq", "-t", "4", "--run-name", "ia"]);
+    let seq = fiox_tool(c, "rados", &["-p", "bench", "bench", "30", "seq", "-t", "4", "--run-name", "ia"]);
     assert_eq!(seq.code, 0, "{} {}", seq.stdout, seq.stderr);
     assert!(seq.stderr.is_empty(), "{}", seq.stderr);
     assert!(
@@ -701,8 +696,11 @@ fn rados_bench_read_and_cleanup_interop() {
     for label in ["Bandwidth (MB/sec):", "Average Latency(s):", "Max latency(s):", "Min latency(s):"] {
         assert!(summary_value(&seq.stdout, label, 22).parse::<f64>().is_ok(), "{label}: {}", seq.stdout);
     }
-    let rand =
-        fiox_rados(c, &["-p", "bench", "bench", "1", "rand", "-t", "4", "--run-name", "ia", "--output-format=json"]);
+    let rand = fiox_tool(
+        c,
+        "rados",
+        &["-p", "bench", "bench", "1", "rand", "-t", "4", "--run-name", "ia", "--output-format=json"],
+    );
     assert_eq!(rand.code, 0, "{} {}", rand.stdout, rand.stderr);
     assert!(rand.stderr.is_empty(), "{}", rand.stderr);
     let j: serde_json::Value = serde_json::from_str(&rand.stdout).expect("fiox's report is pure JSON");
@@ -714,12 +712,13 @@ fn rados_bench_read_and_cleanup_interop() {
     assert_eq!(j["fiox"]["summary"]["total_reads_made"], reads.to_string());
     // fiox's -f json against the real tool's, on the same data (values differ, keys do not).
     let real = c.tool("rados", &["-p", "bench", "bench", "1", "seq", "-t", "2", "--run-name", "ia", "-f", "json"]);
-    let ours = fiox_rados(c, &["-p", "bench", "bench", "1", "seq", "-t", "2", "--run-name", "ia", "-f", "json"]);
+    let ours =
+        fiox_tool(c, "rados", &["-p", "bench", "bench", "1", "seq", "-t", "2", "--run-name", "ia", "-f", "json"]);
     assert_eq!((real.code, ours.code), (0, 0), "{} {}", real.stderr, ours.stderr);
     assert_eq!(json_keys(&real.stdout), json_keys(&ours.stdout), "seq -f json keys, rados then fiox");
     // fiox's cleanup removes exactly the real run's objects and metadata.
     let before = c.names();
-    let cl = fiox_rados(c, &["-p", "bench", "cleanup", "--run-name", "ia"]);
+    let cl = fiox_tool(c, "rados", &["-p", "bench", "cleanup", "--run-name", "ia"]);
     assert_eq!(cl.code, 0, "{}", cl.stderr);
     assert_eq!(cl.stdout, format!("Removed {writes} objects\n"));
     let after = c.names();
@@ -730,8 +729,9 @@ fn rados_bench_read_and_cleanup_interop() {
     assert!(!after.iter().any(|n| n.starts_with(&prefix) || n == "ia"));
 
     // fiox writes (16 KiB ops into 64 KiB objects, at most 20 objects), the real tool reads.
-    let fw = fiox_rados(
+    let fw = fiox_tool(
         c,
+        "rados",
         &[
             "-p",
             "bench",
@@ -792,7 +792,7 @@ fn rados_bench_read_and_cleanup_interop() {
             "--run-name",
             "ic",
         ];
-        let out = if fiox_run { fiox_rados(c, &args) } else { c.tool("rados", &args) };
+        let out = if fiox_run { fiox_tool(c, "rados", &args) } else { c.tool("rados", &args) };
         assert_eq!(out.code, 0, "{}", out.stderr);
         let keys = json_keys(&out.stdout);
         let cl = c.tool("rados", &["-p", "bench", "cleanup", "--run-name", "ic"]);
@@ -815,7 +815,7 @@ fn rados_bench_read_and_cleanup_interop() {
         let mut full = vec!["-p", "bench"];
         full.extend_from_slice(args);
         let real = c.tool("rados", &full);
-        let ours = fiox_rados(c, &full);
+        let ours = fiox_tool(c, "rados", &full);
         assert_eq!((real.code, &real.stdout, &real.stderr), (ours.code, &ours.stdout, &ours.stderr), "{args:?}");
         assert_ne!(ours.code, 0);
     }
@@ -930,11 +930,7 @@ impl Drop for Stopped {
 /// with what completed reported and the stall named. (fio 3.33 waits forever there.)
 #[test]
 fn stalled_cluster_ends_on_signal() {
-    let _alone = SHARED.write().unwrap_or_else(|e| e.into_inner());
-    let c = match cluster() {
-        Ok(c) => c,
-        Err(why) => return println!("skipped: {why}"),
-    };
+    cluster_or_skip!(c, alone);
     let conf = c.conf.display().to_string();
     let osd: i32 =
         std::fs::read_to_string(c.conf.parent().unwrap().join("run/osd.0.pid")).unwrap().trim().parse().unwrap();
@@ -1096,7 +1092,7 @@ fn failures_named() {
     }
     // The benches: a wrong pool and a missing image, named, with the real tools' statuses.
     let real = c.tool("rados", &["-p", "nosuch", "bench", "1", "write"]);
-    let ours = fiox_rados(c, &["-p", "nosuch", "bench", "1", "write"]);
+    let ours = fiox_tool(c, "rados", &["-p", "nosuch", "bench", "1", "write"]);
     assert_eq!(real.code, ours.code);
     assert_eq!(ours.stderr, "error opening pool nosuch: pool 'nosuch' does not exist (pools: bench)\n");
     let real = c.tool("rbd", &["bench", "--io-type", "write", "bench/nosuch"]);

@@ -23,11 +23,7 @@ fn counters(c: &Cluster) -> BTreeMap<&'static str, i64> {
 
 #[test]
 fn osd_counters_match_fio() {
-    let _alone = SHARED.write().unwrap_or_else(|e| e.into_inner());
-    let c = match cluster() {
-        Ok(c) => c,
-        Err(why) => return println!("skipped: {why}"),
-    };
+    cluster_or_skip!(c, alone);
     let dir = util::scratch();
     let conf = dir.path().join("nosched.conf");
     let text = std::fs::read_to_string(&c.conf).unwrap().replace("[client]", "[client]\nrbd io scheduler = none");

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::util::{fio, fiox, free_port, free_port_pair, json, listening, listing, scratch, tool, Out};
+use crate::util::{fio, fiox, free_port, free_port_pair, json, listening, listing, scratch, skip, tool, Out};
 
 /// (total_ios, io_bytes) of a direction of the first job.
 fn ios(v: &serde_json::Value, dir: &str) -> (u64, u64) {
@@ -135,8 +135,7 @@ fn e4defrag_swaps_blocks_like_fio() {
             a.extend(extra);
             let out = tool(fiox_run, dir.path(), &a);
             if !fiox_run && out.code != 0 {
-                println!("skipped: fio's e4defrag fails here (not ext4?): {}", out.stdout);
-                return;
+                skip!("fio's e4defrag fails here (not ext4?): {}", out.stdout);
             }
             assert_eq!((out.code, out.stderr.as_str()), (0, ""), "fiox {fiox_run} {extra:?}");
             let size = |f: &str| std::fs::metadata(dir.path().join(f)).unwrap().len();
@@ -180,11 +179,7 @@ fn net_pair(fiox_recv: bool, fiox_send: bool, extra: &[&str]) -> (serde_json::Va
     let sent = tool(fiox_send, dir.path(), &send_args);
     assert_eq!((sent.code, sent.stderr.as_str()), (0, ""), "sender (fiox {fiox_send})");
     let o = recv.wait_with_output().unwrap();
-    let recv = Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    };
+    let recv = Out::from(o);
     assert_eq!((recv.code, recv.stderr.as_str()), (0, ""), "receiver (fiox {fiox_recv})");
     (json(&recv), json(&sent))
 }
@@ -405,7 +400,7 @@ fn a_delayed_sender_connects_after_its_delay() {
 fn net_udp_multicast_interoperates_with_fio() {
     let probe = std::process::Command::new("unshare").args(["-n", "true"]).status();
     if !probe.is_ok_and(|s| s.success()) {
-        return println!("skipped: cannot make a network namespace (needs root and unshare)");
+        skip!("cannot make a network namespace (needs root and unshare)");
     }
     let dir = scratch();
     let script = r#"

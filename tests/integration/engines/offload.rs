@@ -2,27 +2,9 @@
 //! unlink_each_loop, each against fio 3.33 on the same job (docs/fio-observed/offload.md).
 
 use std::path::Path;
-use std::process::Command;
 
-use crate::util::{fiox_bin, scratch};
 use crate::util::{json, tool};
-
-/// The lines of `strace -f -e trace=CALLS` around a run of fiox or fio, or `None` without strace.
-fn traced(fiox_run: bool, dir: &Path, calls: &str, args: &[&str]) -> Option<Vec<String>> {
-    let bin = if fiox_run { fiox_bin() } else { crate::util::fio_bin() };
-    let log = dir.join("strace.log");
-    let st = Command::new("strace")
-        .current_dir(dir)
-        .args(["-f", "-o", log.to_str().unwrap(), "-e", &format!("trace={calls}")])
-        .arg(&bin)
-        .args(args)
-        .output()
-        .ok()?;
-    if !st.status.success() {
-        return None;
-    }
-    Some(std::fs::read_to_string(&log).ok()?.lines().map(String::from).collect())
-}
+use crate::util::{scratch, skip, strace};
 
 /// sync_file_range=write:4 on 16 writes of 4 KiB: three calls over the range written since the
 /// last one, none after the last writes; the `sync` block has N=3 and total_ios 0, and the
@@ -40,9 +22,7 @@ fn sync_file_range_syncs_the_written_range_like_fio() {
             "--sync_file_range=write:4",
             "--output-format=json",
         ];
-        let Some(lines) = traced(fiox_run, dir.path(), "sync_file_range", &args) else {
-            return println!("skipped: no strace");
-        };
+        let lines = strace(fiox_run, dir.path(), "sync_file_range", &args);
         // Under load strace may split a call into "<unfinished ...>" and "resumed" lines; the
         // first half holds the arguments. fiox's own write-back before dropping the cache at
         // the start (the whole file, waiting) is not the job's.
@@ -88,9 +68,7 @@ fn hipri_percentage_polls_that_share_of_ios() {
         for fiox_run in [false, true] {
             let mut args: Vec<&str> = base.to_vec();
             args.extend(extra);
-            let Some(lines) = traced(fiox_run, dir.path(), "preadv2", &args) else {
-                return println!("skipped: no strace");
-            };
+            let lines = strace(fiox_run, dir.path(), "preadv2", &args);
             let calls = lines.iter().filter(|l| l.contains("preadv2(") && l.ends_with("= 4096")).count();
             let hipri = lines.iter().filter(|l| l.contains("preadv2(") && l.contains("RWF_HIPRI")).count();
             assert!(calls >= 250, "fiox {fiox_run} {extra:?}: {calls} calls");
@@ -145,9 +123,7 @@ fn unlink_each_loop_recreates_only_files_fiox_made() {
     ];
     for fiox_run in [false, true] {
         let _ = std::fs::remove_file(dir.path().join("u.dat"));
-        let Some(lines) = traced(fiox_run, dir.path(), "unlink", &args) else {
-            return println!("skipped: no strace");
-        };
+        let lines = strace(fiox_run, dir.path(), "unlink", &args);
         // strace splits a call another thread's output interrupts into "<unfinished ...>" and
         // "<... unlink resumed>" lines: the resumed half carries the result.
         let unlinks = lines
@@ -192,7 +168,7 @@ fn offload_examples_run_at_their_rate() {
         ("poisson-rate-submission.fio", "size=128m", "size=64k", 16),
     ] {
         let Ok(text) = std::fs::read_to_string(ex.join(name)) else {
-            return println!("skipped: no fio examples");
+            skip!("no fio examples");
         };
         let job = dir.path().join(name);
         std::fs::write(&job, text.replace(from, &format!("{to}\nfilename=ex.dat"))).unwrap();

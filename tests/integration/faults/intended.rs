@@ -5,27 +5,10 @@
 //! sees every I/O the stall held back. Its maximum is the stall's length, within the rate's gap
 //! and the histogram's resolution.
 
-use std::io::{Read, Write};
-use std::os::unix::net::UnixStream;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::nbd::{doc, run_on, NbdDisk};
-
-/// Pauses the disk `after` into the run for `hold`; returns how long the device really stood
-/// still (from the filter's acknowledgement of the pause to that of the resume).
-fn stall(disk: &NbdDisk, after: Duration, hold: Duration) -> std::thread::JoinHandle<Duration> {
-    let ctl = disk.control();
-    std::thread::spawn(move || {
-        std::thread::sleep(after);
-        let mut s = UnixStream::connect(&ctl).expect("the pause filter's control socket");
-        let mut b = [0u8; 1];
-        s.write_all(b"p").and_then(|_| s.read_exact(&mut b)).expect("paused");
-        let t0 = Instant::now();
-        std::thread::sleep(hold);
-        s.write_all(b"r").and_then(|_| s.read_exact(&mut b)).expect("resumed");
-        t0.elapsed()
-    })
-}
+use crate::util::skip;
 
 fn pct(o: &serde_json::Value, p: &str) -> u64 {
     o["percentile"][p].as_u64().unwrap_or_else(|| panic!("no {p} percentile in {o}"))
@@ -40,7 +23,7 @@ fn pct(o: &serde_json::Value, p: &str) -> u64 {
 fn intended_latency_shows_a_stall_that_fios_figures_hide() {
     let disk = match NbdDisk::start(&["--filter=pause", "memory", "64M", "pause-control={dir}/ctl"], 64 << 20) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let gap_ms = 5u64;
     let base = [
@@ -58,7 +41,7 @@ fn intended_latency_shows_a_stall_that_fios_figures_hide() {
         if poisson {
             args.push("--rate_process=poisson");
         }
-        let pause = stall(&disk, Duration::from_millis(1500), Duration::from_millis(1000));
+        let pause = disk.stall(Duration::from_millis(1500), Duration::from_millis(1000));
         let out = run_on(fiox, &disk, &args);
         let held = pause.join().unwrap().as_nanos() as u64;
         assert_eq!(out.code, 0, "{who}: {}", out.stderr);

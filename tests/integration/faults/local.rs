@@ -10,7 +10,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{fio_bin, fiox_bin, LoopDev, Throttle};
+use crate::util::{fio_bin, fiox_bin, skip, LoopDev, Throttle};
 
 /// A small tmpfs mounted at `dir/small`, unmounted when dropped (also when the test fails).
 pub(crate) struct SmallFs(pub(crate) std::path::PathBuf);
@@ -119,7 +119,7 @@ fn reads(job: &serde_json::Value) -> (u64, u64) {
 fn a_slow_device_is_waited_for_like_fio() {
     let t = match throttled("blkio.throttle.read_iops_device", 20) {
         Ok(t) => t,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let (dev, throttle) = (&t.dev, &t.throttle);
     for engine in ["libaio", "io_uring"] {
@@ -156,7 +156,7 @@ fn a_device_that_stops_answering_is_reported_within_the_hang_bound() {
     for engine in ["libaio", "io_uring", "psync"] {
         let t = match throttled("blkio.throttle.read_bps_device", 0) {
             Ok(t) => t,
-            Err(why) => return println!("skipped: {why}"),
+            Err(why) => skip!("{why}"),
         };
         let (dev, throttle) = (&t.dev, &t.throttle);
         let args = job(&dev.path, engine, &["--iodepth=8", "--runtime=60", "--hang_timeout=2"]);
@@ -194,7 +194,7 @@ fn interrupts_end_a_stalled_run_with_its_results() {
     for (signals, bound, sig) in [(1, 8.0, "-INT"), (2, 3.0, "-INT"), (1, 8.0, "-TERM")] {
         let t = match throttled("blkio.throttle.read_bps_device", 0) {
             Ok(t) => t,
-            Err(why) => return println!("skipped: {why}"),
+            Err(why) => skip!("{why}"),
         };
         let (dev, throttle) = (&t.dev, &t.throttle);
         let args = job(&dev.path, "libaio", &["--iodepth=8", "--runtime=60"]);
@@ -227,7 +227,7 @@ fn interrupts_end_a_stalled_run_with_its_results() {
 fn a_full_file_system_stops_the_job_with_its_bytes_like_fio() {
     let dir = crate::util::scratch();
     let Some(fs) = SmallFs::mount(dir.path(), "8m") else {
-        return println!("skipped: cannot mount a tmpfs");
+        skip!("cannot mount a tmpfs");
     };
     let mnt = fs.0.clone();
     let file = mnt.join("f");
@@ -296,7 +296,7 @@ fn a_file_truncated_mid_run_is_an_error() {
 fn a_log_on_a_full_disk_is_reported_and_the_results_are_kept() {
     let dir = crate::util::scratch();
     let Some(fs) = SmallFs::mount(dir.path(), "1m") else {
-        return println!("skipped: cannot mount a tmpfs");
+        skip!("cannot mount a tmpfs");
     };
     let mnt = fs.0.clone();
     let prefix = format!("--write_lat_log={}", mnt.join("lat").display());

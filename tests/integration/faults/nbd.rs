@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::util::skip;
 use crate::util::Out;
 
 /// A disk served by nbdkit with the given filters and plugin, as a file of `size` bytes in a
@@ -176,8 +177,25 @@ impl NbdDisk {
     }
 
     /// Where a filter's control socket (`{dir}/ctl`) is.
-    pub(crate) fn control(&self) -> PathBuf {
+    fn control(&self) -> PathBuf {
         self.dir.path().join("ctl")
+    }
+
+    /// Pauses a disk served through the pause filter `after` from now for `hold`; the thread
+    /// returns how long the device really stood still (from the filter's acknowledgement of
+    /// the pause to that of the resume).
+    pub(crate) fn stall(&self, after: Duration, hold: Duration) -> std::thread::JoinHandle<Duration> {
+        let ctl = self.control();
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            let mut s = UnixStream::connect(&ctl).expect("the pause filter's control socket");
+            let mut b = [0u8; 1];
+            s.write_all(b"p").and_then(|_| s.read_exact(&mut b)).expect("paused");
+            let t0 = Instant::now();
+            std::thread::sleep(hold);
+            s.write_all(b"r").and_then(|_| s.read_exact(&mut b)).expect("resumed");
+            t0.elapsed()
+        })
     }
 }
 
@@ -230,7 +248,7 @@ pub(crate) fn run_on(fiox: bool, disk: &NbdDisk, args: &[&str]) -> Out {
 fn error_options_on_planted_eio_match_fio() {
     let disk = match NbdDisk::eio() {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let path = disk.path();
     let cases: &[(&str, &[&str])] = &[
@@ -305,7 +323,7 @@ fn error_options_on_planted_eio_match_fio() {
 fn exitall_on_error_and_the_exit_status_count_failed_jobs() {
     let disk = match NbdDisk::eio() {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let dir = crate::util::scratch();
     let file = format!("--filename={}", disk.path().display());
@@ -351,7 +369,7 @@ fn random_eio_is_counted_or_fatal_like_fio() {
         64 << 20,
     ) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let base =
         ["--rw=randread", "--bs=4k", "--direct=1", "--ioengine=libaio", "--iodepth=8", "--time_based", "--runtime=2"];
@@ -401,7 +419,7 @@ fn random_write_errors_under_verify_are_counted_and_never_verified() {
         64 << 20,
     ) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     for fiox in [false, true] {
         for engine in ["--ioengine=libaio", "--ioengine=psync"] {
@@ -442,25 +460,14 @@ fn random_write_errors_under_verify_are_counted_and_never_verified() {
 fn a_latency_spike_is_waited_for_and_the_hang_bound_holds() {
     let disk = match NbdDisk::start(&["--filter=pause", "memory", "64M", "pause-control={dir}/ctl"], 64 << 20) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
-    };
-    let spike = |after: Duration, hold: Duration| {
-        let ctl = disk.control();
-        std::thread::spawn(move || {
-            std::thread::sleep(after);
-            let mut s = UnixStream::connect(&ctl).expect("the pause filter's control socket");
-            let mut b = [0u8; 1];
-            s.write_all(b"p").and_then(|_| s.read_exact(&mut b)).expect("paused");
-            std::thread::sleep(hold);
-            s.write_all(b"r").and_then(|_| s.read_exact(&mut b)).expect("resumed");
-        })
+        Err(why) => skip!("{why}"),
     };
     for engine in ["psync", "libaio"] {
         let eng = format!("--ioengine={engine}");
         let args = ["--rw=randread", "--bs=4k", "--direct=1", &eng, "--iodepth=8", "--time_based", "--runtime=3"];
         let mut counts = Vec::new();
         for fiox in [false, true] {
-            let pause = spike(Duration::from_millis(1000), Duration::from_millis(1500));
+            let pause = disk.stall(Duration::from_millis(1000), Duration::from_millis(1500));
             let out = run_on(fiox, &disk, &args);
             pause.join().unwrap();
             let j = &doc(&out)["jobs"][0];
@@ -474,7 +481,7 @@ fn a_latency_spike_is_waited_for_and_the_hang_bound_holds() {
         let (f, x) = (counts[0], counts[1]);
         assert!(x > f / 3.0 && x < f * 3.0, "{engine}: fio {f} I/Os, fiox {x}");
     }
-    let pause = spike(Duration::from_millis(500), Duration::from_millis(4000));
+    let pause = disk.stall(Duration::from_millis(500), Duration::from_millis(4000));
     let t0 = Instant::now();
     let args = ["--rw=randread", "--bs=4k", "--direct=1", "--ioengine=libaio", "--iodepth=8", "--time_based"];
     let out = run_on(true, &disk, &[&args[..], &["--runtime=30", "--hang_timeout=1"]].concat());
@@ -498,7 +505,7 @@ fn a_latency_spike_is_waited_for_and_the_hang_bound_holds() {
 fn blocked_submissions_end_at_the_runtime_like_fio() {
     let disk = match NbdDisk::start(&["--filter=delay", "memory", "64M", "rdelay=50ms"], 64 << 20) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let args = [
         "--rw=randread",

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use super::nbd::NbdDisk;
 use crate::faults::local::SmallFs;
-use crate::util::{fio_bin, fiox_bin, json, scratch, Out};
+use crate::util::{fio_bin, fiox_bin, json, scratch, skip, Out};
 
 /// The faulty range of the switchable disk: two 64 KiB blocks at 1 MiB.
 const BAD: (u64, u64) = (1 << 20, (1 << 20) + (128 << 10));
@@ -63,11 +63,7 @@ fn timed(fiox: bool, dir: &Path, args: &[&str]) -> Out {
         .current_dir(dir)
         .output()
         .expect("cannot start timeout");
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    Out::from(o)
 }
 
 /// One run's outcome as the tests compare it.
@@ -132,7 +128,7 @@ fn failures(out: &Out) -> Vec<String> {
 fn eio_on_writes_is_counted_and_the_failed_blocks_are_not_verified() {
     let disk = match disk(BAD, 1 << 20) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let dev = disk.device();
     disk.switch("eio_write", true);
@@ -177,7 +173,7 @@ fn eio_on_writes_is_counted_and_the_failed_blocks_are_not_verified() {
 fn eio_on_reads_of_a_verify_job_matches_fio() {
     let disk = match disk(BAD, 1 << 20) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let dev = disk.device();
     prepare(&disk, &[]);
@@ -225,7 +221,7 @@ fn eio_on_reads_of_a_verify_job_matches_fio() {
 fn a_lost_write_is_stale_to_fiox_and_invisible_to_fio() {
     let disk = match disk(BAD, 1 << 20) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let dev = disk.device();
     let stale = |o: u64| {
@@ -283,7 +279,7 @@ fn a_lost_write_is_stale_to_fiox_and_invisible_to_fio() {
 fn a_torn_write_fails_the_checksum_in_both() {
     let disk = match disk(BAD, 1 << 20) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let dev = disk.device();
     let line = |o: u64| {
@@ -348,7 +344,7 @@ fn a_misdirected_write_is_a_bad_offset_for_both_and_stale_for_fiox() {
     let src = (2 << 20, (2 << 20) + (128 << 10));
     let disk = match disk(src, -(1 << 20)) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let dev = disk.device();
     let at = |o: u64| {
@@ -387,10 +383,10 @@ fn a_misdirected_write_is_a_bad_offset_for_both_and_stale_for_fiox() {
 #[test]
 fn enospc_and_fill_device_verify_the_written_part() {
     if let Some(why) = unable() {
-        return println!("skipped: {why}");
+        skip!("{why}");
     }
     let dir = scratch();
-    let Some(fs) = SmallFs::mount(dir.path(), "8M") else { return println!("skipped: cannot mount a tmpfs") };
+    let Some(fs) = SmallFs::mount(dir.path(), "8M") else { skip!("cannot mount a tmpfs") };
     let file = fs.0.join("f");
     let run = |fiox: bool, extra: &[&str]| {
         let _ = std::fs::remove_file(&file);
@@ -433,13 +429,13 @@ fn enospc_and_fill_device_verify_the_written_part() {
 #[test]
 fn verify_under_latency_has_no_false_failures() {
     if let Some(why) = unable() {
-        return println!("skipped: {why}");
+        skip!("{why}");
     }
     let disk = match NbdDisk::start(&["--filter=delay", "memory", "64M", "wdelay=5ms"], 64 << 20)
         .and_then(|d| d.with_loop())
     {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let dev = disk.device();
     let base = ["--rw=randwrite", "--bs=4k", "--ioengine=libaio", "--iodepth=8"];
@@ -527,7 +523,7 @@ fn served(log: &Path, from: u64) -> Served {
 #[test]
 fn random_errors_are_each_counted_and_failed_blocks_never_verified() {
     if let Some(why) = unable() {
-        return println!("skipped: {why}");
+        skip!("{why}");
     }
     let ctl = scratch();
     let c = ctl.path().display();
@@ -547,7 +543,7 @@ fn random_errors_are_each_counted_and_failed_blocks_never_verified() {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let disk = match NbdDisk::start(&args, 64 << 20).and_then(|d| d.with_loop()) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let dev = disk.device();
     std::fs::write(&wfile, b"").unwrap();
@@ -711,14 +707,14 @@ impl Drop for Paused {
 #[test]
 fn a_hung_device_ends_a_verify_job_at_its_hang_timeout() {
     if let Some(why) = unable() {
-        return println!("skipped: {why}");
+        skip!("{why}");
     }
     let ctl = scratch();
     let sock = ctl.path().join("pctl");
     let pctl = format!("pause-control={}", sock.display());
     let disk = match NbdDisk::start(&["--filter=pause", "memory", "64M", &pctl], 64 << 20).and_then(|d| d.with_loop()) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: {why}"),
+        Err(why) => skip!("{why}"),
     };
     let dev = disk.device();
     let file = format!("--filename={}", dev.display());

@@ -4,7 +4,7 @@
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use crate::util::{free_port, json, scratch, Out};
+use crate::util::{free_port, json, scratch, skip, Out};
 
 /// One HTTP GET on loopback; the body, or `None` when nothing answers.
 pub(crate) fn get(port: u16, path: &str) -> Option<String> {
@@ -28,7 +28,7 @@ impl Drop for Child {
 #[test]
 fn prometheus_scrapes_a_running_job() {
     if !std::path::Path::new("/usr/bin/prometheus").exists() {
-        return println!("skipped: Debian's prometheus is not installed (scripts/test.sh installs it)");
+        skip!("Debian's prometheus is not installed (scripts/test.sh installs it)");
     }
     let dir = scratch();
     let (fiox_port, prom_port) = (free_port(), free_port());
@@ -84,11 +84,7 @@ fn prometheus_scrapes_a_running_job() {
         std::thread::sleep(Duration::from_millis(200));
     }
     let o = run.wait_with_output().unwrap();
-    let out = Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into(),
-        stderr: String::from_utf8_lossy(&o.stderr).into(),
-    };
+    let out = Out::from(o);
     assert_eq!((out.code, out.stderr.as_str()), (0, ""));
     let report = json(&out);
     // What Prometheus stored: the series with its labels, and at most the report's count (the

@@ -3,62 +3,14 @@
 //! (kill -9, SIGSTOP), and fio 3.33's own client and server on either side. Jobs are paced
 //! null-engine jobs of a second or a few, so timings hold on a busy 2-core machine.
 
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{fio_bin, fiox_bin, free_port, scratch, Out};
-
-/// A server process, killed (SIGKILL, by PID) and reaped when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = Command::new("kill").args(["-CONT", &self.child.id().to_string()]).status();
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    fn pid(&self) -> String {
-        self.child.id().to_string()
-    }
-    fn addr(&self) -> String {
-        format!("127.0.0.1,{}", self.port)
-    }
-}
-
-fn wait_listening(port: u16) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < until, "server on port {port} did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// `fiox --server=ip:127.0.0.1,PORT [extra]` with `env`, once it accepts connections.
-fn fiox_server(dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
-    let port = free_port();
-    let child = Command::new(fiox_bin())
-        .arg(format!("--server=ip:127.0.0.1,{port}"))
-        .args(extra)
-        .envs(env.iter().copied())
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Connecting to see it listen costs the server one logged non-handshake.
-    wait_listening(port);
-    Server { child, port }
-}
+use super::{coordinate, fiox_server, Server};
+use crate::util::{fio_bin, fiox_bin, free_port, scratch, skip, wait_listening};
 
 fn fio_server(dir: &Path) -> Server {
     let port = free_port();
@@ -71,17 +23,6 @@ fn fio_server(dir: &Path) -> Server {
         .unwrap();
     wait_listening(port);
     Server { child, port }
-}
-
-fn run(dir: &Path, args: &[String]) -> (Out, f64) {
-    let t = Instant::now();
-    let o = Command::new("timeout").arg("60").arg(fiox_bin()).args(args).current_dir(dir).output().unwrap();
-    let out = Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    };
-    (out, t.elapsed().as_secs_f64())
 }
 
 /// A paced null job (light on the CPU) running `secs` seconds.
@@ -118,7 +59,8 @@ fn three_hosts_json_plus_merge_is_exact() {
     let dir = scratch();
     let s: Vec<Server> = (0..3).map(|_| fiox_server(dir.path(), &[], &[])).collect();
     let j = job(dir.path(), "j", 1);
-    let (o, _) = run(dir.path(), &args(&["--output-format=json+"], client_args(&s.iter().collect::<Vec<_>>(), &j)));
+    let (o, _) =
+        coordinate(dir.path(), &args(&["--output-format=json+"], client_args(&s.iter().collect::<Vec<_>>(), &j)));
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stderr.is_empty(), "stderr: {}", o.stderr);
     let d: Value = serde_json::from_str(&o.stdout).expect("stdout is exactly one JSON document");
@@ -179,7 +121,7 @@ fn two_hosts_normal_output() {
     // The first host's job is longer: it reports last, and is still printed first.
     let (j1, j2) = (job(dir.path(), "long", 2), job(dir.path(), "short", 1));
     let a1 = vec![format!("--client={}", a.addr()), j1, format!("--client={}", b.addr()), j2];
-    let (o, _) = run(dir.path(), &a1);
+    let (o, _) = coordinate(dir.path(), &a1);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stderr.is_empty(), "stderr: {}", o.stderr);
     let t = &o.stdout;
@@ -203,7 +145,7 @@ fn four_hosts_terse() {
     let s: Vec<Server> = (0..4).map(|_| fiox_server(dir.path(), &[], &[])).collect();
     let hosts = s.iter().map(|s| format!("127.0.0.1:{}", s.port)).collect::<Vec<_>>().join(",");
     let j = job(dir.path(), "t", 1);
-    let (o, _) = run(dir.path(), &[format!("--hosts={hosts}"), "--minimal".into(), j]);
+    let (o, _) = coordinate(dir.path(), &[format!("--hosts={hosts}"), "--minimal".into(), j]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     let lines: Vec<&str> = o.stdout.lines().collect();
     assert_eq!(lines.len(), 5, "{}", o.stdout);
@@ -229,7 +171,7 @@ fn killed_host_is_reported_with_partial_results() {
         std::thread::sleep(Duration::from_millis(2000));
         Command::new("kill").args(["-9", &pid]).status().unwrap();
     });
-    let (o, secs) = run(dir.path(), &args(&["--output-format=json"], client_args(&[&a, &b], &j)));
+    let (o, secs) = coordinate(dir.path(), &args(&["--output-format=json"], client_args(&[&a, &b], &j)));
     killer.join().unwrap();
     assert_eq!(o.code, 1, "{}", o.stderr);
     assert!(secs < 4.0 + 4.0, "took {secs} s");
@@ -259,7 +201,7 @@ fn stopped_host_times_out_without_status_output() {
         std::thread::sleep(Duration::from_millis(1500));
         Command::new("kill").args(["-STOP", &pid]).status().unwrap();
     });
-    let (o, secs) = run(dir.path(), &args(&["--eta=never", "--host-timeout=2"], client_args(&[&a, &b], &j)));
+    let (o, secs) = coordinate(dir.path(), &args(&["--eta=never", "--host-timeout=2"], client_args(&[&a, &b], &j)));
     stopper.join().unwrap();
     assert_eq!(o.code, 1, "{}", o.stderr);
     assert!(o.stderr.contains("no message for") && o.stderr.contains("--host-timeout=2000ms"), "{}", o.stderr);
@@ -287,14 +229,14 @@ fn busy_server_and_dead_coordinator() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(800));
-    let (o, _) = run(dir.path(), &[format!("--client={}", s.addr()), j.clone()]);
+    let (o, _) = coordinate(dir.path(), &[format!("--client={}", s.addr()), j.clone()]);
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains("busy: run ") && o.stderr.contains(" from "), "{}", o.stderr);
     first.kill().unwrap();
     first.wait().unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let short = job(dir.path(), "c", 1);
-    let (o, secs) = run(dir.path(), &[format!("--client={}", s.addr()), short]);
+    let (o, secs) = coordinate(dir.path(), &[format!("--client={}", s.addr()), short]);
     assert_eq!(o.code, 0, "the server is free again: {}", o.stderr);
     assert!(secs < 4.0);
 }
@@ -307,10 +249,10 @@ fn version_skew_is_named_on_both_sides() {
     let newer = fiox_server(dir.path(), &[], &[("FIOX_TEST_PROTO", "2")]);
     let window = fiox_server(dir.path(), &[], &[("FIOX_TEST_PROTO", "1..2")]);
     let j = job(dir.path(), "v", 1);
-    let (o, _) = run(dir.path(), &[format!("--client={}", newer.addr()), j.clone()]);
+    let (o, _) = coordinate(dir.path(), &[format!("--client={}", newer.addr()), j.clone()]);
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains("server speaks 2..=2") && o.stderr.contains("coordinator speaks 1..=1"), "{}", o.stderr);
-    let (o, _) = run(dir.path(), &[format!("--client={}", window.addr()), j]);
+    let (o, _) = coordinate(dir.path(), &[format!("--client={}", window.addr()), j]);
     assert_eq!(o.code, 0, "{}", o.stderr);
 }
 
@@ -323,7 +265,7 @@ fn commands_need_the_servers_consent() {
     let jf = dir.path().join("e.fio");
     std::fs::write(&jf, format!("[e]\nioengine=null\nsize=1m\nexec_prerun=touch {}\n", mark.display())).unwrap();
     let jf = jf.display().to_string();
-    let (o, _) = run(
+    let (o, _) = coordinate(
         dir.path(),
         &[format!("--client={}", strict.addr()), jf.clone(), format!("--client={}", open.addr()), jf.clone()],
     );
@@ -331,7 +273,7 @@ fn commands_need_the_servers_consent() {
     assert!(o.stderr.contains("exec_prerun runs a command, which this server refuses"), "{}", o.stderr);
     assert!(o.stderr.contains("no host started"));
     assert!(!mark.exists(), "nothing ran anywhere");
-    let (o, _) = run(dir.path(), &[format!("--client={}", open.addr()), jf]);
+    let (o, _) = coordinate(dir.path(), &[format!("--client={}", open.addr()), jf]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(mark.exists());
 }
@@ -349,7 +291,7 @@ fn fio_interop_both_directions() {
     assert_ne!(o.code, 0);
     assert!(o.stdout.contains("this is a fiox server"), "{} {}", o.stdout, o.stderr);
     assert!(t.elapsed() < Duration::from_secs(10));
-    let (o, secs) = run(dir.path(), &[format!("--client={}", theirs.addr()), j]);
+    let (o, secs) = coordinate(dir.path(), &[format!("--client={}", theirs.addr()), j]);
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains("this is a fio server (fio protocol version 97), not a fiox server"), "{}", o.stderr);
     assert!(secs < 10.0);
@@ -363,31 +305,33 @@ fn bad_host_lists() {
     let dir = scratch();
     let s = fiox_server(dir.path(), &[], &[]);
     let j = job(dir.path(), "h", 1);
-    let (o, _) = run(dir.path(), &[format!("--client={}", s.addr()), "--client=127.0.0.1,9".into(), j.clone()]);
+    let (o, _) = coordinate(dir.path(), &[format!("--client={}", s.addr()), "--client=127.0.0.1,9".into(), j.clone()]);
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains(&format!("host '{}' has no job", s.addr())), "{}", o.stderr);
-    let (o, _) =
-        run(dir.path(), &[format!("--hosts={},{}", s.addr().replace(',', ":"), s.addr().replace(',', ":")), j.clone()]);
+    let (o, _) = coordinate(
+        dir.path(),
+        &[format!("--hosts={},{}", s.addr().replace(',', ":"), s.addr().replace(',', ":")), j.clone()],
+    );
     assert!(o.stderr.contains("is listed twice"), "{}", o.stderr);
     let empty = dir.path().join("hosts");
     std::fs::write(&empty, "# none\n").unwrap();
-    let (o, _) = run(dir.path(), &[format!("--client={}", empty.display()), j.clone()]);
+    let (o, _) = coordinate(dir.path(), &[format!("--client={}", empty.display()), j.clone()]);
     assert!(o.stderr.contains("names no host"), "{}", o.stderr);
     let dead = free_port();
-    let (o, secs) = run(dir.path(), &[format!("--client=127.0.0.1,{dead}"), j.clone()]);
+    let (o, secs) = coordinate(dir.path(), &[format!("--client=127.0.0.1,{dead}"), j.clone()]);
     assert_eq!(o.code, 1);
     assert_eq!(o.stderr.lines().count(), 1, "{}", o.stderr);
     assert!(o.stderr.contains(&format!("host 127.0.0.1,{dead}: cannot connect: Connection refused")), "{}", o.stderr);
     assert!(secs < 3.0);
-    let (o, _) = run(dir.path(), &["--client=192.0.2.1".into(), j.clone()]);
+    let (o, _) = coordinate(dir.path(), &["--client=192.0.2.1".into(), j.clone()]);
     assert!(o.stderr.contains("not a loopback address") && o.stderr.contains("--auth-key=FILE"), "{}", o.stderr);
-    let (o, _) = run(dir.path(), &["--server=ip:0.0.0.0,18999".into()]);
+    let (o, _) = coordinate(dir.path(), &["--server=ip:0.0.0.0,18999".into()]);
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains("TLS needs credentials") && o.stderr.contains("--tls-ca"), "{}", o.stderr);
     // A bad job is reported once, from the coordinator, before any connection.
     let bad = dir.path().join("bad.fio");
     std::fs::write(&bad, "[b]\nbs=4q\n").unwrap();
-    let (o, _) = run(dir.path(), &[format!("--client={}", s.addr()), bad.display().to_string()]);
+    let (o, _) = coordinate(dir.path(), &[format!("--client={}", s.addr()), bad.display().to_string()]);
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains(&format!("host {}:", s.addr())) && o.stderr.contains("bs"), "{}", o.stderr);
 }
@@ -413,7 +357,8 @@ fn unix_socket_server() {
     use std::os::unix::fs::PermissionsExt;
     assert_eq!(std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777, 0o600);
     let j = job(dir.path(), "u", 1);
-    let (o, _) = run(dir.path(), &["--output-format=json".into(), format!("--client=sock:{}", sock.display()), j]);
+    let (o, _) =
+        coordinate(dir.path(), &["--output-format=json".into(), format!("--client=sock:{}", sock.display()), j]);
     assert_eq!(o.code, 0, "{}", o.stderr);
     let d: Value = serde_json::from_str(&o.stdout).unwrap();
     assert_eq!(d["fiox"]["hosts"][0]["transport"], "unix");
@@ -441,7 +386,7 @@ fn json_layout_matches_fio_client() {
     assert_eq!(o.code, 0, "{}", o.stderr);
     let fio = crate::util::json(&o);
     let (x1, x2) = (fiox_server(dir.path(), &[], &[]), fiox_server(dir.path(), &[], &[]));
-    let (o, _) = run(dir.path(), &args(&["--output-format=json"], client_args(&[&x1, &x2], &j)));
+    let (o, _) = coordinate(dir.path(), &args(&["--output-format=json"], client_args(&[&x1, &x2], &j)));
     assert_eq!(o.code, 0, "{}", o.stderr);
     let ours: Value = serde_json::from_str(&o.stdout).unwrap();
     let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
@@ -489,7 +434,7 @@ fn silent_coordinator_frees_the_server() {
     let t = Instant::now();
     let short = job(dir.path(), "s", 1);
     loop {
-        let (o, _) = run(dir.path(), &[format!("--client={}", s.addr()), short.clone()]);
+        let (o, _) = coordinate(dir.path(), &[format!("--client={}", s.addr()), short.clone()]);
         if o.code == 0 {
             break;
         }
@@ -516,7 +461,7 @@ fn abort_on_host_failure_stops_the_others() {
         Command::new("kill").args(["-9", &pid]).status().unwrap();
     });
     let (o, secs) =
-        run(dir.path(), &args(&["--output-format=json", "--on-host-failure=abort"], client_args(&[&a, &b], &j)));
+        coordinate(dir.path(), &args(&["--output-format=json", "--on-host-failure=abort"], client_args(&[&a, &b], &j)));
     killer.join().unwrap();
     assert_eq!(o.code, 1, "{}", o.stderr);
     assert!(secs < 4.5, "the survivor was stopped: {secs} s");
@@ -562,7 +507,7 @@ fn remote_config_and_daemonize() {
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains(&format!("names process {pid}, which is running")), "{}", o.stderr);
     let j = job(dir.path(), "r", 1);
-    let (o, _) = run(
+    let (o, _) = coordinate(
         dir.path(),
         &[format!("--client=127.0.0.1,{port}"), format!("--remote-config={j}"), "--output-format=json".into()],
     );
@@ -588,7 +533,8 @@ fn status_interval_streams_merged_reports() {
     let dir = scratch();
     let (a, b) = (fiox_server(dir.path(), &[], &[]), fiox_server(dir.path(), &[], &[]));
     let j = job(dir.path(), "i", 3);
-    let (o, _) = run(dir.path(), &args(&["--output-format=json", "--status-interval=1"], client_args(&[&a, &b], &j)));
+    let (o, _) =
+        coordinate(dir.path(), &args(&["--output-format=json", "--status-interval=1"], client_args(&[&a, &b], &j)));
     assert_eq!(o.code, 0, "{}", o.stderr);
     let docs: Vec<Value> = serde_json::Deserializer::from_str(&o.stdout).into_iter().map(Result::unwrap).collect();
     assert!(docs.len() >= 3, "{} documents", docs.len());
@@ -621,7 +567,7 @@ fn shared_directory_names_match_fio() {
         let code = if fio_client {
             crate::util::fio_within(dir.path(), &[&a[0], &a[1]], 30).code
         } else {
-            run(dir.path(), &a).0.code
+            coordinate(dir.path(), &a).0.code
         };
         assert_eq!(code, 0);
         let mut v: Vec<String> =
@@ -645,7 +591,7 @@ fn per_group_merges_keep_phases_apart() {
     std::fs::write(&j, "[global]\nioengine=null\nbs=4k\n[r]\nrw=read\nsize=8m\n[w]\nstonewall\nrw=write\nsize=4m\n")
         .unwrap();
     let j = j.display().to_string();
-    let (o, _) = run(dir.path(), &args(&["--output-format=json"], client_args(&[&a, &b], &j)));
+    let (o, _) = coordinate(dir.path(), &args(&["--output-format=json"], client_args(&[&a, &b], &j)));
     assert_eq!(o.code, 0, "{}", o.stderr);
     let d: Value = serde_json::from_str(&o.stdout).unwrap();
     let g = d["fiox"]["merged_groups"].as_array().unwrap();
@@ -726,7 +672,7 @@ fn server_paths_are_limited_to_the_allow_list() {
     for (extra, option, shown) in refused {
         let mut a = one_job(&s, &["--ioengine=psync", "--rw=write", "--size=64k"]);
         a.extend(extra);
-        let (o, _) = run(dir.path(), &a);
+        let (o, _) = coordinate(dir.path(), &a);
         assert_eq!(o.code, 1, "{}", o.stderr);
         let want = format!(
             "fiox: host {}: job 'j': {option}: '{shown}' is outside this server's --allow-path={} (the default: the server's working directory); refused before any I/O\n",
@@ -739,18 +685,19 @@ fn server_paths_are_limited_to_the_allow_list() {
     }
     assert!(!work.join("in.dat").exists(), "a refused job laid out its file");
     // Under the working directory: runs.
-    let (o, _) = run(dir.path(), &one_job(&s, &["--ioengine=psync", "--rw=write", "--size=64k", "--filename=in.dat"]));
+    let (o, _) =
+        coordinate(dir.path(), &one_job(&s, &["--ioengine=psync", "--rw=write", "--size=64k", "--filename=in.dat"]));
     assert_eq!((o.code, o.stderr.as_str()), (0, ""));
     assert_eq!(std::fs::metadata(work.join("in.dat")).unwrap().len(), 64 << 10);
     // A pattern lets the other folder in (anything under a match), and only it.
     let a = format!("--allow-path={o_}/*.dat,{}", work.display());
     let s2 = fiox_server(&work, &[&a], &[]);
-    let (o, _) = run(
+    let (o, _) = coordinate(
         dir.path(),
         &one_job(&s2, &["--ioengine=psync", "--rw=write", "--size=64k", &format!("--filename={o_}/a.dat")]),
     );
     assert_eq!((o.code, o.stderr.as_str()), (0, ""));
-    let (o, _) = run(
+    let (o, _) = coordinate(
         dir.path(),
         &one_job(&s2, &["--ioengine=psync", "--rw=write", "--size=64k", &format!("--filename={o_}/a.txt")]),
     );
@@ -783,13 +730,13 @@ fn readonly_server_refuses_writes() {
         ("trim", "--filename=data", "job 'j': rw=trim writes, and this server is read-only (--readonly)"),
         ("read", "--filename=new", "job 'j': 'new' would be laid out (written) first (262144 bytes needed), and this server is read-only (--readonly)"),
     ] {
-        let (o, _) = run(dir.path(), &one_job(&s, &["--ioengine=psync", &format!("--rw={rw}"), "--size=256k", extra]));
+        let (o, _) = coordinate(dir.path(), &one_job(&s, &["--ioengine=psync", &format!("--rw={rw}"), "--size=256k", extra]));
         assert_eq!(o.code, 1, "{rw}: {}", o.stderr);
         assert_eq!(o.stderr, format!("fiox: host {}: {want}\n", s.addr()));
     }
     assert!(!dir.path().join("new").exists());
     assert_eq!(std::fs::read(dir.path().join("data")).unwrap(), vec![7u8; 256 << 10]);
-    let (o, _) = run(
+    let (o, _) = coordinate(
         dir.path(),
         &one_job(&s, &["--ioengine=psync", "--rw=read", "--size=256k", "--filename=data", "--output-format=json"]),
     );
@@ -814,11 +761,11 @@ fn sha256(path: &Path, len: usize) -> String {
 fn destructive_writes_need_the_servers_consent() {
     let dev = match crate::util::LoopDev::new(16 << 20) {
         Ok(d) => d,
-        Err(why) => return println!("skipped: no loop device: {why}"),
+        Err(why) => skip!("no loop device: {why}"),
     };
     let mkfs = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&dev.path).status();
     if !mkfs.is_ok_and(|s| s.success()) {
-        return println!("skipped: mkfs.ext4 is not available");
+        skip!("mkfs.ext4 is not available");
     }
     let dir = scratch();
     let d = dev.path.display().to_string();
@@ -832,7 +779,7 @@ fn destructive_writes_need_the_servers_consent() {
         if job_consents {
             a.push("--allow_mounted_write=1".into());
         }
-        run(dir.path(), &a).0
+        coordinate(dir.path(), &a).0
     };
     let o = job(&strict, true);
     assert_eq!(o.code, 1);
@@ -885,7 +832,7 @@ fn launcher_join_orders_hosts_by_rank() {
             job.iter().map(|s| s.to_string()).collect(),
         );
         let d = dir.path().to_path_buf();
-        std::thread::spawn(move || run(&d, &a).0)
+        std::thread::spawn(move || coordinate(&d, &a).0)
     };
     let file_job = ["--ioengine=psync", "--rw=read", "--bs=4k", "--filename=data"];
     // Ranks 2, 0, 1 from three launchers' variables, started before the coordinator listens.

@@ -18,13 +18,8 @@ use fiox_multihost::tls::{self, ClientConfig, ServerConfig, TlsOpts, HANDSHAKE_T
 use fiox_multihost::transport::Duplex;
 
 use super::netns::{self, Topology};
-use crate::util::scratch;
-
-fn keyfile(dir: &Path, name: &str) -> PathBuf {
-    let p = dir.join(name);
-    auth::keygen(&p).unwrap();
-    p
-}
+use super::{keyfile, Guard};
+use crate::util::{scratch, skip};
 
 fn secret(path: &Path) -> TlsOpts {
     TlsOpts { auth_key: Some(path.to_path_buf()), ..Default::default() }
@@ -386,10 +381,6 @@ fn mutual_tls_with_the_site_ca() {
 
 // ---- Processes inside namespaces ----
 
-fn skip(why: &str) {
-    println!("skipped: {why}");
-}
-
 /// Not a test: the body of the processes the tests start inside namespaces, chosen by
 /// `FIOX_TEST_HELPER` (it does nothing without). Lines for the test start with `HELPER `.
 #[test]
@@ -510,7 +501,7 @@ fn gone_within(pid: u32, limit: Duration) -> bool {
 fn tls_between_namespaces() {
     let t = match Topology::new(1) {
         Ok(t) => t,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     let d = t.dir.path();
     let (good, bad) = (keyfile(d, "good.key"), keyfile(d, "bad.key"));
@@ -540,25 +531,16 @@ fn tls_between_namespaces() {
     }
 }
 
-/// Kills a child by PID when dropped (also on panic).
-struct Guard(std::process::Child);
-impl Drop for Guard {
-    fn drop(&mut self) {
-        netns::kill_pid(self.0.id());
-        let _ = self.0.wait();
-    }
-}
-
 /// The ssh transport against a real sshd in a host namespace.
 #[test]
 fn ssh_transport_against_a_real_sshd() {
     let t = match Topology::new(1) {
         Ok(t) => t,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     let sshd = match t.start_sshd(0) {
         Ok(s) => s,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     assert!(netns::alive(sshd.pid), "sshd runs");
     let target = SshTarget::parse(&format!("ssh://root@{}", sshd.addr)).unwrap();
@@ -631,7 +613,7 @@ fn ssh_transport_against_a_real_sshd() {
 fn rsh_launcher_into_a_namespace() {
     let t = match Topology::new(1) {
         Ok(t) => t,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     let o = LaunchOpts {
         fiox_path: "sh".into(),
@@ -658,7 +640,7 @@ fn rsh_launcher_into_a_namespace() {
 #[test]
 fn topology_is_removed_even_after_a_panic() {
     if let Some(why) = netns::unavailable() {
-        return skip(&why);
+        skip!("{why}");
     }
     let names = Arc::new(Mutex::new(Vec::new()));
     let pids = Arc::new(Mutex::new(Vec::new()));
@@ -737,11 +719,7 @@ fn wire_run(t: &Topology, ns: Option<&str>, args: &[String], secs: u32) -> (crat
     c.args(["-k", "2", &secs.to_string()]).arg(crate::util::fiox_bin()).args(args).current_dir(t.dir.path());
     let started = Instant::now();
     let o = c.output().unwrap();
-    let out = crate::util::Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    };
+    let out = crate::util::Out::from(o);
     (out, started.elapsed().as_secs_f64())
 }
 
@@ -781,7 +759,7 @@ const NULL_JOB: [&str; 6] =
 fn run_over_tls_between_namespaces() {
     let t = match Topology::new(2) {
         Ok(t) => t,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     let d = t.dir.path();
     let (good, bad) = (keyfile(d, "good.key"), keyfile(d, "bad.key"));
@@ -823,7 +801,7 @@ fn run_over_tls_between_namespaces() {
 fn network_server_without_credentials_is_refused() {
     let t = match Topology::new(1) {
         Ok(t) => t,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     let addr = format!("--server=ip:{},8765", t.hosts[0].addr);
     let o = t.run(&t.hosts[0].ns, &[crate::util::fiox_bin().to_str().unwrap(), &addr], 10);
@@ -838,11 +816,11 @@ fn network_server_without_credentials_is_refused() {
 fn run_over_ssh_to_a_real_sshd() {
     let t = match Topology::new(1) {
         Ok(t) => t,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     let sshd = match t.start_sshd(0) {
         Ok(s) => s,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     // The ssh command enters the coordinator's namespace itself, so fiox runs outside.
     let mut args = vec![
@@ -862,7 +840,7 @@ fn run_over_ssh_to_a_real_sshd() {
 fn run_through_rsh_into_namespaces() {
     let t = match Topology::new(2) {
         Ok(t) => t,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     let mut args = vec![
         format!("--hosts={},{}", t.hosts[0].ns, t.hosts[1].ns),
@@ -882,7 +860,7 @@ fn run_through_rsh_into_namespaces() {
 fn silent_partition_over_tls_is_detected() {
     let t = match Topology::new(2) {
         Ok(t) => t,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     let key = keyfile(t.dir.path(), "k.key");
     let auth = format!("--auth-key={}", key.display());
@@ -918,7 +896,7 @@ fn silent_partition_over_tls_is_detected() {
 fn unanswered_connect_is_bounded_by_connect_timeout() {
     let t = match Topology::new(2) {
         Ok(t) => t,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     let key = keyfile(t.dir.path(), "k.key");
     let auth = format!("--auth-key={}", key.display());
@@ -947,7 +925,7 @@ fn unanswered_connect_is_bounded_by_connect_timeout() {
 fn launcher_join_between_namespaces() {
     let t = match Topology::new(3) {
         Ok(t) => t,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     let d = t.dir.path();
     let (key, bad) = (keyfile(d, "k.key"), keyfile(d, "bad.key"));

@@ -7,66 +7,16 @@
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use super::netns::{self, Topology};
-use crate::util::{fiox_bin, free_port, scratch, Out};
-
-fn skip(why: &str) {
-    println!("skipped: {why}");
-}
-
-/// A process killed (by PID) and reaped when dropped.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        netns::kill_pid(self.0.id());
-        let _ = self.0.wait();
-    }
-}
-
-fn wait_listening(port: u16) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < until, "nothing listens on port {port}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// `fiox --server` on a loopback port, working in `dir`.
-fn loopback_server(dir: &Path) -> (Guard, u16) {
-    let port = free_port();
-    let child = Command::new(fiox_bin())
-        .arg(format!("--server=ip:127.0.0.1,{port}"))
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    wait_listening(port);
-    (Guard(child), port)
-}
-
-fn out_of(o: std::process::Output) -> Out {
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
-}
-
-/// A coordinator run on loopback, bounded; its output and how long it took.
-fn coordinate(dir: &Path, args: &[String]) -> (Out, f64) {
-    let t = Instant::now();
-    let o = Command::new("timeout").args(["-k", "2", "60"]).arg(fiox_bin()).args(args).current_dir(dir).output();
-    (out_of(o.unwrap()), t.elapsed().as_secs_f64())
-}
+use super::netns::Topology;
+use super::{coordinate, fiox_server, keyfile, Guard};
+use crate::util::{fiox_bin, free_port, scratch, skip, wait_listening, Out};
 
 fn strings(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()
@@ -88,8 +38,10 @@ fn doc(o: &Out) -> Value {
 fn file_layout_happens_before_the_start_barrier() {
     let dir = scratch();
     let d = dir.path();
-    let (_a, pa) = loopback_server(d);
-    let (_b, pb) = loopback_server(d);
+    let a = fiox_server(d, &[], &[]);
+    let pa = a.port;
+    let b = fiox_server(d, &[], &[]);
+    let pb = b.port;
     let file = d.join("layout.dat");
     let common = "[global]\ntime_based\nruntime=1\nbs=64k\nrate=20m\n";
     std::fs::write(
@@ -205,8 +157,10 @@ fn pipe(mut from: TcpStream, mut to: TcpStream, delay: Duration, stall: Arc<Atom
 fn delayed_link_still_synchronises_and_a_stall_is_heartbeat_loss() {
     let dir = scratch();
     let d = dir.path();
-    let (_a, pa) = loopback_server(d);
-    let (_b, pb) = loopback_server(d);
+    let a = fiox_server(d, &[], &[]);
+    let pa = a.port;
+    let b = fiox_server(d, &[], &[]);
+    let pb = b.port;
     let delay = Duration::from_millis(25);
     let proxy = DelayProxy::start(pb, delay, delay);
     let job = ["--name=j", "--ioengine=null", "--rw=randread", "--bs=4k", "--size=64m", "--rate_iops=4000"];
@@ -233,7 +187,8 @@ fn delayed_link_still_synchronises_and_a_stall_is_heartbeat_loss() {
     assert!(skew < 5_000_000, "start skew {skew} ns");
 
     // The stall: 1.5 s into the run nothing passes either way any more.
-    let (_b2, pb2) = loopback_server(d);
+    let b2 = fiox_server(d, &[], &[]);
+    let pb2 = b2.port;
     let proxy = DelayProxy::start(pb2, delay, delay);
     let mut args = strings(&["--output-format=json", "--time_based", "--runtime=6", "--host-timeout=2"]);
     args.extend(strings(&job));
@@ -255,12 +210,6 @@ fn delayed_link_still_synchronises_and_a_stall_is_heartbeat_loss() {
     assert!(at < stall_at.as_secs_f64() + 2.0 + 2.0, "lost at {at} s");
     assert_eq!(j["fiox"]["hosts"][0]["status"], "ok");
     proxy.stall.store(false, Ordering::Relaxed);
-}
-
-fn keyfile(dir: &Path) -> PathBuf {
-    let p = dir.join("k.key");
-    fiox_multihost::auth::keygen(&p).unwrap();
-    p
 }
 
 /// `fiox --server` in host `i`'s namespace with TLS, its command prefixed by `wrap` (unshare,
@@ -301,15 +250,15 @@ fn time_namespaces_and_a_wall_clock_off_by_five_minutes() {
         .filter(|c| !Command::new("sh").args(["-c", &format!("command -v {c}")]).status().is_ok_and(|s| s.success()))
         .collect();
     if !missing.is_empty() {
-        return skip(&format!("{} not installed (scripts/test.sh installs them)", missing.join(", ")));
+        skip!("{} not installed (scripts/test.sh installs them)", missing.join(", "));
     }
     // A kernel without time namespaces (CONFIG_TIME_NS) cannot run this test.
     if !Command::new("unshare").args(["-T", "-f", "--monotonic", "1", "true"]).status().is_ok_and(|s| s.success()) {
-        return skip("time namespaces are not available (unshare -T failed)");
+        skip!("time namespaces are not available (unshare -T failed)");
     }
     let t = match Topology::new(3) {
         Ok(t) => t,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
     let uptime: f64 =
         std::fs::read_to_string("/proc/uptime").unwrap().split_whitespace().next().unwrap().parse().unwrap();
@@ -318,9 +267,9 @@ fn time_namespaces_and_a_wall_clock_off_by_five_minutes() {
     // machine may have been up for minutes only): a minute of margin.
     let behind: i64 = 86_400.min(uptime as i64 - 60);
     if behind < 60 {
-        return skip(&format!("up for {uptime} s only: no monotonic clock can be moved back"));
+        skip!("just booted: up for {uptime} s only: no monotonic clock can be moved back");
     }
-    let key = keyfile(t.dir.path());
+    let key = keyfile(t.dir.path(), "k.key");
     let timens = |s: i64| {
         let v = s.to_string();
         strings(&["unshare", "-T", "-f", "--monotonic", &v, "--boottime", &v])
@@ -344,7 +293,7 @@ fn time_namespaces_and_a_wall_clock_off_by_five_minutes() {
     ]));
     let mut c = t.cmd(&t.coord, "timeout");
     c.args(["-k", "2", "30"]).arg(fiox_bin()).args(&args).current_dir(t.dir.path());
-    let o = out_of(c.output().unwrap());
+    let o = Out::from(c.output().unwrap());
     assert_eq!(o.code, 0, "{}", o.stderr);
     let j = doc(&o);
     let hs = j["fiox"]["hosts"].as_array().unwrap();
@@ -390,9 +339,9 @@ fn sixteen_hosts_within_runtime_plus_three_seconds() {
     const N: usize = 16;
     let t = match Topology::new(N) {
         Ok(t) => t,
-        Err(why) => return skip(&why),
+        Err(why) => skip!("{why}"),
     };
-    let key = keyfile(t.dir.path());
+    let key = keyfile(t.dir.path(), "k.key");
     for i in 0..N {
         ns_server(&t, i, &key, &[], &[]);
     }
@@ -494,8 +443,10 @@ fn status_line_merges_the_hosts() {
     let lines = |stdout: &str| -> Vec<String> {
         stdout.split(['\r', '\n']).filter(|l| l.starts_with("Jobs: ")).map(|l| l.trim_end().to_string()).collect()
     };
-    let (_a, pa) = loopback_server(d);
-    let (_b, pb) = loopback_server(d);
+    let a = fiox_server(d, &[], &[]);
+    let pa = a.port;
+    let b = fiox_server(d, &[], &[]);
+    let pb = b.port;
     let args = strings(&[
         "--eta=always",
         "--eta-newline=500ms",

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
-use crate::util::{fio, fiox, scratch};
+use crate::util::{fio, fiox, scratch, skip};
 use crate::util::{json, tool};
 
 /// Each 4 KiB block of the files, as a hash per file.
@@ -210,8 +210,7 @@ fn lockfile_keeps_bytes_and_counts_of_fio() {
 #[test]
 fn lockfile_serialises_io_as_fio_does() {
     if !Path::new("/usr/bin/strace").exists() {
-        eprintln!("skipped: strace is not installed");
-        return;
+        skip!("strace is not installed");
     }
     let longest = |fiox_run: bool, mode: &str, a: &str, b: &str| -> u64 {
         let dir = scratch();

@@ -6,23 +6,14 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{fio_bin, fiox_bin, scratch};
+use crate::util::{fio_bin, fiox_bin, scratch, skip, strace};
 use crate::util::{json, tool};
 
 /// The system calls named in `calls` that both tools make on the same job, as strace prints
 /// them with the descriptor and the process id cut off.
 fn traced(fiox_run: bool, dir: &Path, calls: &str, args: &[&str]) -> Vec<String> {
-    let bin = if fiox_run { fiox_bin() } else { fio_bin() };
-    let out = Command::new("strace")
-        .args(["-f", "-qq", "-e", &format!("trace={calls}"), "-o", "trace.txt"])
-        .arg(bin)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("strace runs (scripts/test.sh installs it)");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let text = std::fs::read_to_string(dir.join("trace.txt")).unwrap();
-    text.lines()
+    strace(fiox_run, dir, calls, args)
+        .iter()
         .filter(|l| calls.split(',').any(|c| l.contains(&format!("{c}("))))
         .map(|l| {
             // "1234  fadvise64(7, 0, 0, POSIX_FADV_RANDOM) = 0" -> "fadvise64 POSIX_FADV_RANDOM = 0"
@@ -125,7 +116,7 @@ fn uid_and_gid_run_the_job_as_that_user_like_fio() {
 fn numa_options_run_on_node_0_and_name_a_missing_node() {
     let dir = scratch();
     if !Path::new("/sys/devices/system/node/node0").exists() {
-        return;
+        skip!("the kernel shows no NUMA node 0");
     }
     let args = [
         "--name=n",
@@ -226,7 +217,7 @@ fn ioscheduler_switches_the_device_under_the_file() {
         let disk = if p.join("queue").exists() { p } else { p.parent()?.to_path_buf() };
         disk.join("queue/scheduler").exists().then(|| disk.file_name().unwrap().to_string_lossy().into_owned())
     });
-    let Some(dev) = dev else { return };
+    let Some(dev) = dev else { skip!("the disk under the scratch directory has no I/O scheduler") };
     let sched = format!("/sys/block/{dev}/queue/scheduler");
     let before = std::fs::read_to_string(&sched).unwrap();
     let current = before.split_whitespace().find(|w| w.starts_with('[')).unwrap().trim_matches(['[', ']']).to_string();
@@ -239,7 +230,7 @@ fn ioscheduler_switches_the_device_under_the_file() {
     let after = std::fs::read_to_string(&sched).unwrap();
     std::fs::write(&sched, &current).unwrap();
     if !before.contains(other) {
-        return;
+        skip!("{dev} offers no {other} scheduler: {before}");
     }
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(after.contains(&format!("[{other}]")), "{after}");

@@ -13,11 +13,7 @@ use crate::util::{fio, fio_unhung, fiox, fiox_bin, listing, scratch, Out};
 /// fiox under the fixed test clock, so that two runs write the same samples.
 fn fiox_fixed(dir: &Path, args: &[&str]) -> Out {
     let o = Command::new(fiox_bin()).args(args).env("FIOX_TEST_CLOCK", "1000").current_dir(dir).output().unwrap();
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    Out::from(o)
 }
 
 fn ok(o: &Out, what: &str) {

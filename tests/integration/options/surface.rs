@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::util::{fio, fiox, json, listing, scratch, tool};
+use crate::util::{fio, fiox, json, listing, scratch, skip, tool};
 
 /// The (direction, offset) of every I/O in an iolog.
 pub(crate) type Ios = Vec<(String, u64)>;
@@ -540,7 +540,7 @@ fn file_service_types_visit_files_like_fio() {
 #[test]
 fn fill_device_writes_until_the_file_system_is_full_like_fio() {
     let dir = scratch();
-    let Some(fs) = crate::faults::local::SmallFs::mount(dir.path(), "8m") else { return };
+    let Some(fs) = crate::faults::local::SmallFs::mount(dir.path(), "8m") else { skip!("cannot mount a tmpfs") };
     for rw in ["write", "read"] {
         let mut got = Vec::new();
         for fiox_run in [false, true] {

@@ -2,6 +2,10 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
+
+pub mod skips;
+pub(crate) use skips::skip;
 
 pub struct Out {
     pub code: i32,
@@ -13,13 +17,19 @@ pub fn fiox_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_fiox"))
 }
 
-fn run(cmd: &mut Command) -> Out {
-    let o = cmd.output().expect("cannot start the program");
-    Out {
-        code: o.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+/// A finished process as text (exit status -1 when a signal ended it).
+impl From<std::process::Output> for Out {
+    fn from(o: std::process::Output) -> Out {
+        Out {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
     }
+}
+
+fn run(cmd: &mut Command) -> Out {
+    Out::from(cmd.output().expect("cannot start the program"))
 }
 
 /// Runs fiox with `args` in `dir`.
@@ -200,4 +210,33 @@ pub fn listening(port: u16) -> bool {
             })
         })
     })
+}
+
+/// Waits until a connection to TCP `port` on 127.0.0.1 succeeds (10 s at most; the test fails
+/// after that). The connection is closed at once: a server sees one that never spoke.
+pub fn wait_listening(port: u16) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < until, "nothing listens on port {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The lines strace prints for the system calls named in `calls` (comma-separated) that fiox
+/// (`fiox_run`) or fio make on `args` in `dir`, every thread and process followed. Under load
+/// strace may split a call into `<unfinished ...>` and `<... resumed>` lines; both are kept.
+/// strace is required like fio (`scripts/test.sh` installs both), so its absence fails the test.
+pub fn strace(fiox_run: bool, dir: &Path, calls: &str, args: &[&str]) -> Vec<String> {
+    let bin = if fiox_run { fiox_bin() } else { fio_bin() };
+    let log = dir.join("strace.log");
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-e", &format!("trace={calls}"), "-o"])
+        .arg(&log)
+        .arg(bin)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("strace runs (scripts/test.sh installs it)");
+    assert!(out.status.success(), "strace {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    std::fs::read_to_string(&log).unwrap().lines().map(String::from).collect()
 }

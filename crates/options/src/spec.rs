@@ -14,8 +14,10 @@ use crate::jobfile::RawOpt;
 use crate::table::{self, Kind, OptDef, Support};
 use crate::value::{self, Ctx, Parsed, RwMode, Value};
 
+pub mod bind;
 mod replay;
 mod verify;
+pub use bind::{Arg, Binder};
 pub use replay::{ReplaySpec, ZoneMode, ZoneSpec};
 pub use verify::VerifySpec;
 
@@ -26,19 +28,34 @@ pub enum SizeSpec {
     Percent(f64),
 }
 
+impl Default for SizeSpec {
+    fn default() -> Self {
+        SizeSpec::Bytes(0)
+    }
+}
+
+// The blank `JobSpec` needs a mode; `rw`'s row default replaces it.
+impl Default for RwMode {
+    fn default() -> Self {
+        RwMode::Read
+    }
+}
+
 const DIST_FORMS: &str =
     "random, zipf:θ[:center], pareto:h[:center], normal:dev[:center], zoned:P/R%:..., zoned_abs:P/SIZE:...";
 const IGNORE_FORMS: &str = "READ,WRITE,VERIFY lists of errno names or numbers separated by ':', e.g. EIO:ENOSPC,EIO";
 const MEMPOLICY_FORMS: &str = "default, local, prefer:N, bind:LIST or interleave:LIST (LIST like 0,2-3)";
-const FILE_SERVICE_FORMS: &str = "roundrobin[:N], sequential, random[:N], zipf:θ, pareto:h, normal:σ or gauss:σ";
+pub(crate) const FILE_SERVICE_FORMS: &str =
+    "roundrobin[:N], sequential, random[:N], zipf:θ, pareto:h, normal:σ or gauss:σ";
 const SS_FORMS: &str =
     "iops, iops_slope, bw or bw_slope, ':' and a threshold: a number or a percentage of the mean, e.g. iops_slope:0.1%";
 const PATTERN_FORMS: &str = "0x hex bytes, a quoted string or a number, or several of those in a row";
 
 /// How random offsets are spread over the blocks (`random_distribution`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum RandomDist {
     /// Uniform, each block once per pass unless `norandommap`.
+    #[default]
     Random,
     /// Zipf with exponent θ over the blocks' popularity ranks; the optional second number
     /// (0 to 1) is where in the range the hottest block lies (fio's "center").
@@ -370,7 +387,10 @@ impl EngineOpts {
 }
 
 /// A job, resolved. Times are in microseconds, sizes in bytes.
-#[derive(Debug, Clone)]
+///
+/// `Default` is only the blank that the rows are bound onto (`spec/bind.rs`): every row with a
+/// default overwrites its field, so a choice type's own `Default` is never what a job gets.
+#[derive(Debug, Clone, Default)]
 pub struct JobSpec {
     pub name: String,
     pub description: Option<String>,
@@ -676,14 +696,6 @@ impl<'a> Merged<'a> {
         })
     }
 
-    fn size_spec(&self, name: &str) -> Result<Option<SizeSpec>> {
-        Ok(match self.one(name)? {
-            Some(Value::Size(v)) => Some(SizeSpec::Bytes(v)),
-            Some(Value::Pct(p)) => Some(SizeSpec::Percent(p)),
-            _ => None,
-        })
-    }
-
     fn time(&self, name: &str) -> Result<u64> {
         Ok(match self.one(name)? {
             Some(Value::Time(v)) => v,
@@ -768,6 +780,22 @@ impl<'a> Merged<'a> {
 
     fn job_err(&self, message: String) -> Error {
         Error::Job { job: self.job.to_string(), message }
+    }
+
+    /// Calls every row's binder with the job's value, or the row's default when the job left
+    /// the option unset (rows with neither keep the blank's value), in table order.
+    fn bind_rows(&self, spec: &mut JobSpec) -> Result<()> {
+        for def in table::all() {
+            let Some(bind) = def.bind else { continue };
+            let raw = self.by_name.get(def.name).copied();
+            let parsed = match (raw, def.default) {
+                (Some(r), _) => parse_raw(r, &self.ctx)?,
+                (None, Some(d)) => value::parse(def, d, &self.ctx).expect("defaults are tested to parse"),
+                (None, None) => continue,
+            };
+            bind(spec, &Arg::new(def, parsed, raw, &self.ctx, self.job))?;
+        }
+        Ok(())
     }
 }
 
@@ -989,24 +1017,12 @@ impl JobSpec {
             Some(Value::Floats(v)) => v,
             _ => Vec::new(),
         };
-        let filesize = match m.one("filesize")? {
-            Some(Value::Range(lo, hi)) => Some((lo, hi)),
-            _ => None,
-        };
         let mut spec = JobSpec {
             name: name.to_string(),
-            description: m.string("description"),
             rw,
             rw_modifier,
             rwmixread,
             bs: m.per_dir_size("bs")?,
-            size: m.size_spec("size")?,
-            filesize,
-            io_size: m.size_spec("io_size")?,
-            offset: m.size_spec("offset")?.unwrap_or(SizeSpec::Bytes(0)),
-            offset_increment: m.size_spec("offset_increment")?.unwrap_or(SizeSpec::Bytes(0)),
-            filename: m.string("filename"),
-            directory: m.string("directory"),
             keep_lat: {
                 let all = !m.flag("gtod_reduce")?;
                 [all && !m.flag("disable_slat")?, all && !m.flag("disable_clat")?, all && !m.flag("disable_lat")?]
@@ -1019,8 +1035,6 @@ impl JobSpec {
             },
             disk_util: m.flag("disk_util")?,
             keep_bw: !m.flag("gtod_reduce")? && !m.flag("disable_bw_measurement")?,
-            filename_format: m.string("filename_format").unwrap_or_else(|| "$jobname.$jobnum.$filenum".into()),
-            nrfiles: m.u32("nrfiles", 1)?,
             ioengine,
             engine,
             iodepth,
@@ -1032,29 +1046,13 @@ impl JobSpec {
                 .u32("iodepth_batch_complete_max", m.u32("iodepth_batch_complete_min", 1)?.max(1))?,
             iodepth_low: m.u32("iodepth_low", iodepth)?,
             direct,
-            runtime_us: m.time("runtime")?,
-            hang_timeout_us: m.time("hang_timeout")?,
-            time_based: m.flag("time_based")?,
-            ramp_time_us: m.time("ramp_time")?,
-            loops: m.u32("loops", 1)?,
-            numjobs: m.u32("numjobs", 1)?,
-            thread: m.flag("thread")?,
-            group_reporting: m.flag("group_reporting")?,
-            stonewall: m.flag("stonewall")?,
-            new_group: m.flag("new_group")?,
             // fiox draws every random choice from one seeded stream per job, so `allrandrepeat`
             // makes all of them repeatable exactly as randrepeat does.
             randrepeat: m.flag("allrandrepeat")? | m.flag("randrepeat")?,
             randseed: m.int("randseed")?.unwrap_or(0x89) as u64,
             norandommap: m.flag("norandommap")?,
-            lockmem: m.size("lockmem")?.unwrap_or(0),
-            kb_base: m.ctx.kb_base,
             end_fsync: m.flag("end_fsync")?,
             fsync_on_close: m.flag("fsync_on_close")?,
-            unlink: m.flag("unlink")?,
-            unlink_each_loop: m.flag("unlink_each_loop")?,
-            allow_mounted_write: m.flag("allow_mounted_write")?,
-            readonly: m.flag("readonly")?,
             zero_buffers: m.flag("zero_buffers")?,
             refill_buffers: m.flag("refill_buffers")?,
             scramble_buffers: m.flag("scramble_buffers")?,
@@ -1096,10 +1094,6 @@ impl JobSpec {
             },
             serialize_overlap: m.flag("serialize_overlap")?,
             offload: m.choice("io_submit_mode")? == "offload",
-            number_ios: m.int("number_ios")?.unwrap_or(0) as u64,
-            invalidate: m.flag("invalidate")?,
-            startdelay_us: m.time("startdelay")?,
-            exitall: m.flag("exitall")?,
             thinktime_us: m.time("thinktime")?,
             thinktime_spin_us: m.time("thinktime_spin")?,
             thinktime_blocks: m.u32("thinktime_blocks", 1)?,
@@ -1119,8 +1113,6 @@ impl JobSpec {
                 }
                 (None, None) => Vec::new(),
             },
-            cpus_split: m.choice("cpus_allowed_policy")? == "split",
-            nice: m.int("nice")?.unwrap_or(0) as i32,
             ioprio: match (m.int("prioclass")?, m.int("prio")?) {
                 (None, None) => None,
                 // fio's defaults: best effort when only `prio` is given, level 0 when only the
@@ -1128,7 +1120,6 @@ impl JobSpec {
                 (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(0) as u32)),
             },
             write_iolog: m.string("write_iolog").map(|s| s.trim().to_string()),
-            wait_for: m.string("wait_for").map(|s| s.trim().to_string()),
             write_bw_log: m.log_prefix("write_bw_log", name),
             write_lat_log: m.log_prefix("write_lat_log", name),
             write_iops_log: m.log_prefix("write_iops_log", name),
@@ -1190,24 +1181,9 @@ impl JobSpec {
                 p.dump = m.flag("error_dump")?;
                 p
             },
-            exitall_on_error: m.flag("exitall_on_error")?,
-            exit_what: m.typed("exit_what", ExitWhat::from_word)?,
             per_job_logs: m.flag("per_job_logs")?,
             rate_min: m.per_dir_int("rate_min", 0)?,
             rate_iops_min: m.per_dir_int("rate_iops_min", 0)?,
-            create_on_open: m.flag("create_on_open")?,
-            allow_file_create: m.flag("allow_file_create")?,
-            create_only: m.flag("create_only")?,
-            flow: m.int("flow")?.unwrap_or(0),
-            flow_id: m.int("flow_id")?.unwrap_or(0) as u64,
-            flow_sleep_us: m.int("flow_sleep")?.unwrap_or(0) as u64,
-            pre_read: m.flag("pre_read")?,
-            exec_prerun: m.string("exec_prerun"),
-            exec_postrun: m.string("exec_postrun"),
-            create_fsync: m.flag("create_fsync")?,
-            file_append: m.flag("file_append")?,
-            offset_align: m.size("offset_align")?.unwrap_or(0),
-            unique_filename: m.flag("unique_filename")?,
             buffer_pattern: m.custom("buffer_pattern", value::parse_pattern, PATTERN_FORMS)?,
             buffer_compress_percentage: m.u32("buffer_compress_percentage", 0)?,
             buffer_compress_chunk: m.size("buffer_compress_chunk")?.unwrap_or(512),
@@ -1225,18 +1201,13 @@ impl JobSpec {
                     .filter_map(|o| o.value.as_ref().map(|v| v.trim().to_string()))
                     .collect(),
             },
-            lockfile: m.typed("lockfile", LockMode::from_word)?,
-            create_serialize: m.flag("create_serialize")?,
             time_based_dropped: false,
             think_on_complete: m.choice("thinktime_blocks_type")? == "complete",
             thinktime_iotime_us: m.time("thinktime_iotime")?,
             rw_sequencer_identical: m.choice("rw_sequencer")? == "identical",
             replay: replay::replay(&m)?,
             zones: replay::zones(&m)?,
-            overwrite: m.flag("overwrite")?,
-            fallocate: m.typed("fallocate", Fallocate::from_word)?,
             rate_cycle_ms: m.int("rate_cycle")?.unwrap_or(1000).max(1) as u64,
-            unit_base: m.choice("unit_base")?.parse().expect("unit_base choices are numbers"),
             random_distribution: m
                 .custom("random_distribution", |v| RandomDist::parse(v.trim(), &m.ctx), DIST_FORMS)?
                 .unwrap_or(RandomDist::Random),
@@ -1257,13 +1228,8 @@ impl JobSpec {
                 gtod_cpu: m.int("gtod_cpu")?.map(|v| v as usize),
             },
             fadvise: m.typed("fadvise_hint", Fadvise::from_word)?,
-            file_service: m
-                .custom("file_service_type", FileService::parse, FILE_SERVICE_FORMS)?
-                .unwrap_or(FileService::RoundRobin(1)),
-            openfiles: m.u32("openfiles", 0)?,
             rate_ignore_thinktime: m.flag("rate_ignore_thinktime")?,
             bs_is_seq_rand: m.flag("bs_is_seq_rand")?,
-            fill_device: m.flag("fill_device")?,
             write_hint: if m.is_set("write_hint") {
                 Some(crate::choices::write_hint_from_word(m.choice("write_hint")?).expect("table words"))
             } else {
@@ -1295,7 +1261,9 @@ impl JobSpec {
                 "dsync" => Some(false),
                 _ => None,
             },
+            ..JobSpec::default()
         };
+        m.bind_rows(&mut spec)?;
         // fio warns ("time_based requires a runtime/timeout setting") and runs the job as if
         // time_based were not set; fio's own example files rely on it.
         if spec.time_based && spec.runtime_us == 0 {
@@ -1393,8 +1361,8 @@ mod tests {
     }
 
     /// A silently ignored option is a benchmark's worst bug: every option the table says is
-    /// fully supported must be read when a job is resolved. The jobs below cover the options that are
-    /// only read when another one is set.
+    /// fully supported must have a binder (`spec/bind.rs`) or be read by a rule of `resolve`.
+    /// The jobs below cover the rules that read an option only when another one is set.
     #[test]
     fn every_supported_option_is_read() {
         let jobs: &[&[&str]] = &[
@@ -1413,6 +1381,8 @@ mod tests {
         let unread: Vec<&str> = table::all()
             // `Only` rows accept nothing but their default behaviour, so nothing needs reading.
             .filter(|d| matches!(d.support, Support::Full))
+            // A row with a binder lands in the job model whenever a job is resolved.
+            .filter(|d| d.bind.is_none())
             .map(|d| d.name)
             .filter(|n| !read.contains(n) && !READ_ELSEWHERE.iter().any(|(e, _)| e == n) && !profile_only(n))
             .collect();

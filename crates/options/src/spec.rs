@@ -41,15 +41,16 @@ impl Default for RwMode {
     }
 }
 
-const DIST_FORMS: &str =
+pub(crate) const DIST_FORMS: &str =
     "random, zipf:θ[:center], pareto:h[:center], normal:dev[:center], zoned:P/R%:..., zoned_abs:P/SIZE:...";
-const IGNORE_FORMS: &str = "READ,WRITE,VERIFY lists of errno names or numbers separated by ':', e.g. EIO:ENOSPC,EIO";
+pub(crate) const IGNORE_FORMS: &str =
+    "READ,WRITE,VERIFY lists of errno names or numbers separated by ':', e.g. EIO:ENOSPC,EIO";
 const MEMPOLICY_FORMS: &str = "default, local, prefer:N, bind:LIST or interleave:LIST (LIST like 0,2-3)";
 pub(crate) const FILE_SERVICE_FORMS: &str =
     "roundrobin[:N], sequential, random[:N], zipf:θ, pareto:h, normal:σ or gauss:σ";
-const SS_FORMS: &str =
+pub(crate) const SS_FORMS: &str =
     "iops, iops_slope, bw or bw_slope, ':' and a threshold: a number or a percentage of the mean, e.g. iops_slope:0.1%";
-const PATTERN_FORMS: &str = "0x hex bytes, a quoted string or a number, or several of those in a row";
+pub(crate) const PATTERN_FORMS: &str = "0x hex bytes, a quoted string or a number, or several of those in a row";
 
 /// How random offsets are spread over the blocks (`random_distribution`).
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -73,7 +74,7 @@ pub enum RandomDist {
 }
 
 impl RandomDist {
-    fn parse(text: &str, ctx: &Ctx) -> std::result::Result<RandomDist, String> {
+    pub(crate) fn parse(text: &str, ctx: &Ctx) -> std::result::Result<RandomDist, String> {
         let (kind, args) = text.split_once(':').unwrap_or((text, ""));
         // `kind[:value[:center]]`; fio ignores anything after the center.
         let numbers = |default: f64| -> std::result::Result<(f64, Option<f64>), String> {
@@ -163,7 +164,7 @@ impl RandomDist {
 }
 
 /// What steady state is judged on (`steadystate`, `ss_dur`, `ss_ramp`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SteadyState {
     /// Bandwidth rather than IOPS.
     pub bw: bool,
@@ -189,9 +190,14 @@ impl SteadyState {
         }
     }
 
+    /// Takes the criterion and limit of `c`, keeping the window and ramp.
+    pub(crate) fn criterion(&mut self, c: SteadyState) {
+        *self = SteadyState { dur_s: self.dur_s, ramp_us: self.ramp_us, ..c };
+    }
+
     /// `criterion:limit[%]`, the criterion one of fio's four words, the limit a number of 0 or
     /// more; the window and ramp are filled in by the caller.
-    fn parse(text: &str) -> std::result::Result<SteadyState, String> {
+    pub(crate) fn parse(text: &str) -> std::result::Result<SteadyState, String> {
         let text = text.trim();
         let Some((word, limit)) = text.split_once(':') else {
             return Err("a threshold must follow the criterion, as in iops_slope:0.1% or bw:2m".into());
@@ -257,7 +263,7 @@ impl SyncFileRange {
 
 /// fio's latency-target mode (`latency_target`, `latency_window`, `latency_percentile`,
 /// `latency_run`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LatencyTarget {
     pub target_us: u64,
     pub window_us: u64,
@@ -725,23 +731,6 @@ impl<'a> Merged<'a> {
         Ok(from_word(word).unwrap_or_else(|| unreachable!("{name}={word} has no variant in choices.rs")))
     }
 
-    /// Per-direction sizes, falling back to the default for directions left empty.
-    fn per_dir_size(&self, name: &str) -> Result<[u64; 3]> {
-        let def = table::lookup(name).expect("known option");
-        let default = match def.default.map(|d| value::parse(def, d, &self.ctx)) {
-            Some(Ok(Parsed::One(Value::Size(v)))) => v,
-            _ => 0,
-        };
-        Ok(match self.parsed(name)? {
-            Some(Parsed::One(Value::Size(v))) => [v; 3],
-            Some(Parsed::PerDir(d)) => d.map(|v| match v {
-                Some(Value::Size(s)) => s,
-                _ => default,
-            }),
-            _ => [default; 3],
-        })
-    }
-
     /// Per-direction values of any kind, `None` where a direction keeps the default.
     fn per_dir(&self, name: &str) -> Result<[Option<Value>; 3]> {
         Ok(match self.parsed(name)? {
@@ -854,20 +843,7 @@ impl JobSpec {
             parse_raw(o, &m.ctx)?;
         }
 
-        let (rw, rw_modifier) = match m.one("rw")? {
-            Some(Value::Rw(mode, n)) => (mode, n),
-            _ => (RwMode::Read, 0),
-        };
-        let rwmixread = match (m.is_set("rwmixread"), m.is_set("rwmixwrite")) {
-            (false, true) => 100 - m.u32("rwmixwrite", 50)?,
-            _ => m.u32("rwmixread", 50)?,
-        };
         let ioengine = m.choice("ioengine")?;
-        let iodepth = m.u32("iodepth", 1)?;
-        let mut direct = m.flag("direct")?;
-        if m.is_set("buffered") && !m.flag("buffered")? {
-            direct = true;
-        }
         let engine = EngineOpts {
             hipri: m.flag("hipri")?,
             hipri_percentage: m.u32("hipri_percentage", 100)?,
@@ -1017,253 +993,154 @@ impl JobSpec {
             Some(Value::Floats(v)) => v,
             _ => Vec::new(),
         };
-        let mut spec = JobSpec {
-            name: name.to_string(),
-            rw,
-            rw_modifier,
-            rwmixread,
-            bs: m.per_dir_size("bs")?,
-            keep_lat: {
-                let all = !m.flag("gtod_reduce")?;
-                [all && !m.flag("disable_slat")?, all && !m.flag("disable_clat")?, all && !m.flag("disable_lat")?]
-            },
-            log_prio: m.flag("log_prio")?,
-            // fio reads the clock id under either option.
-            log_epoch_clock: {
-                let id = m.int("log_alternate_epoch_clock_id")?.unwrap_or(0) as i32;
-                (m.flag("log_alternate_epoch")? | m.flag("log_unix_epoch")?).then_some(id)
-            },
-            disk_util: m.flag("disk_util")?,
-            keep_bw: !m.flag("gtod_reduce")? && !m.flag("disable_bw_measurement")?,
-            ioengine,
-            engine,
-            iodepth,
-            iodepth_batch_submit: m.u32("iodepth_batch_submit", 1)?,
-            iodepth_batch_complete_min: m.u32("iodepth_batch_complete_min", 1)?,
+        let mut spec =
+            JobSpec {
+                name: name.to_string(),
+                keep_lat: {
+                    let all = !m.flag("gtod_reduce")?;
+                    [all && !m.flag("disable_slat")?, all && !m.flag("disable_clat")?, all && !m.flag("disable_lat")?]
+                },
+                log_prio: m.flag("log_prio")?,
+                // fio reads the clock id under either option.
+                log_epoch_clock: {
+                    let id = m.int("log_alternate_epoch_clock_id")?.unwrap_or(0) as i32;
+                    (m.flag("log_alternate_epoch")? | m.flag("log_unix_epoch")?).then_some(id)
+                },
+                disk_util: m.flag("disk_util")?,
+                keep_bw: !m.flag("gtod_reduce")? && !m.flag("disable_bw_measurement")?,
+                ioengine,
+                engine,
+                clat_percentiles: m.flag("clat_percentiles")?,
+                lat_percentiles: m.flag("lat_percentiles")?,
+                slat_percentiles: m.flag("slat_percentiles")?,
+                percentile_list,
+                significant_figures: m.u32("significant_figures", 4)?,
+                bwavgtime_ms: m.int("bwavgtime")?.unwrap_or(500) as u64,
+                iopsavgtime_ms: m.int("iopsavgtime")?.unwrap_or(500) as u64,
+                verify: verify::verify(&m)?,
+                cpus_allowed: match (m.string("cpus_allowed"), m.int("cpumask")?) {
+                    (Some(list), _) => {
+                        host::node_list(&list).map_err(|e| m.job_err(format!("cpus_allowed={list}: {e}")))?
+                    }
+                    (None, Some(mask)) => {
+                        let cpus = host::cpus_of_mask(mask as u64);
+                        if cpus.is_empty() {
+                            return Err(m.job_err("cpumask=0 leaves the job no CPU to run on".into()));
+                        }
+                        cpus
+                    }
+                    (None, None) => Vec::new(),
+                },
+                ioprio: match (m.int("prioclass")?, m.int("prio")?) {
+                    (None, None) => None,
+                    // fio's defaults: best effort when only `prio` is given, level 0 when only the
+                    // class is (its logs show 0x4003 for prio=3, 0x6000 for prioclass=3).
+                    (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(0) as u32)),
+                },
+                write_iolog: m.string("write_iolog").map(|s| s.trim().to_string()),
+                write_bw_log: m.log_prefix("write_bw_log", name),
+                write_lat_log: m.log_prefix("write_lat_log", name),
+                write_iops_log: m.log_prefix("write_iops_log", name),
+                write_hist_log: m.log_prefix("write_hist_log", name),
+                write_intended_lat_log: m.log_prefix("write_intended_lat_log", name),
+                metrics_listen: m.string("metrics_listen").map(|v| listen_addr(&v)).transpose().map_err(|reason| {
+                    Error::Job { job: name.to_string(), message: format!("metrics_listen={reason}") }
+                })?,
+                live_listen: m
+                    .string("live_listen")
+                    .map(|v| listen_addr(&v))
+                    .transpose()
+                    .map_err(|reason| Error::Job { job: name.to_string(), message: format!("live_listen={reason}") })?,
+                log_hist_msec: m.int("log_hist_msec")?.unwrap_or(0) as u64,
+                log_hist_coarseness: m.u32("log_hist_coarseness", 0)?,
+                log_avg_msec: m.int("log_avg_msec")?.unwrap_or(0) as u64,
+                log_window_value: match m.choice("log_window_value")? {
+                    "max" | "1" => 1,
+                    "both" | "2" => 2,
+                    _ if m.flag("log_max_value")? => 1,
+                    _ => 0,
+                },
+                log_offset: m.flag("log_offset")?,
+                log_store_compressed: m.flag("log_store_compressed")?,
+                log_compression: match m.size("log_compression")? {
+                    // fio's bounds: a chunk of at least 1 KiB, at most 512 MiB.
+                    Some(v) if !(1024..=512 << 20).contains(&v) => {
+                        return Err(m.job_err(format!("log_compression={v}: the size must be within 1024 and 512M")))
+                    }
+                    v => v,
+                },
+                log_compression_cpus: match m.string("log_compression_cpus") {
+                    None => Vec::new(),
+                    Some(list) => {
+                        let cpus = host::node_list(&list)
+                            .map_err(|e| m.job_err(format!("log_compression_cpus={list}: {e}")))?;
+                        // fio checks the CPUs against the machine when it parses the option.
+                        if let Some(&c) = cpus.iter().find(|&&c| c as u64 >= m.ctx.ncpus) {
+                            return Err(m.job_err(format!(
+                                "log_compression_cpus={list}: CPU {c} does not exist (this machine has {} CPUs)",
+                                m.ctx.ncpus
+                            )));
+                        }
+                        cpus
+                    }
+                },
+                clocksource: if m.is_set("clocksource") {
+                    Some(m.typed("clocksource", ClockSource::from_word)?)
+                } else {
+                    None
+                },
+                unified_rw_reporting: m.typed("unified_rw_reporting", UnifiedRw::from_word)?,
+                per_job_logs: m.flag("per_job_logs")?,
+                // Every opendir= adds its files (fio adds them again when a directory is named
+                // twice), so all of them are kept, not only the last.
+                opendir: match m.raw("opendir") {
+                    None => Vec::new(),
+                    Some(_) => options
+                        .iter()
+                        .filter(|o| o.def.name == "opendir")
+                        .filter_map(|o| o.value.as_ref().map(|v| v.trim().to_string()))
+                        .collect(),
+                },
+                time_based_dropped: false,
+                replay: replay::replay(&m)?,
+                zones: replay::zones(&m)?,
+                host: HostSettings {
+                    uid: m.int("uid")?.map(|v| v as u32),
+                    gid: m.int("gid")?.map(|v| v as u32),
+                    numa_cpu_nodes: match m.string("numa_cpu_nodes") {
+                        Some(list) => {
+                            host::node_list(&list).map_err(|e| m.job_err(format!("numa_cpu_nodes={list}: {e}")))?
+                        }
+                        None => Vec::new(),
+                    },
+                    numa_mem_policy: m.custom("numa_mem_policy", host::MemPolicy::parse, MEMPOLICY_FORMS)?,
+                    cgroup: m.string("cgroup").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+                    cgroup_weight: m.int("cgroup_weight")?.map(|v| v as u32),
+                    cgroup_nodelete: m.flag("cgroup_nodelete")?,
+                    ioscheduler: m.string("ioscheduler").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+                    gtod_cpu: m.int("gtod_cpu")?.map(|v| v as usize),
+                },
+                stats: m.flag("stats")?,
+                block_error_percentiles: m.flag("block_error_percentiles")?,
+                ..JobSpec::default()
+            };
+        m.bind_rows(&mut spec)?;
+        // rwmixwrite gives the read share only when rwmixread is not set.
+        if let (false, Some(w)) = (m.is_set("rwmixread"), m.int("rwmixwrite")?.filter(|_| m.is_set("rwmixwrite"))) {
+            spec.rwmixread = 100 - w as u32;
+        }
+        if !m.is_set("iodepth_low") {
+            spec.iodepth_low = spec.iodepth;
+        }
+        if !m.is_set("iodepth_batch_complete_max") {
             // fio's default reaps as many as the minimum (1), which keeps the queue full; the
             // observed fio 3.33 QD8 run shows "IO depths: 8=99.7%" and "complete: 4=100%".
-            iodepth_batch_complete_max: m
-                .u32("iodepth_batch_complete_max", m.u32("iodepth_batch_complete_min", 1)?.max(1))?,
-            iodepth_low: m.u32("iodepth_low", iodepth)?,
-            direct,
-            // fiox draws every random choice from one seeded stream per job, so `allrandrepeat`
-            // makes all of them repeatable exactly as randrepeat does.
-            randrepeat: m.flag("allrandrepeat")? | m.flag("randrepeat")?,
-            randseed: m.int("randseed")?.unwrap_or(0x89) as u64,
-            norandommap: m.flag("norandommap")?,
-            end_fsync: m.flag("end_fsync")?,
-            fsync_on_close: m.flag("fsync_on_close")?,
-            zero_buffers: m.flag("zero_buffers")?,
-            refill_buffers: m.flag("refill_buffers")?,
-            scramble_buffers: m.flag("scramble_buffers")?,
-            mem: match m.string("mem").filter(|raw| raw.contains(':')) {
-                // fio maps `mmaphuge:FILE` from a file on hugetlbfs; the choice parser keeps only
-                // the word, so the file would be ignored without this.
-                Some(raw) => {
-                    return Err(m.job_err(format!(
-                        "mem={raw}: a file for the buffers (after ':') is not supported yet; mem=mmaphuge maps anonymous huge pages"
-                    )))
-                }
-                None => m.typed("mem", MemKind::from_word)?,
-            },
-            iomem_align: m.size("iomem_align")?.unwrap_or(0),
-            clat_percentiles: m.flag("clat_percentiles")?,
-            lat_percentiles: m.flag("lat_percentiles")?,
-            slat_percentiles: m.flag("slat_percentiles")?,
-            percentile_list,
-            significant_figures: m.u32("significant_figures", 4)?,
-            bwavgtime_ms: m.int("bwavgtime")?.unwrap_or(500) as u64,
-            iopsavgtime_ms: m.int("iopsavgtime")?.unwrap_or(500) as u64,
-            verify: verify::verify(&m)?,
-            bsrange: m.per_dir("bsrange")?.map(|v| match v {
-                Some(Value::Range(lo, hi)) => Some((lo, hi)),
-                _ => None,
-            }),
-            bssplit: m.per_dir("bssplit")?.map(|v| match v {
-                Some(Value::Split(s)) => s,
-                _ => Vec::new(),
-            }),
-            blockalign: m.per_dir_int("ba", 0)?,
-            bs_unaligned: m.flag("bs_unaligned")?,
-            percentage_random: m.per_dir_int("percentage_random", 100)?.map(|v| v as u32),
-            fsync: m.u32("fsync", 0)?,
-            fdatasync: m.u32("fdatasync", 0)?,
-            sync_file_range: match m.string("sync_file_range") {
-                Some(v) => SyncFileRange::parse(&v).map_err(|e| m.job_err(e))?,
-                None => None,
-            },
-            serialize_overlap: m.flag("serialize_overlap")?,
-            offload: m.choice("io_submit_mode")? == "offload",
-            thinktime_us: m.time("thinktime")?,
-            thinktime_spin_us: m.time("thinktime_spin")?,
-            thinktime_blocks: m.u32("thinktime_blocks", 1)?,
-            rate: m.per_dir_int("rate", 0)?,
-            rate_iops: m.per_dir_int("rate_iops", 0)?,
-            rate_poisson: m.choice("rate_process")? == "poisson",
-            cpus_allowed: match (m.string("cpus_allowed"), m.int("cpumask")?) {
-                (Some(list), _) => {
-                    host::node_list(&list).map_err(|e| m.job_err(format!("cpus_allowed={list}: {e}")))?
-                }
-                (None, Some(mask)) => {
-                    let cpus = host::cpus_of_mask(mask as u64);
-                    if cpus.is_empty() {
-                        return Err(m.job_err("cpumask=0 leaves the job no CPU to run on".into()));
-                    }
-                    cpus
-                }
-                (None, None) => Vec::new(),
-            },
-            ioprio: match (m.int("prioclass")?, m.int("prio")?) {
-                (None, None) => None,
-                // fio's defaults: best effort when only `prio` is given, level 0 when only the
-                // class is (its logs show 0x4003 for prio=3, 0x6000 for prioclass=3).
-                (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(0) as u32)),
-            },
-            write_iolog: m.string("write_iolog").map(|s| s.trim().to_string()),
-            write_bw_log: m.log_prefix("write_bw_log", name),
-            write_lat_log: m.log_prefix("write_lat_log", name),
-            write_iops_log: m.log_prefix("write_iops_log", name),
-            write_hist_log: m.log_prefix("write_hist_log", name),
-            write_intended_lat_log: m.log_prefix("write_intended_lat_log", name),
-            metrics_listen: m.string("metrics_listen").map(|v| listen_addr(&v)).transpose().map_err(|reason| {
-                Error::Job { job: name.to_string(), message: format!("metrics_listen={reason}") }
-            })?,
-            live_listen: m.string("live_listen").map(|v| listen_addr(&v)).transpose().map_err(|reason| {
-                Error::Job { job: name.to_string(), message: format!("live_listen={reason}") }
-            })?,
-            log_hist_msec: m.int("log_hist_msec")?.unwrap_or(0) as u64,
-            log_hist_coarseness: m.u32("log_hist_coarseness", 0)?,
-            log_avg_msec: m.int("log_avg_msec")?.unwrap_or(0) as u64,
-            log_window_value: match m.choice("log_window_value")? {
-                "max" | "1" => 1,
-                "both" | "2" => 2,
-                _ if m.flag("log_max_value")? => 1,
-                _ => 0,
-            },
-            log_offset: m.flag("log_offset")?,
-            log_store_compressed: m.flag("log_store_compressed")?,
-            log_compression: match m.size("log_compression")? {
-                // fio's bounds: a chunk of at least 1 KiB, at most 512 MiB.
-                Some(v) if !(1024..=512 << 20).contains(&v) => {
-                    return Err(m.job_err(format!("log_compression={v}: the size must be within 1024 and 512M")))
-                }
-                v => v,
-            },
-            log_compression_cpus: match m.string("log_compression_cpus") {
-                None => Vec::new(),
-                Some(list) => {
-                    let cpus =
-                        host::node_list(&list).map_err(|e| m.job_err(format!("log_compression_cpus={list}: {e}")))?;
-                    // fio checks the CPUs against the machine when it parses the option.
-                    if let Some(&c) = cpus.iter().find(|&&c| c as u64 >= m.ctx.ncpus) {
-                        return Err(m.job_err(format!(
-                            "log_compression_cpus={list}: CPU {c} does not exist (this machine has {} CPUs)",
-                            m.ctx.ncpus
-                        )));
-                    }
-                    cpus
-                }
-            },
-            clocksource: if m.is_set("clocksource") {
-                Some(m.typed("clocksource", ClockSource::from_word)?)
-            } else {
-                None
-            },
-            unified_rw_reporting: m.typed("unified_rw_reporting", UnifiedRw::from_word)?,
-            random_generator: m.typed("random_generator", RandomGenerator::from_word)?,
-            errors: {
-                let base = m.typed("continue_on_error", ErrorPolicy::continuing)?;
-                let ignore = |v: &str| {
-                    let mut p = base.clone();
-                    p.ignore(v).map(|()| p)
-                };
-                let mut p = m.custom("ignore_error", ignore, IGNORE_FORMS)?.unwrap_or(base);
-                p.dump = m.flag("error_dump")?;
-                p
-            },
-            per_job_logs: m.flag("per_job_logs")?,
-            rate_min: m.per_dir_int("rate_min", 0)?,
-            rate_iops_min: m.per_dir_int("rate_iops_min", 0)?,
-            buffer_pattern: m.custom("buffer_pattern", value::parse_pattern, PATTERN_FORMS)?,
-            buffer_compress_percentage: m.u32("buffer_compress_percentage", 0)?,
-            buffer_compress_chunk: m.size("buffer_compress_chunk")?.unwrap_or(512),
-            dedupe_percentage: m.u32("dedupe_percentage", 0)?,
-            dedupe_mode: m.typed("dedupe_mode", DedupeMode::from_word)?,
-            dedupe_working_set_pct: m.u32("dedupe_working_set_percentage", 5)?,
-            dedupe_global: m.flag("dedupe_global")?,
-            // Every opendir= adds its files (fio adds them again when a directory is named
-            // twice), so all of them are kept, not only the last.
-            opendir: match m.raw("opendir") {
-                None => Vec::new(),
-                Some(_) => options
-                    .iter()
-                    .filter(|o| o.def.name == "opendir")
-                    .filter_map(|o| o.value.as_ref().map(|v| v.trim().to_string()))
-                    .collect(),
-            },
-            time_based_dropped: false,
-            think_on_complete: m.choice("thinktime_blocks_type")? == "complete",
-            thinktime_iotime_us: m.time("thinktime_iotime")?,
-            rw_sequencer_identical: m.choice("rw_sequencer")? == "identical",
-            replay: replay::replay(&m)?,
-            zones: replay::zones(&m)?,
-            rate_cycle_ms: m.int("rate_cycle")?.unwrap_or(1000).max(1) as u64,
-            random_distribution: m
-                .custom("random_distribution", |v| RandomDist::parse(v.trim(), &m.ctx), DIST_FORMS)?
-                .unwrap_or(RandomDist::Random),
-            host: HostSettings {
-                uid: m.int("uid")?.map(|v| v as u32),
-                gid: m.int("gid")?.map(|v| v as u32),
-                numa_cpu_nodes: match m.string("numa_cpu_nodes") {
-                    Some(list) => {
-                        host::node_list(&list).map_err(|e| m.job_err(format!("numa_cpu_nodes={list}: {e}")))?
-                    }
-                    None => Vec::new(),
-                },
-                numa_mem_policy: m.custom("numa_mem_policy", host::MemPolicy::parse, MEMPOLICY_FORMS)?,
-                cgroup: m.string("cgroup").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-                cgroup_weight: m.int("cgroup_weight")?.map(|v| v as u32),
-                cgroup_nodelete: m.flag("cgroup_nodelete")?,
-                ioscheduler: m.string("ioscheduler").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-                gtod_cpu: m.int("gtod_cpu")?.map(|v| v as usize),
-            },
-            fadvise: m.typed("fadvise_hint", Fadvise::from_word)?,
-            rate_ignore_thinktime: m.flag("rate_ignore_thinktime")?,
-            bs_is_seq_rand: m.flag("bs_is_seq_rand")?,
-            write_hint: if m.is_set("write_hint") {
-                Some(crate::choices::write_hint_from_word(m.choice("write_hint")?).expect("table words"))
-            } else {
-                None
-            },
-            stats: m.flag("stats")?,
-            block_error_percentiles: m.flag("block_error_percentiles")?,
-            hugepage_size: m.size("hugepage-size")?.unwrap_or(2 << 20),
-            steadystate: {
-                // fio samples once a second, so the window is a whole number of seconds.
-                let dur_s = m.time("steadystate_duration")? / 1_000_000;
-                let ramp_us = m.time("steadystate_ramp_time")?;
-                let ss = m.custom("steadystate", SteadyState::parse, SS_FORMS)?;
-                let ss = ss.unwrap_or_else(|| SteadyState::parse("iops_slope:0.01%").expect("the default parses"));
-                (dur_s > 0).then_some(SteadyState { dur_s, ramp_us, ..ss })
-            },
-            latency_target: {
-                let target_us = m.time("latency_target")?;
-                let (window_us, run) = (m.time("latency_window")?, m.flag("latency_run")?);
-                let percentile = match m.one("latency_percentile")? {
-                    Some(Value::Float(p)) => p,
-                    _ => 100.0,
-                };
-                (target_us > 0).then_some(LatencyTarget { target_us, window_us, percentile, run })
-            },
-            max_latency_us: m.time("max_latency")?,
-            open_sync: match m.choice("sync")? {
-                "sync" | "1" => Some(true),
-                "dsync" => Some(false),
-                _ => None,
-            },
-            ..JobSpec::default()
-        };
-        m.bind_rows(&mut spec)?;
+            spec.iodepth_batch_complete_max = spec.iodepth_batch_complete_min.max(1);
+        }
+        // The rows of latency_target and steadystate fill these in; their modes are on only
+        // with a target or a window.
+        spec.latency_target = spec.latency_target.filter(|l| l.target_us > 0);
+        spec.steadystate = spec.steadystate.filter(|ss| ss.dur_s > 0);
         // fio warns ("time_based requires a runtime/timeout setting") and runs the job as if
         // time_based were not set; fio's own example files rely on it.
         if spec.time_based && spec.runtime_us == 0 {

@@ -135,6 +135,14 @@ impl<'a> Arg<'a> {
         }
     }
 
+    /// `rw`'s mode and its `:N` modifier.
+    pub fn rw(&self) -> (crate::value::RwMode, i64) {
+        match self.one() {
+            Some(Value::Rw(mode, n)) => (*mode, *n),
+            _ => self.unexpected(),
+        }
+    }
+
     pub fn choice(&self) -> &'static str {
         match self.one() {
             Some(Value::Choice(c)) => c,

@@ -709,11 +709,6 @@ impl<'a> Merged<'a> {
         })
     }
 
-    /// A log's file-name prefix: the value, or the job's name when the option is written bare.
-    fn log_prefix(&self, name: &str, job: &str) -> Option<String> {
-        self.raw(name).map(|r| r.value.as_deref().map_or(job.to_string(), |v| v.trim().to_string()))
-    }
-
     fn string(&self, name: &str) -> Option<String> {
         self.raw(name).and_then(|r| r.value.clone())
     }
@@ -723,12 +718,6 @@ impl<'a> Merged<'a> {
             Some(Value::Choice(c)) => Ok(c),
             _ => unreachable!("{name} is a choice with a default"),
         }
-    }
-
-    /// A choice option as its type (see `choices.rs`, whose test covers every word).
-    fn typed<T>(&self, name: &str, from_word: fn(&str) -> Option<T>) -> Result<T> {
-        let word = self.choice(name)?;
-        Ok(from_word(word).unwrap_or_else(|| unreachable!("{name}={word} has no variant in choices.rs")))
     }
 
     /// Per-direction values of any kind, `None` where a direction keeps the default.
@@ -989,141 +978,66 @@ impl JobSpec {
                 });
             }
         }
-        let percentile_list = match m.one("percentile_list")? {
-            Some(Value::Floats(v)) => v,
-            _ => Vec::new(),
-        };
-        let mut spec =
-            JobSpec {
-                name: name.to_string(),
-                keep_lat: {
-                    let all = !m.flag("gtod_reduce")?;
-                    [all && !m.flag("disable_slat")?, all && !m.flag("disable_clat")?, all && !m.flag("disable_lat")?]
-                },
-                log_prio: m.flag("log_prio")?,
-                // fio reads the clock id under either option.
-                log_epoch_clock: {
-                    let id = m.int("log_alternate_epoch_clock_id")?.unwrap_or(0) as i32;
-                    (m.flag("log_alternate_epoch")? | m.flag("log_unix_epoch")?).then_some(id)
-                },
-                disk_util: m.flag("disk_util")?,
-                keep_bw: !m.flag("gtod_reduce")? && !m.flag("disable_bw_measurement")?,
-                ioengine,
-                engine,
-                clat_percentiles: m.flag("clat_percentiles")?,
-                lat_percentiles: m.flag("lat_percentiles")?,
-                slat_percentiles: m.flag("slat_percentiles")?,
-                percentile_list,
-                significant_figures: m.u32("significant_figures", 4)?,
-                bwavgtime_ms: m.int("bwavgtime")?.unwrap_or(500) as u64,
-                iopsavgtime_ms: m.int("iopsavgtime")?.unwrap_or(500) as u64,
-                verify: verify::verify(&m)?,
-                cpus_allowed: match (m.string("cpus_allowed"), m.int("cpumask")?) {
-                    (Some(list), _) => {
-                        host::node_list(&list).map_err(|e| m.job_err(format!("cpus_allowed={list}: {e}")))?
+        let mut spec = JobSpec {
+            name: name.to_string(),
+            // fio reads the clock id under either option.
+            log_epoch_clock: {
+                let id = m.int("log_alternate_epoch_clock_id")?.unwrap_or(0) as i32;
+                (m.flag("log_alternate_epoch")? | m.flag("log_unix_epoch")?).then_some(id)
+            },
+            ioengine,
+            engine,
+            verify: verify::verify(&m)?,
+            cpus_allowed: match (m.string("cpus_allowed"), m.int("cpumask")?) {
+                (Some(list), _) => {
+                    host::node_list(&list).map_err(|e| m.job_err(format!("cpus_allowed={list}: {e}")))?
+                }
+                (None, Some(mask)) => {
+                    let cpus = host::cpus_of_mask(mask as u64);
+                    if cpus.is_empty() {
+                        return Err(m.job_err("cpumask=0 leaves the job no CPU to run on".into()));
                     }
-                    (None, Some(mask)) => {
-                        let cpus = host::cpus_of_mask(mask as u64);
-                        if cpus.is_empty() {
-                            return Err(m.job_err("cpumask=0 leaves the job no CPU to run on".into()));
-                        }
-                        cpus
-                    }
-                    (None, None) => Vec::new(),
-                },
-                ioprio: match (m.int("prioclass")?, m.int("prio")?) {
-                    (None, None) => None,
-                    // fio's defaults: best effort when only `prio` is given, level 0 when only the
-                    // class is (its logs show 0x4003 for prio=3, 0x6000 for prioclass=3).
-                    (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(0) as u32)),
-                },
-                write_iolog: m.string("write_iolog").map(|s| s.trim().to_string()),
-                write_bw_log: m.log_prefix("write_bw_log", name),
-                write_lat_log: m.log_prefix("write_lat_log", name),
-                write_iops_log: m.log_prefix("write_iops_log", name),
-                write_hist_log: m.log_prefix("write_hist_log", name),
-                write_intended_lat_log: m.log_prefix("write_intended_lat_log", name),
-                metrics_listen: m.string("metrics_listen").map(|v| listen_addr(&v)).transpose().map_err(|reason| {
-                    Error::Job { job: name.to_string(), message: format!("metrics_listen={reason}") }
-                })?,
-                live_listen: m
-                    .string("live_listen")
-                    .map(|v| listen_addr(&v))
-                    .transpose()
-                    .map_err(|reason| Error::Job { job: name.to_string(), message: format!("live_listen={reason}") })?,
-                log_hist_msec: m.int("log_hist_msec")?.unwrap_or(0) as u64,
-                log_hist_coarseness: m.u32("log_hist_coarseness", 0)?,
-                log_avg_msec: m.int("log_avg_msec")?.unwrap_or(0) as u64,
-                log_window_value: match m.choice("log_window_value")? {
-                    "max" | "1" => 1,
-                    "both" | "2" => 2,
-                    _ if m.flag("log_max_value")? => 1,
-                    _ => 0,
-                },
-                log_offset: m.flag("log_offset")?,
-                log_store_compressed: m.flag("log_store_compressed")?,
-                log_compression: match m.size("log_compression")? {
-                    // fio's bounds: a chunk of at least 1 KiB, at most 512 MiB.
-                    Some(v) if !(1024..=512 << 20).contains(&v) => {
-                        return Err(m.job_err(format!("log_compression={v}: the size must be within 1024 and 512M")))
-                    }
-                    v => v,
-                },
-                log_compression_cpus: match m.string("log_compression_cpus") {
-                    None => Vec::new(),
+                    cpus
+                }
+                (None, None) => Vec::new(),
+            },
+            ioprio: match (m.int("prioclass")?, m.int("prio")?) {
+                (None, None) => None,
+                // fio's defaults: best effort when only `prio` is given, level 0 when only the
+                // class is (its logs show 0x4003 for prio=3, 0x6000 for prioclass=3).
+                (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(0) as u32)),
+            },
+            // Every opendir= adds its files (fio adds them again when a directory is named
+            // twice), so all of them are kept, not only the last.
+            opendir: match m.raw("opendir") {
+                None => Vec::new(),
+                Some(_) => options
+                    .iter()
+                    .filter(|o| o.def.name == "opendir")
+                    .filter_map(|o| o.value.as_ref().map(|v| v.trim().to_string()))
+                    .collect(),
+            },
+            time_based_dropped: false,
+            replay: replay::replay(&m)?,
+            zones: replay::zones(&m)?,
+            host: HostSettings {
+                uid: m.int("uid")?.map(|v| v as u32),
+                gid: m.int("gid")?.map(|v| v as u32),
+                numa_cpu_nodes: match m.string("numa_cpu_nodes") {
                     Some(list) => {
-                        let cpus = host::node_list(&list)
-                            .map_err(|e| m.job_err(format!("log_compression_cpus={list}: {e}")))?;
-                        // fio checks the CPUs against the machine when it parses the option.
-                        if let Some(&c) = cpus.iter().find(|&&c| c as u64 >= m.ctx.ncpus) {
-                            return Err(m.job_err(format!(
-                                "log_compression_cpus={list}: CPU {c} does not exist (this machine has {} CPUs)",
-                                m.ctx.ncpus
-                            )));
-                        }
-                        cpus
+                        host::node_list(&list).map_err(|e| m.job_err(format!("numa_cpu_nodes={list}: {e}")))?
                     }
-                },
-                clocksource: if m.is_set("clocksource") {
-                    Some(m.typed("clocksource", ClockSource::from_word)?)
-                } else {
-                    None
-                },
-                unified_rw_reporting: m.typed("unified_rw_reporting", UnifiedRw::from_word)?,
-                per_job_logs: m.flag("per_job_logs")?,
-                // Every opendir= adds its files (fio adds them again when a directory is named
-                // twice), so all of them are kept, not only the last.
-                opendir: match m.raw("opendir") {
                     None => Vec::new(),
-                    Some(_) => options
-                        .iter()
-                        .filter(|o| o.def.name == "opendir")
-                        .filter_map(|o| o.value.as_ref().map(|v| v.trim().to_string()))
-                        .collect(),
                 },
-                time_based_dropped: false,
-                replay: replay::replay(&m)?,
-                zones: replay::zones(&m)?,
-                host: HostSettings {
-                    uid: m.int("uid")?.map(|v| v as u32),
-                    gid: m.int("gid")?.map(|v| v as u32),
-                    numa_cpu_nodes: match m.string("numa_cpu_nodes") {
-                        Some(list) => {
-                            host::node_list(&list).map_err(|e| m.job_err(format!("numa_cpu_nodes={list}: {e}")))?
-                        }
-                        None => Vec::new(),
-                    },
-                    numa_mem_policy: m.custom("numa_mem_policy", host::MemPolicy::parse, MEMPOLICY_FORMS)?,
-                    cgroup: m.string("cgroup").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-                    cgroup_weight: m.int("cgroup_weight")?.map(|v| v as u32),
-                    cgroup_nodelete: m.flag("cgroup_nodelete")?,
-                    ioscheduler: m.string("ioscheduler").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-                    gtod_cpu: m.int("gtod_cpu")?.map(|v| v as usize),
-                },
-                stats: m.flag("stats")?,
-                block_error_percentiles: m.flag("block_error_percentiles")?,
-                ..JobSpec::default()
-            };
+                numa_mem_policy: m.custom("numa_mem_policy", host::MemPolicy::parse, MEMPOLICY_FORMS)?,
+                cgroup: m.string("cgroup").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+                cgroup_weight: m.int("cgroup_weight")?.map(|v| v as u32),
+                cgroup_nodelete: m.flag("cgroup_nodelete")?,
+                ioscheduler: m.string("ioscheduler").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
+                gtod_cpu: m.int("gtod_cpu")?.map(|v| v as usize),
+            },
+            ..JobSpec::default()
+        };
         m.bind_rows(&mut spec)?;
         // rwmixwrite gives the read share only when rwmixread is not set.
         if let (false, Some(w)) = (m.is_set("rwmixread"), m.int("rwmixwrite")?.filter(|_| m.is_set("rwmixwrite"))) {
@@ -1136,6 +1050,13 @@ impl JobSpec {
             // fio's default reaps as many as the minimum (1), which keeps the queue full; the
             // observed fio 3.33 QD8 run shows "IO depths: 8=99.7%" and "complete: 4=100%".
             spec.iodepth_batch_complete_max = spec.iodepth_batch_complete_min.max(1);
+        }
+        if m.flag("gtod_reduce")? {
+            (spec.keep_lat, spec.keep_bw) = ([false; 3], false);
+        }
+        // fio 3.33 spells a window's maximum `log_max_value=1`; log_window_value says more.
+        if spec.log_window_value == 0 && m.flag("log_max_value")? {
+            spec.log_window_value = 1;
         }
         // The rows of latency_target and steadystate fill these in; their modes are on only
         // with a target or a window.

@@ -45,7 +45,7 @@ pub(crate) const DIST_FORMS: &str =
     "random, zipf:θ[:center], pareto:h[:center], normal:dev[:center], zoned:P/R%:..., zoned_abs:P/SIZE:...";
 pub(crate) const IGNORE_FORMS: &str =
     "READ,WRITE,VERIFY lists of errno names or numbers separated by ':', e.g. EIO:ENOSPC,EIO";
-const MEMPOLICY_FORMS: &str = "default, local, prefer:N, bind:LIST or interleave:LIST (LIST like 0,2-3)";
+pub(crate) const MEMPOLICY_FORMS: &str = "default, local, prefer:N, bind:LIST or interleave:LIST (LIST like 0,2-3)";
 pub(crate) const FILE_SERVICE_FORMS: &str =
     "roundrobin[:N], sequential, random[:N], zipf:θ, pareto:h, normal:σ or gauss:σ";
 pub(crate) const SS_FORMS: &str =
@@ -1020,22 +1020,6 @@ impl JobSpec {
             time_based_dropped: false,
             replay: replay::replay(&m)?,
             zones: replay::zones(&m)?,
-            host: HostSettings {
-                uid: m.int("uid")?.map(|v| v as u32),
-                gid: m.int("gid")?.map(|v| v as u32),
-                numa_cpu_nodes: match m.string("numa_cpu_nodes") {
-                    Some(list) => {
-                        host::node_list(&list).map_err(|e| m.job_err(format!("numa_cpu_nodes={list}: {e}")))?
-                    }
-                    None => Vec::new(),
-                },
-                numa_mem_policy: m.custom("numa_mem_policy", host::MemPolicy::parse, MEMPOLICY_FORMS)?,
-                cgroup: m.string("cgroup").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-                cgroup_weight: m.int("cgroup_weight")?.map(|v| v as u32),
-                cgroup_nodelete: m.flag("cgroup_nodelete")?,
-                ioscheduler: m.string("ioscheduler").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-                gtod_cpu: m.int("gtod_cpu")?.map(|v| v as usize),
-            },
             ..JobSpec::default()
         };
         m.bind_rows(&mut spec)?;

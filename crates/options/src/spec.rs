@@ -17,6 +17,10 @@ use crate::value::{self, Ctx, Parsed, RwMode, Value};
 pub mod bind;
 mod replay;
 mod verify;
+pub use crate::defs::engine::{
+    CephOpts, CmdPrioOpts, CpuioOpts, E4defragOpts, EngineOpts, ExecOpts, GfapiOpts, IoUringOpts, LibaioOpts, MtdOpts,
+    NbdOpts, NetOpts, Pvsync2Opts, RdmaOpts, SgOpts,
+};
 pub use bind::{Arg, Binder};
 pub use replay::{ReplaySpec, ZoneMode, ZoneSpec};
 pub use verify::VerifySpec;
@@ -272,98 +276,6 @@ pub struct LatencyTarget {
     pub run: bool,
 }
 
-/// Options that only some engines read.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct EngineOpts {
-    pub hipri: bool,
-    /// pvsync2: the share of I/Os (percent) sent with RWF_HIPRI when `hipri` is set.
-    pub hipri_percentage: u32,
-    pub uncached: bool,
-    pub nowait: bool,
-    pub fixedbufs: bool,
-    pub registerfiles: bool,
-    pub sqthread_poll: bool,
-    pub sqthread_poll_cpu: Option<u32>,
-    pub nonvectored: i32,
-    pub force_async: u64,
-    pub userspace_reap: bool,
-    /// Per direction: the share of I/Os (percent) sent with priority `cmdprio_class`/`cmdprio`.
-    pub cmdprio_percentage: [u32; 3],
-    pub cmdprio_class: [u32; 3],
-    pub cmdprio: [u32; 3],
-    /// Per direction: `(block size, percent, explicit (class, level))` (`cmdprio_bssplit`).
-    pub cmdprio_bssplit: [Vec<crate::value::PrioSplitEntry>; 3],
-    /// cpuio: the share of a CPU to burn (0: not given; values above 100, and negative ones as
-    /// in fio, mean 100), the length of one burn in microseconds, qsort instead of a busy loop,
-    /// and whether to stop once the jobs doing I/O have finished.
-    pub cpuload: u32,
-    pub cpuchunks: u32,
-    pub cpumode_qsort: bool,
-    pub exit_on_io_done: bool,
-    /// exec: the program, its raw argument string, seconds between SIGTERM and SIGKILL, and
-    /// whether its output goes to JOBNAME.stdout/.stderr.
-    pub program: Option<String>,
-    pub arguments: Option<String>,
-    pub grace_time: u32,
-    pub std_redirect: bool,
-    /// e4defrag: the donor file and whether its space is allocated per I/O.
-    pub donorname: Option<String>,
-    pub inplace: bool,
-    /// e4defrag: how much of the donor to allocate at start (`filesize`, its low end; 0: unset).
-    pub donor_size: u64,
-    /// net/netsplice (hostname and port also rdma).
-    pub hostname: Option<String>,
-    pub port: Option<u16>,
-    pub protocol: &'static str,
-    pub nodelay: bool,
-    pub listen: bool,
-    pub pingpong: bool,
-    pub interface: Option<String>,
-    pub ttl: u32,
-    pub window_size: Option<u32>,
-    pub mss: Option<u32>,
-    /// rbd and rados (Ceph): which cluster, client, configuration, pool and image.
-    pub ceph: CephOpts,
-    /// Options of engines fiox cannot run on this kind of machine (sg, io_uring_cmd, mtd,
-    /// nbd, rdma, gfapi): parsed and checked so that job files for them are accepted, and
-    /// named in the error that refuses the run. `(option, value)` in the order read.
-    pub other: Vec<(&'static str, String)>,
-}
-
-/// The options of fio's `rbd` and `rados` engines, with fio 3.33's defaults.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CephOpts {
-    /// The cluster's name (`clustername`): picks `$cluster.conf` and the full client name.
-    pub clustername: Option<String>,
-    /// The client (`clientname`), `admin` when unset.
-    pub clientname: Option<String>,
-    /// The configuration file (`conf`; for rbd a fiox extension); unset, librados's search (`$CEPH_CONF`, then
-    /// `/etc/ceph/$cluster.conf`, `~/.ceph/$cluster.conf`, `./$cluster.conf`).
-    pub conf: Option<String>,
-    pub pool: Option<String>,
-    /// rbd: the image (`rbdname`).
-    pub rbdname: Option<String>,
-    /// Spin for completions instead of sleeping (`busy_poll`; rbd only, as in fio).
-    pub busy_poll: bool,
-    /// rados: create every object when the job starts (`touch_objects`, default 1).
-    pub touch_objects: bool,
-    /// fiox: the RADOS namespace of the image or objects (`namespace`).
-    pub namespace: Option<String>,
-    /// fiox: how long to wait for the monitors, microseconds (`ceph_connect_timeout`); unset,
-    /// the configuration's `client_mount_timeout` if it sets one, else 60 s.
-    pub connect_timeout_us: Option<u64>,
-    /// fiox: one librados client for all jobs of the process that agree on it
-    /// (`ceph_shared_client`).
-    pub shared_client: bool,
-    /// fiox: one open rbd image for all jobs of the process on it (`rbd_shared_handle`).
-    pub shared_handle: bool,
-    /// fiox: the stall watchdog's threshold, microseconds (`ceph_stall_warn`; 0: off).
-    pub stall_warn_us: u64,
-    /// The keyring file (`--keyring` of `fiox rbd`/`fiox rados`; no job option): replaces the
-    /// configuration's `keyring`.
-    pub keyring: Option<String>,
-}
-
 /// One rule of which I/Os get a priority: those of `bs` (any size if `None`), `pct` percent of
 /// them, with `ioprio` (`class << 13 | level`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -371,25 +283,6 @@ pub struct PrioRule {
     pub bs: Option<u64>,
     pub pct: f64,
     pub ioprio: u16,
-}
-
-impl EngineOpts {
-    /// The priority rules of direction `d` (`cmdprio_bssplit`, else `cmdprio_percentage`);
-    /// empty when neither is set. The first rule whose block size matches applies.
-    pub fn cmdprio_rules(&self, d: usize) -> Vec<PrioRule> {
-        let value = |class: u32, level: u32| ((class << 13) | level) as u16;
-        let default = value(self.cmdprio_class[d], self.cmdprio[d]);
-        if !self.cmdprio_bssplit[d].is_empty() {
-            return self.cmdprio_bssplit[d]
-                .iter()
-                .map(|&(bs, pct, p)| PrioRule { bs: Some(bs), pct, ioprio: p.map_or(default, |(c, l)| value(c, l)) })
-                .collect();
-        }
-        if self.cmdprio_percentage[d] == 0 {
-            return Vec::new();
-        }
-        vec![PrioRule { bs: None, pct: self.cmdprio_percentage[d] as f64, ioprio: default }]
-    }
 }
 
 /// A job, resolved. Times are in microseconds, sizes in bytes.
@@ -644,11 +537,28 @@ pub struct JobSpec {
 /// The last value of each option wins; this index maps option name to that raw option.
 struct Merged<'a> {
     by_name: HashMap<&'static str, &'a RawOpt>,
+    /// Every option in order, for the rules that read more than the last value.
+    all: &'a [RawOpt],
     ctx: Ctx,
     job: &'a str,
 }
 
 impl<'a> Merged<'a> {
+    /// Indexes the options, settles `kb_base` and parses and checks every option set,
+    /// including those that no row binds.
+    fn new(job: &'a str, options: &'a [RawOpt], ctx: &Ctx) -> Result<Self> {
+        let by_name = options.iter().map(|o| (o.def.name, o)).collect();
+        let mut m = Merged { by_name, all: options, ctx: ctx.clone(), job };
+        // kb_base changes how every size is read, so it is settled first.
+        if let Some(Value::Choice(b)) = m.one("kb_base")? {
+            m.ctx.kb_base = b.parse().expect("kb_base choices are numbers");
+        }
+        for o in options {
+            parse_raw(o, &m.ctx)?;
+        }
+        Ok(m)
+    }
+
     fn raw(&self, name: &str) -> Option<&'a RawOpt> {
         debug_assert!(table::lookup(name).is_some(), "spec reads unknown option {name}");
         #[cfg(test)]
@@ -702,13 +612,6 @@ impl<'a> Merged<'a> {
         })
     }
 
-    fn time(&self, name: &str) -> Result<u64> {
-        Ok(match self.one(name)? {
-            Some(Value::Time(v)) => v,
-            _ => 0,
-        })
-    }
-
     fn string(&self, name: &str) -> Option<String> {
         self.raw(name).and_then(|r| r.value.clone())
     }
@@ -718,23 +621,6 @@ impl<'a> Merged<'a> {
             Some(Value::Choice(c)) => Ok(c),
             _ => unreachable!("{name} is a choice with a default"),
         }
-    }
-
-    /// Per-direction values of any kind, `None` where a direction keeps the default.
-    fn per_dir(&self, name: &str) -> Result<[Option<Value>; 3]> {
-        Ok(match self.parsed(name)? {
-            Some(Parsed::One(v)) => [Some(v.clone()), Some(v.clone()), Some(v)],
-            Some(Parsed::PerDir(d)) => d,
-            None => [None, None, None],
-        })
-    }
-
-    fn per_dir_int(&self, name: &str, fallback: u64) -> Result<[u64; 3]> {
-        Ok(self.per_dir(name)?.map(|v| match v {
-            Some(Value::Int(i)) => i.max(0) as u64,
-            Some(Value::Size(s)) => s,
-            _ => fallback,
-        }))
     }
 
     /// An option whose value has a syntax of its own (`random_distribution`, `buffer_pattern`):
@@ -818,138 +704,87 @@ impl JobSpec {
     /// Resolves a job from its options in order (globals first, then the job's own); later
     /// options override earlier ones, as in fio.
     pub fn resolve(name: &str, options: &[RawOpt], ctx: &Ctx) -> Result<JobSpec> {
-        let mut by_name = HashMap::new();
-        for o in options {
-            by_name.insert(o.def.name, o);
-        }
-        let mut m = Merged { by_name, ctx: ctx.clone(), job: name };
-        // kb_base changes how every size is read, so it is settled first.
-        if let Some(Value::Choice(b)) = m.one("kb_base")? {
-            m.ctx.kb_base = b.parse().expect("kb_base choices are numbers");
-        }
-        // Every option set is parsed and checked, including those the spec does not read below.
-        for o in options {
-            parse_raw(o, &m.ctx)?;
-        }
+        let m = Merged::new(name, options, ctx)?;
+        let mut spec = JobSpec { name: name.to_string(), ..JobSpec::default() };
+        m.bind_rows(&mut spec)?;
+        spec.derive(&m)?;
+        spec.engine_rules(&m)?;
+        spec.verify = verify::verify(&m)?;
+        spec.replay = replay::replay(&m)?;
+        spec.zones = replay::zones(&m)?;
+        spec.check(&m)?;
+        Ok(spec)
+    }
 
-        let ioengine = m.choice("ioengine")?;
-        let engine = EngineOpts {
-            hipri: m.flag("hipri")?,
-            hipri_percentage: m.u32("hipri_percentage", 100)?,
-            uncached: m.flag("uncached")?,
-            nowait: m.flag("nowait")?,
-            fixedbufs: m.flag("fixedbufs")?,
-            registerfiles: m.flag("registerfiles")?,
-            sqthread_poll: m.flag("sqthread_poll")?,
-            sqthread_poll_cpu: m.int("sqthread_poll_cpu")?.map(|v| v as u32),
-            nonvectored: m.int("nonvectored")?.unwrap_or(-1) as i32,
-            force_async: m.int("force_async")?.unwrap_or(0) as u64,
-            userspace_reap: m.flag("userspace_reap")?,
-            cmdprio_percentage: m.per_dir_int("cmdprio_percentage", 0)?.map(|v| v as u32),
-            cmdprio_class: m.per_dir_int("cmdprio_class", 1)?.map(|v| v as u32),
-            cmdprio: m.per_dir_int("cmdprio", 0)?.map(|v| v as u32),
-            cmdprio_bssplit: m.per_dir("cmdprio_bssplit")?.map(|v| match v {
-                Some(Value::PrioSplit(s)) => s,
-                _ => Vec::new(),
-            }),
-            ..EngineOpts::default()
-        };
-        let mut engine = engine;
-        engine.cpuload = match m.int("cpuload")? {
-            None | Some(0) => 0,
-            // fio stores the value unsigned, so a negative one wraps to a huge load, which is
-            // then capped like any load above 100.
-            Some(v) if !(0..=100).contains(&v) => 100,
-            Some(v) => v as u32,
-        };
-        engine.cpuchunks = m.u32("cpuchunks", 50000)?;
-        engine.cpumode_qsort = m.choice("cpumode")? == "qsort";
-        engine.exit_on_io_done = m.flag("exit_on_io_done")?;
-        engine.program = m.string("program");
-        engine.arguments = m.string("arguments");
-        engine.grace_time = m.u32("grace_time", 1)?;
-        engine.std_redirect = m.flag("std_redirect")?;
-        engine.donorname = m.string("donorname");
-        engine.inplace = m.int("inplace")?.unwrap_or(0) == 1;
-        if let Some(Value::Range(lo, _)) = m.one("filesize")? {
-            engine.donor_size = lo;
+    /// Values that depend on more than one row, once every row is bound.
+    fn derive(&mut self, m: &Merged<'_>) -> Result<()> {
+        // rwmixwrite gives the read share only when rwmixread is not set.
+        if !m.is_set("rwmixread") && m.is_set("rwmixwrite") {
+            self.rwmixread = 100 - m.int("rwmixwrite")?.map_or(0, |w| w as u32);
         }
-        engine.hostname = m.string("hostname");
-        engine.port = m.int("port")?.map(|p| p as u16);
-        engine.protocol = m.choice("protocol")?;
-        engine.nodelay = m.flag("nodelay")?;
-        engine.listen = m.flag("listen")?;
-        engine.pingpong = m.flag("pingpong")?;
-        engine.interface = m.string("interface");
-        engine.ttl = m.u32("ttl", 1)?;
-        engine.window_size = m.int("window_size")?.map(|v| v as u32);
-        engine.mss = m.int("mss")?.map(|v| v as u32);
+        if !m.is_set("iodepth_low") {
+            self.iodepth_low = self.iodepth;
+        }
+        if !m.is_set("iodepth_batch_complete_max") {
+            // fio's default reaps as many as the minimum (1), which keeps the queue full; the
+            // observed fio 3.33 QD8 run shows "IO depths: 8=99.7%" and "complete: 4=100%".
+            self.iodepth_batch_complete_max = self.iodepth_batch_complete_min.max(1);
+        }
+        if m.flag("gtod_reduce")? {
+            (self.keep_lat, self.keep_bw) = ([false; 3], false);
+        }
+        // fio 3.33 spells a window's maximum `log_max_value=1`; log_window_value says more.
+        if self.log_window_value == 0 && m.flag("log_max_value")? {
+            self.log_window_value = 1;
+        }
+        // fio reads the clock id (bound to log_epoch_clock) under either option.
+        if !(m.flag("log_alternate_epoch")? || m.flag("log_unix_epoch")?) {
+            self.log_epoch_clock = None;
+        }
+        // The rows of latency_target and steadystate fill these in; their modes are on only
+        // with a target or a window.
+        self.latency_target = self.latency_target.filter(|l| l.target_us > 0);
+        self.steadystate = self.steadystate.filter(|ss| ss.dur_s > 0);
+        // cpus_allowed (bound) wins over cpumask.
+        if let (false, Some(mask)) = (m.is_set("cpus_allowed"), m.int("cpumask")?) {
+            self.cpus_allowed = host::cpus_of_mask(mask as u64);
+            if self.cpus_allowed.is_empty() {
+                return Err(m.job_err("cpumask=0 leaves the job no CPU to run on".into()));
+            }
+        }
+        self.ioprio = match (m.int("prioclass")?, m.int("prio")?) {
+            (None, None) => None,
+            // fio's defaults: best effort when only `prio` is given, level 0 when only the
+            // class is (its logs show 0x4003 for prio=3, 0x6000 for prioclass=3).
+            (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(0) as u32)),
+        };
+        // Every opendir= adds its files (fio adds them again when a directory is named twice),
+        // so all of them are kept, not only the last.
+        if m.raw("opendir").is_some() {
+            let all = m.all.iter().filter(|o| o.def.name == "opendir");
+            self.opendir = all.filter_map(|o| o.value.as_ref().map(|v| v.trim().to_string())).collect();
+        }
+        // fio warns ("time_based requires a runtime/timeout setting") and runs the job as if
+        // time_based were not set; fio's own example files rely on it.
+        if self.time_based && self.runtime_us == 0 {
+            self.time_based = false;
+            self.time_based_dropped = true;
+        }
+        Ok(())
+    }
+
+    /// The rules between engine-private options and the job's engine.
+    fn engine_rules(&mut self, m: &Merged<'_>) -> Result<()> {
+        let ioengine = self.ioengine;
         if matches!(ioengine, "net" | "netsplice") {
-            // fio's net engines also take their peer as `filename=host,port[,protocol]`, and a
-            // UNIX socket's path as the filename.
             if let Some(f) = m.string("filename") {
-                let parts: Vec<&str> = f.split(',').collect();
-                if engine.protocol == "unix" && parts.len() == 1 {
-                    engine.hostname = Some(f.clone());
-                } else if (2..=3).contains(&parts.len()) {
-                    let port: u16 =
-                        parts[1].parse().ok().filter(|&p| p > 0).ok_or_else(|| {
-                            m.job_err(format!("filename={f}: '{}' is not a port (1 to 65535)", parts[1]))
-                        })?;
-                    engine.hostname = Some(parts[0].to_string());
-                    engine.port = Some(port);
-                    if let Some(&p) = parts.get(2) {
-                        engine.protocol = match p {
-                            "tcp" => "tcp",
-                            "tcpv6" => "tcpv6",
-                            "udp" => "udp",
-                            "udpv6" => "udpv6",
-                            "unix" => "unix",
-                            other => {
-                                return Err(m.job_err(format!(
-                                    "filename={f}: '{other}' is not a protocol (tcp, tcpv6, udp, udpv6, unix)"
-                                )))
-                            }
-                        };
-                    }
-                }
+                self.net_peer_from_filename(&f, m)?;
             }
         }
-        for name in [
-            "cmd_type",
-            "readfua",
-            "writefua",
-            "sg_write_mode",
-            "stream_id",
-            "skip_bad",
-            "uri",
-            "bindname",
-            "verb",
-            "volume",
-            "brick",
-            "single-instance",
-        ] {
-            // Read (and so checked) even when unset, so that every row of the table is used.
-            let _ = m.parsed(name)?;
-            if let Some(v) = m.string(name) {
-                engine.other.push((name, v));
-            }
+        // e4defrag allocates the donor at the file's size.
+        if let Some((lo, _)) = self.filesize {
+            self.engine.e4defrag.donor_size = lo;
         }
-        engine.ceph = CephOpts {
-            clustername: m.string("clustername"),
-            clientname: m.string("clientname"),
-            conf: m.string("conf"),
-            pool: m.string("pool"),
-            rbdname: m.string("rbdname"),
-            busy_poll: m.flag("busy_poll")?,
-            touch_objects: m.flag("touch_objects")?,
-            namespace: m.string("namespace"),
-            connect_timeout_us: m.is_set("ceph_connect_timeout").then(|| m.time("ceph_connect_timeout")).transpose()?,
-            shared_client: m.flag("ceph_shared_client")?,
-            shared_handle: m.flag("rbd_shared_handle")?,
-            stall_warn_us: m.time("ceph_stall_warn")?,
-            keyring: None,
-        };
         for fiox_ceph in ["namespace", "ceph_connect_timeout", "ceph_shared_client", "ceph_stall_warn"] {
             if m.is_set(fiox_ceph) && !["rbd", "rados"].contains(&ioengine) {
                 return Err(m.job_err(format!("{fiox_ceph}= is for ioengine=rbd and ioengine=rados, not {ioengine}")));
@@ -958,102 +793,59 @@ impl JobSpec {
         if m.is_set("rbd_shared_handle") && ioengine != "rbd" {
             return Err(m.job_err(format!("rbd_shared_handle= is for ioengine=rbd, not {ioengine}")));
         }
-        if engine.ceph.connect_timeout_us == Some(0) {
+        if self.engine.ceph.connect_timeout_us == Some(0) {
             return Err(m.job_err("ceph_connect_timeout=0 would not wait for the monitors at all".into()));
         }
-        let engine = engine;
         if m.is_set("cmdprio_percentage") && m.is_set("cmdprio_bssplit") {
             return Err(m.job_err("cmdprio_percentage and cmdprio_bssplit cannot be used together".into()));
         }
         // Engine-private options must belong to the job's engine (one inherited from a
         // [global] section for jobs of another engine is left alone, as fio does).
-        for o in options {
+        for o in m.all {
             if !o.def.accepted_by(ioengine) && !o.global {
                 return Err(Error::WrongEngine {
                     option: o.typed.clone(),
                     origin: o.origin.clone(),
                     owners: o.def.engines.join("/"),
-                    job: name.to_string(),
+                    job: m.job.to_string(),
                     engine: ioengine.to_string(),
                 });
             }
         }
-        let mut spec = JobSpec {
-            name: name.to_string(),
-            // fio reads the clock id under either option.
-            log_epoch_clock: {
-                let id = m.int("log_alternate_epoch_clock_id")?.unwrap_or(0) as i32;
-                (m.flag("log_alternate_epoch")? | m.flag("log_unix_epoch")?).then_some(id)
-            },
-            ioengine,
-            engine,
-            verify: verify::verify(&m)?,
-            cpus_allowed: match (m.string("cpus_allowed"), m.int("cpumask")?) {
-                (Some(list), _) => {
-                    host::node_list(&list).map_err(|e| m.job_err(format!("cpus_allowed={list}: {e}")))?
-                }
-                (None, Some(mask)) => {
-                    let cpus = host::cpus_of_mask(mask as u64);
-                    if cpus.is_empty() {
-                        return Err(m.job_err("cpumask=0 leaves the job no CPU to run on".into()));
+        Ok(())
+    }
+
+    /// fio's net engines also take their peer as `filename=host,port[,protocol]`, and a UNIX
+    /// socket's path as the filename.
+    fn net_peer_from_filename(&mut self, f: &str, m: &Merged<'_>) -> Result<()> {
+        let net = &mut self.engine.net;
+        let parts: Vec<&str> = f.split(',').collect();
+        if net.protocol == "unix" && parts.len() == 1 {
+            net.hostname = Some(f.to_string());
+        } else if (2..=3).contains(&parts.len()) {
+            let port: u16 = parts[1]
+                .parse()
+                .ok()
+                .filter(|&p| p > 0)
+                .ok_or_else(|| m.job_err(format!("filename={f}: '{}' is not a port (1 to 65535)", parts[1])))?;
+            net.hostname = Some(parts[0].to_string());
+            net.port = Some(port);
+            if let Some(&p) = parts.get(2) {
+                net.protocol = match p {
+                    "tcp" => "tcp",
+                    "tcpv6" => "tcpv6",
+                    "udp" => "udp",
+                    "udpv6" => "udpv6",
+                    "unix" => "unix",
+                    other => {
+                        return Err(m.job_err(format!(
+                            "filename={f}: '{other}' is not a protocol (tcp, tcpv6, udp, udpv6, unix)"
+                        )))
                     }
-                    cpus
-                }
-                (None, None) => Vec::new(),
-            },
-            ioprio: match (m.int("prioclass")?, m.int("prio")?) {
-                (None, None) => None,
-                // fio's defaults: best effort when only `prio` is given, level 0 when only the
-                // class is (its logs show 0x4003 for prio=3, 0x6000 for prioclass=3).
-                (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(0) as u32)),
-            },
-            // Every opendir= adds its files (fio adds them again when a directory is named
-            // twice), so all of them are kept, not only the last.
-            opendir: match m.raw("opendir") {
-                None => Vec::new(),
-                Some(_) => options
-                    .iter()
-                    .filter(|o| o.def.name == "opendir")
-                    .filter_map(|o| o.value.as_ref().map(|v| v.trim().to_string()))
-                    .collect(),
-            },
-            time_based_dropped: false,
-            replay: replay::replay(&m)?,
-            zones: replay::zones(&m)?,
-            ..JobSpec::default()
-        };
-        m.bind_rows(&mut spec)?;
-        // rwmixwrite gives the read share only when rwmixread is not set.
-        if let (false, Some(w)) = (m.is_set("rwmixread"), m.int("rwmixwrite")?.filter(|_| m.is_set("rwmixwrite"))) {
-            spec.rwmixread = 100 - w as u32;
+                };
+            }
         }
-        if !m.is_set("iodepth_low") {
-            spec.iodepth_low = spec.iodepth;
-        }
-        if !m.is_set("iodepth_batch_complete_max") {
-            // fio's default reaps as many as the minimum (1), which keeps the queue full; the
-            // observed fio 3.33 QD8 run shows "IO depths: 8=99.7%" and "complete: 4=100%".
-            spec.iodepth_batch_complete_max = spec.iodepth_batch_complete_min.max(1);
-        }
-        if m.flag("gtod_reduce")? {
-            (spec.keep_lat, spec.keep_bw) = ([false; 3], false);
-        }
-        // fio 3.33 spells a window's maximum `log_max_value=1`; log_window_value says more.
-        if spec.log_window_value == 0 && m.flag("log_max_value")? {
-            spec.log_window_value = 1;
-        }
-        // The rows of latency_target and steadystate fill these in; their modes are on only
-        // with a target or a window.
-        spec.latency_target = spec.latency_target.filter(|l| l.target_us > 0);
-        spec.steadystate = spec.steadystate.filter(|ss| ss.dur_s > 0);
-        // fio warns ("time_based requires a runtime/timeout setting") and runs the job as if
-        // time_based were not set; fio's own example files rely on it.
-        if spec.time_based && spec.runtime_us == 0 {
-            spec.time_based = false;
-            spec.time_based_dropped = true;
-        }
-        spec.check(&m)?;
-        Ok(spec)
+        Ok(())
     }
 
     /// Cross-option checks that need no I/O. Checks that need the file or device (its size,

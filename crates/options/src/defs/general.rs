@@ -1,7 +1,9 @@
 //! Job description, time, targets, processes and units.
 
 use crate::choices::{ExitWhat, Fallocate, FileService, LockMode};
-use crate::spec::FILE_SERVICE_FORMS;
+use crate::error::Result;
+use crate::host;
+use crate::spec::{Arg, JobSpec, FILE_SERVICE_FORMS};
 use crate::table::{Category as C, Choice, Kind as K, OptDef as O, TimeUnit};
 
 const INT0: K = K::Int { min: 0, max: i64::MAX };
@@ -22,7 +24,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("exitall", K::Flag, C::Process, "Stop all jobs when one job finishes").to(|s, v| Ok(s.exitall = v.flag())),
     O::new("exitall_on_error", K::Flag, C::Process, "Stop all jobs when one job stops on an error").to(|s, v| Ok(s.exitall_on_error = v.flag())),
     O::new("exit_what", K::Choice(EXIT_WHAT), C::Process, "What exitall and exitall_on_error stop").def("group").to(|s, v| Ok(s.exit_what = v.typed(ExitWhat::from_word))),
-    O::new("cpus_allowed", K::Str, C::Process, "CPUs the job may run on, as a list like 0-3,6"),
+    O::new("cpus_allowed", K::Str, C::Process, "CPUs the job may run on, as a list like 0-3,6").to(cpus_allowed),
     O::new("cpus_allowed_policy", K::Choice(CPU_POLICY), C::Process, "How cpus_allowed is shared between the clones of a job").def("shared").to(|s, v| Ok(s.cpus_split = v.choice() == "split")),
     O::new("cpumask", K::Int { min: 0, max: i64::MAX }, C::Process, "CPUs the job may run on, as a bit mask (bit N: CPU N); cpus_allowed takes a list"),
     O::new("nice", K::Int { min: -20, max: 19 }, C::Process, "Scheduling niceness of the job").def("0").to(|s, v| Ok(s.nice = v.int() as i32)),
@@ -74,6 +76,12 @@ pub(super) static DEFS: &[O] = &[
     O::new("kb_base", K::Choice(KB_BASE), C::Units, "Base of size suffixes: 1024 (k=1024, KiB=1000) or 1000 (k=1000, KiB=1024)").def("1024").to(|s, v| Ok(s.kb_base = v.choice().parse().expect("kb_base choices are numbers"))),
     O::new("unit_base", K::Choice(UNIT_BASE), C::Units, "Report bandwidth in bytes (8, or 0 for automatic) or bits (1)").def("0").to(|s, v| Ok(s.unit_base = v.choice().parse().expect("unit_base choices are numbers"))),
 ];
+
+fn cpus_allowed(s: &mut JobSpec, v: &Arg<'_>) -> Result<()> {
+    let list = v.text();
+    s.cpus_allowed = host::node_list(&list).map_err(|e| v.err(format!("cpus_allowed={list}: {e}")))?;
+    Ok(())
+}
 
 static LOCKFILE: &[Choice] = &[
     Choice { word: "none", help: "No file locking" },

@@ -41,7 +41,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("log_offset", K::Bool, C::Logging, "Add each I/O's offset to log entries").def("0").to(|s, v| Ok(s.log_offset = v.flag())),
     O::new("log_unix_epoch", K::Bool, C::Logging, "Log times as milliseconds since the Unix epoch instead of since the job started").def("0"),
     O::new("log_alternate_epoch", K::Bool, C::Logging, "Log times as milliseconds since the epoch of clock log_alternate_epoch_clock_id").def("0"),
-    O::new("log_alternate_epoch_clock_id", INT0, C::Logging, "clock_gettime clock whose epoch the logs use (0: CLOCK_REALTIME)").def("0"),
+    O::new("log_alternate_epoch_clock_id", INT0, C::Logging, "clock_gettime clock whose epoch the logs use (0: CLOCK_REALTIME)").def("0").to(|s, v| Ok(s.log_epoch_clock = Some(v.int() as i32))),
     O::new("disk_util", K::Bool, C::Measurement, "Report the utilisation of the block devices under the job's files").def("1").to(|s, v| Ok(s.disk_util = v.flag())),
     O::new("log_prio", K::Bool, C::Logging, "Log each I/O's priority value (0x<class<<13|level>) instead of 1 for a cmdprio I/O").def("0").to(|s, v| Ok(s.log_prio = v.flag())),
     O::new("per_job_logs", K::Bool, C::Logging, "Put each job's index in its log file names").def("1").to(|s, v| Ok(s.per_job_logs = v.flag())),

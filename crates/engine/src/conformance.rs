@@ -7,6 +7,7 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 
 use crate::{Completion, Ddir, EngineInfo, EngineOpts, Io, IoQueue, MemKind, QueueConfig, QueueStatus, ENGINES};
+use fiox_options::spec::{IoUringOpts, LibaioOpts};
 
 const BS: usize = 4096;
 const BLOCKS: usize = 64;
@@ -172,15 +173,22 @@ fn the_queue_refuses_what_would_be_unsound() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+fn uring(io_uring: IoUringOpts) -> EngineOpts {
+    EngineOpts { io_uring, ..EngineOpts::default() }
+}
+
 #[test]
 fn every_engine_writes_and_reads_back() {
     let variants: Vec<(&str, EngineOpts)> = vec![
         ("plain", EngineOpts::default()),
-        ("fixedbufs+registerfiles", EngineOpts { fixedbufs: true, registerfiles: true, ..EngineOpts::default() }),
-        ("vectored", EngineOpts { nonvectored: 0, ..EngineOpts::default() }),
-        ("sqthread_poll", EngineOpts { sqthread_poll: true, ..EngineOpts::default() }),
-        ("force_async", EngineOpts { force_async: 2, ..EngineOpts::default() }),
-        ("userspace_reap", EngineOpts { userspace_reap: true, ..EngineOpts::default() }),
+        ("fixedbufs+registerfiles", uring(IoUringOpts { fixedbufs: true, registerfiles: true, ..Default::default() })),
+        ("vectored", uring(IoUringOpts { nonvectored: 0, ..Default::default() })),
+        ("sqthread_poll", uring(IoUringOpts { sqthread_poll: true, ..Default::default() })),
+        ("force_async", uring(IoUringOpts { force_async: 2, ..Default::default() })),
+        (
+            "userspace_reap",
+            EngineOpts { libaio: LibaioOpts { userspace_reap: true, ..Default::default() }, ..Default::default() },
+        ),
     ];
     let mut ran = 0;
     let mut failures = Vec::new();

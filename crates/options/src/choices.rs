@@ -4,8 +4,9 @@
 //! accepts through `from_word`.
 
 /// `mem` (`iomem`): where I/O buffers come from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MemKind {
+    #[default]
     Malloc,
     Mmap,
     MmapHuge,
@@ -47,9 +48,10 @@ impl MemKind {
 }
 
 /// How files are chosen (the parsed `file_service_type`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum FileService {
     RoundRobin(u32),
+    #[default]
     Sequential,
     Random(u32),
     /// A distribution over the files; they are not skipped when done.
@@ -107,8 +109,9 @@ impl FileService {
 }
 
 /// `fadvise_hint`: the posix_fadvise(2) advice given when a file is opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Fadvise {
+    #[default]
     None,
     /// Sequential for sequential jobs, random for random ones (fio's default, `1`).
     FollowRw,
@@ -142,8 +145,9 @@ pub fn write_hint_from_word(word: &str) -> Option<u64> {
 }
 
 /// `fallocate`: how files are preallocated when they are laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Fallocate {
+    #[default]
     None,
     Native,
     Posix,
@@ -167,8 +171,9 @@ impl Fallocate {
 }
 
 /// `unified_rw_reporting`: whether directions are reported apart, merged, or both.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum UnifiedRw {
+    #[default]
     None,
     Mixed,
     Both,
@@ -208,8 +213,9 @@ impl ClockSource {
 /// `random_generator`: fiox draws offsets with its own generator whatever the choice; `lfsr`
 /// keeps fio's promise that matters to users: every block exactly once per pass, even with
 /// `norandommap`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum RandomGenerator {
+    #[default]
     Tausworthe,
     Lfsr,
     Tausworthe64,
@@ -227,9 +233,10 @@ impl RandomGenerator {
 }
 
 /// `exit_what`: what `exitall` and `exitall_on_error` stop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ExitWhat {
     /// The jobs running now; later stonewall groups still run.
+    #[default]
     Group,
     /// The same (fio 3.33 behaves as for `group`).
     Stonewall,
@@ -249,9 +256,10 @@ impl ExitWhat {
 }
 
 /// `dedupe_mode`: where a deduplicated write buffer comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum DedupeMode {
     /// The last unique buffer the job wrote, again.
+    #[default]
     Repeat,
     /// One of a fixed working set of buffers, chosen at random.
     WorkingSet,
@@ -268,8 +276,9 @@ impl DedupeMode {
 }
 
 /// `lockfile`: how jobs sharing a file take turns doing I/O to it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LockMode {
+    #[default]
     None,
     /// One I/O at a time, whatever its direction.
     Exclusive,

@@ -14,8 +14,14 @@ use crate::jobfile::RawOpt;
 use crate::table::{self, Kind, OptDef, Support};
 use crate::value::{self, Ctx, Parsed, RwMode, Value};
 
+pub mod bind;
 mod replay;
 mod verify;
+pub use crate::defs::engine::{
+    CephOpts, CmdPrioOpts, CpuioOpts, E4defragOpts, EngineOpts, ExecOpts, GfapiOpts, IoUringOpts, LibaioOpts, MtdOpts,
+    NbdOpts, NetOpts, Pvsync2Opts, RdmaOpts, SgOpts,
+};
+pub use bind::{Arg, Binder};
 pub use replay::{ReplaySpec, ZoneMode, ZoneSpec};
 pub use verify::VerifySpec;
 
@@ -26,19 +32,35 @@ pub enum SizeSpec {
     Percent(f64),
 }
 
-const DIST_FORMS: &str =
+impl Default for SizeSpec {
+    fn default() -> Self {
+        SizeSpec::Bytes(0)
+    }
+}
+
+// The blank `JobSpec` needs a mode; `rw`'s row default replaces it.
+impl Default for RwMode {
+    fn default() -> Self {
+        RwMode::Read
+    }
+}
+
+pub(crate) const DIST_FORMS: &str =
     "random, zipf:θ[:center], pareto:h[:center], normal:dev[:center], zoned:P/R%:..., zoned_abs:P/SIZE:...";
-const IGNORE_FORMS: &str = "READ,WRITE,VERIFY lists of errno names or numbers separated by ':', e.g. EIO:ENOSPC,EIO";
-const MEMPOLICY_FORMS: &str = "default, local, prefer:N, bind:LIST or interleave:LIST (LIST like 0,2-3)";
-const FILE_SERVICE_FORMS: &str = "roundrobin[:N], sequential, random[:N], zipf:θ, pareto:h, normal:σ or gauss:σ";
-const SS_FORMS: &str =
+pub(crate) const IGNORE_FORMS: &str =
+    "READ,WRITE,VERIFY lists of errno names or numbers separated by ':', e.g. EIO:ENOSPC,EIO";
+pub(crate) const MEMPOLICY_FORMS: &str = "default, local, prefer:N, bind:LIST or interleave:LIST (LIST like 0,2-3)";
+pub(crate) const FILE_SERVICE_FORMS: &str =
+    "roundrobin[:N], sequential, random[:N], zipf:θ, pareto:h, normal:σ or gauss:σ";
+pub(crate) const SS_FORMS: &str =
     "iops, iops_slope, bw or bw_slope, ':' and a threshold: a number or a percentage of the mean, e.g. iops_slope:0.1%";
-const PATTERN_FORMS: &str = "0x hex bytes, a quoted string or a number, or several of those in a row";
+pub(crate) const PATTERN_FORMS: &str = "0x hex bytes, a quoted string or a number, or several of those in a row";
 
 /// How random offsets are spread over the blocks (`random_distribution`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub enum RandomDist {
     /// Uniform, each block once per pass unless `norandommap`.
+    #[default]
     Random,
     /// Zipf with exponent θ over the blocks' popularity ranks; the optional second number
     /// (0 to 1) is where in the range the hottest block lies (fio's "center").
@@ -56,7 +78,7 @@ pub enum RandomDist {
 }
 
 impl RandomDist {
-    fn parse(text: &str, ctx: &Ctx) -> std::result::Result<RandomDist, String> {
+    pub(crate) fn parse(text: &str, ctx: &Ctx) -> std::result::Result<RandomDist, String> {
         let (kind, args) = text.split_once(':').unwrap_or((text, ""));
         // `kind[:value[:center]]`; fio ignores anything after the center.
         let numbers = |default: f64| -> std::result::Result<(f64, Option<f64>), String> {
@@ -146,7 +168,7 @@ impl RandomDist {
 }
 
 /// What steady state is judged on (`steadystate`, `ss_dur`, `ss_ramp`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SteadyState {
     /// Bandwidth rather than IOPS.
     pub bw: bool,
@@ -172,9 +194,14 @@ impl SteadyState {
         }
     }
 
+    /// Takes the criterion and limit of `c`, keeping the window and ramp.
+    pub(crate) fn criterion(&mut self, c: SteadyState) {
+        *self = SteadyState { dur_s: self.dur_s, ramp_us: self.ramp_us, ..c };
+    }
+
     /// `criterion:limit[%]`, the criterion one of fio's four words, the limit a number of 0 or
     /// more; the window and ramp are filled in by the caller.
-    fn parse(text: &str) -> std::result::Result<SteadyState, String> {
+    pub(crate) fn parse(text: &str) -> std::result::Result<SteadyState, String> {
         let text = text.trim();
         let Some((word, limit)) = text.split_once(':') else {
             return Err("a threshold must follow the criterion, as in iops_slope:0.1% or bw:2m".into());
@@ -240,105 +267,13 @@ impl SyncFileRange {
 
 /// fio's latency-target mode (`latency_target`, `latency_window`, `latency_percentile`,
 /// `latency_run`).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct LatencyTarget {
     pub target_us: u64,
     pub window_us: u64,
     pub percentile: f64,
     /// Keep adjusting the depth for the whole run instead of ending once it is found.
     pub run: bool,
-}
-
-/// Options that only some engines read.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct EngineOpts {
-    pub hipri: bool,
-    /// pvsync2: the share of I/Os (percent) sent with RWF_HIPRI when `hipri` is set.
-    pub hipri_percentage: u32,
-    pub uncached: bool,
-    pub nowait: bool,
-    pub fixedbufs: bool,
-    pub registerfiles: bool,
-    pub sqthread_poll: bool,
-    pub sqthread_poll_cpu: Option<u32>,
-    pub nonvectored: i32,
-    pub force_async: u64,
-    pub userspace_reap: bool,
-    /// Per direction: the share of I/Os (percent) sent with priority `cmdprio_class`/`cmdprio`.
-    pub cmdprio_percentage: [u32; 3],
-    pub cmdprio_class: [u32; 3],
-    pub cmdprio: [u32; 3],
-    /// Per direction: `(block size, percent, explicit (class, level))` (`cmdprio_bssplit`).
-    pub cmdprio_bssplit: [Vec<crate::value::PrioSplitEntry>; 3],
-    /// cpuio: the share of a CPU to burn (0: not given; values above 100, and negative ones as
-    /// in fio, mean 100), the length of one burn in microseconds, qsort instead of a busy loop,
-    /// and whether to stop once the jobs doing I/O have finished.
-    pub cpuload: u32,
-    pub cpuchunks: u32,
-    pub cpumode_qsort: bool,
-    pub exit_on_io_done: bool,
-    /// exec: the program, its raw argument string, seconds between SIGTERM and SIGKILL, and
-    /// whether its output goes to JOBNAME.stdout/.stderr.
-    pub program: Option<String>,
-    pub arguments: Option<String>,
-    pub grace_time: u32,
-    pub std_redirect: bool,
-    /// e4defrag: the donor file and whether its space is allocated per I/O.
-    pub donorname: Option<String>,
-    pub inplace: bool,
-    /// e4defrag: how much of the donor to allocate at start (`filesize`, its low end; 0: unset).
-    pub donor_size: u64,
-    /// net/netsplice (hostname and port also rdma).
-    pub hostname: Option<String>,
-    pub port: Option<u16>,
-    pub protocol: &'static str,
-    pub nodelay: bool,
-    pub listen: bool,
-    pub pingpong: bool,
-    pub interface: Option<String>,
-    pub ttl: u32,
-    pub window_size: Option<u32>,
-    pub mss: Option<u32>,
-    /// rbd and rados (Ceph): which cluster, client, configuration, pool and image.
-    pub ceph: CephOpts,
-    /// Options of engines fiox cannot run on this kind of machine (sg, io_uring_cmd, mtd,
-    /// nbd, rdma, gfapi): parsed and checked so that job files for them are accepted, and
-    /// named in the error that refuses the run. `(option, value)` in the order read.
-    pub other: Vec<(&'static str, String)>,
-}
-
-/// The options of fio's `rbd` and `rados` engines, with fio 3.33's defaults.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CephOpts {
-    /// The cluster's name (`clustername`): picks `$cluster.conf` and the full client name.
-    pub clustername: Option<String>,
-    /// The client (`clientname`), `admin` when unset.
-    pub clientname: Option<String>,
-    /// The configuration file (`conf`; for rbd a fiox extension); unset, librados's search (`$CEPH_CONF`, then
-    /// `/etc/ceph/$cluster.conf`, `~/.ceph/$cluster.conf`, `./$cluster.conf`).
-    pub conf: Option<String>,
-    pub pool: Option<String>,
-    /// rbd: the image (`rbdname`).
-    pub rbdname: Option<String>,
-    /// Spin for completions instead of sleeping (`busy_poll`; rbd only, as in fio).
-    pub busy_poll: bool,
-    /// rados: create every object when the job starts (`touch_objects`, default 1).
-    pub touch_objects: bool,
-    /// fiox: the RADOS namespace of the image or objects (`namespace`).
-    pub namespace: Option<String>,
-    /// fiox: how long to wait for the monitors, microseconds (`ceph_connect_timeout`); unset,
-    /// the configuration's `client_mount_timeout` if it sets one, else 60 s.
-    pub connect_timeout_us: Option<u64>,
-    /// fiox: one librados client for all jobs of the process that agree on it
-    /// (`ceph_shared_client`).
-    pub shared_client: bool,
-    /// fiox: one open rbd image for all jobs of the process on it (`rbd_shared_handle`).
-    pub shared_handle: bool,
-    /// fiox: the stall watchdog's threshold, microseconds (`ceph_stall_warn`; 0: off).
-    pub stall_warn_us: u64,
-    /// The keyring file (`--keyring` of `fiox rbd`/`fiox rados`; no job option): replaces the
-    /// configuration's `keyring`.
-    pub keyring: Option<String>,
 }
 
 /// One rule of which I/Os get a priority: those of `bs` (any size if `None`), `pct` percent of
@@ -350,27 +285,11 @@ pub struct PrioRule {
     pub ioprio: u16,
 }
 
-impl EngineOpts {
-    /// The priority rules of direction `d` (`cmdprio_bssplit`, else `cmdprio_percentage`);
-    /// empty when neither is set. The first rule whose block size matches applies.
-    pub fn cmdprio_rules(&self, d: usize) -> Vec<PrioRule> {
-        let value = |class: u32, level: u32| ((class << 13) | level) as u16;
-        let default = value(self.cmdprio_class[d], self.cmdprio[d]);
-        if !self.cmdprio_bssplit[d].is_empty() {
-            return self.cmdprio_bssplit[d]
-                .iter()
-                .map(|&(bs, pct, p)| PrioRule { bs: Some(bs), pct, ioprio: p.map_or(default, |(c, l)| value(c, l)) })
-                .collect();
-        }
-        if self.cmdprio_percentage[d] == 0 {
-            return Vec::new();
-        }
-        vec![PrioRule { bs: None, pct: self.cmdprio_percentage[d] as f64, ioprio: default }]
-    }
-}
-
 /// A job, resolved. Times are in microseconds, sizes in bytes.
-#[derive(Debug, Clone)]
+///
+/// `Default` is only the blank that the rows are bound onto (`spec/bind.rs`): every row with a
+/// default overwrites its field, so a choice type's own `Default` is never what a job gets.
+#[derive(Debug, Clone, Default)]
 pub struct JobSpec {
     pub name: String,
     pub description: Option<String>,
@@ -618,11 +537,28 @@ pub struct JobSpec {
 /// The last value of each option wins; this index maps option name to that raw option.
 struct Merged<'a> {
     by_name: HashMap<&'static str, &'a RawOpt>,
+    /// Every option in order, for the rules that read more than the last value.
+    all: &'a [RawOpt],
     ctx: Ctx,
     job: &'a str,
 }
 
 impl<'a> Merged<'a> {
+    /// Indexes the options, settles `kb_base` and parses and checks every option set,
+    /// including those that no row binds.
+    fn new(job: &'a str, options: &'a [RawOpt], ctx: &Ctx) -> Result<Self> {
+        let by_name = options.iter().map(|o| (o.def.name, o)).collect();
+        let mut m = Merged { by_name, all: options, ctx: ctx.clone(), job };
+        // kb_base changes how every size is read, so it is settled first.
+        if let Some(Value::Choice(b)) = m.one("kb_base")? {
+            m.ctx.kb_base = b.parse().expect("kb_base choices are numbers");
+        }
+        for o in options {
+            parse_raw(o, &m.ctx)?;
+        }
+        Ok(m)
+    }
+
     fn raw(&self, name: &str) -> Option<&'a RawOpt> {
         debug_assert!(table::lookup(name).is_some(), "spec reads unknown option {name}");
         #[cfg(test)]
@@ -676,26 +612,6 @@ impl<'a> Merged<'a> {
         })
     }
 
-    fn size_spec(&self, name: &str) -> Result<Option<SizeSpec>> {
-        Ok(match self.one(name)? {
-            Some(Value::Size(v)) => Some(SizeSpec::Bytes(v)),
-            Some(Value::Pct(p)) => Some(SizeSpec::Percent(p)),
-            _ => None,
-        })
-    }
-
-    fn time(&self, name: &str) -> Result<u64> {
-        Ok(match self.one(name)? {
-            Some(Value::Time(v)) => v,
-            _ => 0,
-        })
-    }
-
-    /// A log's file-name prefix: the value, or the job's name when the option is written bare.
-    fn log_prefix(&self, name: &str, job: &str) -> Option<String> {
-        self.raw(name).map(|r| r.value.as_deref().map_or(job.to_string(), |v| v.trim().to_string()))
-    }
-
     fn string(&self, name: &str) -> Option<String> {
         self.raw(name).and_then(|r| r.value.clone())
     }
@@ -705,46 +621,6 @@ impl<'a> Merged<'a> {
             Some(Value::Choice(c)) => Ok(c),
             _ => unreachable!("{name} is a choice with a default"),
         }
-    }
-
-    /// A choice option as its type (see `choices.rs`, whose test covers every word).
-    fn typed<T>(&self, name: &str, from_word: fn(&str) -> Option<T>) -> Result<T> {
-        let word = self.choice(name)?;
-        Ok(from_word(word).unwrap_or_else(|| unreachable!("{name}={word} has no variant in choices.rs")))
-    }
-
-    /// Per-direction sizes, falling back to the default for directions left empty.
-    fn per_dir_size(&self, name: &str) -> Result<[u64; 3]> {
-        let def = table::lookup(name).expect("known option");
-        let default = match def.default.map(|d| value::parse(def, d, &self.ctx)) {
-            Some(Ok(Parsed::One(Value::Size(v)))) => v,
-            _ => 0,
-        };
-        Ok(match self.parsed(name)? {
-            Some(Parsed::One(Value::Size(v))) => [v; 3],
-            Some(Parsed::PerDir(d)) => d.map(|v| match v {
-                Some(Value::Size(s)) => s,
-                _ => default,
-            }),
-            _ => [default; 3],
-        })
-    }
-
-    /// Per-direction values of any kind, `None` where a direction keeps the default.
-    fn per_dir(&self, name: &str) -> Result<[Option<Value>; 3]> {
-        Ok(match self.parsed(name)? {
-            Some(Parsed::One(v)) => [Some(v.clone()), Some(v.clone()), Some(v)],
-            Some(Parsed::PerDir(d)) => d,
-            None => [None, None, None],
-        })
-    }
-
-    fn per_dir_int(&self, name: &str, fallback: u64) -> Result<[u64; 3]> {
-        Ok(self.per_dir(name)?.map(|v| match v {
-            Some(Value::Int(i)) => i.max(0) as u64,
-            Some(Value::Size(s)) => s,
-            _ => fallback,
-        }))
     }
 
     /// An option whose value has a syntax of its own (`random_distribution`, `buffer_pattern`):
@@ -768,6 +644,22 @@ impl<'a> Merged<'a> {
 
     fn job_err(&self, message: String) -> Error {
         Error::Job { job: self.job.to_string(), message }
+    }
+
+    /// Calls every row's binder with the job's value, or the row's default when the job left
+    /// the option unset (rows with neither keep the blank's value), in table order.
+    fn bind_rows(&self, spec: &mut JobSpec) -> Result<()> {
+        for def in table::all() {
+            let Some(bind) = def.bind else { continue };
+            let raw = self.by_name.get(def.name).copied();
+            let parsed = match (raw, def.default) {
+                (Some(r), _) => parse_raw(r, &self.ctx)?,
+                (None, Some(d)) => value::parse(def, d, &self.ctx).expect("defaults are tested to parse"),
+                (None, None) => continue,
+            };
+            bind(spec, &Arg::new(def, parsed, raw, &self.ctx, self.job))?;
+        }
+        Ok(())
     }
 }
 
@@ -812,151 +704,87 @@ impl JobSpec {
     /// Resolves a job from its options in order (globals first, then the job's own); later
     /// options override earlier ones, as in fio.
     pub fn resolve(name: &str, options: &[RawOpt], ctx: &Ctx) -> Result<JobSpec> {
-        let mut by_name = HashMap::new();
-        for o in options {
-            by_name.insert(o.def.name, o);
-        }
-        let mut m = Merged { by_name, ctx: ctx.clone(), job: name };
-        // kb_base changes how every size is read, so it is settled first.
-        if let Some(Value::Choice(b)) = m.one("kb_base")? {
-            m.ctx.kb_base = b.parse().expect("kb_base choices are numbers");
-        }
-        // Every option set is parsed and checked, including those the spec does not read below.
-        for o in options {
-            parse_raw(o, &m.ctx)?;
-        }
+        let m = Merged::new(name, options, ctx)?;
+        let mut spec = JobSpec { name: name.to_string(), ..JobSpec::default() };
+        m.bind_rows(&mut spec)?;
+        spec.derive(&m)?;
+        spec.engine_rules(&m)?;
+        spec.verify = verify::verify(&m)?;
+        spec.replay = replay::replay(&m)?;
+        spec.zones = replay::zones(&m)?;
+        spec.check(&m)?;
+        Ok(spec)
+    }
 
-        let (rw, rw_modifier) = match m.one("rw")? {
-            Some(Value::Rw(mode, n)) => (mode, n),
-            _ => (RwMode::Read, 0),
-        };
-        let rwmixread = match (m.is_set("rwmixread"), m.is_set("rwmixwrite")) {
-            (false, true) => 100 - m.u32("rwmixwrite", 50)?,
-            _ => m.u32("rwmixread", 50)?,
-        };
-        let ioengine = m.choice("ioengine")?;
-        let iodepth = m.u32("iodepth", 1)?;
-        let mut direct = m.flag("direct")?;
-        if m.is_set("buffered") && !m.flag("buffered")? {
-            direct = true;
+    /// Values that depend on more than one row, once every row is bound.
+    fn derive(&mut self, m: &Merged<'_>) -> Result<()> {
+        // rwmixwrite gives the read share only when rwmixread is not set.
+        if !m.is_set("rwmixread") && m.is_set("rwmixwrite") {
+            self.rwmixread = 100 - m.int("rwmixwrite")?.map_or(0, |w| w as u32);
         }
-        let engine = EngineOpts {
-            hipri: m.flag("hipri")?,
-            hipri_percentage: m.u32("hipri_percentage", 100)?,
-            uncached: m.flag("uncached")?,
-            nowait: m.flag("nowait")?,
-            fixedbufs: m.flag("fixedbufs")?,
-            registerfiles: m.flag("registerfiles")?,
-            sqthread_poll: m.flag("sqthread_poll")?,
-            sqthread_poll_cpu: m.int("sqthread_poll_cpu")?.map(|v| v as u32),
-            nonvectored: m.int("nonvectored")?.unwrap_or(-1) as i32,
-            force_async: m.int("force_async")?.unwrap_or(0) as u64,
-            userspace_reap: m.flag("userspace_reap")?,
-            cmdprio_percentage: m.per_dir_int("cmdprio_percentage", 0)?.map(|v| v as u32),
-            cmdprio_class: m.per_dir_int("cmdprio_class", 1)?.map(|v| v as u32),
-            cmdprio: m.per_dir_int("cmdprio", 0)?.map(|v| v as u32),
-            cmdprio_bssplit: m.per_dir("cmdprio_bssplit")?.map(|v| match v {
-                Some(Value::PrioSplit(s)) => s,
-                _ => Vec::new(),
-            }),
-            ..EngineOpts::default()
-        };
-        let mut engine = engine;
-        engine.cpuload = match m.int("cpuload")? {
-            None | Some(0) => 0,
-            // fio stores the value unsigned, so a negative one wraps to a huge load, which is
-            // then capped like any load above 100.
-            Some(v) if !(0..=100).contains(&v) => 100,
-            Some(v) => v as u32,
-        };
-        engine.cpuchunks = m.u32("cpuchunks", 50000)?;
-        engine.cpumode_qsort = m.choice("cpumode")? == "qsort";
-        engine.exit_on_io_done = m.flag("exit_on_io_done")?;
-        engine.program = m.string("program");
-        engine.arguments = m.string("arguments");
-        engine.grace_time = m.u32("grace_time", 1)?;
-        engine.std_redirect = m.flag("std_redirect")?;
-        engine.donorname = m.string("donorname");
-        engine.inplace = m.int("inplace")?.unwrap_or(0) == 1;
-        if let Some(Value::Range(lo, _)) = m.one("filesize")? {
-            engine.donor_size = lo;
+        if !m.is_set("iodepth_low") {
+            self.iodepth_low = self.iodepth;
         }
-        engine.hostname = m.string("hostname");
-        engine.port = m.int("port")?.map(|p| p as u16);
-        engine.protocol = m.choice("protocol")?;
-        engine.nodelay = m.flag("nodelay")?;
-        engine.listen = m.flag("listen")?;
-        engine.pingpong = m.flag("pingpong")?;
-        engine.interface = m.string("interface");
-        engine.ttl = m.u32("ttl", 1)?;
-        engine.window_size = m.int("window_size")?.map(|v| v as u32);
-        engine.mss = m.int("mss")?.map(|v| v as u32);
+        if !m.is_set("iodepth_batch_complete_max") {
+            // fio's default reaps as many as the minimum (1), which keeps the queue full; the
+            // observed fio 3.33 QD8 run shows "IO depths: 8=99.7%" and "complete: 4=100%".
+            self.iodepth_batch_complete_max = self.iodepth_batch_complete_min.max(1);
+        }
+        if m.flag("gtod_reduce")? {
+            (self.keep_lat, self.keep_bw) = ([false; 3], false);
+        }
+        // fio 3.33 spells a window's maximum `log_max_value=1`; log_window_value says more.
+        if self.log_window_value == 0 && m.flag("log_max_value")? {
+            self.log_window_value = 1;
+        }
+        // fio reads the clock id (bound to log_epoch_clock) under either option.
+        if !(m.flag("log_alternate_epoch")? || m.flag("log_unix_epoch")?) {
+            self.log_epoch_clock = None;
+        }
+        // The rows of latency_target and steadystate fill these in; their modes are on only
+        // with a target or a window.
+        self.latency_target = self.latency_target.filter(|l| l.target_us > 0);
+        self.steadystate = self.steadystate.filter(|ss| ss.dur_s > 0);
+        // cpus_allowed (bound) wins over cpumask.
+        if let (false, Some(mask)) = (m.is_set("cpus_allowed"), m.int("cpumask")?) {
+            self.cpus_allowed = host::cpus_of_mask(mask as u64);
+            if self.cpus_allowed.is_empty() {
+                return Err(m.job_err("cpumask=0 leaves the job no CPU to run on".into()));
+            }
+        }
+        self.ioprio = match (m.int("prioclass")?, m.int("prio")?) {
+            (None, None) => None,
+            // fio's defaults: best effort when only `prio` is given, level 0 when only the
+            // class is (its logs show 0x4003 for prio=3, 0x6000 for prioclass=3).
+            (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(0) as u32)),
+        };
+        // Every opendir= adds its files (fio adds them again when a directory is named twice),
+        // so all of them are kept, not only the last.
+        if m.raw("opendir").is_some() {
+            let all = m.all.iter().filter(|o| o.def.name == "opendir");
+            self.opendir = all.filter_map(|o| o.value.as_ref().map(|v| v.trim().to_string())).collect();
+        }
+        // fio warns ("time_based requires a runtime/timeout setting") and runs the job as if
+        // time_based were not set; fio's own example files rely on it.
+        if self.time_based && self.runtime_us == 0 {
+            self.time_based = false;
+            self.time_based_dropped = true;
+        }
+        Ok(())
+    }
+
+    /// The rules between engine-private options and the job's engine.
+    fn engine_rules(&mut self, m: &Merged<'_>) -> Result<()> {
+        let ioengine = self.ioengine;
         if matches!(ioengine, "net" | "netsplice") {
-            // fio's net engines also take their peer as `filename=host,port[,protocol]`, and a
-            // UNIX socket's path as the filename.
             if let Some(f) = m.string("filename") {
-                let parts: Vec<&str> = f.split(',').collect();
-                if engine.protocol == "unix" && parts.len() == 1 {
-                    engine.hostname = Some(f.clone());
-                } else if (2..=3).contains(&parts.len()) {
-                    let port: u16 =
-                        parts[1].parse().ok().filter(|&p| p > 0).ok_or_else(|| {
-                            m.job_err(format!("filename={f}: '{}' is not a port (1 to 65535)", parts[1]))
-                        })?;
-                    engine.hostname = Some(parts[0].to_string());
-                    engine.port = Some(port);
-                    if let Some(&p) = parts.get(2) {
-                        engine.protocol = match p {
-                            "tcp" => "tcp",
-                            "tcpv6" => "tcpv6",
-                            "udp" => "udp",
-                            "udpv6" => "udpv6",
-                            "unix" => "unix",
-                            other => {
-                                return Err(m.job_err(format!(
-                                    "filename={f}: '{other}' is not a protocol (tcp, tcpv6, udp, udpv6, unix)"
-                                )))
-                            }
-                        };
-                    }
-                }
+                self.net_peer_from_filename(&f, m)?;
             }
         }
-        for name in [
-            "cmd_type",
-            "readfua",
-            "writefua",
-            "sg_write_mode",
-            "stream_id",
-            "skip_bad",
-            "uri",
-            "bindname",
-            "verb",
-            "volume",
-            "brick",
-            "single-instance",
-        ] {
-            // Read (and so checked) even when unset, so that every row of the table is used.
-            let _ = m.parsed(name)?;
-            if let Some(v) = m.string(name) {
-                engine.other.push((name, v));
-            }
+        // e4defrag allocates the donor at the file's size.
+        if let Some((lo, _)) = self.filesize {
+            self.engine.e4defrag.donor_size = lo;
         }
-        engine.ceph = CephOpts {
-            clustername: m.string("clustername"),
-            clientname: m.string("clientname"),
-            conf: m.string("conf"),
-            pool: m.string("pool"),
-            rbdname: m.string("rbdname"),
-            busy_poll: m.flag("busy_poll")?,
-            touch_objects: m.flag("touch_objects")?,
-            namespace: m.string("namespace"),
-            connect_timeout_us: m.is_set("ceph_connect_timeout").then(|| m.time("ceph_connect_timeout")).transpose()?,
-            shared_client: m.flag("ceph_shared_client")?,
-            shared_handle: m.flag("rbd_shared_handle")?,
-            stall_warn_us: m.time("ceph_stall_warn")?,
-            keyring: None,
-        };
         for fiox_ceph in ["namespace", "ceph_connect_timeout", "ceph_shared_client", "ceph_stall_warn"] {
             if m.is_set(fiox_ceph) && !["rbd", "rados"].contains(&ioengine) {
                 return Err(m.job_err(format!("{fiox_ceph}= is for ioengine=rbd and ioengine=rados, not {ioengine}")));
@@ -965,345 +793,59 @@ impl JobSpec {
         if m.is_set("rbd_shared_handle") && ioengine != "rbd" {
             return Err(m.job_err(format!("rbd_shared_handle= is for ioengine=rbd, not {ioengine}")));
         }
-        if engine.ceph.connect_timeout_us == Some(0) {
+        if self.engine.ceph.connect_timeout_us == Some(0) {
             return Err(m.job_err("ceph_connect_timeout=0 would not wait for the monitors at all".into()));
         }
-        let engine = engine;
         if m.is_set("cmdprio_percentage") && m.is_set("cmdprio_bssplit") {
             return Err(m.job_err("cmdprio_percentage and cmdprio_bssplit cannot be used together".into()));
         }
         // Engine-private options must belong to the job's engine (one inherited from a
         // [global] section for jobs of another engine is left alone, as fio does).
-        for o in options {
+        for o in m.all {
             if !o.def.accepted_by(ioengine) && !o.global {
                 return Err(Error::WrongEngine {
                     option: o.typed.clone(),
                     origin: o.origin.clone(),
                     owners: o.def.engines.join("/"),
-                    job: name.to_string(),
+                    job: m.job.to_string(),
                     engine: ioengine.to_string(),
                 });
             }
         }
-        let percentile_list = match m.one("percentile_list")? {
-            Some(Value::Floats(v)) => v,
-            _ => Vec::new(),
-        };
-        let filesize = match m.one("filesize")? {
-            Some(Value::Range(lo, hi)) => Some((lo, hi)),
-            _ => None,
-        };
-        let mut spec = JobSpec {
-            name: name.to_string(),
-            description: m.string("description"),
-            rw,
-            rw_modifier,
-            rwmixread,
-            bs: m.per_dir_size("bs")?,
-            size: m.size_spec("size")?,
-            filesize,
-            io_size: m.size_spec("io_size")?,
-            offset: m.size_spec("offset")?.unwrap_or(SizeSpec::Bytes(0)),
-            offset_increment: m.size_spec("offset_increment")?.unwrap_or(SizeSpec::Bytes(0)),
-            filename: m.string("filename"),
-            directory: m.string("directory"),
-            keep_lat: {
-                let all = !m.flag("gtod_reduce")?;
-                [all && !m.flag("disable_slat")?, all && !m.flag("disable_clat")?, all && !m.flag("disable_lat")?]
-            },
-            log_prio: m.flag("log_prio")?,
-            // fio reads the clock id under either option.
-            log_epoch_clock: {
-                let id = m.int("log_alternate_epoch_clock_id")?.unwrap_or(0) as i32;
-                (m.flag("log_alternate_epoch")? | m.flag("log_unix_epoch")?).then_some(id)
-            },
-            disk_util: m.flag("disk_util")?,
-            keep_bw: !m.flag("gtod_reduce")? && !m.flag("disable_bw_measurement")?,
-            filename_format: m.string("filename_format").unwrap_or_else(|| "$jobname.$jobnum.$filenum".into()),
-            nrfiles: m.u32("nrfiles", 1)?,
-            ioengine,
-            engine,
-            iodepth,
-            iodepth_batch_submit: m.u32("iodepth_batch_submit", 1)?,
-            iodepth_batch_complete_min: m.u32("iodepth_batch_complete_min", 1)?,
-            // fio's default reaps as many as the minimum (1), which keeps the queue full; the
-            // observed fio 3.33 QD8 run shows "IO depths: 8=99.7%" and "complete: 4=100%".
-            iodepth_batch_complete_max: m
-                .u32("iodepth_batch_complete_max", m.u32("iodepth_batch_complete_min", 1)?.max(1))?,
-            iodepth_low: m.u32("iodepth_low", iodepth)?,
-            direct,
-            runtime_us: m.time("runtime")?,
-            hang_timeout_us: m.time("hang_timeout")?,
-            time_based: m.flag("time_based")?,
-            ramp_time_us: m.time("ramp_time")?,
-            loops: m.u32("loops", 1)?,
-            numjobs: m.u32("numjobs", 1)?,
-            thread: m.flag("thread")?,
-            group_reporting: m.flag("group_reporting")?,
-            stonewall: m.flag("stonewall")?,
-            new_group: m.flag("new_group")?,
-            // fiox draws every random choice from one seeded stream per job, so `allrandrepeat`
-            // makes all of them repeatable exactly as randrepeat does.
-            randrepeat: m.flag("allrandrepeat")? | m.flag("randrepeat")?,
-            randseed: m.int("randseed")?.unwrap_or(0x89) as u64,
-            norandommap: m.flag("norandommap")?,
-            lockmem: m.size("lockmem")?.unwrap_or(0),
-            kb_base: m.ctx.kb_base,
-            end_fsync: m.flag("end_fsync")?,
-            fsync_on_close: m.flag("fsync_on_close")?,
-            unlink: m.flag("unlink")?,
-            unlink_each_loop: m.flag("unlink_each_loop")?,
-            allow_mounted_write: m.flag("allow_mounted_write")?,
-            readonly: m.flag("readonly")?,
-            zero_buffers: m.flag("zero_buffers")?,
-            refill_buffers: m.flag("refill_buffers")?,
-            scramble_buffers: m.flag("scramble_buffers")?,
-            mem: match m.string("mem").filter(|raw| raw.contains(':')) {
-                // fio maps `mmaphuge:FILE` from a file on hugetlbfs; the choice parser keeps only
-                // the word, so the file would be ignored without this.
-                Some(raw) => {
-                    return Err(m.job_err(format!(
-                        "mem={raw}: a file for the buffers (after ':') is not supported yet; mem=mmaphuge maps anonymous huge pages"
-                    )))
-                }
-                None => m.typed("mem", MemKind::from_word)?,
-            },
-            iomem_align: m.size("iomem_align")?.unwrap_or(0),
-            clat_percentiles: m.flag("clat_percentiles")?,
-            lat_percentiles: m.flag("lat_percentiles")?,
-            slat_percentiles: m.flag("slat_percentiles")?,
-            percentile_list,
-            significant_figures: m.u32("significant_figures", 4)?,
-            bwavgtime_ms: m.int("bwavgtime")?.unwrap_or(500) as u64,
-            iopsavgtime_ms: m.int("iopsavgtime")?.unwrap_or(500) as u64,
-            verify: verify::verify(&m)?,
-            bsrange: m.per_dir("bsrange")?.map(|v| match v {
-                Some(Value::Range(lo, hi)) => Some((lo, hi)),
-                _ => None,
-            }),
-            bssplit: m.per_dir("bssplit")?.map(|v| match v {
-                Some(Value::Split(s)) => s,
-                _ => Vec::new(),
-            }),
-            blockalign: m.per_dir_int("ba", 0)?,
-            bs_unaligned: m.flag("bs_unaligned")?,
-            percentage_random: m.per_dir_int("percentage_random", 100)?.map(|v| v as u32),
-            fsync: m.u32("fsync", 0)?,
-            fdatasync: m.u32("fdatasync", 0)?,
-            sync_file_range: match m.string("sync_file_range") {
-                Some(v) => SyncFileRange::parse(&v).map_err(|e| m.job_err(e))?,
-                None => None,
-            },
-            serialize_overlap: m.flag("serialize_overlap")?,
-            offload: m.choice("io_submit_mode")? == "offload",
-            number_ios: m.int("number_ios")?.unwrap_or(0) as u64,
-            invalidate: m.flag("invalidate")?,
-            startdelay_us: m.time("startdelay")?,
-            exitall: m.flag("exitall")?,
-            thinktime_us: m.time("thinktime")?,
-            thinktime_spin_us: m.time("thinktime_spin")?,
-            thinktime_blocks: m.u32("thinktime_blocks", 1)?,
-            rate: m.per_dir_int("rate", 0)?,
-            rate_iops: m.per_dir_int("rate_iops", 0)?,
-            rate_poisson: m.choice("rate_process")? == "poisson",
-            cpus_allowed: match (m.string("cpus_allowed"), m.int("cpumask")?) {
-                (Some(list), _) => {
-                    host::cpu_list(&list).map_err(|e| m.job_err(format!("cpus_allowed={list}: {e}")))?
-                }
-                (None, Some(mask)) => {
-                    let cpus = host::cpus_of_mask(mask as u64);
-                    if cpus.is_empty() {
-                        return Err(m.job_err("cpumask=0 leaves the job no CPU to run on".into()));
-                    }
-                    cpus
-                }
-                (None, None) => Vec::new(),
-            },
-            cpus_split: m.choice("cpus_allowed_policy")? == "split",
-            nice: m.int("nice")?.unwrap_or(0) as i32,
-            ioprio: match (m.int("prioclass")?, m.int("prio")?) {
-                (None, None) => None,
-                // fio's defaults: best effort when only `prio` is given, level 0 when only the
-                // class is (its logs show 0x4003 for prio=3, 0x6000 for prioclass=3).
-                (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(0) as u32)),
-            },
-            write_iolog: m.string("write_iolog").map(|s| s.trim().to_string()),
-            wait_for: m.string("wait_for").map(|s| s.trim().to_string()),
-            write_bw_log: m.log_prefix("write_bw_log", name),
-            write_lat_log: m.log_prefix("write_lat_log", name),
-            write_iops_log: m.log_prefix("write_iops_log", name),
-            write_hist_log: m.log_prefix("write_hist_log", name),
-            write_intended_lat_log: m.log_prefix("write_intended_lat_log", name),
-            metrics_listen: m.string("metrics_listen").map(|v| listen_addr(&v)).transpose().map_err(|reason| {
-                Error::Job { job: name.to_string(), message: format!("metrics_listen={reason}") }
-            })?,
-            live_listen: m.string("live_listen").map(|v| listen_addr(&v)).transpose().map_err(|reason| {
-                Error::Job { job: name.to_string(), message: format!("live_listen={reason}") }
-            })?,
-            log_hist_msec: m.int("log_hist_msec")?.unwrap_or(0) as u64,
-            log_hist_coarseness: m.u32("log_hist_coarseness", 0)?,
-            log_avg_msec: m.int("log_avg_msec")?.unwrap_or(0) as u64,
-            log_window_value: match m.choice("log_window_value")? {
-                "max" | "1" => 1,
-                "both" | "2" => 2,
-                _ if m.flag("log_max_value")? => 1,
-                _ => 0,
-            },
-            log_offset: m.flag("log_offset")?,
-            log_store_compressed: m.flag("log_store_compressed")?,
-            log_compression: match m.size("log_compression")? {
-                // fio's bounds: a chunk of at least 1 KiB, at most 512 MiB.
-                Some(v) if !(1024..=512 << 20).contains(&v) => {
-                    return Err(m.job_err(format!("log_compression={v}: the size must be within 1024 and 512M")))
-                }
-                v => v,
-            },
-            log_compression_cpus: match m.string("log_compression_cpus") {
-                None => Vec::new(),
-                Some(list) => {
-                    let cpus =
-                        host::node_list(&list).map_err(|e| m.job_err(format!("log_compression_cpus={list}: {e}")))?;
-                    // fio checks the CPUs against the machine when it parses the option.
-                    if let Some(&c) = cpus.iter().find(|&&c| c as u64 >= m.ctx.ncpus) {
+        Ok(())
+    }
+
+    /// fio's net engines also take their peer as `filename=host,port[,protocol]`, and a UNIX
+    /// socket's path as the filename.
+    fn net_peer_from_filename(&mut self, f: &str, m: &Merged<'_>) -> Result<()> {
+        let net = &mut self.engine.net;
+        let parts: Vec<&str> = f.split(',').collect();
+        if net.protocol == "unix" && parts.len() == 1 {
+            net.hostname = Some(f.to_string());
+        } else if (2..=3).contains(&parts.len()) {
+            let port: u16 = parts[1]
+                .parse()
+                .ok()
+                .filter(|&p| p > 0)
+                .ok_or_else(|| m.job_err(format!("filename={f}: '{}' is not a port (1 to 65535)", parts[1])))?;
+            net.hostname = Some(parts[0].to_string());
+            net.port = Some(port);
+            if let Some(&p) = parts.get(2) {
+                net.protocol = match p {
+                    "tcp" => "tcp",
+                    "tcpv6" => "tcpv6",
+                    "udp" => "udp",
+                    "udpv6" => "udpv6",
+                    "unix" => "unix",
+                    other => {
                         return Err(m.job_err(format!(
-                            "log_compression_cpus={list}: CPU {c} does not exist (this machine has {} CPUs)",
-                            m.ctx.ncpus
-                        )));
+                            "filename={f}: '{other}' is not a protocol (tcp, tcpv6, udp, udpv6, unix)"
+                        )))
                     }
-                    cpus
-                }
-            },
-            clocksource: if m.is_set("clocksource") {
-                Some(m.typed("clocksource", ClockSource::from_word)?)
-            } else {
-                None
-            },
-            unified_rw_reporting: m.typed("unified_rw_reporting", UnifiedRw::from_word)?,
-            random_generator: m.typed("random_generator", RandomGenerator::from_word)?,
-            errors: {
-                let base = m.typed("continue_on_error", ErrorPolicy::continuing)?;
-                let ignore = |v: &str| {
-                    let mut p = base.clone();
-                    p.ignore(v).map(|()| p)
                 };
-                let mut p = m.custom("ignore_error", ignore, IGNORE_FORMS)?.unwrap_or(base);
-                p.dump = m.flag("error_dump")?;
-                p
-            },
-            exitall_on_error: m.flag("exitall_on_error")?,
-            exit_what: m.typed("exit_what", ExitWhat::from_word)?,
-            per_job_logs: m.flag("per_job_logs")?,
-            rate_min: m.per_dir_int("rate_min", 0)?,
-            rate_iops_min: m.per_dir_int("rate_iops_min", 0)?,
-            create_on_open: m.flag("create_on_open")?,
-            allow_file_create: m.flag("allow_file_create")?,
-            create_only: m.flag("create_only")?,
-            flow: m.int("flow")?.unwrap_or(0),
-            flow_id: m.int("flow_id")?.unwrap_or(0) as u64,
-            flow_sleep_us: m.int("flow_sleep")?.unwrap_or(0) as u64,
-            pre_read: m.flag("pre_read")?,
-            exec_prerun: m.string("exec_prerun"),
-            exec_postrun: m.string("exec_postrun"),
-            create_fsync: m.flag("create_fsync")?,
-            file_append: m.flag("file_append")?,
-            offset_align: m.size("offset_align")?.unwrap_or(0),
-            unique_filename: m.flag("unique_filename")?,
-            buffer_pattern: m.custom("buffer_pattern", value::parse_pattern, PATTERN_FORMS)?,
-            buffer_compress_percentage: m.u32("buffer_compress_percentage", 0)?,
-            buffer_compress_chunk: m.size("buffer_compress_chunk")?.unwrap_or(512),
-            dedupe_percentage: m.u32("dedupe_percentage", 0)?,
-            dedupe_mode: m.typed("dedupe_mode", DedupeMode::from_word)?,
-            dedupe_working_set_pct: m.u32("dedupe_working_set_percentage", 5)?,
-            dedupe_global: m.flag("dedupe_global")?,
-            // Every opendir= adds its files (fio adds them again when a directory is named
-            // twice), so all of them are kept, not only the last.
-            opendir: match m.raw("opendir") {
-                None => Vec::new(),
-                Some(_) => options
-                    .iter()
-                    .filter(|o| o.def.name == "opendir")
-                    .filter_map(|o| o.value.as_ref().map(|v| v.trim().to_string()))
-                    .collect(),
-            },
-            lockfile: m.typed("lockfile", LockMode::from_word)?,
-            create_serialize: m.flag("create_serialize")?,
-            time_based_dropped: false,
-            think_on_complete: m.choice("thinktime_blocks_type")? == "complete",
-            thinktime_iotime_us: m.time("thinktime_iotime")?,
-            rw_sequencer_identical: m.choice("rw_sequencer")? == "identical",
-            replay: replay::replay(&m)?,
-            zones: replay::zones(&m)?,
-            overwrite: m.flag("overwrite")?,
-            fallocate: m.typed("fallocate", Fallocate::from_word)?,
-            rate_cycle_ms: m.int("rate_cycle")?.unwrap_or(1000).max(1) as u64,
-            unit_base: m.choice("unit_base")?.parse().expect("unit_base choices are numbers"),
-            random_distribution: m
-                .custom("random_distribution", |v| RandomDist::parse(v.trim(), &m.ctx), DIST_FORMS)?
-                .unwrap_or(RandomDist::Random),
-            host: HostSettings {
-                uid: m.int("uid")?.map(|v| v as u32),
-                gid: m.int("gid")?.map(|v| v as u32),
-                numa_cpu_nodes: match m.string("numa_cpu_nodes") {
-                    Some(list) => {
-                        host::node_list(&list).map_err(|e| m.job_err(format!("numa_cpu_nodes={list}: {e}")))?
-                    }
-                    None => Vec::new(),
-                },
-                numa_mem_policy: m.custom("numa_mem_policy", host::MemPolicy::parse, MEMPOLICY_FORMS)?,
-                cgroup: m.string("cgroup").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-                cgroup_weight: m.int("cgroup_weight")?.map(|v| v as u32),
-                cgroup_nodelete: m.flag("cgroup_nodelete")?,
-                ioscheduler: m.string("ioscheduler").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-                gtod_cpu: m.int("gtod_cpu")?.map(|v| v as usize),
-            },
-            fadvise: m.typed("fadvise_hint", Fadvise::from_word)?,
-            file_service: m
-                .custom("file_service_type", FileService::parse, FILE_SERVICE_FORMS)?
-                .unwrap_or(FileService::RoundRobin(1)),
-            openfiles: m.u32("openfiles", 0)?,
-            rate_ignore_thinktime: m.flag("rate_ignore_thinktime")?,
-            bs_is_seq_rand: m.flag("bs_is_seq_rand")?,
-            fill_device: m.flag("fill_device")?,
-            write_hint: if m.is_set("write_hint") {
-                Some(crate::choices::write_hint_from_word(m.choice("write_hint")?).expect("table words"))
-            } else {
-                None
-            },
-            stats: m.flag("stats")?,
-            block_error_percentiles: m.flag("block_error_percentiles")?,
-            hugepage_size: m.size("hugepage-size")?.unwrap_or(2 << 20),
-            steadystate: {
-                // fio samples once a second, so the window is a whole number of seconds.
-                let dur_s = m.time("steadystate_duration")? / 1_000_000;
-                let ramp_us = m.time("steadystate_ramp_time")?;
-                let ss = m.custom("steadystate", SteadyState::parse, SS_FORMS)?;
-                let ss = ss.unwrap_or_else(|| SteadyState::parse("iops_slope:0.01%").expect("the default parses"));
-                (dur_s > 0).then_some(SteadyState { dur_s, ramp_us, ..ss })
-            },
-            latency_target: {
-                let target_us = m.time("latency_target")?;
-                let (window_us, run) = (m.time("latency_window")?, m.flag("latency_run")?);
-                let percentile = match m.one("latency_percentile")? {
-                    Some(Value::Float(p)) => p,
-                    _ => 100.0,
-                };
-                (target_us > 0).then_some(LatencyTarget { target_us, window_us, percentile, run })
-            },
-            max_latency_us: m.time("max_latency")?,
-            open_sync: match m.choice("sync")? {
-                "sync" | "1" => Some(true),
-                "dsync" => Some(false),
-                _ => None,
-            },
-        };
-        // fio warns ("time_based requires a runtime/timeout setting") and runs the job as if
-        // time_based were not set; fio's own example files rely on it.
-        if spec.time_based && spec.runtime_us == 0 {
-            spec.time_based = false;
-            spec.time_based_dropped = true;
+            }
         }
-        spec.check(&m)?;
-        Ok(spec)
+        Ok(())
     }
 
     /// Cross-option checks that need no I/O. Checks that need the file or device (its size,
@@ -1393,8 +935,8 @@ mod tests {
     }
 
     /// A silently ignored option is a benchmark's worst bug: every option the table says is
-    /// fully supported must be read when a job is resolved. The jobs below cover the options that are
-    /// only read when another one is set.
+    /// fully supported must have a binder (`spec/bind.rs`) or be read by a rule of `resolve`.
+    /// The jobs below cover the rules that read an option only when another one is set.
     #[test]
     fn every_supported_option_is_read() {
         let jobs: &[&[&str]] = &[
@@ -1413,6 +955,8 @@ mod tests {
         let unread: Vec<&str> = table::all()
             // `Only` rows accept nothing but their default behaviour, so nothing needs reading.
             .filter(|d| matches!(d.support, Support::Full))
+            // A row with a binder lands in the job model whenever a job is resolved.
+            .filter(|d| d.bind.is_none())
             .map(|d| d.name)
             .filter(|n| !read.contains(n) && !READ_ELSEWHERE.iter().any(|(e, _)| e == n) && !profile_only(n))
             .collect();

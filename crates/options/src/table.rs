@@ -7,6 +7,7 @@
 //! [`all`]; nothing else knows an option's name.
 
 use crate::defs;
+use crate::spec::bind::Binder;
 
 /// How an option's value is written.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -148,6 +149,9 @@ pub struct OptDef {
     /// Help text that differs by engine, as `--enghelp=ENGINE` prints it (fio describes Ceph's
     /// `pool` one way for rbd and another for rados); `help` otherwise.
     pub engine_help: &'static [(&'static str, &'static str)],
+    /// How the value lands in the job model (`None`: the row is read by a rule of
+    /// `JobSpec::resolve` that spans options, or by another stage; see `spec/bind.rs`).
+    pub bind: Option<Binder>,
 }
 
 impl OptDef {
@@ -168,7 +172,14 @@ impl OptDef {
             bare_job_name: false,
             parent: None,
             engine_help: &[],
+            bind: None,
         }
+    }
+    /// Says how the value lands in the job model: called with the job's value or the row's
+    /// default when a job is resolved (see `spec/bind.rs`).
+    pub const fn to(mut self, bind: Binder) -> Self {
+        self.bind = Some(bind);
+        self
     }
     pub const fn bare_job_name(mut self) -> Self {
         self.bare_job_name = true;

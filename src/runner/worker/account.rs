@@ -70,7 +70,7 @@ impl Accountant {
                 if paced(spec) {
                     blank.dirs[d].intended_hist = Some(Default::default());
                 }
-                let rules = spec.engine.cmdprio_rules(d);
+                let rules = spec.engine.cmdprio.rules(d);
                 if !rules.is_empty() {
                     let prios: Vec<u16> = std::iter::once(0).chain(rules.iter().map(|r| r.ioprio)).collect();
                     blank.dirs[d].track_prios(&prios);

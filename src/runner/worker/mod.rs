@@ -169,7 +169,7 @@ pub fn run(
         // The files are laid out (before the phase started): the job is done, with no I/O.
         return Ok(WorkerResult { seed, ..WorkerResult::default() });
     }
-    if spec.unlink_each_loop && (plan.engine.name == "mmap" || spec.engine.registerfiles) {
+    if spec.unlink_each_loop && (plan.engine.name == "mmap" || spec.engine.io_uring.registerfiles) {
         // Their files stay mapped or registered: a file replaced between loops would not reach
         // the engine.
         anyhow::bail!("job '{}': unlink_each_loop is not supported with ioengine=mmap or registerfiles", spec.name);
@@ -294,7 +294,7 @@ struct CmdPrio {
 
 impl CmdPrio {
     fn new(spec: &JobSpec, seed: u64) -> CmdPrio {
-        CmdPrio { rules: [0, 1, 2].map(|d| spec.engine.cmdprio_rules(d)), rng: Rng::new(mix64(seed ^ 0x0510)) }
+        CmdPrio { rules: [0, 1, 2].map(|d| spec.engine.cmdprio.rules(d)), rng: Rng::new(mix64(seed ^ 0x0510)) }
     }
 
     /// The first rule for this block size decides.

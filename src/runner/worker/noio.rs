@@ -34,7 +34,7 @@ pub(super) fn run(
     let end_ns = if spec.runtime_us > 0 { spec.runtime_us * 1000 } else { u64::MAX };
     let think = q.think_ns();
     // exit_on_io_done ends the job with the last job doing I/O; with none, it does nothing.
-    let watch_peers = spec.engine.exit_on_io_done && !io_peers.is_empty();
+    let watch_peers = spec.engine.cpuio.exit_on_io_done && !io_peers.is_empty();
     let peers_done = || watch_peers && io_peers.iter().all(|p| p.done.load(Ordering::Relaxed));
     let over = |now: u64| stop.load(Ordering::Relaxed) || now >= end_ns || peers_done();
     let book = |ts: &mut ThreadStat, lat: u64| {

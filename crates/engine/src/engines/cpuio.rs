@@ -28,7 +28,7 @@ pub struct Cpuio {
 const QSORT_LEN: usize = 1 << 20;
 
 fn preflight(spec: &fiox_options::JobSpec) -> Result<(), String> {
-    if spec.engine.cpuload == 0 {
+    if spec.engine.cpuio.cpuload == 0 {
         return Err("ioengine cpuio needs cpuload= (the percentage of one CPU to burn, 1 to 100)".to_string());
     }
     Ok(())
@@ -36,7 +36,7 @@ fn preflight(spec: &fiox_options::JobSpec) -> Result<(), String> {
 
 impl IoEngine for Cpuio {
     fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
-        let o = setup.opts;
+        let o = &setup.opts.cpuio;
         if o.cpuload == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "ioengine cpuio needs cpuload="));
         }

@@ -27,7 +27,7 @@ pub struct E4defrag {
 
 impl IoEngine for E4defrag {
     fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
-        let o = setup.opts;
+        let o = &setup.opts.e4defrag;
         let name = o.donorname.as_deref().ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, "ioengine e4defrag needs donorname= (the donor file)")
         })?;
@@ -107,7 +107,7 @@ const EXT4_SUPER_MAGIC: i64 = 0xEF53;
 /// Refuses, before anything is laid out, a job without a donor, without a donor size, or on a
 /// file system other than ext4.
 fn preflight(spec: &fiox_options::JobSpec) -> Result<(), String> {
-    let o = &spec.engine;
+    let o = &spec.engine.e4defrag;
     if o.donorname.is_none() {
         return Err("ioengine e4defrag needs donorname= (the file whose blocks are swapped in)".to_string());
     }

@@ -30,7 +30,7 @@ pub struct Exec {
 }
 
 fn preflight(spec: &fiox_options::JobSpec) -> Result<(), String> {
-    let Some(program) = spec.engine.program.as_deref().filter(|p| !p.is_empty()) else {
+    let Some(program) = spec.engine.exec.program.as_deref().filter(|p| !p.is_empty()) else {
         return Err("ioengine exec needs program= (the program to run)".to_string());
     };
     if !runnable(program) {
@@ -62,7 +62,7 @@ fn words(arguments: &str, runtime_s: u64, name: &str) -> Vec<String> {
 
 impl IoEngine for Exec {
     fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
-        let o = setup.opts;
+        let o = &setup.opts.exec;
         let program = o
             .program
             .as_deref()

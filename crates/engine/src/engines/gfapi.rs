@@ -6,8 +6,8 @@ use super::Refused;
 use crate::EngineInfo;
 
 fn check(engine: &str, spec: &fiox_options::JobSpec) -> Result<(), String> {
-    let get = |name: &str| spec.engine.other.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone());
-    match (get("volume"), get("brick")) {
+    let o = &spec.engine.gfapi;
+    match (&o.volume, &o.brick) {
         (Some(v), Some(b)) => Err(format!(
             "ioengine {engine} needs GlusterFS's libgfapi, which fiox does not use, to reach volume={v} on brick={b}; mount the volume (mount -t glusterfs) and use another engine"
         )),

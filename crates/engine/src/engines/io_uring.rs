@@ -33,7 +33,7 @@ pub struct Uring {
 fn build(depth: u32, setup: &Setup<'_>, modern: bool) -> io::Result<IoUring> {
     let mut b = IoUring::builder();
     b.setup_cqsize(depth * 2);
-    let o = setup.opts;
+    let o = &setup.opts.io_uring;
     if o.sqthread_poll {
         b.setup_sqpoll(1000);
         if let Some(cpu) = o.sqthread_poll_cpu {
@@ -91,7 +91,7 @@ impl IoEngine for Uring {
         ring.submitter()
             .register_probe(&mut probe)
             .map_err(|e| io::Error::new(e.kind(), format!("io_uring: cannot probe the kernel's operations: {e}")))?;
-        let o = setup.opts;
+        let o = &setup.opts.io_uring;
         let need = |code: u8, name: &str| -> io::Result<()> {
             if probe.is_supported(code) {
                 Ok(())

@@ -121,7 +121,7 @@ impl IoEngine for Libaio {
         self.ptrs = Vec::with_capacity(depth);
         self.events = vec![IoEvent::default(); depth];
         self.failed = Vec::with_capacity(depth);
-        self.rw_flags = if setup.opts.nowait { RWF_NOWAIT } else { 0 };
+        self.rw_flags = if setup.opts.libaio.nowait { RWF_NOWAIT } else { 0 };
         // Completions already in the kernel's ring are read from it without a system call
         // whenever the ring is mapped (fio does so only with `userspace_reap` and a
         // non-blocking reap); `io_getevents` is left for waiting. This saves about 5% of the
@@ -130,7 +130,7 @@ impl IoEngine for Libaio {
         let magic = unsafe { std::ptr::read_volatile(&(*(ctx as *const AioRing)).magic) };
         if magic == AIO_RING_MAGIC {
             self.userspace_reap = true;
-        } else if setup.opts.userspace_reap {
+        } else if setup.opts.libaio.userspace_reap {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
                 "libaio: the kernel's completion ring is not mapped; userspace_reap is unavailable",

@@ -6,8 +6,7 @@ use super::Refused;
 use crate::EngineInfo;
 
 fn preflight(spec: &fiox_options::JobSpec) -> Result<(), String> {
-    let uri = spec.engine.other.iter().find(|(n, _)| *n == "uri").map(|(_, v)| v.as_str());
-    match uri {
+    match spec.engine.nbd.uri.as_deref() {
         None => Err("ioengine nbd needs uri= (the NBD export, e.g. nbd://localhost/disk)".to_string()),
         Some(u) => Err(format!(
             "ioengine nbd needs libnbd, which fiox does not use, to reach uri={u}; attach the export with nbd-client and use its /dev/nbdN with another engine"

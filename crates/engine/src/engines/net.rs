@@ -74,7 +74,7 @@ pub struct Net {
 
 /// What a net job needs, checked when the run is planned.
 fn preflight(spec: &fiox_options::JobSpec) -> Result<(), String> {
-    let o = &spec.engine;
+    let o = &spec.engine.net;
     let engine = spec.ioengine;
     if spec.rw.reads() && spec.rw.writes() || spec.rw.trims() {
         return Err(format!(
@@ -321,7 +321,7 @@ impl Net {
 
 impl IoEngine for Net {
     fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
-        let o = setup.opts;
+        let o = &setup.opts.net;
         let (proto, v6) = match o.protocol {
             "tcpv6" => (Proto::Tcp, true),
             "udp" => (Proto::Udp, false),

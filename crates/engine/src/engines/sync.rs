@@ -63,7 +63,7 @@ const RWF_DONTCACHE: i32 = 0x80;
 impl IoEngine for SyncEngine {
     fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
         if self.call == Call::Pvsync2 {
-            let o = setup.opts;
+            let o = &setup.opts.pvsync2;
             self.hipri = if o.hipri { o.hipri_percentage.min(100) } else { 0 };
             self.flags = (if o.nowait { RWF_NOWAIT } else { 0 }) | (if o.uncached { RWF_DONTCACHE } else { 0 });
         }

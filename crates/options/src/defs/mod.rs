@@ -6,7 +6,7 @@
 
 use crate::table::OptDef;
 
-mod engine;
+pub(crate) mod engine;
 mod general;
 mod host;
 mod io;
@@ -16,5 +16,21 @@ mod report;
 mod verify;
 
 /// All tables, in `--cmdhelp` order.
-pub(crate) static TABLES: &[&[OptDef]] =
-    &[general::DEFS, host::DEFS, io::DEFS, report::DEFS, engine::DEFS, profile::DEFS, replay::DEFS, verify::DEFS];
+pub(crate) static TABLES: &[&[OptDef]] = &[
+    general::DEFS,
+    host::DEFS,
+    io::DEFS,
+    report::DEFS,
+    engine::DEFS,
+    engine::io_uring::DEFS,
+    engine::sg::DEFS,
+    engine::cpuio::DEFS,
+    engine::exec::DEFS,
+    engine::e4defrag::DEFS,
+    engine::net::DEFS,
+    engine::others::DEFS,
+    engine::ceph::DEFS,
+    profile::DEFS,
+    replay::DEFS,
+    verify::DEFS,
+];

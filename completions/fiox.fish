@@ -312,7 +312,7 @@ complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'pvsync' -d 'preadv(2)/pwr
 complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'pvsync2' -d 'preadv2(2)/pwritev2(2) with flags'
 complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'libaio' -d 'Linux native asynchronous I/O'
 complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'io_uring' -d 'Linux io_uring'
-complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'io_uring_cmd' -d 'io_uring pass-through commands to NVMe'
+complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'io_uring_cmd' -d 'io_uring pass-through commands to NVMe (needs an NVMe generic device, /dev/ngXnY)'
 complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'posixaio' -d 'POSIX asynchronous I/O (aio_read/aio_write)'
 complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'mmap' -d 'Copy to and from a memory mapping of the file'
 complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'null' -d 'Do no I/O at all (measures the tool itself)'

@@ -4,6 +4,7 @@
 mod ceph;
 mod ceph_more;
 mod cli;
+mod devices;
 mod differential;
 mod dists;
 mod docs;

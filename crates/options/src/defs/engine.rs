@@ -95,7 +95,10 @@ static ENGINES: &[Choice] = &[
     Choice { word: "pvsync2", help: "preadv2(2)/pwritev2(2) with flags" },
     Choice { word: "libaio", help: "Linux native asynchronous I/O" },
     Choice { word: "io_uring", help: "Linux io_uring" },
-    Choice { word: "io_uring_cmd", help: "io_uring pass-through commands to NVMe" },
+    Choice {
+        word: "io_uring_cmd",
+        help: "io_uring pass-through commands to NVMe (needs an NVMe generic device, /dev/ngXnY)",
+    },
     Choice { word: "posixaio", help: "POSIX asynchronous I/O (aio_read/aio_write)" },
     Choice { word: "mmap", help: "Copy to and from a memory mapping of the file" },
     Choice { word: "null", help: "Do no I/O at all (measures the tool itself)" },

@@ -298,6 +298,12 @@ pub struct EngineOpts {
     pub interface: Option<String>,
     pub ttl: u32,
     pub window_size: Option<u32>,
+    /// sg: the FUA bit on reads and on writes, which SCSI command a write is, and the stream
+    /// of `write_stream` writes.
+    pub readfua: bool,
+    pub writefua: bool,
+    pub sg_write_mode: &'static str,
+    pub stream_id: u32,
     pub mss: Option<u32>,
     /// rbd and rados (Ceph): which cluster, client, configuration, pool and image.
     pub ceph: CephOpts,
@@ -922,20 +928,11 @@ impl JobSpec {
                 }
             }
         }
-        for name in [
-            "cmd_type",
-            "readfua",
-            "writefua",
-            "sg_write_mode",
-            "stream_id",
-            "skip_bad",
-            "uri",
-            "bindname",
-            "verb",
-            "volume",
-            "brick",
-            "single-instance",
-        ] {
+        engine.readfua = m.flag("readfua")?;
+        engine.writefua = m.flag("writefua")?;
+        engine.sg_write_mode = m.choice("sg_write_mode")?;
+        engine.stream_id = m.u32("stream_id", 0)?;
+        for name in ["cmd_type", "skip_bad", "uri", "bindname", "verb", "volume", "brick", "single-instance"] {
             // Read (and so checked) even when unset, so that every row of the table is used.
             let _ = m.parsed(name)?;
             if let Some(v) = m.string(name) {

@@ -319,7 +319,7 @@ complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'null' -d 'Do no I/O at al
 complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'splice' -d 'splice(2) and vmsplice(2)'
 complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'net' -d 'Network I/O over TCP or UDP'
 complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'netsplice' -d 'Network I/O with splice'
-complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'sg' -d 'SCSI generic'
+complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'sg' -d 'SCSI commands through SG_IO (needs /dev/sgN or a SCSI block device)'
 complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'nbd' -d 'Network block device client'
 complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'rados' -d 'Ceph RADOS objects'
 complete -c fiox -n __fiox_fio_args -l ioengine -x -a 'rbd' -d 'Ceph RBD images through librbd'

@@ -146,6 +146,11 @@ pub(crate) trait IoEngine {
     fn finish(&mut self) -> bool {
         false
     }
+    /// What the device said about unit `index`'s last failed I/O, beyond its errno (sg: the
+    /// SCSI status and sense data), once.
+    fn error_details(&mut self, _index: u32) -> Option<String> {
+        None
+    }
     /// The peer has ended the stream (net: the sender closed, or sent its close message). An
     /// I/O that then moves nothing ends the job instead of failing it.
     fn peer_done(&self) -> bool {

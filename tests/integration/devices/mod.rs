@@ -3,3 +3,4 @@
 
 mod guest;
 mod nvme;
+mod sg;

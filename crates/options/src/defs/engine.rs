@@ -105,7 +105,7 @@ static ENGINES: &[Choice] = &[
     Choice { word: "splice", help: "splice(2) and vmsplice(2)" },
     Choice { word: "net", help: "Network I/O over TCP or UDP" },
     Choice { word: "netsplice", help: "Network I/O with splice" },
-    Choice { word: "sg", help: "SCSI generic" },
+    Choice { word: "sg", help: "SCSI commands through SG_IO (needs /dev/sgN or a SCSI block device)" },
     Choice { word: "nbd", help: "Network block device client" },
     Choice { word: "rados", help: "Ceph RADOS objects" },
     Choice { word: "rbd", help: "Ceph RBD images through librbd" },

@@ -55,6 +55,10 @@ need 1 "the multi-host timing tests" faketime -- faketime
 # The man page is checked with groff, mandoc and man(1) (col from bsdextrautils), and the
 # completion scripts in real bash, zsh (zsh/zpty) and fish.
 need 1 "the man page and completion tests" groff mandoc man col zsh fish -- groff-base mandoc man-db bsdextrautils zsh fish
+# The device tests (tests/integration/devices) boot qemu guests with emulated NVMe (ZNS and
+# passthrough), SCSI and NVDIMM devices: scripts/vm/guest.sh installs qemu, busybox and the guest
+# tools, and unpacks Debian's kernel package under /var/tmp (never installed); about 20 s once.
+scripts/vm/guest.sh setup || echo "scripts/test.sh: no qemu guest can be booted here; the device tests will skip" >&2
 log=$(mktemp)
 # Tests that cannot run here end through the integration tests' skip!, which appends
 # "TEST<TAB>REASON" to this file: a skipped test is counted as skipped, not as passed. Under

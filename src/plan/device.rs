@@ -109,6 +109,22 @@ pub fn in_use(path: &Path) -> Result<Option<String>> {
 }
 
 /// Refuses to plan writes to a device that is in use or holds data.
+/// The block device a SCSI generic (/dev/sgN) or NVMe generic (/dev/ngXnY) character device
+/// stands for, when it has one, from sysfs: what a write through the character device changes.
+pub fn block_device_of(path: &Path) -> Option<std::path::PathBuf> {
+    let rdev = std::fs::metadata(path).ok()?.rdev();
+    let sys = std::fs::canonicalize(format!("/sys/dev/char/{}:{}", libc_major(rdev), libc_minor(rdev))).ok()?;
+    let name = sys.file_name()?.to_string_lossy().into_owned();
+    // An NVMe generic device ngXnY is namespace Y of controller X, as the block device nvmeXnY.
+    if let Some(rest) = name.strip_prefix("ng") {
+        let disk = Path::new("/dev").join(format!("nvme{rest}"));
+        return disk.exists().then_some(disk);
+    }
+    let disk = std::fs::read_dir(sys.join("device/block")).ok()?.flatten().next()?.file_name();
+    let disk = Path::new("/dev").join(disk);
+    disk.exists().then_some(disk)
+}
+
 pub fn check_writable(path: &Path, job: &str) -> Result<()> {
     if let Some(why) = in_use(path)? {
         bail!(

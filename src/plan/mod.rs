@@ -235,7 +235,7 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
                     files
                 }
                 _ if engine.diskless => diskless_files(&spec)?,
-                _ => plan_files(&spec, clone, &uid, engine.creates_files, listed.as_deref())?,
+                _ => plan_files(&spec, clone, &uid, engine, listed.as_deref())?,
             };
             if local && (spec.rw.writes() || spec.rw.trims()) {
                 written_now.extend(files.iter().map(|f| f.path.clone()));
@@ -315,7 +315,7 @@ fn later_file(spec: &JobSpec, clone: u32, uid: &str, written_before: &HashSet<Pa
 
 /// Sizes a deferred worker's files now that the phases before it have run (and created them).
 pub fn size_deferred(w: &mut WorkerPlan) -> Result<()> {
-    w.files = plan_files(&w.spec, w.clone, &w.client_uid, w.engine.creates_files, None)?;
+    w.files = plan_files(&w.spec, w.clone, &w.client_uid, w.engine, None)?;
     w.io_bytes = io_bytes(w)?;
     w.deferred = false;
     Ok(())
@@ -652,9 +652,10 @@ fn plan_files(
     spec: &JobSpec,
     clone: u32,
     uid: &str,
-    engine_creates_files: bool,
+    engine: &EngineInfo,
     listed: Option<&[String]>,
 ) -> Result<Vec<FilePlan>> {
+    let engine_creates_files = engine.creates_files;
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
     let names: Vec<String> = match (listed, &spec.filename) {
         (Some(listed), _) => listed.to_vec(),
@@ -677,8 +678,17 @@ fn plan_files(
                 bail!("job '{}': directory '{}' does not exist", spec.name, dir.display());
             }
         }
-        let block_device = meta.as_ref().is_some_and(|m| m.file_type().is_block_device());
+        // A character device the engine drives itself (io_uring_cmd's /dev/ngXnY, sg's
+        // /dev/sgN) is sized by the engine and otherwise planned as a block device is.
+        let char_device = match (&meta, engine.device_size) {
+            (Some(m), Some(size)) if m.file_type().is_char_device() => {
+                Some(size(&path).map_err(|e| anyhow::anyhow!("job '{}': ioengine {}: {e}", spec.name, spec.ioengine))?)
+            }
+            _ => None,
+        };
+        let block_device = char_device.is_some() || meta.as_ref().is_some_and(|m| m.file_type().is_block_device());
         let existing = match &meta {
+            Some(_) if char_device.is_some() => char_device.map(|(bytes, _)| bytes),
             Some(_) if block_device => Some(crate::plan::device::size(&path)?),
             Some(m) if m.is_file() => Some(m.len()),
             Some(_) => bail!("job '{}': '{}' is neither a regular file nor a block device", spec.name, path.display()),
@@ -773,7 +783,28 @@ fn plan_files(
                 Some(_) => {}
             }
         }
-        if block_device && spec.direct {
+        if let Some((_, lbs)) = char_device {
+            // Passthrough commands address whole logical blocks; a character device has no
+            // page cache, and cannot be opened with O_DIRECT (fio fails the open with EINVAL).
+            if spec.direct {
+                bail!(
+                    "job '{}': direct=1: '{}' is a character device, which cannot be opened with O_DIRECT (ioengine {} bypasses the page cache anyway)",
+                    spec.name,
+                    path.display(),
+                    spec.ioengine
+                );
+            }
+            let mut values = crate::plan::io::block_sizes(spec);
+            values.push(region_start);
+            if let Some(bad) = values.iter().find(|&&v| v % lbs != 0) {
+                bail!(
+                    "job '{}': {bad} is not a multiple of the logical block size of '{}' ({lbs} bytes), which ioengine {} needs",
+                    spec.name,
+                    path.display(),
+                    spec.ioengine
+                );
+            }
+        } else if block_device && spec.direct {
             // O_DIRECT needs sizes and offsets in whole logical blocks; say so now rather than
             // fail every I/O with EINVAL.
             let lbs = crate::plan::device::logical_block_size(&path)?;
@@ -788,7 +819,15 @@ fn plan_files(
             }
         }
         if block_device && (spec.rw.writes() || spec.rw.trims()) && !spec.allow_mounted_write {
-            crate::plan::device::check_writable(&path, &spec.name)?;
+            // A character device writes to the block device it stands for: check that one.
+            match char_device {
+                Some(_) => {
+                    if let Some(disk) = crate::plan::device::block_device_of(&path) {
+                        crate::plan::device::check_writable(&disk, &spec.name)?;
+                    }
+                }
+                None => crate::plan::device::check_writable(&path, &spec.name)?,
+            }
         }
         out.push(FilePlan { path, block_device, layout_size, region_start, region_len });
     }

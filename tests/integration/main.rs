@@ -6,6 +6,7 @@
 mod ceph;
 mod cli;
 mod conformance;
+mod devices;
 mod differential;
 mod docs;
 mod engines;

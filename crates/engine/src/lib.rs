@@ -146,6 +146,11 @@ pub(crate) trait IoEngine {
     fn finish(&mut self) -> bool {
         false
     }
+    /// What the device said about unit `index`'s last failed I/O, beyond its errno (sg: the
+    /// SCSI status and sense data), once.
+    fn error_details(&mut self, _index: u32) -> Option<String> {
+        None
+    }
     /// The peer has ended the stream (net: the sender closed, or sent its close message). An
     /// I/O that then moves nothing ends the job instead of failing it.
     fn peer_done(&self) -> bool {
@@ -175,6 +180,10 @@ pub struct RemoteFile {
 /// before any I/O; the error is one line.
 pub type Remote = fn(&fiox_options::JobSpec, u32, &[String]) -> Result<Vec<RemoteFile>, String>;
 
+/// Size in bytes and logical block size of a character device an engine drives; the error is
+/// one line.
+pub type DeviceSize = fn(&std::path::Path) -> Result<(u64, u64), String>;
+
 /// A registry entry.
 #[derive(Debug)]
 pub struct EngineInfo {
@@ -203,6 +212,10 @@ pub struct EngineInfo {
     /// The engine's files are on a server (rbd, rados): nothing local is opened or laid out
     /// (the entry is also `diskless`), but the data is real, so reads are verified.
     pub remote: Option<Remote>,
+    /// The engine drives character devices of its own kind (io_uring_cmd: /dev/ngXnY; sg:
+    /// /dev/sgN) and tells their size in bytes and their logical block size, which the planner
+    /// uses as it uses a block device's. Such files are never laid out, created or removed.
+    pub device_size: Option<DeviceSize>,
     pub(crate) make: fn() -> Box<dyn IoEngine>,
 }
 
@@ -257,6 +270,7 @@ impl EngineInfo {
             network: false,
             preflight: None,
             remote: None,
+            device_size: None,
             make,
         }
     }

@@ -372,6 +372,12 @@ impl IoQueue {
     }
 
     /// Bounds how long one `reap` may wait (`None`: as long as it takes).
+    /// What the device said about unit `i`'s last failed I/O beyond its errno, if anything
+    /// (sg: SCSI status and sense data); given once.
+    pub fn error_details(&mut self, i: u32) -> Option<String> {
+        self.engine.error_details(i)
+    }
+
     pub fn set_wait_limit(&mut self, limit: Option<Duration>) {
         self.engine.set_wait_limit(limit);
     }

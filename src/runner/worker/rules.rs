@@ -186,6 +186,7 @@ impl ErrorRule {
         &mut self,
         io: &Io,
         errno: i32,
+        details: Option<String>,
         plan: &WorkerPlan,
         ts: &mut ThreadStat,
         diag: &mut dyn Write,
@@ -221,6 +222,10 @@ impl ErrorRule {
         };
         let msg = format!("io_u error on file {file}: {e}: {what} offset={}, buflen={}", io.offset, io.len);
         let _ = writeln!(diag, "fiox: {msg}");
+        if let Some(d) = details {
+            // The engine's account of the failure (sg: SCSI status, sense data, the command).
+            let _ = writeln!(diag, "fiox: {}", d.trim_end());
+        }
         if fatal && self.first.is_none() {
             self.first = Some(msg);
         }

@@ -91,7 +91,7 @@ pub(super) fn open_files(plan: &WorkerPlan) -> Result<Vec<File>> {
             // Read the region into the page cache (instead of dropping it), through a buffered
             // descriptor, in blocks of the job's largest read size; not counted as the job's I/O.
             pre_read(&f.path, f.region_start, f.region_len, spec)?;
-        } else if spec.invalidate {
+        } else if spec.invalidate && !is_char_device(&file) {
             // Start from a cold cache, as fio does by default (invalidate=1).
             // Dirty pages cannot be dropped, so they are written back first (another program,
             // or an earlier job, may just have written the file; fio reads those from the cache).
@@ -103,6 +103,13 @@ pub(super) fn open_files(plan: &WorkerPlan) -> Result<Vec<File>> {
         files.push(file);
     }
     Ok(files)
+}
+
+/// Whether an open file is a character device (io_uring_cmd's /dev/ngXnY, sg's /dev/sgN):
+/// such a device has no page cache to drop.
+fn is_char_device(file: &File) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    file.metadata().is_ok_and(|m| m.file_type().is_char_device())
 }
 
 /// `fadvise_hint` and `write_hint` for a file just opened.

@@ -4,6 +4,7 @@
 //! to standard output or `--output`. `act` prints the ACT profile's table and verdict.
 
 pub mod act;
+mod observe;
 
 use std::io::Write;
 use std::path::Path;
@@ -228,7 +229,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         interval: std::time::Duration::from_millis(g.eta_interval.or(g.eta_newline).unwrap_or(1000).max(100)),
         newline: g.eta_newline.is_some(),
     });
-    // --status-interval: the full report so far, in every requested format, each interval.
+    // Everything the run writes goes to one sink: standard output or --output.
     let sink = std::sync::Arc::new(Output::new(g.output.as_deref(), head)?);
     // fio prints its layout lines with the normal output (stdout or --output), after the
     // header, and nowhere in the other formats: standard error stays empty on success.
@@ -240,105 +241,15 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     } else {
         std::sync::Arc::new(|_: &str| {})
     };
-    let previous: Mutex<Vec<runner::worker::WorkerResult>> = Mutex::new(Vec::new());
-    let interval_report = |partial: &[runner::worker::WorkerResult]| {
-        let shown: Vec<runner::worker::WorkerResult> = if g.interval_delta {
-            // Each report covers only the interval since the last one (fio's are cumulative).
-            let mut prev = previous.lock().expect("interval reports are sequential");
-            let delta = partial
-                .iter()
-                .enumerate()
-                .map(|(i, now)| {
-                    let then = prev.get(i).cloned().unwrap_or_default();
-                    let ms = now.elapsed_ms.saturating_sub(then.elapsed_ms);
-                    runner::worker::WorkerResult { ts: now.ts.since(&then.ts, ms), elapsed_ms: ms, ..now.clone() }
-                })
-                .collect();
-            *prev = partial.to_vec();
-            delta
-        } else {
-            partial.to_vec()
-        };
-        let report = summary::build(plan, &shown, Vec::new(), plan::clock::epoch_ms());
-        let _ = sink.write(&formats(g, &report));
-    };
-    // --profile=act's table: a row per hour-long slice as the run goes, then the verdict.
-    let act = act.map(Mutex::new);
-    let started = std::time::Instant::now();
-    let next_slice = Mutex::new(ActTable::slice());
-    let act_row = |partial: &[runner::worker::WorkerResult]| {
-        let Some(table) = &act else { return };
-        let mut next = next_slice.lock().expect("interval reports are sequential");
-        if started.elapsed() >= *next {
-            *next += ActTable::slice();
-            if let Some(row) = table.lock().expect("one reporter").close_slice(partial) {
-                let _ = sink.write(&row);
-            }
-        }
-    };
-    // metrics_listen (figures for Prometheus) and live_listen (the live page), refreshed every
-    // second; a sweep point also writes its live records for the sweep's page.
-    let metrics_at = plan.jobs.iter().find_map(|j| j.spec.metrics_listen);
-    let live_at = plan.jobs.iter().find_map(|j| j.spec.live_listen);
-    let metrics = metrics_at.map(|_| crate::serve::metrics::Metrics::default());
-    let live = live_at.map(|_| crate::serve::live::LiveFeed::new(live_title(plan)));
-    let records = std::env::var_os(crate::serve::live::RECORDS_ENV).is_some();
-    serve(metrics_at, metrics.as_ref(), live_at, live.as_ref())?;
-    let recorder = (live.is_some() || records).then(|| Mutex::new(crate::serve::live::record::Recorder::new(plan)));
-    let publish = |record: crate::serve::live::Record| {
-        if records {
-            // Standard output carries nothing else in a sweep point (its report goes to
-            // --output); a sweep that went away leaves the write failing, which is harmless.
-            if let Ok(line) = serde_json::to_string(&record) {
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{line}").and_then(|_| out.flush());
-            }
-        }
-        if let Some(feed) = &live {
-            feed.push(record);
-        }
-    };
-    let status_every = g.status_interval.map(std::time::Duration::from_millis);
-    let shared_ticks = act.is_some() || metrics.is_some() || recorder.is_some();
-    let next_status = Mutex::new(status_every.unwrap_or(std::time::Duration::MAX));
-    let tick = |partial: &[runner::worker::WorkerResult]| {
-        if let Some(m) = &metrics {
-            m.update(plan, partial);
-        }
-        if let Some(r) = &recorder {
-            let interval = r.lock().expect("interval reports are sequential").interval(partial);
-            publish(crate::serve::live::Record::Interval(interval));
-        }
-        if let Some(e) = status_every {
-            // Alone, the status reports set the pace; sharing the ticks, they keep their own.
-            let mut next = next_status.lock().expect("interval reports are sequential");
-            if !shared_ticks || started.elapsed() >= *next {
-                *next += e;
-                interval_report(partial);
-            }
-        }
-        act_row(partial);
-    };
-    // ACT's slices end at the first tick after each hour.
-    let every = [
-        status_every,
-        act.as_ref().map(|_| ActTable::slice()),
-        (metrics.is_some() || recorder.is_some()).then_some(std::time::Duration::from_secs(1)),
-    ]
-    .into_iter()
-    .flatten()
-    .min();
+    let watchers = observe::watchers(plan, g, &sink, act)?;
+    let tick = |partial: &[runner::worker::WorkerResult]| watchers.iter().for_each(|w| w.on_interval(partial));
+    let every = watchers.iter().filter_map(|w| w.every()).min();
     let interval = every.map(|every| runner::Interval { every, report: &tick });
     // --repeat-until: the whole job set again until the metric's interval is narrow enough;
     // the report is the last run's, with every run's figure in fiox's section.
     let mut values = Vec::new();
     let (results, report) = loop {
-        if let Some(r) = &recorder {
-            *r.lock().expect("no run yet") = crate::serve::live::record::Recorder::new(plan);
-            if g.repeat_until.is_some() {
-                publish(crate::serve::live::Record::Begin { label: format!("run {}", values.len() + 1) });
-            }
-        }
+        watchers.iter().for_each(|w| w.on_begin(values.len() + 1));
         runner::trigger::arm(g.trigger_timeout_ms.map(std::time::Duration::from_millis), g.trigger_file.clone());
         let outcome = runner::run(plan, diag.clone(), notice.clone(), status, interval)?;
         if runner::trigger::fired() {
@@ -350,17 +261,8 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
             }
         }
         let results = outcome.workers;
-        if let Some(m) = &metrics {
-            // The final figures, so a scrape after the run matches the report.
-            m.update(plan, &results);
-        }
-        if let Some(r) = &recorder {
-            publish(crate::serve::live::Record::End(r.lock().expect("the run is over").end(&results)));
-        }
-        if let Some(table) = &act {
-            let mut table = table.lock().expect("one reporter");
-            let row = table.close_slice(&results).unwrap_or_default();
-            sink.write(&(row + &table.verdict()))?;
+        for w in &watchers {
+            w.on_end(&results)?;
         }
         let mut report = summary::build(plan, &results, outcome.disks, plan::clock::epoch_ms());
         let mut manifest = crate::report::manifest::build(plan, &results, &report);
@@ -401,49 +303,6 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         return Ok(ExitCode::from(crate::lab::repeat::NOT_MET));
     }
     Ok(ExitCode::from(failed.min(255) as u8))
-}
-
-/// Starts the HTTP servers of `metrics_listen` and `live_listen`: one for both when they name
-/// the same address. Binding happens here, before any I/O, so a taken port stops the run.
-fn serve(
-    metrics_at: Option<std::net::SocketAddr>,
-    metrics: Option<&crate::serve::metrics::Metrics>,
-    live_at: Option<std::net::SocketAddr>,
-    live: Option<&std::sync::Arc<crate::serve::live::LiveFeed>>,
-) -> Result<()> {
-    let metrics = metrics_at.zip(metrics);
-    let live = live_at.zip(live);
-    match (metrics, live) {
-        (Some((a, m)), Some((b, l))) if a == b => {
-            crate::serve::http::serve(a, "metrics_listen", vec![m.site(), l.site()])
-        }
-        _ => {
-            if let Some((a, m)) = metrics {
-                crate::serve::http::serve(a, "metrics_listen", vec![m.site()])?;
-            }
-            if let Some((a, l)) = live {
-                crate::serve::http::serve(a, "live_listen", vec![l.site()])?;
-            }
-            Ok(())
-        }
-    }
-}
-
-/// The live page's title: fiox and the jobs' names.
-fn live_title(plan: &crate::plan::Plan) -> String {
-    let mut names: Vec<&str> = Vec::new();
-    for j in &plan.jobs {
-        if !names.contains(&j.spec.name.as_str()) {
-            names.push(&j.spec.name);
-        }
-    }
-    let more = names.len().saturating_sub(6);
-    names.truncate(6);
-    let mut t = format!("fiox: {}", names.join(", "));
-    if more > 0 {
-        t.push_str(&format!(" and {more} more"));
-    }
-    t
 }
 
 /// The report in every requested format, in fio's order.

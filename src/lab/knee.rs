@@ -116,20 +116,7 @@ struct Measured {
 /// points through the runner as `sweep` does, and writes the results folder with the knee.
 pub fn run(base: &Base, settings: &Settings, axes: Vec<Axis>, target: Target, max_iodepth: u32) -> Result<ExitCode> {
     let ctx = crate::plan::machine_ctx();
-    let mut numjobs: Option<Vec<u64>> = None;
-    let mut depths: Option<Vec<u64>> = None;
-    for a in &axes {
-        let nums: Option<Vec<u64>> = a.values.iter().map(|v| a.numeric(v, &ctx).map(|x| x as u64)).collect();
-        match a.def.name {
-            "numjobs" => numjobs = nums,
-            "iodepth" => {
-                let mut d = nums.context("iodepth values")?;
-                d.sort_unstable();
-                depths = Some(d);
-            }
-            other => bail!("sweep: with --find-knee, --vary takes iodepth and numjobs only (not {other})"),
-        }
-    }
+    let (numjobs, depths) = swept(&axes, &ctx)?;
     let doubling = depths.is_none();
     // A listed depth beyond u32 fails the planner's check below, so saturating it here never
     // reaches a run.
@@ -217,42 +204,11 @@ pub fn run(base: &Base, settings: &Settings, axes: Vec<Axis>, target: Target, ma
         }
     }
     let best = probes.iter().filter(|p| p.met).max_by(|a, b| a.iops.total_cmp(&b.iops));
-    let headline = match best {
-        Some(b) => format!(
-            "knee: {}iodepth={}: {} IOPS, {}, {} {} (target {})",
-            b.numjobs.map(|n| format!("numjobs={n} ")).unwrap_or_default(),
-            b.iodepth,
-            fmt_count(b.iops),
-            fmt_bw(b.bw),
-            target.name(),
-            fmt_ns(b.latency),
-            target.text
-        ),
-        None if probes.is_empty() => "knee: nothing was measured".to_string(),
-        None => format!("knee: no point meets {} (even the shallowest queue misses it)", target.text),
-    };
+    let headline = headline(best, &probes, &target);
     println!("{headline}");
 
     // The results folder: the points actually run, ordered numerically on each axis.
-    let mut nj_vals: Vec<u64> = probes.iter().filter_map(|p| p.numjobs).collect();
-    nj_vals.sort_unstable();
-    nj_vals.dedup();
-    let mut d_vals: Vec<u32> = probes.iter().map(|p| p.iodepth).collect();
-    d_vals.sort_unstable();
-    d_vals.dedup();
-    let mut final_axes = Vec::new();
-    if numjobs.is_some() {
-        final_axes.push(Axis {
-            def: def("numjobs"),
-            typed: "numjobs".into(),
-            values: nj_vals.iter().map(u64::to_string).collect(),
-        });
-    }
-    final_axes.push(Axis {
-        def: def("iodepth"),
-        typed: "iodepth".into(),
-        values: d_vals.iter().map(u32::to_string).collect(),
-    });
+    let final_axes = measured_axes(&probes, numjobs.is_some());
     points.sort_by_key(|p| p.iter().map(|v| v.parse::<u64>().unwrap_or(0)).collect::<Vec<_>>());
     points.dedup();
     let ids = points::ids(&final_axes, &points);
@@ -289,6 +245,69 @@ pub fn run(base: &Base, settings: &Settings, axes: Vec<Axis>, target: Target, ma
         return Ok(code);
     }
     Ok(if best.is_some() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The swept numjobs and iodepth values (depths sorted), the only axes `--find-knee` takes.
+type Swept = (Option<Vec<u64>>, Option<Vec<u64>>);
+fn swept(axes: &[Axis], ctx: &fiox_options::Ctx) -> Result<Swept> {
+    let mut numjobs: Option<Vec<u64>> = None;
+    let mut depths: Option<Vec<u64>> = None;
+    for a in axes {
+        let nums: Option<Vec<u64>> = a.values.iter().map(|v| a.numeric(v, ctx).map(|x| x as u64)).collect();
+        match a.def.name {
+            "numjobs" => numjobs = nums,
+            "iodepth" => {
+                let mut d = nums.context("iodepth values")?;
+                d.sort_unstable();
+                depths = Some(d);
+            }
+            other => bail!("sweep: with --find-knee, --vary takes iodepth and numjobs only (not {other})"),
+        }
+    }
+    Ok((numjobs, depths))
+}
+
+/// The line that names the knee (or says why there is none).
+fn headline(best: Option<&Measured>, probes: &[Measured], target: &Target) -> String {
+    match best {
+        Some(b) => format!(
+            "knee: {}iodepth={}: {} IOPS, {}, {} {} (target {})",
+            b.numjobs.map(|n| format!("numjobs={n} ")).unwrap_or_default(),
+            b.iodepth,
+            fmt_count(b.iops),
+            fmt_bw(b.bw),
+            target.name(),
+            fmt_ns(b.latency),
+            target.text
+        ),
+        None if probes.is_empty() => "knee: nothing was measured".to_string(),
+        None => format!("knee: no point meets {} (even the shallowest queue misses it)", target.text),
+    }
+}
+
+/// The axes of the points actually run, each ordered numerically.
+fn measured_axes(probes: &[Measured], with_numjobs: bool) -> Vec<Axis> {
+    let def = |n: &str| fiox_options::table::lookup(n).expect("iodepth and numjobs are in the table");
+    let mut nj_vals: Vec<u64> = probes.iter().filter_map(|p| p.numjobs).collect();
+    nj_vals.sort_unstable();
+    nj_vals.dedup();
+    let mut d_vals: Vec<u32> = probes.iter().map(|p| p.iodepth).collect();
+    d_vals.sort_unstable();
+    d_vals.dedup();
+    let mut final_axes = Vec::new();
+    if with_numjobs {
+        final_axes.push(Axis {
+            def: def("numjobs"),
+            typed: "numjobs".into(),
+            values: nj_vals.iter().map(u64::to_string).collect(),
+        });
+    }
+    final_axes.push(Axis {
+        def: def("iodepth"),
+        typed: "iodepth".into(),
+        values: d_vals.iter().map(u32::to_string).collect(),
+    });
+    final_axes
 }
 
 /// The throughput–latency curve: one line per numjobs value, points labelled with their queue

@@ -70,6 +70,20 @@ pub struct Interval<'a> {
     pub report: &'a (dyn Fn(&[WorkerResult]) + Sync),
 }
 
+/// What watches a run from outside the workers (the Prometheus figures, the live page, ACT's
+/// table, `--status-interval`'s reports): told the running figures at its own pace, through
+/// [`Interval`], and the final ones at the end. Interval calls come from one thread, in turn.
+pub trait RunObserver: Sync {
+    /// How often it wants the running figures; `None`: only the end.
+    fn every(&self) -> Option<Duration>;
+    /// Run number `run` (from 1; `--repeat-until` makes several) is about to start.
+    fn on_begin(&self, _run: usize) {}
+    /// The figures so far, one per worker, in the plan's order.
+    fn on_interval(&self, partial: &[WorkerResult]);
+    /// The run's final figures.
+    fn on_end(&self, results: &[WorkerResult]) -> Result<()>;
+}
+
 /// Where diagnostics go; shared with worker threads that may outlive a phase.
 pub type Diag = Arc<dyn Fn(&str) + Send + Sync>;
 

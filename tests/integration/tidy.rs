@@ -47,6 +47,7 @@ const RUNNER_FACE: &[&str] = &[
     "prepare",
     "run_prepared",
     "Prepared",
+    "RunObserver",
     "Interval",
     "StatusLine",
     "Diag",

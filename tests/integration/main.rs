@@ -21,6 +21,7 @@ mod multihost;
 mod multihost_secure;
 mod multihost_timing;
 mod nbd_faults;
+mod netengines;
 mod netns;
 mod offload;
 mod profiles;

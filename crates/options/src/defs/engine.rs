@@ -59,7 +59,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("mss", K::Int { min: 0, max: i32::MAX as i64 }, C::Engine, "TCP maximum segment size (TCP_MAXSEG)").engines(&["net", "netsplice"]),
     // mtd, nbd, gfapi
     O::new("skip_bad", BOOL, C::Engine, "Skip known bad blocks").def("0").engines(&["mtd"]),
-    O::new("uri", K::Str, C::Engine, "NBD URI of the export").engines(&["nbd"]),
+    O::new("uri", K::Str, C::Engine, "Name of NBD URI").engines(&["nbd"]),
     O::new("volume", K::Str, C::Engine, "GlusterFS volume").engines(&["gfapi", "gfapi_async"]),
     O::new("brick", K::Str, C::Engine, "GlusterFS brick to connect to").engines(&["gfapi", "gfapi_async"]),
     O::new("single-instance", BOOL, C::Engine, "Share one GlusterFS connection among the jobs").engines(&["gfapi", "gfapi_async"]),
@@ -103,7 +103,7 @@ static ENGINES: &[Choice] = &[
     Choice { word: "net", help: "Network I/O over TCP or UDP" },
     Choice { word: "netsplice", help: "Network I/O with splice" },
     Choice { word: "sg", help: "SCSI generic" },
-    Choice { word: "nbd", help: "Network block device client" },
+    Choice { word: "nbd", help: "Network block device client through libnbd (package libnbd0)" },
     Choice { word: "rados", help: "Ceph RADOS objects" },
     Choice { word: "rbd", help: "Ceph RBD images through librbd" },
     Choice { word: "rdma", help: "RDMA" },

@@ -427,7 +427,7 @@ complete -c fiox -n __fiox_fio_args -l ttl -x -d 'Time to live of outgoing UDP m
 complete -c fiox -n __fiox_fio_args -l window_size -x -d 'Socket buffer size (SO_SNDBUF and SO_RCVBUF)'
 complete -c fiox -n __fiox_fio_args -l mss -x -d 'TCP maximum segment size (TCP_MAXSEG)'
 complete -c fiox -n __fiox_fio_args -l skip_bad -x -a '0 1' -d 'Skip known bad blocks'
-complete -c fiox -n __fiox_fio_args -l uri -x -d 'NBD URI of the export'
+complete -c fiox -n __fiox_fio_args -l uri -x -d 'Name of NBD URI'
 complete -c fiox -n __fiox_fio_args -l volume -x -d 'GlusterFS volume'
 complete -c fiox -n __fiox_fio_args -l brick -x -d 'GlusterFS brick to connect to'
 complete -c fiox -n __fiox_fio_args -l single-instance -x -a '0 1' -d 'Share one GlusterFS connection among the jobs'

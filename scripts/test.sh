@@ -32,6 +32,8 @@ need 1 "the differential tests" fio -- fio
 need 1 "the results-page and live-page tests" chromium -- chromium fonts-dejavu-core
 # The fault tests serve a disk with planted errors through nbdkit and nbdfuse.
 need 0 "the fault tests" nbdkit nbdfuse -- nbdkit libnbd-bin
+# The nbd engine tests run fio's and fiox's nbd engines against nbdkit (libnbd0 comes with libnbd-bin).
+need 0 "the nbd engine tests" nbdkit nbdinfo -- nbdkit libnbd-bin
 # The Ceph tests start a one-node cluster (ceph-mon, ceph-osd on memstore) and run fio's and
 # fiox's rbd/rados engines against it; without recommends it is about 50 packages, ~30 s.
 need 0 "the Ceph tests" ceph-mon ceph-osd rados rbd -- --no-install-recommends ceph-mon ceph-osd ceph-common

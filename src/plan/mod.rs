@@ -551,6 +551,11 @@ fn remote_files(
                 spec.ioengine,
                 f.name
             ),
+            // fio's nbd job does nothing there and succeeds; fiox says why instead.
+            (Some(size), Some(len)) if region_start + len > size && spec.ioengine == "nbd" => bail!(
+                "job '{}': size {len} from offset {region_start} exceeds the nbd export ({size} bytes)",
+                spec.name
+            ),
             (Some(size), Some(len)) if region_start + len > size => bail!(
                 "job '{}': size {len} from offset {region_start} exceeds the {} image ({size} bytes); fiox does not create a local file instead (fio would)",
                 spec.name,

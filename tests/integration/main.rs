@@ -15,6 +15,7 @@ mod faults;
 mod lab;
 mod multihost;
 mod options;
+mod netengines;
 mod profiles;
 mod runner;
 mod seeds;

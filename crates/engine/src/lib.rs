@@ -17,6 +17,7 @@ use std::os::fd::RawFd;
 mod ceph;
 #[cfg(test)]
 mod conformance;
+mod dl;
 mod engines;
 mod mem;
 mod queue;

@@ -285,7 +285,6 @@ fn unavailable_engines_parse_and_refuse_before_any_io() {
         ("libpmem", "", "dax"),
         ("pmemblk", "", "libpmemblk"),
         ("mtd", "skip_bad=1\n", "/dev/mtdN"),
-        ("nbd", "uri=nbd://localhost/disk\n", "libnbd"),
         ("rdma", "hostname=peer\nbindname=me\nport=4444\nverb=send\n", "RDMA device"),
         ("gfapi", "volume=vol\nbrick=host\nsingle-instance=1\n", "libgfapi"),
         ("gfapi_async", "volume=vol\nbrick=host\n", "libgfapi"),

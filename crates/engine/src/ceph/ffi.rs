@@ -1,5 +1,5 @@
 //! The C functions of librados (`librados.so.2`) and librbd (`librbd.so.1`) that fiox calls,
-//! found at run time with dlopen/dlsym. fiox is built without Ceph's headers or `-dev`
+//! found at run time with dlopen/dlsym (`dl/`). fiox is built without Ceph's headers or `-dev`
 //! packages and its binary does not name either library (`ldd fiox` lists neither), so it
 //! starts on machines without Ceph; only an `rbd` or `rados` job loads them, once per process.
 //!
@@ -8,8 +8,10 @@
 //! table is resolved whole before it is used: a library missing any symbol is refused as a
 //! whole, with the symbol named, so no call can reach a null pointer.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void};
 use std::sync::OnceLock;
+
+use crate::dl::Lib;
 
 pub(crate) type RadosT = *mut c_void;
 pub(crate) type IoctxT = *mut c_void;
@@ -122,54 +124,6 @@ pub(crate) struct Rbd {
     /// `rbd_lock_get_owners(image, &mode, owners, &max)`: the exclusive lock's owners.
     pub lock_get_owners: unsafe extern "C" fn(ImageT, *mut c_int, *mut *mut c_char, *mut usize) -> c_int,
     pub lock_get_owners_cleanup: unsafe extern "C" fn(*mut *mut c_char, usize),
-}
-
-/// A library loaded for the rest of the process's life: librados keeps global state
-/// (threads, a cct) that outlives any handle, so it is never unloaded (no `Drop`, no dlclose).
-struct Lib(*mut c_void, &'static CStr);
-
-impl Lib {
-    fn open(soname: &'static CStr, package: &str, engine: &str) -> Result<Lib, String> {
-        // SAFETY: dlopen takes a NUL-terminated name; RTLD_LOCAL keeps the library's symbols
-        // out of the global namespace, RTLD_NOW resolves everything now rather than at a call.
-        let handle = unsafe { libc::dlopen(soname.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        if handle.is_null() {
-            return Err(format!(
-                "ioengine={engine} needs {} (Debian/Ubuntu: apt-get install {package}), which cannot be loaded: {}",
-                soname.to_string_lossy(),
-                dl_error()
-            ));
-        }
-        Ok(Lib(handle, soname))
-    }
-
-    /// The address of `name` as a function pointer of type `F`.
-    ///
-    /// # Safety
-    /// `F` must be an `unsafe extern "C" fn` type whose signature is the C function's.
-    unsafe fn get<F: Copy>(&self, name: &CStr) -> Result<F, String> {
-        const { assert!(std::mem::size_of::<F>() == std::mem::size_of::<*mut c_void>()) };
-        // SAFETY: the handle came from a successful dlopen and is never closed.
-        let p = unsafe { libc::dlsym(self.0, name.as_ptr()) };
-        if p.is_null() {
-            return Err(format!("{} lacks {} (too old?)", self.1.to_string_lossy(), name.to_string_lossy()));
-        }
-        // SAFETY: `p` is the non-null address of the named C function and `F` is a function
-        // pointer of the same size with that function's signature (the caller's promise).
-        Ok(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) })
-    }
-}
-
-fn dl_error() -> String {
-    // SAFETY: dlerror returns null or a NUL-terminated string valid until the next dl* call on
-    // this thread; it is copied at once.
-    let e = unsafe { libc::dlerror() };
-    if e.is_null() {
-        "unknown error".into()
-    } else {
-        // SAFETY: non-null, NUL-terminated (see above).
-        unsafe { CStr::from_ptr(e) }.to_string_lossy().into_owned()
-    }
 }
 
 static RADOS: OnceLock<Result<Rados, String>> = OnceLock::new();

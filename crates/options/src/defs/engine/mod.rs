@@ -70,7 +70,7 @@ static ENGINES: &[Choice] = &[
     Choice { word: "net", help: "Network I/O over TCP or UDP" },
     Choice { word: "netsplice", help: "Network I/O with splice" },
     Choice { word: "sg", help: "SCSI generic" },
-    Choice { word: "nbd", help: "Network block device client" },
+    Choice { word: "nbd", help: "Network block device client through libnbd (package libnbd0)" },
     Choice { word: "rados", help: "Ceph RADOS objects" },
     Choice { word: "rbd", help: "Ceph RBD images through librbd" },
     Choice { word: "rdma", help: "RDMA" },

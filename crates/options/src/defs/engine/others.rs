@@ -10,7 +10,7 @@ const BOOL: K = K::Bool;
 pub(in crate::defs) static DEFS: &[O] = &[
     // mtd, nbd, gfapi
     O::new("skip_bad", BOOL, C::Engine, "Skip known bad blocks").def("0").engines(&["mtd"]).to(|s, v| Ok(s.engine.mtd.skip_bad = v.flag())),
-    O::new("uri", K::Str, C::Engine, "NBD URI of the export").engines(&["nbd"]).to(|s, v| Ok(s.engine.nbd.uri = v.written())),
+    O::new("uri", K::Str, C::Engine, "Name of NBD URI").engines(&["nbd"]).to(|s, v| Ok(s.engine.nbd.uri = v.written())),
     O::new("volume", K::Str, C::Engine, "GlusterFS volume").engines(&["gfapi", "gfapi_async"]).to(|s, v| Ok(s.engine.gfapi.volume = v.written())),
     O::new("brick", K::Str, C::Engine, "GlusterFS brick to connect to").engines(&["gfapi", "gfapi_async"]).to(|s, v| Ok(s.engine.gfapi.brick = v.written())),
     O::new("single-instance", BOOL, C::Engine, "Share one GlusterFS connection among the jobs").engines(&["gfapi", "gfapi_async"]).to(|s, v| Ok(s.engine.gfapi.single_instance = v.flag())),

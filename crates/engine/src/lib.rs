@@ -20,6 +20,7 @@ mod conformance;
 mod engines;
 mod mem;
 mod queue;
+pub mod sigv4;
 pub mod sys;
 
 pub use ceph::client::{
@@ -151,6 +152,11 @@ pub(crate) trait IoEngine {
     fn peer_done(&self) -> bool {
         false
     }
+    /// Why unit `index`'s last I/O failed, in the engine's words (http: the request, the status
+    /// and the server's error code), for the runner's error line; `None`: the errno says it all.
+    fn error_detail(&mut self, _index: u32) -> Option<String> {
+        None
+    }
 }
 
 /// What the planner knows of a job when it asks an engine whether the job can run here.
@@ -241,6 +247,7 @@ pub static ENGINES: &[EngineInfo] = &[
     engines::gfapi::GFAPI_ASYNC,
     engines::rados::INFO,
     engines::rbd::INFO,
+    engines::http::INFO,
 ];
 
 impl EngineInfo {

@@ -349,6 +349,11 @@ impl IoQueue {
         Ok(())
     }
 
+    /// Why unit `i`'s last I/O failed, in the engine's words, if it says more than the errno.
+    pub fn error_detail(&mut self, i: u32) -> Option<String> {
+        self.engine.error_detail(i)
+    }
+
     /// No-I/O engines: the pause after each "I/O", in nanoseconds (0 for the others).
     pub fn think_ns(&self) -> u64 {
         self.engine.think_ns()

@@ -14,8 +14,10 @@ use crate::jobfile::RawOpt;
 use crate::table::{self, Kind, OptDef, Support};
 use crate::value::{self, Ctx, Parsed, RwMode, Value};
 
+mod http;
 mod replay;
 mod verify;
+pub use http::{HttpMode, HttpOpts, Https};
 pub use replay::{ReplaySpec, ZoneMode, ZoneSpec};
 pub use verify::VerifySpec;
 
@@ -301,6 +303,8 @@ pub struct EngineOpts {
     pub mss: Option<u32>,
     /// rbd and rados (Ceph): which cluster, client, configuration, pool and image.
     pub ceph: CephOpts,
+    /// http: the server, authentication mode and credentials (`https`, `http_*`).
+    pub http: HttpOpts,
     /// Options of engines fiox cannot run on this kind of machine (sg, io_uring_cmd, mtd,
     /// nbd, rdma, gfapi): parsed and checked so that job files for them are accepted, and
     /// named in the error that refuses the run. `(option, value)` in the order read.
@@ -965,6 +969,7 @@ impl JobSpec {
         if m.is_set("rbd_shared_handle") && ioengine != "rbd" {
             return Err(m.job_err(format!("rbd_shared_handle= is for ioengine=rbd, not {ioengine}")));
         }
+        engine.http = http::resolve(&m, ioengine)?;
         if engine.ceph.connect_timeout_us == Some(0) {
             return Err(m.job_err("ceph_connect_timeout=0 would not wait for the monitors at all".into()));
         }

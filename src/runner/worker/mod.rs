@@ -978,7 +978,8 @@ impl<'a> Worker<'a> {
                 self.end.exhausted();
                 return;
             }
-            self.errors.io_failed(&io, (-result) as i32, self.plan, &mut self.acct.ts, self.diag);
+            let detail = self.q.error_detail(idx);
+            self.errors.io_failed(&io, (-result) as i32, detail.as_deref(), self.plan, &mut self.acct.ts, self.diag);
             return;
         }
         // Only a paced job keeps due times: an unpaced one pays one bounds check here.

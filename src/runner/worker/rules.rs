@@ -186,6 +186,7 @@ impl ErrorRule {
         &mut self,
         io: &Io,
         errno: i32,
+        detail: Option<&str>,
         plan: &WorkerPlan,
         ts: &mut ThreadStat,
         diag: &mut dyn Write,
@@ -219,7 +220,11 @@ impl ErrorRule {
             Ddir::Trim => "trim",
             Ddir::Sync | Ddir::DataSync | Ddir::SyncRange => "sync",
         };
-        let msg = format!("io_u error on file {file}: {e}: {what} offset={}, buflen={}", io.offset, io.len);
+        let mut msg = format!("io_u error on file {file}: {e}: {what} offset={}, buflen={}", io.offset, io.len);
+        if let Some(d) = detail {
+            // The engine's account (http: the request, its status and the server's code).
+            msg.push_str(&format!(" ({d})"));
+        }
         let _ = writeln!(diag, "fiox: {msg}");
         if fatal && self.first.is_none() {
             self.first = Some(msg);

@@ -9,6 +9,7 @@ use crate::table::OptDef;
 mod engine;
 mod general;
 mod host;
+mod http;
 mod io;
 mod profile;
 mod replay;
@@ -16,5 +17,14 @@ mod report;
 mod verify;
 
 /// All tables, in `--cmdhelp` order.
-pub(crate) static TABLES: &[&[OptDef]] =
-    &[general::DEFS, host::DEFS, io::DEFS, report::DEFS, engine::DEFS, profile::DEFS, replay::DEFS, verify::DEFS];
+pub(crate) static TABLES: &[&[OptDef]] = &[
+    general::DEFS,
+    host::DEFS,
+    io::DEFS,
+    report::DEFS,
+    engine::DEFS,
+    http::DEFS,
+    profile::DEFS,
+    replay::DEFS,
+    verify::DEFS,
+];

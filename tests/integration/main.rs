@@ -22,6 +22,7 @@ mod multihost_secure;
 mod multihost_timing;
 mod nbd_faults;
 mod netns;
+mod objstore;
 mod offload;
 mod profiles;
 mod repeat;

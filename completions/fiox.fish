@@ -4,7 +4,7 @@
 
 # fio's options apply to fiox itself and to subcommands that take a job (sweep).
 function __fiox_fio_args
-    not __fish_seen_subcommand_from quick plot compare rbd rados ceph man completions
+    not __fish_seen_subcommand_from quick plot compare rbd rados ceph s3 man completions
 end
 
 complete -c fiox -n '__fish_use_subcommand' -a quick -d 'four-point first look at the drive under DIR'
@@ -14,6 +14,7 @@ complete -c fiox -n '__fish_use_subcommand' -a compare -d 'results side by side,
 complete -c fiox -n '__fish_use_subcommand' -a rbd -d 'Ceph'\''s rbd bench on an RBD image, same command line and output'
 complete -c fiox -n '__fish_use_subcommand' -a rados -d 'Ceph'\''s rados bench (write, seq, rand) and cleanup, same objects and output'
 complete -c fiox -n '__fish_use_subcommand' -a ceph -d 'rados bench, rbd bench and fio'\''s rbd engine on one cluster, one table'
+complete -c fiox -n '__fish_use_subcommand' -a s3 -d 'S3 benchmark with warp'\''s flags; exact merged percentiles, fio-shaped JSON'
 complete -c fiox -n '__fish_use_subcommand' -a man -d 'print the manual page (fiox.1)'
 complete -c fiox -n '__fish_use_subcommand' -a completions -d 'print the shell'\''s completion script'
 complete -c fiox -n __fiox_fio_args -l name -x -d 'Name of the job; on the command line it starts a new job ('\''global'\'' starts a global section)'
@@ -636,5 +637,6 @@ complete -c fiox -n '__fish_seen_subcommand_from ceph' -l io-total -x -d 'bytes 
 complete -c fiox -n '__fish_seen_subcommand_from ceph' -l out -x -a '(__fish_complete_directories)' -d 'the results folder (default fiox-ceph)'
 complete -c fiox -n '__fish_seen_subcommand_from ceph' -l fio-numjobs -d 'fio'\''s layer as the seed ran it: --threads jobs of iodepth 1, one client each'
 complete -c fiox -n '__fish_seen_subcommand_from ceph' -f
+complete -c fiox -n '__fish_seen_subcommand_from s3' -f
 complete -c fiox -n '__fish_seen_subcommand_from man' -f
 complete -c fiox -n '__fish_seen_subcommand_from completions' -x -a 'bash zsh fish'

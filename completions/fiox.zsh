@@ -407,6 +407,7 @@ _fiox_subcommands=(
     'rbd:Ceph'\''s rbd bench on an RBD image, same command line and output' \
     'rados:Ceph'\''s rados bench (write, seq, rand) and cleanup, same objects and output' \
     'ceph:rados bench, rbd bench and fio'\''s rbd engine on one cluster, one table' \
+    's3:S3 benchmark with warp'\''s flags; exact merged percentiles, fio-shaped JSON' \
     'man:print the manual page (fiox.1)' \
     'completions:print the shell'\''s completion script'
 )
@@ -469,6 +470,7 @@ _fiox_sub_flags() {
         (rbd) REPLY='' ;;
         (rados) REPLY='' ;;
         (ceph) REPLY='--pool= --conf= --cluster= --id= --image= --image-size= --threads= --runtime= --sizes= --layers= --workloads= --io-total= --out= --fio-numjobs' ;;
+        (s3) REPLY='' ;;
         (man) REPLY='' ;;
         (completions) REPLY='' ;;
         (*) REPLY= ;;
@@ -518,6 +520,7 @@ _fiox_sub_operands() {
         (rbd) REPLY='' ;;
         (rados) REPLY='' ;;
         (ceph) REPLY='' ;;
+        (s3) REPLY='' ;;
         (man) REPLY='' ;;
         (completions) REPLY='bash zsh fish' ;;
         (*) REPLY= ;;

@@ -33,6 +33,7 @@ mod rbd_bench;
 mod render;
 mod repeat;
 mod runner;
+mod s3;
 mod summary;
 
 /// What fiox prints where fio prints `fio-3.33`.
@@ -100,6 +101,13 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         summary: "rados bench, rbd bench and fio's rbd engine on one cluster, one table",
         help: ceph_run::help,
         run: ceph_run::run,
+    },
+    Subcommand {
+        name: "s3",
+        args: "bench put|get|delete|stat|list|mixed [options]",
+        summary: "S3 benchmark with warp's flags; exact merged percentiles, fio-shaped JSON",
+        help: s3::help,
+        run: s3::run,
     },
     Subcommand {
         name: "man",

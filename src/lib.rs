@@ -20,6 +20,7 @@ mod multihost;
 mod plan;
 mod report;
 mod runner;
+mod s3;
 mod serve;
 
 /// What fiox prints where fio prints `fio-3.33`.
@@ -87,6 +88,13 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         summary: "rados bench, rbd bench and fio's rbd engine on one cluster, one table",
         help: ceph::run::help,
         run: ceph::run::run,
+    },
+    Subcommand {
+        name: "s3",
+        args: "bench put|get|delete|stat|list|mixed [options]",
+        summary: "S3 benchmark with warp's flags; exact merged percentiles, fio-shaped JSON",
+        help: s3::help,
+        run: s3::run,
     },
     Subcommand {
         name: "man",

@@ -16,6 +16,7 @@ mod lab;
 mod multihost;
 mod options;
 mod netengines;
+mod objstore;
 mod profiles;
 mod runner;
 mod seeds;

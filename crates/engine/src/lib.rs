@@ -21,6 +21,7 @@ mod dl;
 mod engines;
 mod mem;
 mod queue;
+pub mod sigv4;
 pub mod sys;
 
 pub use ceph::client::{
@@ -147,16 +148,26 @@ pub(crate) trait IoEngine {
     fn finish(&mut self) -> bool {
         false
     }
-    /// What the device said about unit `index`'s last failed I/O, beyond its errno (sg: the
-    /// SCSI status and sense data), once.
-    fn error_details(&mut self, _index: u32) -> Option<String> {
-        None
-    }
     /// The peer has ended the stream (net: the sender closed, or sent its close message). An
     /// I/O that then moves nothing ends the job instead of failing it.
     fn peer_done(&self) -> bool {
         false
     }
+    /// Why unit `index`'s last I/O failed beyond its errno, in the engine's words, given once
+    /// (sg: the SCSI status and sense data; http: the request, the status and the server's error
+    /// code); `None`: the errno says it all.
+    fn error_detail(&mut self, _index: u32) -> Option<ErrorDetail> {
+        None
+    }
+}
+
+/// An engine's account of a failed I/O, and where the runner prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ErrorDetail {
+    /// Appended to the `io_u error` line in parentheses (http's request and status).
+    Inline(String),
+    /// Lines of their own after the `io_u error` line, as fio prints sg's sense data.
+    Lines(String),
 }
 
 /// What the planner knows of a job when it asks an engine whether the job can run here.
@@ -255,6 +266,7 @@ pub static ENGINES: &[EngineInfo] = &[
     engines::gfapi::GFAPI_ASYNC,
     engines::rados::INFO,
     engines::rbd::INFO,
+    engines::http::INFO,
 ];
 
 impl EngineInfo {

@@ -349,6 +349,12 @@ impl IoQueue {
         Ok(())
     }
 
+    /// Why unit `i`'s last I/O failed, in the engine's words, if it says more than the errno;
+    /// given once.
+    pub fn error_detail(&mut self, i: u32) -> Option<crate::ErrorDetail> {
+        self.engine.error_detail(i)
+    }
+
     /// No-I/O engines: the pause after each "I/O", in nanoseconds (0 for the others).
     pub fn think_ns(&self) -> u64 {
         self.engine.think_ns()
@@ -372,12 +378,6 @@ impl IoQueue {
     }
 
     /// Bounds how long one `reap` may wait (`None`: as long as it takes).
-    /// What the device said about unit `i`'s last failed I/O beyond its errno, if anything
-    /// (sg: SCSI status and sense data); given once.
-    pub fn error_details(&mut self, i: u32) -> Option<String> {
-        self.engine.error_details(i)
-    }
-
     pub fn set_wait_limit(&mut self, limit: Option<Duration>) {
         self.engine.set_wait_limit(limit);
     }

@@ -21,6 +21,7 @@ pub use crate::defs::engine::{
     CephOpts, CmdPrioOpts, CpuioOpts, E4defragOpts, EngineOpts, ExecOpts, GfapiOpts, IoUringOpts, LibaioOpts, MtdOpts,
     NbdOpts, NetOpts, Pvsync2Opts, RdmaOpts, SgOpts,
 };
+pub use crate::defs::engine::{HttpMode, HttpOpts, Https};
 pub use bind::{Arg, Binder};
 pub use replay::{ReplaySpec, ZoneMode, ZoneSpec};
 pub use verify::VerifySpec;
@@ -793,6 +794,7 @@ impl JobSpec {
         if m.is_set("rbd_shared_handle") && ioengine != "rbd" {
             return Err(m.job_err(format!("rbd_shared_handle= is for ioengine=rbd, not {ioengine}")));
         }
+        crate::defs::engine::http::rules(&self.engine.http, |o| m.is_set(o), ioengine).map_err(|e| m.job_err(e))?;
         if self.engine.ceph.connect_timeout_us == Some(0) {
             return Err(m.job_err("ceph_connect_timeout=0 would not wait for the monitors at all".into()));
         }

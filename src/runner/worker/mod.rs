@@ -989,8 +989,8 @@ impl<'a> Worker<'a> {
                 self.end.exhausted();
                 return;
             }
-            let details = self.q.error_details(idx);
-            self.errors.io_failed(&io, (-result) as i32, details, self.plan, &mut self.acct.ts, self.diag);
+            let detail = self.q.error_detail(idx);
+            self.errors.io_failed(&io, (-result) as i32, detail, self.plan, &mut self.acct.ts, self.diag);
             return;
         }
         // Only a paced job keeps due times: an unpaced one pays one bounds check here.

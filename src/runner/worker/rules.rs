@@ -186,7 +186,7 @@ impl ErrorRule {
         &mut self,
         io: &Io,
         errno: i32,
-        details: Option<String>,
+        detail: Option<fiox_engine::ErrorDetail>,
         plan: &WorkerPlan,
         ts: &mut ThreadStat,
         diag: &mut dyn Write,
@@ -220,9 +220,13 @@ impl ErrorRule {
             Ddir::Trim => "trim",
             Ddir::Sync | Ddir::DataSync | Ddir::SyncRange => "sync",
         };
-        let msg = format!("io_u error on file {file}: {e}: {what} offset={}, buflen={}", io.offset, io.len);
+        let mut msg = format!("io_u error on file {file}: {e}: {what} offset={}, buflen={}", io.offset, io.len);
+        if let Some(fiox_engine::ErrorDetail::Inline(d)) = &detail {
+            // The engine's account (http: the request, its status and the server's code).
+            msg.push_str(&format!(" ({d})"));
+        }
         let _ = writeln!(diag, "fiox: {msg}");
-        if let Some(d) = details {
+        if let Some(fiox_engine::ErrorDetail::Lines(d)) = &detail {
             // The engine's account of the failure (sg: SCSI status, sense data, the command).
             let _ = writeln!(diag, "fiox: {}", d.trim_end());
         }

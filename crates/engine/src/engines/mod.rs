@@ -8,6 +8,7 @@ pub mod falloc;
 pub mod filemeta;
 pub mod ftruncate;
 pub mod gfapi;
+pub mod http;
 pub mod io_uring;
 pub mod io_uring_cmd;
 pub mod libaio;

@@ -391,8 +391,8 @@ impl IoEngine for Sg {
         Ok(QueueStatus::Completed(result))
     }
 
-    fn error_details(&mut self, index: u32) -> Option<String> {
-        self.errors.get_mut(index as usize).and_then(Option::take)
+    fn error_detail(&mut self, index: u32) -> Option<crate::ErrorDetail> {
+        self.errors.get_mut(index as usize).and_then(Option::take).map(crate::ErrorDetail::Lines)
     }
 }
 

@@ -30,6 +30,7 @@ pub(crate) static TABLES: &[&[OptDef]] = &[
     engine::net::DEFS,
     engine::others::DEFS,
     engine::ceph::DEFS,
+    engine::http::DEFS,
     profile::DEFS,
     replay::DEFS,
     verify::DEFS,

@@ -9,6 +9,7 @@ pub(super) mod ceph;
 pub(super) mod cpuio;
 pub(super) mod e4defrag;
 pub(super) mod exec;
+pub(super) mod http;
 pub(super) mod io_uring;
 pub(super) mod net;
 pub(super) mod others;
@@ -18,6 +19,7 @@ pub use ceph::CephOpts;
 pub use cpuio::CpuioOpts;
 pub use e4defrag::E4defragOpts;
 pub use exec::ExecOpts;
+pub use http::{HttpMode, HttpOpts, Https};
 pub use io_uring::{CmdPrioOpts, IoUringOpts, LibaioOpts, Pvsync2Opts};
 pub use net::{NetOpts, RdmaOpts};
 pub use others::{GfapiOpts, MtdOpts, NbdOpts};
@@ -42,6 +44,8 @@ pub struct EngineOpts {
     pub gfapi: GfapiOpts,
     /// rbd and rados: which cluster, client, configuration, pool and image.
     pub ceph: CephOpts,
+    /// http: the server, authentication mode and credentials (`https`, `http_*`).
+    pub http: HttpOpts,
 }
 
 #[rustfmt::skip]

@@ -710,8 +710,8 @@ impl JobSpec {
         spec.derive(&m)?;
         spec.engine_rules(&m)?;
         spec.verify = verify::verify(&m)?;
-        spec.replay = replay::replay(&m)?;
-        spec.zones = replay::zones(&m)?;
+        spec.replay = replay::replay(&m, spec.replay.take())?;
+        spec.zones = replay::zones(&m, spec.zones)?;
         spec.check(&m)?;
         Ok(spec)
     }

@@ -600,8 +600,9 @@ impl<'a> Merged<'a> {
         })
     }
 
-    fn u32(&self, name: &str, fallback: u32) -> Result<u32> {
-        let v = self.int(name)?.unwrap_or(fallback as i64);
+    /// A whole number of a row that has a default (the row's default is the only one).
+    fn u32(&self, name: &str) -> Result<u32> {
+        let v = self.int(name)?.unwrap_or_else(|| unreachable!("{name} has a default in the table"));
         u32::try_from(v).map_err(|_| self.job_err(format!("{name}={v} is too large")))
     }
 

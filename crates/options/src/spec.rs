@@ -38,7 +38,9 @@ impl Default for SizeSpec {
     }
 }
 
-// The blank `JobSpec` needs a mode; `rw`'s row default replaces it.
+// The blank `JobSpec` needs a mode; `rw`'s row default replaces it. Written here rather than
+// derived in value.rs, which owns the value syntax, not the job model.
+#[allow(clippy::derivable_impls)]
 impl Default for RwMode {
     fn default() -> Self {
         RwMode::Read

@@ -39,7 +39,9 @@ impl Default for SizeSpec {
     }
 }
 
-// The blank `JobSpec` needs a mode; `rw`'s row default replaces it.
+// The blank `JobSpec` needs a mode; `rw`'s row default replaces it. Written here rather than
+// derived in value.rs, which owns the value syntax, not the job model.
+#[allow(clippy::derivable_impls)]
 impl Default for RwMode {
     fn default() -> Self {
         RwMode::Read
@@ -601,8 +603,9 @@ impl<'a> Merged<'a> {
         })
     }
 
-    fn u32(&self, name: &str, fallback: u32) -> Result<u32> {
-        let v = self.int(name)?.unwrap_or(fallback as i64);
+    /// A whole number of a row that has a default (the row's default is the only one).
+    fn u32(&self, name: &str) -> Result<u32> {
+        let v = self.int(name)?.unwrap_or_else(|| unreachable!("{name} has a default in the table"));
         u32::try_from(v).map_err(|_| self.job_err(format!("{name}={v} is too large")))
     }
 
@@ -711,8 +714,8 @@ impl JobSpec {
         spec.derive(&m)?;
         spec.engine_rules(&m)?;
         spec.verify = verify::verify(&m)?;
-        spec.replay = replay::replay(&m)?;
-        spec.zones = replay::zones(&m)?;
+        spec.replay = replay::replay(&m, spec.replay.take())?;
+        spec.zones = replay::zones(&m, spec.zones)?;
         spec.check(&m)?;
         Ok(spec)
     }

@@ -230,7 +230,10 @@ pub(crate) mod check {
     /// Resolves `--size=1m` plus the space-separated `options`, then checks each predicate, so
     /// that a table of `("rwmixwrite=30", |s| s.rwmixread == 70)` rows shows where each option
     /// lands.
-    pub(crate) fn lands(cases: &[(&str, fn(&JobSpec) -> bool)]) {
+    /// One check: options to set, and what must then hold of the spec.
+    pub(crate) type Case = (&'static str, fn(&JobSpec) -> bool);
+
+    pub(crate) fn lands(cases: &[Case]) {
         for (options, pred) in cases {
             let mut args: Vec<String> = vec!["--size=1m".into()];
             args.extend(options.split_whitespace().map(|o| format!("--{o}")));

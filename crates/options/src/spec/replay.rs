@@ -1,12 +1,11 @@
 //! The replay options (`read_iolog` and its companions) and the zone options (`zonemode`,
 //! `zonesize`, ...) resolved into [`ReplaySpec`] and [`ZoneSpec`], with fio 3.33's checks.
 
-use super::Merged;
+use super::{JobSpec, Merged};
 use crate::error::Result;
-use crate::value::Value;
 
 /// `read_iolog` and how it is replayed.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ReplaySpec {
     /// The log, or several blktrace files to merge (`a.bin:b.bin`).
     pub paths: Vec<String>,
@@ -58,63 +57,21 @@ pub struct ZoneSpec {
     pub reset_frequency: Option<f64>,
 }
 
-fn floats(m: &Merged<'_>, name: &str) -> Result<Vec<f64>> {
-    Ok(match m.one(name)? {
-        Some(Value::Floats(v)) => v,
-        _ => Vec::new(),
-    })
+impl JobSpec {
+    /// The replay settings the replay rows bind into; `replay` keeps them only with a log.
+    pub(crate) fn replay_mut(&mut self) -> &mut ReplaySpec {
+        self.replay.get_or_insert_default()
+    }
 }
 
-fn float(m: &Merged<'_>, name: &str) -> Result<Option<f64>> {
-    Ok(match m.one(name)? {
-        Some(Value::Float(v)) => Some(v),
-        _ => None,
-    })
-}
-
-/// The replay options, `None` without `read_iolog`. The companions are read either way, so
-/// that none is silently ignored by the option-coverage test.
-pub(super) fn replay(m: &Merged<'_>) -> Result<Option<ReplaySpec>> {
-    let align = m.int("replay_align")?.unwrap_or(0) as u64;
-    if align != 0 && !align.is_power_of_two() {
-        // fio refuses the option while parsing it ("must be a power-of-2").
-        return Err(m.job_err(format!("replay_align={align} must be a power of two")));
-    }
-    let mut skip = [false; 4];
-    if let Some(list) = m.string("replay_skip") {
-        for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
-            let i = match word {
-                "read" => 0,
-                "write" => 1,
-                "trim" => 2,
-                "sync" => 3,
-                _ => {
-                    return Err(
-                        m.job_err(format!("replay_skip={list}: '{word}' is not an I/O kind (read, write, trim, sync)"))
-                    )
-                }
-            };
-            skip[i] = true;
-        }
-    }
-    let spec = ReplaySpec {
-        paths: Vec::new(),
-        no_stall: m.flag("replay_no_stall")?,
-        redirect: m.string("replay_redirect").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-        align,
-        // fio takes replay_scale=0 as no scaling.
-        scale: (m.int("replay_scale")?.unwrap_or(1) as u64).max(1),
-        time_scale: m.int("replay_time_scale")?.unwrap_or(100).max(1) as u64,
-        skip,
-        merge_file: m.string("merge_blktrace_file").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()),
-        merge_scalars: floats(m, "merge_blktrace_scalars")?,
-        merge_iters: floats(m, "merge_blktrace_iters")?,
-        chunked: m.flag("read_iolog_chunked")?,
-    };
-    let Some(list) = m.string("read_iolog").map(|s| s.trim().to_string()).filter(|s| !s.is_empty()) else {
+/// The replay rules, once the rows are bound: no replay without `read_iolog`; several
+/// blktrace files only merged, with one scalar and one repeat count per file.
+pub(super) fn replay(m: &Merged<'_>, spec: Option<ReplaySpec>) -> Result<Option<ReplaySpec>> {
+    let Some(spec) = spec.filter(|r| !r.paths.is_empty()) else {
         return Ok(None);
     };
-    let paths: Vec<String> = list.split(':').filter(|p| !p.is_empty()).map(str::to_string).collect();
+    let (paths, list) = (&spec.paths, m.string("read_iolog").unwrap_or_default());
+    let list = list.trim();
     if paths.len() > 1 && spec.merge_file.is_none() {
         return Err(m.job_err(format!(
             "read_iolog={list} names {} files: several blktrace files are replayed only merged (set merge_blktrace_file)",
@@ -133,33 +90,17 @@ pub(super) fn replay(m: &Merged<'_>) -> Result<Option<ReplaySpec>> {
             return Err(m.job_err(format!("{name}: every value must be above 0")));
         }
     }
-    Ok(Some(ReplaySpec { paths, ..spec }))
+    Ok(Some(spec))
 }
 
-/// The zone options, with fio 3.33's refusals: `zonesize` is needed by `strided` and means
-/// nothing without a zone mode.
-pub(super) fn zones(m: &Merged<'_>) -> Result<ZoneSpec> {
-    let mode = match m.choice("zonemode")? {
-        "strided" => ZoneMode::Strided,
-        "zbd" => ZoneMode::Zbd,
-        _ => ZoneMode::None,
-    };
-    let size = m.size("zonesize")?.unwrap_or(0);
-    let range = m.size("zonerange")?.unwrap_or(0);
-    let z = ZoneSpec {
-        mode,
-        size,
-        range: if range == 0 { size } else { range },
-        skip: m.size("zoneskip")?.unwrap_or(0),
-        capacity: m.size("zonecapacity")?.unwrap_or(0),
-        read_beyond_wp: m.flag("read_beyond_wp")?,
-        max_open_zones: m.u32("max_open_zones", 0)?,
-        job_max_open_zones: m.u32("job_max_open_zones", 0)?,
-        ignore_zone_limits: m.flag("ignore_zone_limits")?,
-        reset_threshold: float(m, "zone_reset_threshold")?,
-        reset_frequency: float(m, "zone_reset_frequency")?,
-    };
-    match mode {
+/// The zone rules, once the rows are bound, with fio 3.33's refusals: `zonesize` is needed by
+/// `strided` and means nothing without a zone mode.
+pub(super) fn zones(m: &Merged<'_>, mut z: ZoneSpec) -> Result<ZoneSpec> {
+    let size = z.size;
+    if z.range == 0 {
+        z.range = size;
+    }
+    match z.mode {
         ZoneMode::None if size > 0 => {
             return Err(m.job_err("zonesize is set without zonemode: fio 3.33 refuses this too (add zonemode=strided for zones of zonesize bytes)".into()))
         }

@@ -77,10 +77,10 @@ pub(super) fn verify(m: &Merged<'_>) -> Result<Option<VerifySpec>> {
         (m.flag("do_verify")?, m.flag("verify_fatal")?, m.flag("verify_dump")?, m.flag("verify_only")?);
     let (state_save, state_load) = (m.flag("verify_state_save")?, m.flag("verify_state_load")?);
     let backlog = m.size("verify_backlog")?.unwrap_or(0);
-    let async_threads = m.u32("verify_async", 0)?;
+    let async_threads = m.u32("verify_async")?;
     let async_cpus = m.string("verify_async_cpus");
     let experimental = m.flag("experimental_verify")?;
-    let trim_percentage = m.int("trim_percentage")?.unwrap_or(0) as u64;
+    let trim_percentage = m.u32("trim_percentage")? as u64;
     let trim_backlog = m.size("trim_backlog")?.unwrap_or(0);
     let trim_backlog_batch = m.int("trim_backlog_batch")?.unwrap_or(0) as u64;
     let trim_verify_zero = m.flag("trim_verify_zero")?;

@@ -55,6 +55,22 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
         out.write_all(usage().as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(list) = &g.debug {
+        if list == "help" || list == "?" {
+            out.write_all(crate::debug::help().as_bytes())?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        out.write_all(crate::debug::enable(list)?.as_bytes())?;
+    }
+    if let Some(list) = &g.crctest {
+        return crate::crctest::run(list);
+    }
+    if let Some(mode) = &g.idle_prof {
+        if crate::idle_prof::Mode::parse(mode)? == crate::idle_prof::Mode::Calibrate {
+            out.write_all(crate::idle_prof::calibrate_text().as_bytes())?;
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
     if let Some(path) = &g.secure.keygen {
         // A new shared secret for multi-host runs; nothing else on the command line runs.
         if let Some(note) = fiox_multihost::auth::keygen(path)? {
@@ -132,6 +148,13 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     let mut files = Vec::new();
     for p in &cl.job_files {
         files.push(jobfile::read(p, &env)?);
+    }
+    if crate::debug::on("parse") {
+        for opt in cl.sections.iter().chain(files.iter().flat_map(|f| &f.sections)).flat_map(|s| &s.options) {
+            crate::debug::trace("parse", || {
+                format!("handle_option={}, ptr={}", opt.typed, opt.value.as_deref().unwrap_or(""))
+            });
+        }
     }
     if g.showcmd {
         // A profile's jobs are not the user's command line: fio's --showcmd leaves them out.
@@ -333,6 +356,10 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // --repeat-until: the whole job set again until the metric's interval is narrow enough;
     // the report is the last run's, with every run's figure in fiox's section.
     let mut values = Vec::new();
+    let idle = match g.idle_prof.as_deref().map(crate::idle_prof::Mode::parse).transpose()? {
+        Some(mode) => Some(crate::idle_prof::IdleProf::start(mode)),
+        None => None,
+    };
     let (results, report) = loop {
         if let Some(r) = &recorder {
             *r.lock().expect("no run yet") = crate::live::record::Recorder::new(plan);
@@ -388,7 +415,15 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
             break (results, report);
         }
     };
-    sink.write(&formats(g, &report))?;
+    let mut text = formats(g, &report);
+    if let Some(idle) = idle.map(crate::idle_prof::IdleProf::finish) {
+        // fio adds its idleness to the JSON document and after the normal report.
+        text = idle.add_to_json(&text);
+        if g.formats.contains(&Format::Normal) {
+            text.push_str(&idle.normal());
+        }
+    }
+    sink.write(&text)?;
     let signal = fiox_engine::sys::caught_signal();
     if signal != 0 {
         // fio prints this on standard output, in the middle of JSON; fiox keeps stdout clean.

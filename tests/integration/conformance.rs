@@ -14,7 +14,8 @@ fn bash(dir: &std::path::Path, cmd: &str) -> (String, String) {
 #[test]
 fn a_closed_pipe_ends_the_run_by_sigpipe_as_fio_does() {
     let dir = scratch();
-    let job = "--name=a --ioengine=null --size=1M";
+    // A run long enough for `head` to have exited before the report is written.
+    let job = "--name=a --ioengine=null --size=1M --time_based --runtime=300ms";
     let fio_status =
         bash(dir.path(), &format!("'{}' {job} | head -1 >/dev/null; echo ${{PIPESTATUS[0]}}", fio_bin().display()));
     assert_eq!(fio_status.0.trim(), "141", "fio dies of SIGPIPE: {fio_status:?}");
@@ -262,5 +263,120 @@ fn every_list_of_output_formats_prints_in_fios_order() {
             let text = std::fs::read_to_string(&file).unwrap();
             assert_eq!(layout(&text), layout(&by_fio.stdout), "{formats} --output");
         }
+    }
+}
+
+/// The lines of `--crctest` as (name, rate) pairs, checking each has fio's shape.
+fn crc_lines(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|l| {
+            let (name, rest) = l.split_once(':').unwrap_or_else(|| panic!("{l:?}"));
+            let tabs = if name.len() < 7 { "\t\t" } else { "\t" };
+            let rate =
+                rest.strip_prefix(tabs).and_then(|r| r.strip_suffix(" MiB/sec")).unwrap_or_else(|| panic!("{l:?}"));
+            assert_eq!(rate.len().max(8), rate.len(), "a field of 8: {l:?}");
+            assert!(rate.trim().parse::<f64>().unwrap() > 0.0, "{l:?}");
+            name.to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn crctest_prints_fios_table() {
+    let dir = scratch();
+    for args in [&["--crctest"][..], &["--crctest=md5,crc32c"]] {
+        let (a, b) = (fio(dir.path(), args), fiox(dir.path(), args));
+        assert_eq!((a.code, b.code), (0, 0), "{}", b.stderr);
+        assert_eq!(crc_lines(&b.stdout), crc_lines(&a.stdout), "{args:?}");
+        assert_eq!(b.stderr, "");
+    }
+    assert_ne!(fiox(dir.path(), &["--crctest=nope"]).code, 0);
+}
+
+#[test]
+fn idle_prof_reports_as_fio_does() {
+    let dir = scratch();
+    let shape = |s: &str| -> Vec<String> { s.lines().map(|l| l.split(':').next().unwrap().to_string()).collect() };
+    let (a, b) = (fio(dir.path(), &["--idle-prof=calibrate"]), fiox(dir.path(), &["--idle-prof=calibrate"]));
+    assert_eq!(b.code, 0, "{}", b.stderr);
+    assert_eq!(shape(&b.stdout), shape(&a.stdout));
+    assert!(b.stdout.contains("unit work: mean=") && b.stdout.contains("us, stddev="), "{}", b.stdout);
+    let job = ["--name=a", "--ioengine=null", "--size=64M", "--idle-prof=percpu"];
+    for format in ["json", "normal"] {
+        let f = format!("--output-format={format}");
+        let args = [job[0], job[1], job[2], job[3], f.as_str()];
+        let (a, b) = (fio(dir.path(), &args), fiox(dir.path(), &args));
+        assert_eq!((a.code, b.code), (0, 0), "{}", b.stderr);
+        assert_eq!(b.stderr, "");
+        if format == "json" {
+            let keys = |o: &crate::util::Out| -> Vec<String> {
+                let j = json(o);
+                let idle = j["cpu_idleness"].as_object().expect("cpu_idleness").clone();
+                for v in idle.values() {
+                    assert!(v.as_f64().is_some_and(|x| (0.0..=100.0).contains(&x) || x > 0.0));
+                }
+                idle.keys().cloned().collect()
+            };
+            let mut ka = keys(&a);
+            let mut kb = keys(&b);
+            ka.sort();
+            kb.sort();
+            assert_eq!(kb, ka);
+        } else {
+            let tail = |s: &str| -> Vec<String> {
+                let at = s.find("CPU idleness:").expect("CPU idleness");
+                shape(&s[at..]).into_iter().map(|l| l.trim().to_string()).collect()
+            };
+            assert_eq!(tail(&b.stdout), tail(&a.stdout));
+            let percpu = |s: &str| s.lines().find(|l| l.contains("percpu:")).unwrap().matches('%').count();
+            assert_eq!(percpu(&b.stdout), percpu(&a.stdout));
+        }
+    }
+}
+
+#[test]
+fn debug_classes_are_accepted_and_traced_like_fios() {
+    let dir = scratch();
+    let help = |o: crate::util::Out| o.stdout;
+    assert_eq!(help(fiox(dir.path(), &["--debug=help"])), help(fio(dir.path(), &["--debug=help"])));
+    let f = dir.path().join("f");
+    std::fs::write(&f, vec![0u8; 16 << 10]).unwrap();
+    let name = format!("--filename={}", f.display());
+    let args = ["--name=a", name.as_str(), "--size=16k", "--rw=read", "--debug=io,file,mem,parse,blktrace"];
+    let (a, b) = (fio(dir.path(), &args), fiox(dir.path(), &args));
+    assert_eq!((a.code, b.code), (0, 0), "{}", b.stderr);
+    assert_eq!(b.stderr, "");
+    let count = |s: &str, pat: &str| s.lines().filter(|l| l.contains(pat)).count();
+    for pat in ["fio: set debug option", "io_u", " queue: io_u ", " complete: io_u "] {
+        assert_eq!(count(&b.stdout, pat) > 0, count(&a.stdout, pat) > 0, "{pat}");
+    }
+    // Four 4 KiB reads: fio queues and completes each once.
+    assert_eq!(count(&b.stdout, " queue: io_u "), count(&a.stdout, " queue: io_u "));
+    assert_eq!(count(&b.stdout, " complete: io_u "), count(&a.stdout, " complete: io_u "));
+    for class in ["parse ", "file ", "mem "] {
+        assert!(b.stdout.lines().any(|l| l.starts_with(class)), "{class}: {}", b.stdout);
+    }
+    // Every fio class is accepted.
+    for class in [
+        "process",
+        "verify",
+        "random",
+        "diskutil",
+        "job",
+        "mutex",
+        "profile",
+        "time",
+        "net",
+        "rate",
+        "compress",
+        "steadystate",
+        "helperthread",
+        "zbd",
+        "all",
+    ] {
+        let d = format!("--debug={class}");
+        let out = fiox(dir.path(), &["--name=a", "--ioengine=null", "--size=8k", &d]);
+        assert_eq!(out.code, 0, "{class}: {}", out.stderr);
     }
 }

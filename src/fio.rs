@@ -170,6 +170,11 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     // devices exist is checked when a run is planned (still before any I/O), so job files
     // written for another machine can be checked here.
     if g.parse_only {
+        // Each value read leniently, so users can clean their files (stdout: fio's
+        // --parse-only prints nothing, and a run's stderr stays empty).
+        for note in fiox_options::take_leniencies() {
+            writeln!(out, "fiox: note: {note}")?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     for job in set.jobs.iter().filter(|j| j.spec.time_based_dropped) {

@@ -380,3 +380,105 @@ fn debug_classes_are_accepted_and_traced_like_fios() {
         assert_eq!(out.code, 0, "{class}: {}", out.stderr);
     }
 }
+
+/// Runs a one-job file with `line` added under both binaries; `(exit code, read bytes, read
+/// I/Os, fiox's stderr)`.
+fn lenient_run(dir: &std::path::Path, line: &str) -> [(i32, i64, i64, String); 2] {
+    let jf = dir.join("lenient.fio");
+    std::fs::write(&jf, format!("[a]\nioengine=null\nrw=read\nbs=4k\nsize=64k\n{line}\n")).unwrap();
+    let args = [jf.to_str().unwrap(), "--output-format=json"];
+    [fio(dir, &args), fiox(dir, &args)].map(|o| {
+        if o.code != 0 {
+            return (o.code.min(1), 0, 0, o.stderr);
+        }
+        let j = json(&o);
+        let r = &j["jobs"][0]["read"];
+        (0, r["io_bytes"].as_i64().unwrap(), r["total_ios"].as_i64().unwrap(), o.stderr)
+    })
+}
+
+#[test]
+fn lenient_values_are_read_as_fio_reads_them() {
+    let dir = scratch();
+    // Trailing characters, separators, case, units and empty values, by value kind: sizes,
+    // size-or-percent, integers, booleans; each compared with fio 3.33's run of the same file.
+    for line in [
+        "size=65536)",
+        "size=64k)",
+        "size=128K",
+        "size=64KiB",
+        "size=64kibx",
+        "size=0x10000)",
+        "size=+64k",
+        "bs=2kq",
+        "bs=2KiBx",
+        "bs=1k/25",
+        "number_ios=8)",
+        "number_ios=8 ios",
+        "direct=0x",
+        "io_size=32k;",
+        // Refused by both.
+        "size=",
+        "bs=",
+        "size=k4",
+        "size=(4k)x",
+        "number_ios=",
+    ] {
+        let [by_fio, by_fiox] = lenient_run(dir.path(), line);
+        assert_eq!(by_fiox.0, by_fio.0, "{line}: exit status (fiox: {})", by_fiox.3);
+        assert_eq!(by_fiox.1..by_fiox.2, by_fio.1..by_fio.2, "{line}: bytes and I/Os");
+        if by_fiox.0 == 0 {
+            assert_eq!(by_fiox.3, "", "{line}: a run's stderr stays empty");
+        }
+    }
+    // Ranges take ':' as well as '-', and junk after each bound: compare the block sizes the
+    // two write logs hold.
+    // The block sizes a run draws differ from fio's near a region's end whatever the range's
+    // spelling; the parse is what the header line shows.
+    for range in ["1k:4k", "1k-4k)", "2K:8KB", "4k:", "512/25:1k:25:2k:25:4k/25"] {
+        let b = format!("--bsrange={range}");
+        let args = ["--name=b", "--ioengine=null", "--rw=randwrite", "--size=1M", b.as_str()];
+        let (a, x) = (fio(dir.path(), &args), fiox(dir.path(), &args));
+        assert_eq!(x.code, a.code, "bsrange={range}: {}", x.stderr);
+        assert_eq!(x.stdout.lines().next(), a.stdout.lines().next(), "bsrange={range}");
+    }
+    for range in ["512/25:1k:25:2k:25:4k/25"] {
+        let mut sizes = Vec::new();
+        for (who, binary_is_fiox) in [("fio", false), ("fiox", true)] {
+            let log = dir.path().join(format!("{who}.iolog"));
+            let b = format!("--bsrange={range}");
+            let l = format!("--write_iolog={}", log.display());
+            let out = crate::util::tool(
+                binary_is_fiox,
+                dir.path(),
+                &["--name=b", "--ioengine=null", "--rw=randwrite", "--size=1M", "--randrepeat=1", &b, &l],
+            );
+            assert_eq!(out.code, 0, "{who} {range}: {}", out.stderr);
+            let mut s: Vec<u64> = std::fs::read_to_string(&log)
+                .unwrap()
+                .lines()
+                .filter_map(|l| {
+                    let p: Vec<&str> = l.split_whitespace().collect();
+                    (p.len() == 5 && p[2] == "write").then(|| p[4].parse().unwrap())
+                })
+                .collect();
+            s.sort_unstable();
+            s.dedup();
+            sizes.push(s);
+        }
+        assert_eq!(sizes[1], sizes[0], "bsrange={range}");
+    }
+    // --parse-only names each leniency: option, value, reading, file and line, on stdout.
+    let jf = dir.path().join("notes.fio");
+    std::fs::write(&jf, "[a]\nioengine=null\nsize=65536)\nbs=4q\nbs=4k\n").unwrap();
+    let out = fiox(dir.path(), &["--parse-only", jf.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stderr, "");
+    assert!(
+        out.stdout.contains("notes.fio, line 3: size=65536): '65536)' read as 65536, ignoring ')'"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("notes.fio, line 4: bs=4q: '4q' read as 4, ignoring 'q'"), "{}", out.stdout);
+    assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
+}

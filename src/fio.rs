@@ -361,10 +361,8 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // --repeat-until: the whole job set again until the metric's interval is narrow enough;
     // the report is the last run's, with every run's figure in fiox's section.
     let mut values = Vec::new();
-    let idle = match g.idle_prof.as_deref().map(crate::idle_prof::Mode::parse).transpose()? {
-        Some(mode) => Some(crate::idle_prof::IdleProf::start(mode)),
-        None => None,
-    };
+    let idle =
+        g.idle_prof.as_deref().map(crate::idle_prof::Mode::parse).transpose()?.map(crate::idle_prof::IdleProf::start);
     let (results, report) = loop {
         if let Some(r) = &recorder {
             *r.lock().expect("no run yet") = crate::live::record::Recorder::new(plan);

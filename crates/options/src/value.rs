@@ -795,9 +795,12 @@ mod tests {
         assert_eq!(parse_int("1Ki"), Ok(1024));
         assert_eq!(parse_int("1kb"), Ok(1024));
         assert_eq!(parse_int("0x10"), Ok(16));
-        for bad in ["1q", "k", "1.5k", "1kk", "99999999999p"] {
+        for bad in ["k", "99999999999p", ""] {
             assert!(parse_int(bad).is_err(), "{bad}");
         }
+        // Trailing characters, read as fio reads them.
+        assert_eq!(parse_int("1q"), Ok(1));
+        assert_eq!(parse_int("1kk"), Ok(1024));
     }
 
     #[test]

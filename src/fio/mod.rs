@@ -4,6 +4,8 @@
 //! to standard output or `--output`. `act` prints the ACT profile's table and verdict.
 
 pub mod act;
+mod crctest;
+mod idle_prof;
 mod observe;
 
 use std::io::Write;
@@ -54,6 +56,22 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     if g.help {
         out.write_all(usage().as_bytes())?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(list) = &g.debug {
+        if list == "help" || list == "?" {
+            out.write_all(crate::runner::debug::help().as_bytes())?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        out.write_all(crate::runner::debug::enable(list)?.as_bytes())?;
+    }
+    if let Some(list) = &g.crctest {
+        return crctest::run(list);
+    }
+    if let Some(mode) = &g.idle_prof {
+        if idle_prof::Mode::parse(mode)? == idle_prof::Mode::Calibrate {
+            out.write_all(idle_prof::calibrate_text().as_bytes())?;
+            return Ok(ExitCode::SUCCESS);
+        }
     }
     if let Some(path) = &g.secure.keygen {
         // A new shared secret for multi-host runs; nothing else on the command line runs.
@@ -133,6 +151,13 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     for p in &cl.job_files {
         files.push(jobfile::read(p, &env)?);
     }
+    if crate::runner::debug::on("parse") {
+        for opt in cl.sections.iter().chain(files.iter().flat_map(|f| &f.sections)).flat_map(|s| &s.options) {
+            crate::runner::debug::trace("parse", || {
+                format!("handle_option={}, ptr={}", opt.typed, opt.value.as_deref().unwrap_or(""))
+            });
+        }
+    }
     if g.showcmd {
         // A profile's jobs are not the user's command line: fio's --showcmd leaves them out.
         out.write_all(showcmd::render("fiox", &cl, &files).as_bytes())?;
@@ -147,6 +172,11 @@ pub fn run(args: Vec<String>) -> Result<ExitCode> {
     // devices exist is checked when a run is planned (still before any I/O), so job files
     // written for another machine can be checked here.
     if g.parse_only {
+        // Each value read leniently, so users can clean their files (stdout: fio's
+        // --parse-only prints nothing, and a run's stderr stays empty).
+        for note in fiox_options::take_leniencies() {
+            writeln!(out, "fiox: note: {note}")?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     for job in set.jobs.iter().filter(|j| j.spec.time_based_dropped) {
@@ -248,6 +278,8 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // --repeat-until: the whole job set again until the metric's interval is narrow enough;
     // the report is the last run's, with every run's figure in fiox's section.
     let mut values = Vec::new();
+    let idle =
+        g.idle_prof.as_deref().map(idle_prof::Mode::parse).transpose()?.map(idle_prof::IdleProf::start);
     let (results, report) = loop {
         watchers.iter().for_each(|w| w.on_begin(values.len() + 1));
         runner::trigger::arm(g.trigger_timeout_ms.map(std::time::Duration::from_millis), g.trigger_file.clone());
@@ -289,7 +321,15 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
             break (results, report);
         }
     };
-    sink.write(&formats(g, &report))?;
+    let mut text = formats(g, &report);
+    if let Some(idle) = idle.map(idle_prof::IdleProf::finish) {
+        // fio adds its idleness to the JSON document and after the normal report.
+        text = idle.add_to_json(&text);
+        if g.formats.contains(&Format::Normal) {
+            text.push_str(&idle.normal());
+        }
+    }
+    sink.write(&text)?;
     let signal = fiox_engine::sys::caught_signal();
     if signal != 0 {
         // fio prints this on standard output, in the middle of JSON; fiox keeps stdout clean.

@@ -5,6 +5,7 @@
 //! progress counters; statistics are per worker and merged after the run.
 
 pub mod content;
+pub mod debug;
 pub mod depth_search;
 pub mod diskstats;
 pub mod eta;

@@ -14,7 +14,8 @@ fn bash(dir: &std::path::Path, cmd: &str) -> (String, String) {
 #[test]
 fn a_closed_pipe_ends_the_run_by_sigpipe_as_fio_does() {
     let dir = scratch();
-    let job = "--name=a --ioengine=null --size=1M";
+    // A run long enough for `head` to have exited before the report is written.
+    let job = "--name=a --ioengine=null --size=1M --time_based --runtime=300ms";
     let fio_status =
         bash(dir.path(), &format!("'{}' {job} | head -1 >/dev/null; echo ${{PIPESTATUS[0]}}", fio_bin().display()));
     assert_eq!(fio_status.0.trim(), "141", "fio dies of SIGPIPE: {fio_status:?}");
@@ -263,4 +264,221 @@ fn every_list_of_output_formats_prints_in_fios_order() {
             assert_eq!(layout(&text), layout(&by_fio.stdout), "{formats} --output");
         }
     }
+}
+
+/// The lines of `--crctest` as (name, rate) pairs, checking each has fio's shape.
+fn crc_lines(stdout: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|l| {
+            let (name, rest) = l.split_once(':').unwrap_or_else(|| panic!("{l:?}"));
+            let tabs = if name.len() < 7 { "\t\t" } else { "\t" };
+            let rate =
+                rest.strip_prefix(tabs).and_then(|r| r.strip_suffix(" MiB/sec")).unwrap_or_else(|| panic!("{l:?}"));
+            assert_eq!(rate.len().max(8), rate.len(), "a field of 8: {l:?}");
+            assert!(rate.trim().parse::<f64>().unwrap() > 0.0, "{l:?}");
+            name.to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn crctest_prints_fios_table() {
+    let dir = scratch();
+    for args in [&["--crctest"][..], &["--crctest=md5,crc32c"]] {
+        let (a, b) = (fio(dir.path(), args), fiox(dir.path(), args));
+        assert_eq!((a.code, b.code), (0, 0), "{}", b.stderr);
+        assert_eq!(crc_lines(&b.stdout), crc_lines(&a.stdout), "{args:?}");
+        assert_eq!(b.stderr, "");
+    }
+    assert_ne!(fiox(dir.path(), &["--crctest=nope"]).code, 0);
+}
+
+#[test]
+fn idle_prof_reports_as_fio_does() {
+    let dir = scratch();
+    let shape = |s: &str| -> Vec<String> { s.lines().map(|l| l.split(':').next().unwrap().to_string()).collect() };
+    let (a, b) = (fio(dir.path(), &["--idle-prof=calibrate"]), fiox(dir.path(), &["--idle-prof=calibrate"]));
+    assert_eq!(b.code, 0, "{}", b.stderr);
+    assert_eq!(shape(&b.stdout), shape(&a.stdout));
+    assert!(b.stdout.contains("unit work: mean=") && b.stdout.contains("us, stddev="), "{}", b.stdout);
+    let job = ["--name=a", "--ioengine=null", "--size=64M", "--idle-prof=percpu"];
+    for format in ["json", "normal"] {
+        let f = format!("--output-format={format}");
+        let args = [job[0], job[1], job[2], job[3], f.as_str()];
+        let (a, b) = (fio(dir.path(), &args), fiox(dir.path(), &args));
+        assert_eq!((a.code, b.code), (0, 0), "{}", b.stderr);
+        assert_eq!(b.stderr, "");
+        if format == "json" {
+            let keys = |o: &crate::util::Out| -> Vec<String> {
+                let j = json(o);
+                let idle = j["cpu_idleness"].as_object().expect("cpu_idleness").clone();
+                for v in idle.values() {
+                    assert!(v.as_f64().is_some_and(|x| (0.0..=100.0).contains(&x) || x > 0.0));
+                }
+                idle.keys().cloned().collect()
+            };
+            let mut ka = keys(&a);
+            let mut kb = keys(&b);
+            ka.sort();
+            kb.sort();
+            assert_eq!(kb, ka);
+        } else {
+            let tail = |s: &str| -> Vec<String> {
+                let at = s.find("CPU idleness:").expect("CPU idleness");
+                shape(&s[at..]).into_iter().map(|l| l.trim().to_string()).collect()
+            };
+            assert_eq!(tail(&b.stdout), tail(&a.stdout));
+            let percpu = |s: &str| s.lines().find(|l| l.contains("percpu:")).unwrap().matches('%').count();
+            assert_eq!(percpu(&b.stdout), percpu(&a.stdout));
+        }
+    }
+}
+
+#[test]
+fn debug_classes_are_accepted_and_traced_like_fios() {
+    let dir = scratch();
+    let help = |o: crate::util::Out| o.stdout;
+    assert_eq!(help(fiox(dir.path(), &["--debug=help"])), help(fio(dir.path(), &["--debug=help"])));
+    let f = dir.path().join("f");
+    std::fs::write(&f, vec![0u8; 16 << 10]).unwrap();
+    let name = format!("--filename={}", f.display());
+    let args = ["--name=a", name.as_str(), "--size=16k", "--rw=read", "--debug=io,file,mem,parse,blktrace"];
+    let (a, b) = (fio(dir.path(), &args), fiox(dir.path(), &args));
+    assert_eq!((a.code, b.code), (0, 0), "{}", b.stderr);
+    assert_eq!(b.stderr, "");
+    let count = |s: &str, pat: &str| s.lines().filter(|l| l.contains(pat)).count();
+    for pat in ["fio: set debug option", "io_u", " queue: io_u ", " complete: io_u "] {
+        assert_eq!(count(&b.stdout, pat) > 0, count(&a.stdout, pat) > 0, "{pat}");
+    }
+    // Four 4 KiB reads: fio queues and completes each once.
+    assert_eq!(count(&b.stdout, " queue: io_u "), count(&a.stdout, " queue: io_u "));
+    assert_eq!(count(&b.stdout, " complete: io_u "), count(&a.stdout, " complete: io_u "));
+    for class in ["parse ", "file ", "mem "] {
+        assert!(b.stdout.lines().any(|l| l.starts_with(class)), "{class}: {}", b.stdout);
+    }
+    // Every fio class is accepted.
+    for class in [
+        "process",
+        "verify",
+        "random",
+        "diskutil",
+        "job",
+        "mutex",
+        "profile",
+        "time",
+        "net",
+        "rate",
+        "compress",
+        "steadystate",
+        "helperthread",
+        "zbd",
+        "all",
+    ] {
+        let d = format!("--debug={class}");
+        let out = fiox(dir.path(), &["--name=a", "--ioengine=null", "--size=8k", &d]);
+        assert_eq!(out.code, 0, "{class}: {}", out.stderr);
+    }
+}
+
+/// Runs a one-job file with `line` added under both binaries; `(exit code, read bytes, read
+/// I/Os, fiox's stderr)`.
+fn lenient_run(dir: &std::path::Path, line: &str) -> [(i32, i64, i64, String); 2] {
+    let jf = dir.join("lenient.fio");
+    std::fs::write(&jf, format!("[a]\nioengine=null\nrw=read\nbs=4k\nsize=64k\n{line}\n")).unwrap();
+    let args = [jf.to_str().unwrap(), "--output-format=json"];
+    [fio(dir, &args), fiox(dir, &args)].map(|o| {
+        if o.code != 0 {
+            return (o.code.min(1), 0, 0, o.stderr);
+        }
+        let j = json(&o);
+        let r = &j["jobs"][0]["read"];
+        (0, r["io_bytes"].as_i64().unwrap(), r["total_ios"].as_i64().unwrap(), o.stderr)
+    })
+}
+
+#[test]
+fn lenient_values_are_read_as_fio_reads_them() {
+    let dir = scratch();
+    // Trailing characters, separators, case, units and empty values, by value kind: sizes,
+    // size-or-percent, integers, booleans; each compared with fio 3.33's run of the same file.
+    for line in [
+        "size=65536)",
+        "size=64k)",
+        "size=128K",
+        "size=64KiB",
+        "size=64kibx",
+        "size=0x10000)",
+        "size=+64k",
+        "bs=2kq",
+        "bs=2KiBx",
+        "bs=1k/25",
+        "number_ios=8)",
+        "number_ios=8 ios",
+        "direct=0x",
+        "io_size=32k;",
+        // Refused by both.
+        "size=",
+        "bs=",
+        "size=k4",
+        "size=(4k)x",
+        "number_ios=",
+    ] {
+        let [by_fio, by_fiox] = lenient_run(dir.path(), line);
+        assert_eq!(by_fiox.0, by_fio.0, "{line}: exit status (fiox: {})", by_fiox.3);
+        assert_eq!(by_fiox.1..by_fiox.2, by_fio.1..by_fio.2, "{line}: bytes and I/Os");
+        if by_fiox.0 == 0 {
+            assert_eq!(by_fiox.3, "", "{line}: a run's stderr stays empty");
+        }
+    }
+    // Ranges take ':' as well as '-', and junk after each bound: compare the block sizes the
+    // two write logs hold.
+    // The block sizes a run draws differ from fio's near a region's end whatever the range's
+    // spelling; the parse is what the header line shows.
+    for range in ["1k:4k", "1k-4k)", "2K:8KB", "4k:", "512/25:1k:25:2k:25:4k/25"] {
+        let b = format!("--bsrange={range}");
+        let args = ["--name=b", "--ioengine=null", "--rw=randwrite", "--size=1M", b.as_str()];
+        let (a, x) = (fio(dir.path(), &args), fiox(dir.path(), &args));
+        assert_eq!(x.code, a.code, "bsrange={range}: {}", x.stderr);
+        assert_eq!(x.stdout.lines().next(), a.stdout.lines().next(), "bsrange={range}");
+    }
+    for range in ["512/25:1k:25:2k:25:4k/25"] {
+        let mut sizes = Vec::new();
+        for (who, binary_is_fiox) in [("fio", false), ("fiox", true)] {
+            let log = dir.path().join(format!("{who}.iolog"));
+            let b = format!("--bsrange={range}");
+            let l = format!("--write_iolog={}", log.display());
+            let out = crate::util::tool(
+                binary_is_fiox,
+                dir.path(),
+                &["--name=b", "--ioengine=null", "--rw=randwrite", "--size=1M", "--randrepeat=1", &b, &l],
+            );
+            assert_eq!(out.code, 0, "{who} {range}: {}", out.stderr);
+            let mut s: Vec<u64> = std::fs::read_to_string(&log)
+                .unwrap()
+                .lines()
+                .filter_map(|l| {
+                    let p: Vec<&str> = l.split_whitespace().collect();
+                    (p.len() == 5 && p[2] == "write").then(|| p[4].parse().unwrap())
+                })
+                .collect();
+            s.sort_unstable();
+            s.dedup();
+            sizes.push(s);
+        }
+        assert_eq!(sizes[1], sizes[0], "bsrange={range}");
+    }
+    // --parse-only names each leniency: option, value, reading, file and line, on stdout.
+    let jf = dir.path().join("notes.fio");
+    std::fs::write(&jf, "[a]\nioengine=null\nsize=65536)\nbs=4q\nbs=4k\n").unwrap();
+    let out = fiox(dir.path(), &["--parse-only", jf.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stderr, "");
+    assert!(
+        out.stdout.contains("notes.fio, line 3: size=65536): '65536)' read as 65536, ignoring ')'"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("notes.fio, line 4: bs=4q: '4q' read as 4, ignoring 'q'"), "{}", out.stdout);
+    assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
 }

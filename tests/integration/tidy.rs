@@ -56,6 +56,7 @@ const RUNNER_FACE: &[&str] = &[
     "eta",
     "trigger",
     "depth_search",
+    "debug",
     "worker::WorkerResult",
     "logs::text_line",
     "logz::inflate",

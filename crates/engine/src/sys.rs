@@ -862,3 +862,14 @@ pub fn die_of_sigpipe() -> ! {
     // Only reached if the signal is blocked: end with the status a shell gives a SIGPIPE death.
     std::process::exit(128 + libc::SIGPIPE)
 }
+
+/// Moves the calling thread to SCHED_IDLE, so it runs only on a CPU nothing else wants
+/// (`--idle-prof`'s measuring threads).
+pub fn set_sched_idle() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; param lives on our stack for the call.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}

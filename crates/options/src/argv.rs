@@ -72,6 +72,12 @@ pub struct Globals {
     pub secure: Secure,
     /// Multi-host runs (fio's client/server and fiox's additions).
     pub multihost: MultiHost,
+    /// `--debug=CLASS[,CLASS...]` (fio's trace classes; `help` lists them).
+    pub debug: Option<String>,
+    /// `--crctest[=LIST]`: `Some("")` for every checksum.
+    pub crctest: Option<String>,
+    /// `--idle-prof=system|percpu|calibrate`.
+    pub idle_prof: Option<String>,
 }
 
 /// The multi-host transports' switches (`--auth-key`, `--tls-*`, `--keygen`, `--fiox-path`,
@@ -209,6 +215,9 @@ impl Default for Globals {
             repeat_until: None,
             secure: Secure::default(),
             multihost: MultiHost::default(),
+            debug: None,
+            crctest: None,
+            idle_prof: None,
         }
     }
 }
@@ -345,15 +354,18 @@ pub const SWITCHES: &[Switch] = &[
     sw("join", Arg::Required, "HOST:PORT", "wait on HOST:PORT for --join-count servers started with --server=join:HOST:PORT (fiox addition)"),
     sw("join-count", Arg::Required, "N", "with --join: how many servers join (ranks 0 to N-1 from SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)"),
     sw("join-timeout", Arg::Required, "T", "with --join: give up when not all servers joined within T (default 60s)"),
+    sw("debug", Arg::Required, "CLASS[,CLASS...]", "fio's trace lines for these classes (help lists them)"),
+    sw("crctest", Arg::Optional, "CHECKSUM[,CHECKSUM...]", "measure the checksums' speed and exit"),
+    words(
+        sw("idle-prof", Arg::Required, "MODE", "measure CPU idleness during the run: system, percpu, or calibrate (and exit)"),
+        &["system", "percpu", "calibrate"],
+    ),
     sw("version", Arg::None, "", "print the version"),
     sw("help", Arg::None, "", "print this help"),
-    no("debug", Arg::Required),
     no("bandwidth-log", Arg::None),
     no("append-terse", Arg::None),
     no("alloc-size", Arg::Required),
     no("cpuclock-test", Arg::None),
-    no("crctest", Arg::Optional),
-    no("idle-prof", Arg::Required),
     no("trigger-remote", Arg::Required),
     no("aux-path", Arg::Required),
     no("merge-blktrace-only", Arg::None),
@@ -563,6 +575,9 @@ fn apply_switch(g: &mut Globals, formats: &mut Option<Vec<Format>>, name: &str, 
         "readonly" => g.readonly = true,
         "max-jobs" => g.max_jobs = Some(v.parse().map_err(|_| bad("not a whole number"))?),
         "warnings-fatal" => g.warnings_fatal = true,
+        "debug" => g.debug = Some(v),
+        "crctest" => g.crctest = Some(v),
+        "idle-prof" => g.idle_prof = Some(v),
         "version" => g.version = true,
         "help" => g.help = true,
         "cmdhelp" => g.cmdhelp = Some(v),

@@ -117,8 +117,8 @@ mod tests {
 
     #[test]
     fn bad_input_is_refused() {
-        let e = set("[a]\nsize=1m\nbs=4q\n", &[]).unwrap_err().to_string();
-        assert!(e.contains("bad value '4q' for option 'bs' (t.fio, line 3)"), "{e}");
+        let e = set("[a]\nsize=1m\nbs=k4\n", &[]).unwrap_err().to_string();
+        assert!(e.contains("bad value 'k4' for option 'bs' (t.fio, line 3)"), "{e}");
         let e = set("[a]\nrw=read\n", &[]).unwrap_err().to_string();
         assert!(e.contains("no target size"), "{e}");
         let e = set("[global]\nbs=4k\n", &[]).unwrap_err().to_string();

@@ -39,3 +39,23 @@ pub use spec::{
     VerifySpec, ZoneMode, ZoneSpec,
 };
 pub use value::{Ctx, RwMode};
+
+thread_local! {
+    static LENIENCIES: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Records a value read leniently, as fio reads it (once per option and place).
+pub(crate) fn note_leniency(note: String) {
+    LENIENCIES.with(|l| {
+        let mut l = l.borrow_mut();
+        if !l.contains(&note) {
+            l.push(note);
+        }
+    });
+}
+
+/// The values read leniently since the last call (`size=65536)` read as 65536, ignoring
+/// ')'), each with its file and line, for `--parse-only` to print.
+pub fn take_leniencies() -> Vec<String> {
+    LENIENCIES.with(|l| std::mem::take(&mut *l.borrow_mut()))
+}

@@ -678,6 +678,9 @@ pub(crate) fn parse_raw(r: &RawOpt, ctx: &Ctx) -> Result<Parsed> {
         forms: r.def.forms(),
     })?;
     check_support(r.def, raw, &parsed, &r.typed, &r.origin)?;
+    if let Some(reading) = value::take_leniency() {
+        crate::note_leniency(format!("{}: {}={raw}: {reading}, as fio reads it", r.origin, r.typed));
+    }
     Ok(parsed)
 }
 

@@ -2,8 +2,12 @@
 //! percentages, ranges, per-direction lists, `bssplit`, `rw` modifiers, booleans, `(expr)`
 //! arithmetic and the `$pagesize`/`$ncpus`/`$mb_memory` keywords.
 //!
-//! Where fio accepts nonsense we do not: fio takes `bs=4q` as 4 bytes (an unknown suffix counts
-//! as 1), fiox says the suffix is unknown.
+//! fio's number parser reads the longest number and unit it can and ignores the rest
+//! (`size=65536)` is 64 KiB, `bs=4q` is 4 bytes, `bsrange=512/25:1k` is 512 to 1k, `iodepth=4)`
+//! is 4; measured with fio 3.33's `--debug=parse`). fiox reads such values as fio does, so job
+//! files that run under fio run here, and records each reading ([`take_leniency`]) for
+//! `--parse-only` to name, so users can clean their files. What fio refuses (an empty value, a
+//! value that does not start with a number) stays refused.
 
 use crate::expr;
 use crate::table::{Kind, OptDef, TimeUnit};
@@ -121,9 +125,26 @@ pub enum Parsed {
     PerDir([Option<Value>; 3]),
 }
 
+thread_local! {
+    /// What the last [`parse`] read leniently, as fio reads it (see the module's comment).
+    static LENIENCY: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn lenient(note: String) {
+    LENIENCY.with(|l| l.borrow_mut().push(note));
+}
+
+/// What the last [`parse`] on this thread read leniently (`'65536)' read as 65536, ignoring
+/// ')'`), if anything; a value with several numbers may have several readings.
+pub fn take_leniency() -> Option<String> {
+    let notes = LENIENCY.with(|l| std::mem::take(&mut *l.borrow_mut()));
+    (!notes.is_empty()).then(|| notes.join("; "))
+}
+
 /// Parses `raw` as the value of `opt`. The error is a sentence without the option's name; the
 /// caller adds where the value came from.
 pub fn parse(opt: &OptDef, raw: &str, ctx: &Ctx) -> Result<Parsed, String> {
+    LENIENCY.with(|l| l.borrow_mut().clear());
     let raw = substitute_keywords(raw.trim(), ctx);
     if opt.per_dir && !matches!(opt.kind, Kind::Str) {
         let parts: Vec<&str> = split_top_level(&raw, ',');
@@ -308,7 +329,56 @@ pub fn parse_int(raw: &str) -> Result<i64, String> {
     }
     match plain_number(raw) {
         Ok(v) => Ok(v as i64),
-        Err(e) => suffixed_int(raw).ok_or(e),
+        Err(e) => suffixed_int(raw).or_else(|| lenient_int(raw)).ok_or(e),
+    }
+}
+
+/// fio's reading of an integer with characters after it: the number and a unit it knows,
+/// the rest ignored (`4)` is 4, `4kq` is 4096).
+fn lenient_int(raw: &str) -> Option<i64> {
+    let body = raw.strip_prefix('+').unwrap_or(raw);
+    let (value, used) = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        // `0x` with no digit after it is fio's 0 (`direct=0x` is direct=0).
+        match h.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(h.len()) {
+            0 => (0, 1),
+            n => (i64::from_str_radix(&h[..n], 16).ok()?, 2 + n),
+        }
+    } else {
+        let n = body.find(|c: char| !c.is_ascii_digit()).unwrap_or(body.len());
+        let v: i64 = body[..n].parse().ok()?;
+        let (mult, unit) = unit_at(&body[n..], 1024, true);
+        (v.checked_mul(i64::try_from(mult).ok()?)?, n + unit)
+    };
+    let ignored = &body[used..];
+    if ignored.is_empty() {
+        return None;
+    }
+    lenient(format!("'{raw}' read as {value}, ignoring '{ignored}'"));
+    Some(value)
+}
+
+/// The unit at the start of `rest` as fio's parser finds it: a `k`, `m`, `g`, `t` or `p`
+/// (any case) with an optional `i`, `b` or `ib` after it, or a lone `b`; anything else is no
+/// unit (a multiplier of 1). Returns the multiplier and how many bytes the unit took. With
+/// `same_base` (integer options) `ib` does not invert the base.
+fn unit_at(rest: &str, kb_base: u64, same_base: bool) -> (u64, usize) {
+    let lower = rest.to_ascii_lowercase();
+    let pow = match lower.as_bytes().first() {
+        Some(b'k') => 1,
+        Some(b'm') => 2,
+        Some(b'g') => 3,
+        Some(b't') => 4,
+        Some(b'p') => 5,
+        Some(b'b') => return (1, 1),
+        _ => return (1, 0),
+    };
+    let inverted = if kb_base == 1024 { 1000u64 } else { 1024 };
+    if lower[1..].starts_with("ib") {
+        ((if same_base { kb_base } else { inverted }).pow(pow), 3)
+    } else if lower[1..].starts_with(['i', 'b']) {
+        (kb_base.pow(pow), 2)
+    } else {
+        (kb_base.pow(pow), 1)
     }
 }
 
@@ -402,8 +472,37 @@ fn size_multiplier(suffix: &str, kb_base: u64) -> Option<u64> {
     Some(base.pow(pow))
 }
 
-/// One size token: a number (decimal, fractional or hex) with an optional suffix.
+/// One size token: a number (decimal, fractional or hex) with an optional suffix; failing
+/// that, fio's lenient reading of it.
 fn size_token(t: &str, ctx: &Ctx) -> Result<f64, String> {
+    strict_size_token(t, ctx).or_else(|e| lenient_size_token(t, ctx).ok_or(e))
+}
+
+/// fio's reading of a size with characters after it: the number and a unit it knows, the
+/// rest ignored (`65536)` is 65536, `4q` is 4, `4KiBx` is 4000, `0x10g` is 16).
+fn lenient_size_token(t: &str, ctx: &Ctx) -> Option<f64> {
+    let body = t.strip_prefix('+').unwrap_or(t);
+    let (value, used) = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        match h.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(h.len()) {
+            0 => (0.0, 1),
+            n => (u64::from_str_radix(&h[..n], 16).ok()? as f64, 2 + n),
+        }
+    } else {
+        let n = body.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(body.len());
+        let v: f64 = body[..n].parse().ok()?;
+        let (mult, unit) = unit_at(&body[n..], ctx.kb_base, false);
+        (v * mult as f64, n + unit)
+    };
+    let ignored = &body[used..];
+    if ignored.is_empty() && body.len() == t.len() {
+        return None;
+    }
+    let what = if ignored.is_empty() { "'+'".to_string() } else { format!("'{ignored}'") };
+    lenient(format!("'{t}' read as {}, ignoring {what}", value as u64));
+    Some(value)
+}
+
+fn strict_size_token(t: &str, ctx: &Ctx) -> Result<f64, String> {
     if t.starts_with("0x") || t.starts_with("0X") {
         return plain_number(t).map(|v| v as f64);
     }
@@ -633,15 +732,39 @@ mod tests {
     }
 
     #[test]
-    fn sizes_reject_nonsense_fio_accepts() {
-        // fio 3.33 takes `bs=4q` as 4 bytes; fiox names the bad suffix.
-        let e = parse_size("4q", &Ctx::default()).unwrap_err();
-        assert!(e.contains("unknown suffix 'q'"), "{e}");
-        assert!(parse_size("abc", &Ctx::default()).is_err());
-        assert!(parse_size("1x", &Ctx::default()).is_err());
-        assert!(parse_size("-1", &Ctx::default()).is_err());
-        assert!(parse_size("", &Ctx::default()).is_err());
-        assert!(parse_size("99999999999999999999999", &Ctx::default()).is_err());
+    fn sizes_read_trailing_characters_as_fio_does() {
+        // Each pair measured with fio 3.33's --debug=parse ("ret=0, out=N").
+        let c = Ctx::default();
+        for (raw, want) in [
+            ("65536)", 65536),
+            ("4q", 4),
+            ("4kq", 4096),
+            ("1k:25", 1024),
+            ("512/25", 512),
+            ("4KiBx", 4000),
+            ("4 k", 4),
+            ("0x10g", 16),
+            ("0x10)", 16),
+            ("4kibx", 4000),
+            ("4mq", 4 << 20),
+            ("+4k", 4096),
+            ("4kk", 4096),
+            ("4bb", 4),
+            ("4e3", 4),
+        ] {
+            assert_eq!(parse_size(raw, &c), Ok(want), "{raw}");
+            assert!(take_leniency().is_some_and(|n| n.contains("read as")), "{raw}");
+        }
+        assert_eq!(parse_size("4k", &c), Ok(4096));
+        assert_eq!(take_leniency(), None);
+        // What fio refuses stays refused.
+        for raw in ["abc", "k4", "-1", "", "(4k)x", "99999999999999999999999"] {
+            assert!(parse_size(raw, &c).is_err(), "{raw}");
+        }
+        // Integers and booleans too: iodepth=4) is 4, direct=1x is 1.
+        assert_eq!(parse_int("4)"), Ok(4));
+        assert_eq!(parse_int("4kq"), Ok(4096));
+        assert!(parse_int("x4").is_err());
     }
 
     #[test]
@@ -672,9 +795,12 @@ mod tests {
         assert_eq!(parse_int("1Ki"), Ok(1024));
         assert_eq!(parse_int("1kb"), Ok(1024));
         assert_eq!(parse_int("0x10"), Ok(16));
-        for bad in ["1q", "k", "1.5k", "1kk", "99999999999p"] {
+        for bad in ["k", "99999999999p", ""] {
             assert!(parse_int(bad).is_err(), "{bad}");
         }
+        // Trailing characters, read as fio reads them.
+        assert_eq!(parse_int("1q"), Ok(1));
+        assert_eq!(parse_int("1kk"), Ok(1024));
     }
 
     #[test]

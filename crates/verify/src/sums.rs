@@ -55,6 +55,12 @@ pub fn compute(kind: Kind, data: &[u8], out: &mut [u8]) {
     }
 }
 
+/// SHA-512 of `data`, the work fio's sha512 does (its verify field is not the digest, see
+/// [`sha512_quirk`]); for `--crctest`, which times the hashing.
+pub fn sha512_digest(data: &[u8]) -> [u8; 64] {
+    sha2::Sha512::digest(data).into()
+}
+
 /// fio 3.33's sha256 field (64 bytes). SHA-256's compression runs over the data, then a final
 /// block made of the data's last `len % 64` bytes, 0x80, zeros and the bit length stored
 /// **little-endian** (a second block when the tail leaves no room for the length); the field

@@ -183,6 +183,7 @@ pub fn run(
         }
     }
     let _locked = setup::thread_settings(plan)?;
+    crate::runner::debug::trace("process", || format!("job {} (clone {}) started", spec.name, plan.clone));
     let files = setup::open_files(plan)?;
     let mut q = setup::queue(plan, files)?;
     let mut content = Content::new(spec, seed)
@@ -733,6 +734,7 @@ impl<'a> Worker<'a> {
             // Synchronous engines are timed around the call itself.
             let t_start = if sync_engine { self.clock.now() } else { t_fill };
             self.stamps.start[idx as usize] = t_start;
+            crate::runner::debug::trace("io", || debug_io("queue", idx, &io, self.plan));
             match self.q.queue(idx, io).context("engine failed")? {
                 QueueStatus::Completed(result) => {
                     // Done in line (a synchronous engine; a trim on a ring engine; the null
@@ -955,6 +957,7 @@ impl<'a> Worker<'a> {
     #[inline]
     fn finish_io(&mut self, idx: u32, result: i64, start: Option<u64>, issue: u64) {
         let io = self.q.io(idx);
+        crate::runner::debug::trace("io", || debug_io("complete", idx, &io, self.plan));
         if let Some(l) = &mut self.locks {
             l.release(io.file as usize, io.ddir);
         }
@@ -1315,4 +1318,11 @@ fn run_id() -> u64 {
         let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         mix64(t ^ (u64::from(std::process::id()) << 32))
     })
+}
+
+/// fio's `--debug=io` line for one I/O (the unit's index stands where fio prints its io_u's
+/// address).
+fn debug_io(what: &str, idx: u32, io: &fiox_engine::Io, plan: &WorkerPlan) -> String {
+    let file = plan.files.get(io.file as usize).map(|f| f.path.display().to_string()).unwrap_or_default();
+    format!("{what}: io_u {idx:#x}: off={:#x},len={:#x},ddir={},file={file}", io.offset, io.len, io.ddir as u8)
 }

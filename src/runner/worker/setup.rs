@@ -85,6 +85,7 @@ pub(super) fn open_files(plan: &WorkerPlan) -> Result<Vec<File>> {
         let mut o = OpenOptions::new();
         o.read(true).write(write).create(write && spec.create_on_open);
         o.custom_flags(open_flags(spec));
+        crate::runner::debug::trace("file", || format!("fd open {}", f.path.display()));
         let file =
             o.open(&f.path).with_context(|| format!("job '{}': cannot open '{}'", spec.name, f.path.display()))?;
         if spec.pre_read {
@@ -96,6 +97,7 @@ pub(super) fn open_files(plan: &WorkerPlan) -> Result<Vec<File>> {
             // Dirty pages cannot be dropped, so they are written back first (another program,
             // or an earlier job, may just have written the file; fio reads those from the cache).
             let fd = file.as_raw_fd();
+            crate::runner::debug::trace("file", || format!("invalidate cache {}: 0/{}", f.path.display(), f.region_len));
             let r = sys::write_back(fd).and_then(|()| sys::drop_cache(fd, f.block_device));
             r.with_context(|| format!("job '{}': cannot drop the cache of '{}'", spec.name, f.path.display()))?;
         }
@@ -190,6 +192,14 @@ pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
         direct: spec.direct,
         invalidate: spec.invalidate,
     };
+    crate::runner::debug::trace("mem", || {
+        format!(
+            "Alloc {} for buffers ({} I/O units, mem={})",
+            cfg.depth as u64 * cfg.buf_size as u64,
+            cfg.depth,
+            spec.mem.name()
+        )
+    });
     IoQueue::new(cfg).map_err(|e| match e {
         QueueError::Buffers(e) => {
             let hint = if spec.mem.huge() { " (huge pages: see /proc/sys/vm/nr_hugepages)" } else { "" };

@@ -2,7 +2,6 @@
 //! `--enghelp=http` lists them and with its words, then the two fio 3.41 added and fiox's own.
 //! They bind into [`HttpOpts`]; [`rules`] holds what spans them.
 
-use crate::error::Result;
 use crate::table::{Category as C, Choice, Kind as K, OptDef as O, TimeUnit};
 
 const HTTP: &[&str] = &["http"];

@@ -9,7 +9,7 @@ pub(super) mod ceph;
 pub(super) mod cpuio;
 pub(super) mod e4defrag;
 pub(super) mod exec;
-pub(super) mod http;
+pub(crate) mod http;
 pub(super) mod io_uring;
 pub(super) mod net;
 pub(super) mod others;

@@ -56,15 +56,15 @@ _fiox_values() {
 # what comes after them (@fio: fio's options and job files).
 _fiox_sub_flags() {
     case $1 in
-        (quick) _fiox_w='--runtime= --size= --ioengine=' ;;
+        (quick) _fiox_w='--help --runtime= --size= --ioengine=' ;;
         (sweep) _fiox_w='--help --vary --zip --repeat --repeat-until --repeat-max --pause --out --find-knee --target --max-iodepth --live' ;;
         (plot) _fiox_w='--help --out --title' ;;
         (compare) _fiox_w='--help --names --fail-if-slower --out' ;;
-        (rbd) _fiox_w='' ;;
-        (rados) _fiox_w='' ;;
-        (ceph) _fiox_w='--pool= --conf= --cluster= --id= --image= --image-size= --threads= --runtime= --sizes= --layers= --workloads= --io-total= --out= --fio-numjobs' ;;
-        (man) _fiox_w='' ;;
-        (completions) _fiox_w='' ;;
+        (rbd) _fiox_w='--help --conf --cluster --id --name --keyring --pool --namespace --image --io-type --io-size --io-threads --io-total --io-pattern --rw-mix-read --output-format --fiox-json' ;;
+        (rados) _fiox_w='--help --conf --cluster --id --name --keyring --pool --namespace --concurrent-ios --block-size --object-size --max-objects --no-cleanup --no-hints --no-verify --reuse-bench --show-time --write-object --write-omap --write-xattr --striper --run-name --prefix --format --output --output-format --fiox-json' ;;
+        (ceph) _fiox_w='--help --pool --conf --cluster --id --name --image --image-size --threads --runtime --sizes --layers --workloads --io-total --fio-numjobs --out' ;;
+        (man) _fiox_w='--help' ;;
+        (completions) _fiox_w='--help' ;;
         (*) _fiox_w= ;;
     esac
 }
@@ -87,19 +87,53 @@ _fiox_sub_values() {
         (compare:--names) _fiox_w='@text' ;;
         (compare:--fail-if-slower) _fiox_w='@text' ;;
         (compare:--out) _fiox_w='@dir' ;;
-        (ceph:--pool=) _fiox_w='@text' ;;
-        (ceph:--conf=) _fiox_w='@text' ;;
-        (ceph:--cluster=) _fiox_w='@text' ;;
-        (ceph:--id=) _fiox_w='@text' ;;
-        (ceph:--image=) _fiox_w='@text' ;;
-        (ceph:--image-size=) _fiox_w='@text' ;;
-        (ceph:--threads=) _fiox_w='@text' ;;
-        (ceph:--runtime=) _fiox_w='@text' ;;
-        (ceph:--sizes=) _fiox_w='@text' ;;
-        (ceph:--layers=) _fiox_w='@text' ;;
-        (ceph:--workloads=) _fiox_w='@text' ;;
-        (ceph:--io-total=) _fiox_w='@text' ;;
-        (ceph:--out=) _fiox_w='@dir' ;;
+        (rbd:--conf) _fiox_w='@file' ;;
+        (rbd:--cluster) _fiox_w='@text' ;;
+        (rbd:--id) _fiox_w='@text' ;;
+        (rbd:--name) _fiox_w='@text' ;;
+        (rbd:--keyring) _fiox_w='@file' ;;
+        (rbd:--pool) _fiox_w='@text' ;;
+        (rbd:--namespace) _fiox_w='@text' ;;
+        (rbd:--image) _fiox_w='@text' ;;
+        (rbd:--io-type) _fiox_w='read write readwrite rw' ;;
+        (rbd:--io-size) _fiox_w='@text' ;;
+        (rbd:--io-threads) _fiox_w='@text' ;;
+        (rbd:--io-total) _fiox_w='@text' ;;
+        (rbd:--io-pattern) _fiox_w='rand seq full-seq' ;;
+        (rbd:--rw-mix-read) _fiox_w='@text' ;;
+        (rbd:--output-format) _fiox_w='json normal' ;;
+        (rbd:--fiox-json) _fiox_w='@file' ;;
+        (rados:--conf) _fiox_w='@file' ;;
+        (rados:--cluster) _fiox_w='@text' ;;
+        (rados:--id) _fiox_w='@text' ;;
+        (rados:--name) _fiox_w='@text' ;;
+        (rados:--keyring) _fiox_w='@file' ;;
+        (rados:--pool) _fiox_w='@text' ;;
+        (rados:--namespace) _fiox_w='@text' ;;
+        (rados:--concurrent-ios) _fiox_w='@text' ;;
+        (rados:--block-size) _fiox_w='@text' ;;
+        (rados:--object-size) _fiox_w='@text' ;;
+        (rados:--max-objects) _fiox_w='@text' ;;
+        (rados:--run-name) _fiox_w='@text' ;;
+        (rados:--prefix) _fiox_w='@text' ;;
+        (rados:--format) _fiox_w='plain json json-pretty' ;;
+        (rados:--output) _fiox_w='@file' ;;
+        (rados:--output-format) _fiox_w='json normal' ;;
+        (rados:--fiox-json) _fiox_w='@file' ;;
+        (ceph:--pool) _fiox_w='@text' ;;
+        (ceph:--conf) _fiox_w='@file' ;;
+        (ceph:--cluster) _fiox_w='@text' ;;
+        (ceph:--id) _fiox_w='@text' ;;
+        (ceph:--name) _fiox_w='@text' ;;
+        (ceph:--image) _fiox_w='@text' ;;
+        (ceph:--image-size) _fiox_w='@text' ;;
+        (ceph:--threads) _fiox_w='@text' ;;
+        (ceph:--runtime) _fiox_w='@text' ;;
+        (ceph:--sizes) _fiox_w='@text' ;;
+        (ceph:--layers) _fiox_w='@text' ;;
+        (ceph:--workloads) _fiox_w='@text' ;;
+        (ceph:--io-total) _fiox_w='@text' ;;
+        (ceph:--out) _fiox_w='@dir' ;;
         (*) _fiox_w= ;;
     esac
 }
@@ -109,8 +143,8 @@ _fiox_sub_operands() {
         (sweep) _fiox_w='@fio' ;;
         (plot) _fiox_w='@file' ;;
         (compare) _fiox_w='@file' ;;
-        (rbd) _fiox_w='' ;;
-        (rados) _fiox_w='' ;;
+        (rbd) _fiox_w='bench bench-write' ;;
+        (rados) _fiox_w='bench cleanup' ;;
         (ceph) _fiox_w='' ;;
         (man) _fiox_w='' ;;
         (completions) _fiox_w='bash zsh fish' ;;

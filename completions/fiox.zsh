@@ -443,15 +443,15 @@ _fiox_values() {
 # what comes after them (@fio: fio's options and job files).
 _fiox_sub_flags() {
     case $1 in
-        (quick) REPLY='--runtime= --size= --ioengine=' ;;
+        (quick) REPLY='--help --runtime= --size= --ioengine=' ;;
         (sweep) REPLY='--help --vary --zip --repeat --repeat-until --repeat-max --pause --out --find-knee --target --max-iodepth --live' ;;
         (plot) REPLY='--help --out --title' ;;
         (compare) REPLY='--help --names --fail-if-slower --out' ;;
-        (rbd) REPLY='' ;;
-        (rados) REPLY='' ;;
-        (ceph) REPLY='--pool= --conf= --cluster= --id= --image= --image-size= --threads= --runtime= --sizes= --layers= --workloads= --io-total= --out= --fio-numjobs' ;;
-        (man) REPLY='' ;;
-        (completions) REPLY='' ;;
+        (rbd) REPLY='--help --conf --cluster --id --name --keyring --pool --namespace --image --io-type --io-size --io-threads --io-total --io-pattern --rw-mix-read --output-format --fiox-json' ;;
+        (rados) REPLY='--help --conf --cluster --id --name --keyring --pool --namespace --concurrent-ios --block-size --object-size --max-objects --no-cleanup --no-hints --no-verify --reuse-bench --show-time --write-object --write-omap --write-xattr --striper --run-name --prefix --format --output --output-format --fiox-json' ;;
+        (ceph) REPLY='--help --pool --conf --cluster --id --name --image --image-size --threads --runtime --sizes --layers --workloads --io-total --fio-numjobs --out' ;;
+        (man) REPLY='--help' ;;
+        (completions) REPLY='--help' ;;
         (*) REPLY= ;;
     esac
 }
@@ -474,19 +474,53 @@ _fiox_sub_values() {
         (compare:--names) REPLY='@text' ;;
         (compare:--fail-if-slower) REPLY='@text' ;;
         (compare:--out) REPLY='@dir' ;;
-        (ceph:--pool=) REPLY='@text' ;;
-        (ceph:--conf=) REPLY='@text' ;;
-        (ceph:--cluster=) REPLY='@text' ;;
-        (ceph:--id=) REPLY='@text' ;;
-        (ceph:--image=) REPLY='@text' ;;
-        (ceph:--image-size=) REPLY='@text' ;;
-        (ceph:--threads=) REPLY='@text' ;;
-        (ceph:--runtime=) REPLY='@text' ;;
-        (ceph:--sizes=) REPLY='@text' ;;
-        (ceph:--layers=) REPLY='@text' ;;
-        (ceph:--workloads=) REPLY='@text' ;;
-        (ceph:--io-total=) REPLY='@text' ;;
-        (ceph:--out=) REPLY='@dir' ;;
+        (rbd:--conf) REPLY='@file' ;;
+        (rbd:--cluster) REPLY='@text' ;;
+        (rbd:--id) REPLY='@text' ;;
+        (rbd:--name) REPLY='@text' ;;
+        (rbd:--keyring) REPLY='@file' ;;
+        (rbd:--pool) REPLY='@text' ;;
+        (rbd:--namespace) REPLY='@text' ;;
+        (rbd:--image) REPLY='@text' ;;
+        (rbd:--io-type) REPLY='read write readwrite rw' ;;
+        (rbd:--io-size) REPLY='@text' ;;
+        (rbd:--io-threads) REPLY='@text' ;;
+        (rbd:--io-total) REPLY='@text' ;;
+        (rbd:--io-pattern) REPLY='rand seq full-seq' ;;
+        (rbd:--rw-mix-read) REPLY='@text' ;;
+        (rbd:--output-format) REPLY='json normal' ;;
+        (rbd:--fiox-json) REPLY='@file' ;;
+        (rados:--conf) REPLY='@file' ;;
+        (rados:--cluster) REPLY='@text' ;;
+        (rados:--id) REPLY='@text' ;;
+        (rados:--name) REPLY='@text' ;;
+        (rados:--keyring) REPLY='@file' ;;
+        (rados:--pool) REPLY='@text' ;;
+        (rados:--namespace) REPLY='@text' ;;
+        (rados:--concurrent-ios) REPLY='@text' ;;
+        (rados:--block-size) REPLY='@text' ;;
+        (rados:--object-size) REPLY='@text' ;;
+        (rados:--max-objects) REPLY='@text' ;;
+        (rados:--run-name) REPLY='@text' ;;
+        (rados:--prefix) REPLY='@text' ;;
+        (rados:--format) REPLY='plain json json-pretty' ;;
+        (rados:--output) REPLY='@file' ;;
+        (rados:--output-format) REPLY='json normal' ;;
+        (rados:--fiox-json) REPLY='@file' ;;
+        (ceph:--pool) REPLY='@text' ;;
+        (ceph:--conf) REPLY='@file' ;;
+        (ceph:--cluster) REPLY='@text' ;;
+        (ceph:--id) REPLY='@text' ;;
+        (ceph:--name) REPLY='@text' ;;
+        (ceph:--image) REPLY='@text' ;;
+        (ceph:--image-size) REPLY='@text' ;;
+        (ceph:--threads) REPLY='@text' ;;
+        (ceph:--runtime) REPLY='@text' ;;
+        (ceph:--sizes) REPLY='@text' ;;
+        (ceph:--layers) REPLY='@text' ;;
+        (ceph:--workloads) REPLY='@text' ;;
+        (ceph:--io-total) REPLY='@text' ;;
+        (ceph:--out) REPLY='@dir' ;;
         (*) REPLY= ;;
     esac
 }
@@ -496,8 +530,8 @@ _fiox_sub_operands() {
         (sweep) REPLY='@fio' ;;
         (plot) REPLY='@file' ;;
         (compare) REPLY='@file' ;;
-        (rbd) REPLY='' ;;
-        (rados) REPLY='' ;;
+        (rbd) REPLY='bench bench-write' ;;
+        (rados) REPLY='bench cleanup' ;;
         (ceph) REPLY='' ;;
         (man) REPLY='' ;;
         (completions) REPLY='bash zsh fish' ;;

@@ -18,6 +18,9 @@ use anyhow::{bail, Context, Result};
 use fiox_options::CephOpts;
 use serde_json::Value;
 
+use crate::ceph::args::{self, Dialect};
+use crate::cli::{self, Complete, Flag};
+
 /// Set by SIGINT/SIGTERM: no further layer runs.
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -40,26 +43,33 @@ struct Args {
     out: PathBuf,
 }
 
-/// The flags that take a value, for the completions (the parser below is the authority).
-pub const FLAGS: &[(&str, &str, &str)] = &[
-    ("--pool", "POOL", "the pool to measure"),
-    ("--conf", "FILE", "the Ceph configuration file"),
-    ("--cluster", "NAME", "the cluster's name"),
-    ("--id", "ID", "the client's id"),
-    ("--image", "NAME", "the image of the block layers (made and removed when missing)"),
-    ("--image-size", "SIZE", "the size of the image fiox makes (default 1G)"),
-    ("--threads", "N", "operations in flight in every run (default 30)"),
-    ("--runtime", "SECS", "seconds per run (default 30)"),
-    ("--sizes", "SIZES", "I/O sizes (default 4k,4m)"),
-    ("--layers", "LAYERS", "rados, rbd, fio-rbd, dir:PATH (default rados,rbd,fio-rbd)"),
-    ("--workloads", "RWS", "fio's workloads (default read,randread,write,randwrite,rw,randrw)"),
-    ("--io-total", "SIZE", "bytes per rbd bench run (default the image's size)"),
-    ("--out", "DIR", "the results folder (default fiox-ceph)"),
+/// `fiox ceph`'s flags, in the order `--help` lists them.
+pub const FLAGS: &[Flag] = &[
+    cli::HELP,
+    Flag { help: "the pool to measure", ..args::POOL },
+    args::CONF,
+    args::CLUSTER,
+    args::ID,
+    args::NAME,
+    Flag::value("--image", "NAME", "the image of the block layers (made and removed when missing)"),
+    Flag::value("--image-size", "SIZE", "the size of the image fiox makes (default 1G)"),
+    Flag::value("--threads", "N", "operations in flight in every run (default 30)").aliases(&["-t"]),
+    Flag::value("--runtime", "SECS", "seconds per run (default 30)"),
+    Flag::value("--sizes", "SIZES", "I/O sizes (default 4k,4m)"),
+    Flag::value("--layers", "LAYERS", "rados, rbd, fio-rbd, dir:PATH (default rados,rbd,fio-rbd)"),
+    Flag::value("--workloads", "RWS", "fio's workloads (default read,randread,write,randwrite,rw,randrw)"),
+    Flag::value("--io-total", "SIZE", "bytes per rbd bench run (default the image's size)"),
+    Flag::switch("--fio-numjobs", "fio's layer as the seed ran it: --threads jobs of iodepth 1, one client each"),
+    Flag::value("--out", "DIR", "the results folder (default fiox-ceph)").aliases(&["-o"]).completes(Complete::Dir),
 ];
 
-/// The flags without a value.
-pub const SWITCHES: &[(&str, &str)] =
-    &[("--fio-numjobs", "fio's layer as the seed ran it: --threads jobs of iodepth 1, one client each")];
+/// How `fiox ceph` refuses a command line.
+const DIALECT: Dialect = Dialect {
+    needs_value: |name| anyhow::anyhow!("fiox ceph: {name} needs a value"),
+    takes_no_value: |name| anyhow::anyhow!("fiox ceph: {name} takes no value"),
+    unknown: |arg, _| anyhow::anyhow!("fiox ceph: unknown option '{arg}' (see fiox ceph --help)"),
+    words: false,
+};
 
 pub fn help() -> String {
     "usage: fiox ceph -p POOL [-c CONF] [--cluster NAME] [--id ID] [--image NAME] [--image-size SIZE]
@@ -86,21 +96,58 @@ The results folder (--out, default fiox-ceph, new or empty) keeps each run's own
 the table (table.txt) and the equivalent commands for the real tools (commands.txt).
 "
     .to_string()
+        + &args::options_help(FLAGS)
 }
 
+/// A size as `fiox ceph` takes it: Ceph's 1024-based units, more than 0.
 fn size(v: &str) -> Option<u64> {
-    let t = v.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(digits);
-    let shift = match unit.to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
-        "" => 0,
-        "k" => 10,
-        "m" => 20,
-        "g" => 30,
-        "t" => 40,
-        _ => return None,
-    };
-    num.parse::<u64>().ok().filter(|&n| n > 0)?.checked_mul(1 << shift)
+    args::size(v).filter(|&n| n > 0)
+}
+
+impl Args {
+    /// One of `fiox ceph`'s own flags (the connection flags are `args::parse`'s).
+    fn flag(&mut self, name: &str, v: String) -> Result<()> {
+        let bad = |v: &str| anyhow::anyhow!("fiox ceph: bad value '{v}' for {name}");
+        match name {
+            "--image" => self.image = Some(v),
+            "--image-size" => self.image_size = size(&v).ok_or_else(|| bad(&v))?,
+            "--threads" => self.threads = v.parse().ok().filter(|&t| t > 0).ok_or_else(|| bad(&v))?,
+            "--runtime" => self.runtime = v.parse().ok().filter(|&t| t > 0).ok_or_else(|| bad(&v))?,
+            "--sizes" => self.sizes = v.split(',').map(|s| size(s).ok_or_else(|| bad(s))).collect::<Result<_>>()?,
+            "--io-total" => self.io_total = Some(size(&v).ok_or_else(|| bad(&v))?),
+            "--layers" => {
+                self.layers = v.split(',').map(str::to_string).collect();
+                for l in &self.layers {
+                    if let Some(d) = l.strip_prefix("dir:") {
+                        if d.is_empty() {
+                            bail!("fiox ceph: layer 'dir:' needs a directory (dir:/mnt/test)");
+                        }
+                        if !std::path::Path::new(d).is_dir() {
+                            bail!("fiox ceph: layer '{l}': '{d}' is not a directory");
+                        }
+                    } else if !["rados", "rbd", "fio-rbd"].contains(&l.as_str()) {
+                        bail!("fiox ceph: unknown layer '{l}' (layers: rados, rbd, fio-rbd, dir:PATH)");
+                    }
+                }
+                if self.layers.iter().filter(|l| l.starts_with("dir:")).count() > 1 {
+                    bail!("fiox ceph: one dir: layer at most");
+                }
+            }
+            "--workloads" => {
+                self.workloads = v.split(',').map(str::to_string).collect();
+                for w in &self.workloads {
+                    if !FIO_WORKLOADS.contains(&w.as_str()) {
+                        bail!("fiox ceph: unknown workload '{w}' (workloads: {})", FIO_WORKLOADS.join(", "));
+                    }
+                }
+            }
+            "--out" => self.out = PathBuf::from(v),
+            "--fio-numjobs" => self.fio_numjobs = true,
+            "--help" => {}
+            other => unreachable!("{other} is a ceph flag without a meaning"),
+        }
+        Ok(())
+    }
 }
 
 fn parse(args: &[String]) -> Result<Args> {
@@ -118,88 +165,16 @@ fn parse(args: &[String]) -> Result<Args> {
         fio_numjobs: false,
         out: PathBuf::from("fiox-ceph"),
     };
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = || -> Result<String> {
-            if let Some(v) = &inline {
-                return Ok(v.clone());
-            }
-            i += 1;
-            args.get(i).cloned().with_context(|| format!("fiox ceph: {name} needs a value"))
-        };
-        let bad = |v: &str| anyhow::anyhow!("fiox ceph: bad value '{v}' for {name}");
-        match name {
-            "-c" | "--conf" => a.conf = Some(value()?),
-            "--cluster" => a.ceph.clustername = Some(value()?),
-            "--id" | "-n" | "--name" => a.ceph.clientname = Some(value()?),
-            "-p" | "--pool" => a.ceph.pool = Some(value()?),
-            "--image" => a.image = Some(value()?),
-            "--image-size" => {
-                let v = value()?;
-                a.image_size = size(&v).ok_or_else(|| bad(&v))?;
-            }
-            "--threads" | "-t" => {
-                let v = value()?;
-                a.threads = v.parse().ok().filter(|&t| t > 0).ok_or_else(|| bad(&v))?;
-            }
-            "--runtime" => {
-                let v = value()?;
-                a.runtime = v.parse().ok().filter(|&t| t > 0).ok_or_else(|| bad(&v))?;
-            }
-            "--sizes" => {
-                let v = value()?;
-                a.sizes = v.split(',').map(|s| size(s).ok_or_else(|| bad(s))).collect::<Result<_>>()?;
-            }
-            "--io-total" => {
-                let v = value()?;
-                a.io_total = Some(size(&v).ok_or_else(|| bad(&v))?);
-            }
-            "--layers" => {
-                let v = value()?;
-                a.layers = v.split(',').map(str::to_string).collect();
-                for l in &a.layers {
-                    if let Some(d) = l.strip_prefix("dir:") {
-                        if d.is_empty() {
-                            bail!("fiox ceph: layer 'dir:' needs a directory (dir:/mnt/test)");
-                        }
-                        if !std::path::Path::new(d).is_dir() {
-                            bail!("fiox ceph: layer '{l}': '{d}' is not a directory");
-                        }
-                    } else if !["rados", "rbd", "fio-rbd"].contains(&l.as_str()) {
-                        bail!("fiox ceph: unknown layer '{l}' (layers: rados, rbd, fio-rbd, dir:PATH)");
-                    }
-                }
-                if a.layers.iter().filter(|l| l.starts_with("dir:")).count() > 1 {
-                    bail!("fiox ceph: one dir: layer at most");
-                }
-            }
-            "--workloads" => {
-                let v = value()?;
-                a.workloads = v.split(',').map(str::to_string).collect();
-                for w in &a.workloads {
-                    if !FIO_WORKLOADS.contains(&w.as_str()) {
-                        bail!("fiox ceph: unknown workload '{w}' (workloads: {})", FIO_WORKLOADS.join(", "));
-                    }
-                }
-            }
-            "--out" | "-o" => a.out = PathBuf::from(value()?),
-            "--fio-numjobs" => a.fio_numjobs = true,
-            _ => bail!("fiox ceph: unknown option '{arg}' (see fiox ceph --help)"),
-        }
-        i += 1;
-    }
+    let mut ceph = CephOpts::default();
+    args::parse(FLAGS, args, &mut ceph, &DIALECT, |f, v| a.flag(f.name, v))?;
+    a.conf = ceph.conf.clone();
+    a.ceph = ceph;
     if a.ceph.pool.is_none() {
         bail!("fiox ceph: give the pool to measure: -p POOL");
     }
     if a.sizes.is_empty() || a.layers.is_empty() {
         bail!("fiox ceph: nothing to run");
     }
-    a.ceph.conf = a.conf.clone();
     Ok(a)
 }
 

@@ -686,21 +686,138 @@ fn ms(ns: f64) -> String {
 }
 
 /// The table and its footnotes.
+/// The table's footnotes: each text once, numbered in the order first used.
+struct Footnotes(Vec<String>);
+
+impl Footnotes {
+    /// The number of `text`'s footnote, added if new.
+    fn note(&mut self, text: String) -> usize {
+        if let Some(i) = self.0.iter().position(|f| *f == text) {
+            return i + 1;
+        }
+        self.0.push(text);
+        self.0.len()
+    }
+}
+
+/// The footnotes of one row (a run's direction `d`): what makes its layer's figures differ.
+fn row_notes(
+    r: &Row,
+    d: &str,
+    fiox: &Value,
+    unwritten: Option<f64>,
+    image_size: u64,
+    a: &Args,
+    foot: &mut Footnotes,
+) -> Vec<usize> {
+    let mut marks: Vec<usize> = Vec::new();
+    if r.tool == "rbd bench" {
+        if let Some(c) = fiox.get("rbd_cache").and_then(Value::as_str) {
+            let on = c == "true";
+            let merged = if on {
+                "; sequential small writes are merged in the client, so \"seq write\" measures the cache more than the cluster"
+            } else {
+                ""
+            };
+            marks.push(
+                foot.note(format!("rbd bench uses librbd's cache as the configuration sets it: rbd_cache={c}{merged}")),
+            );
+        }
+        let share = fiox.get("straddling_share").and_then(Value::as_f64).unwrap_or(0.0);
+        if share > 0.0 {
+            marks.push(foot.note(format!(
+                "{:.0}% of the {}-byte I/Os cross a {} object boundary: librbd splits each into two RADOS operations",
+                share * 100.0,
+                r.bs,
+                size_text(fiox.get("object_size").and_then(Value::as_u64).unwrap_or(4 << 20))
+            )));
+        }
+    }
+    if r.tool == "fio rbd engine" {
+        marks.push(foot.note(
+                                if a.fio_numjobs {
+                    format!(
+                        "fio's rbd engine: numjobs={} iodepth=1 (as the seed's fio), that is {} librbd clients on one image: with the exclusive-lock feature every write moves the lock between them, so writes measure lock hand-overs as much as the cluster; direct=0 keeps librbd's cache as configured",
+                        a.threads, a.threads
+                    )
+                } else {
+                    format!(
+                        "fio's rbd engine: one job, iodepth={} (the seed ran numjobs=30 iodepth=1 through rbd-nbd: --fio-numjobs); direct=0 keeps librbd's cache as configured",
+                        a.threads
+                    )
+                },
+            ));
+        let obj = 4u64 << 20;
+        let share = crate::ceph::rbd_bench::straddling_share(r.bs, obj, image_size / r.bs.max(1));
+        if share > 0.0 {
+            marks.push(foot.note(format!(
+                "{:.0}% of the {}-byte I/Os cross a {} object boundary: librbd splits each into two RADOS operations",
+                share * 100.0,
+                r.bs,
+                size_text(obj)
+            )));
+        }
+    }
+    if r.layer == "BLOCK" {
+        let file = r.reference.split(' ').find_map(|w| w.strip_prefix("--filename=")).unwrap_or("");
+        marks.push(foot.note(
+                                format!(
+                    "fio's libaio engine, direct=1, on {file} ({}): a file system and the kernel's block layer over the Ceph client (the seed's rbd-nbd layer); {}",
+                    mount_of(std::path::Path::new(file)),
+                    if a.fio_numjobs {
+                        format!("numjobs={} iodepth=1, one file", a.threads)
+                    } else {
+                        format!("one job, iodepth={}", a.threads)
+                    }
+                ),
+            ));
+    }
+    if d == "read" && r.layer == "RBD" {
+        let u = if r.tool == "rbd bench" { fiox.get("unwritten_share").and_then(Value::as_f64) } else { unwritten };
+        if let Some(u) = u.filter(|&u| u > 0.0) {
+            marks.push(foot.note(
+                                        format!(
+                        "{:.0}% of the image was never written before these reads (librbd counts whole objects): reads there return zeros without disk I/O",
+                        (u * 100.0).ceil()
+                    ),
+                ));
+        }
+    }
+    if fiox.get("interrupted").is_some() {
+        marks.push(foot.note("interrupted: the figures cover the operations completed".into()));
+    }
+    marks
+}
+
+/// The table's lines as text: words left, figures right, columns as wide as their widest cell.
+fn lay_out(lines: &[Vec<String>]) -> String {
+    let columns = lines.first().map_or(0, Vec::len);
+    let widths: Vec<usize> =
+        (0..columns).map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for l in lines {
+        let mut s = String::new();
+        for (c, cell) in l.iter().enumerate() {
+            let w = widths[c];
+            if c <= 3 || c == columns - 1 {
+                write!(s, "{cell:<w$}  ").ok();
+            } else {
+                write!(s, "{cell:>w$}  ").ok();
+            }
+        }
+        writeln!(out, "{}", s.trim_end()).ok();
+    }
+    out
+}
+
 fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (String, Vec<String>) {
     let head = [
         "layer", "tool", "workload", "bs", "conc", "ops", "time(s)", "IOPS", "MiB/s", "MB/s", "lat avg", "p50", "p99",
         "max", "notes",
     ];
     let mut lines: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
-    let mut foot: Vec<String> = Vec::new();
-    let note = |foot: &mut Vec<String>, text: String| -> usize {
-        if let Some(i) = foot.iter().position(|f| *f == text) {
-            return i + 1;
-        }
-        foot.push(text);
-        foot.len()
-    };
-    foot.push(
+    let mut foot = Footnotes(Vec::new());
+    foot.note(
         "Units: MiB/s = 2^20 bytes/s (what rados bench calls \"MB/sec\"); MB/s = 10^6 bytes/s (what rbd bench's bytes/sec divide to). Latency: from submission to completion as each tool measures it (fio: clat; p50/p99 from fio's histogram for every row).".into(),
     );
     for r in rows {
@@ -710,96 +827,8 @@ fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (S
         let dirs: Vec<&str> = ["read", "write"].into_iter().filter(|d| figures(&v, d).is_some()).collect();
         for d in &dirs {
             let f = figures(&v, d).expect("checked");
-            let mut marks: Vec<usize> = Vec::new();
             let workload = if dirs.len() > 1 { format!("{} ({d})", r.workload) } else { r.workload.clone() };
-            if r.tool == "rbd bench" {
-                if let Some(c) = fiox.get("rbd_cache").and_then(Value::as_str) {
-                    let on = c == "true";
-                    marks.push(note(
-                        &mut foot,
-                        format!(
-                            "rbd bench uses librbd's cache as the configuration sets it: rbd_cache={c}{}",
-                            if on {
-                                "; sequential small writes are merged in the client, so \"seq write\" measures the cache more than the cluster"
-                            } else {
-                                ""
-                            }
-                        ),
-                    ));
-                }
-                let share = fiox.get("straddling_share").and_then(Value::as_f64).unwrap_or(0.0);
-                if share > 0.0 {
-                    marks.push(note(
-                        &mut foot,
-                        format!(
-                            "{:.0}% of the {}-byte I/Os cross a {} object boundary: librbd splits each into two RADOS operations",
-                            share * 100.0,
-                            r.bs,
-                            size_text(fiox.get("object_size").and_then(Value::as_u64).unwrap_or(4 << 20))
-                        ),
-                    ));
-                }
-            }
-            if r.tool == "fio rbd engine" {
-                marks.push(note(
-                    &mut foot,
-                    if a.fio_numjobs {
-                        format!(
-                            "fio's rbd engine: numjobs={} iodepth=1 (as the seed's fio), that is {} librbd clients on one image: with the exclusive-lock feature every write moves the lock between them, so writes measure lock hand-overs as much as the cluster; direct=0 keeps librbd's cache as configured",
-                            a.threads, a.threads
-                        )
-                    } else {
-                        format!(
-                            "fio's rbd engine: one job, iodepth={} (the seed ran numjobs=30 iodepth=1 through rbd-nbd: --fio-numjobs); direct=0 keeps librbd's cache as configured",
-                            a.threads
-                        )
-                    },
-                ));
-                let obj = 4u64 << 20;
-                let share = crate::ceph::rbd_bench::straddling_share(r.bs, obj, image_size / r.bs.max(1));
-                if share > 0.0 {
-                    marks.push(note(
-                        &mut foot,
-                        format!(
-                            "{:.0}% of the {}-byte I/Os cross a {} object boundary: librbd splits each into two RADOS operations",
-                            share * 100.0,
-                            r.bs,
-                            size_text(obj)
-                        ),
-                    ));
-                }
-            }
-            if r.layer == "BLOCK" {
-                let file = r.reference.split(' ').find_map(|w| w.strip_prefix("--filename=")).unwrap_or("");
-                marks.push(note(
-                    &mut foot,
-                    format!(
-                        "fio's libaio engine, direct=1, on {file} ({}): a file system and the kernel's block layer over the Ceph client (the seed's rbd-nbd layer); {}",
-                        mount_of(std::path::Path::new(file)),
-                        if a.fio_numjobs {
-                            format!("numjobs={} iodepth=1, one file", a.threads)
-                        } else {
-                            format!("one job, iodepth={}", a.threads)
-                        }
-                    ),
-                ));
-            }
-            if *d == "read" && r.layer == "RBD" {
-                let u =
-                    if r.tool == "rbd bench" { fiox.get("unwritten_share").and_then(Value::as_f64) } else { unwritten };
-                if let Some(u) = u.filter(|&u| u > 0.0) {
-                    marks.push(note(
-                        &mut foot,
-                        format!(
-                            "{:.0}% of the image was never written before these reads (librbd counts whole objects): reads there return zeros without disk I/O",
-                            (u * 100.0).ceil()
-                        ),
-                    ));
-                }
-            }
-            if fiox.get("interrupted").is_some() {
-                marks.push(note(&mut foot, "interrupted: the figures cover the operations completed".into()));
-            }
+            let marks = row_notes(r, d, &fiox, unwritten, image_size, a, &mut foot);
             lines.push(vec![
                 r.layer.into(),
                 r.tool.into(),
@@ -820,26 +849,9 @@ fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (S
         }
     }
     if rows.iter().any(|r| r.layer == "RADOS") {
-        note(
-            &mut foot,
+        foot.note(
             "rados bench reads what its write left (seq: every op written, then stops; rand: until the time is up); its objects and metadata were removed afterwards".into(),
         );
     }
-    let widths: Vec<usize> =
-        (0..head.len()).map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
-    let mut out = String::new();
-    for l in &lines {
-        let mut s = String::new();
-        for (c, cell) in l.iter().enumerate() {
-            let w = widths[c];
-            // Words left, figures right.
-            if c <= 3 || c == head.len() - 1 {
-                write!(s, "{cell:<w$}  ").ok();
-            } else {
-                write!(s, "{cell:>w$}  ").ok();
-            }
-        }
-        writeln!(out, "{}", s.trim_end()).ok();
-    }
-    (out, foot)
+    (lay_out(&lines), foot.0)
 }

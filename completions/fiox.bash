@@ -3,10 +3,10 @@
 # Install: fiox completions bash > ~/.local/share/bash-completion/completions/fiox
 
 # Job options and global switches: NAME= when they take a value, NAME for a flag.
-_fiox_options='name= description= wait_for= stonewall wait_for_previous new_group numjobs= thread group_reporting exitall exitall_on_error exit_what= cpus_allowed= cpus_allowed_policy= cpumask= nice= prio= prioclass= lockmem= runtime= timeout= time_based ramp_time= startdelay= hang_timeout= loops= number_ios= filename= opendir= lockfile= directory= filename_format= nrfiles= nr_files= openfiles= file_service_type= size= filesize= io_size= io_limit= offset= fileoffset= offset_increment= fill_device= fill_fs= create_on_open= flow= flow_id= flow_sleep= exec_prerun= exec_postrun= pre_read= allow_file_create= create_only= create_serialize= create_fsync= file_append= unique_filename= offset_align= overwrite= fallocate= unlink= unlink_each_loop= invalidate= allow_mounted_write= readonly kb_base= unit_base= uid= gid= numa_cpu_nodes= numa_mem_policy= cgroup= cgroup_weight= cgroup_nodelete= ioscheduler= gtod_cpu= rw= readwrite= rw_sequencer= rwmixread= rwmixwrite= percentage_random= direct= buffered= sync= fsync= fdatasync= sync_file_range= serialize_overlap= end_fsync= fsync_on_close= randrepeat= allrandrepeat= randseed= norandommap random_generator= random_distribution= bs= blocksize= bsrange= blocksize_range= bssplit= ba= blockalign= bs_unaligned blocksize_unaligned bs_is_seq_rand= fadvise_hint= write_hint= write_barrier= atomic= hugepage-size= zero_buffers refill_buffers scramble_buffers= buffer_compress_percentage= buffer_compress_chunk= dedupe_percentage= dedupe_mode= dedupe_working_set_percentage= dedupe_global= buffer_pattern= mem= iomem= iomem_align= mem_align= iodepth= iodepth_batch_submit= iodepth_batch= iodepth_batch_complete_min= iodepth_batch_complete= iodepth_batch_complete_max= iodepth_low= io_submit_mode= rate= rate_min= ratemin= rate_iops= rate_iops_min= rate_process= rate_cycle= ratecycle= rate_ignore_thinktime= thinktime= thinktime_spin= thinktime_blocks= thinktime_blocks_type= thinktime_iotime= latency_target= latency_window= latency_percentile= latency_run= max_latency= steadystate= ss= steadystate_duration= ss_dur= steadystate_ramp_time= ss_ramp= continue_on_error= ignore_error= error_dump= clat_percentiles= lat_percentiles= slat_percentiles= percentile_list= significant_figures= unified_rw_reporting= bwavgtime= bw_avg_time= iopsavgtime= iops_avg_time= disable_lat= disable_clat= disable_slat= disable_bw_measurement= disable_bw= gtod_reduce= clocksource= stats= write_bw_log= write_lat_log= write_iops_log= write_intended_lat_log= metrics_listen= live_listen= write_hist_log= log_hist_coarseness= log_avg_msec= log_hist_msec= log_max_value= log_offset= log_unix_epoch= log_alternate_epoch= log_alternate_epoch_clock_id= disk_util= log_prio= per_job_logs= log_window_value= block_error_percentiles= log_entries= log_compression= log_compression_cpus= log_store_compressed= write_iolog= ioengine= userspace_reap hipri cmdprio_percentage= cmdprio_class= cmdprio= cmdprio_bssplit= fixedbufs registerfiles sqthread_poll sqthread_poll_cpu= nonvectored= hipri_percentage= uncached= nowait= force_async= cmd_type= readfua= writefua= sg_write_mode= stream_id= cpuload= cpuchunks= cpumode= exit_on_io_done= program= arguments= grace_time= std_redirect= donorname= inplace= hostname= bindname= port= verb= protocol= proto= nodelay= listen pingpong interface= ttl= window_size= mss= skip_bad= uri= volume= brick= single-instance= clustername= rbdname= pool= clientname= conf= busy_poll= touch_objects= namespace= ceph_connect_timeout= ceph_shared_client= rbd_shared_handle= ceph_stall_warn= https= http_host= http_user= http_pass= http_s3_key= http_s3_keyid= http_swift_auth_token= http_s3_region= http_s3_sse_customer_key= http_s3_sse_customer_algorithm= http_s3_storage_class= http_mode= http_verbose= http_s3_security_token= http_object_mode= http_timeout= profile= block= numruns= dir= threads= device-names= load= test-duration= threads-per-queue= read-req-num-512-blocks= large-block-op-kbytes= prep read_iolog= read_iolog_chunked= replay_no_stall= replay_redirect= replay_align= replay_scale= replay_time_scale= replay_skip= merge_blktrace_file= merge_blktrace_scalars= merge_blktrace_iters= zonemode= zonesize= zonerange= zoneskip= zonecapacity= read_beyond_wp= max_open_zones= job_max_open_zones= ignore_zone_limits= zone_reset_threshold= zone_reset_frequency= verify= do_verify= verify_interval= verify_offset= verify_pattern= verify_fatal= verify_dump= verify_only verify_backlog= verify_backlog_batch= verify_async= verify_async_cpus= verify_state_save= verify_state_load= verify_journal= experimental_verify= trim_percentage= trim_verify_zero= trim_backlog= trim_backlog_batch='
+_fiox_options='name= description= wait_for= stonewall wait_for_previous new_group numjobs= thread group_reporting exitall exitall_on_error exit_what= cpus_allowed= cpus_allowed_policy= cpumask= nice= prio= prioclass= lockmem= runtime= timeout= time_based ramp_time= startdelay= hang_timeout= loops= number_ios= filename= opendir= lockfile= directory= filename_format= nrfiles= nr_files= openfiles= file_service_type= size= filesize= io_size= io_limit= offset= fileoffset= offset_increment= fill_device= fill_fs= create_on_open= flow= flow_id= flow_sleep= exec_prerun= exec_postrun= pre_read= allow_file_create= create_only= create_serialize= create_fsync= file_append= unique_filename= offset_align= overwrite= fallocate= unlink= unlink_each_loop= invalidate= allow_mounted_write= readonly kb_base= unit_base= uid= gid= numa_cpu_nodes= numa_mem_policy= cgroup= cgroup_weight= cgroup_nodelete= ioscheduler= gtod_cpu= rw= readwrite= rw_sequencer= rwmixread= rwmixwrite= percentage_random= direct= buffered= sync= fsync= fdatasync= sync_file_range= serialize_overlap= end_fsync= fsync_on_close= randrepeat= allrandrepeat= randseed= norandommap random_generator= random_distribution= bs= blocksize= bsrange= blocksize_range= bssplit= ba= blockalign= bs_unaligned blocksize_unaligned bs_is_seq_rand= fadvise_hint= write_hint= write_barrier= atomic= hugepage-size= zero_buffers refill_buffers scramble_buffers= buffer_compress_percentage= buffer_compress_chunk= dedupe_percentage= dedupe_mode= dedupe_working_set_percentage= dedupe_global= buffer_pattern= mem= iomem= iomem_align= mem_align= iodepth= iodepth_batch_submit= iodepth_batch= iodepth_batch_complete_min= iodepth_batch_complete= iodepth_batch_complete_max= iodepth_low= io_submit_mode= rate= rate_min= ratemin= rate_iops= rate_iops_min= rate_process= rate_cycle= ratecycle= rate_ignore_thinktime= thinktime= thinktime_spin= thinktime_blocks= thinktime_blocks_type= thinktime_iotime= latency_target= latency_window= latency_percentile= latency_run= max_latency= steadystate= ss= steadystate_duration= ss_dur= steadystate_ramp_time= ss_ramp= continue_on_error= ignore_error= error_dump= clat_percentiles= lat_percentiles= slat_percentiles= percentile_list= significant_figures= unified_rw_reporting= bwavgtime= bw_avg_time= iopsavgtime= iops_avg_time= disable_lat= disable_clat= disable_slat= disable_bw_measurement= disable_bw= gtod_reduce= clocksource= stats= write_bw_log= write_lat_log= write_iops_log= write_intended_lat_log= metrics_listen= live_listen= write_hist_log= log_hist_coarseness= log_avg_msec= log_hist_msec= log_max_value= log_offset= log_unix_epoch= log_alternate_epoch= log_alternate_epoch_clock_id= disk_util= log_prio= per_job_logs= log_window_value= block_error_percentiles= log_entries= log_compression= log_compression_cpus= log_store_compressed= write_iolog= ioengine= userspace_reap hipri cmdprio_percentage= cmdprio_class= cmdprio= cmdprio_bssplit= fixedbufs registerfiles sqthread_poll sqthread_poll_cpu= nonvectored= hipri_percentage= uncached= nowait= force_async= cmd_type= readfua= writefua= sg_write_mode= stream_id= cpuload= cpuchunks= cpumode= exit_on_io_done= program= arguments= grace_time= std_redirect= donorname= inplace= hostname= bindname= port= verb= protocol= proto= nodelay= listen pingpong interface= ttl= window_size= mss= skip_bad= uri= volume= brick= single-instance= clustername= rbdname= pool= clientname= conf= busy_poll= touch_objects= namespace= ceph_connect_timeout= ceph_shared_client= rbd_shared_handle= ceph_stall_warn= profile= block= numruns= dir= threads= device-names= load= test-duration= threads-per-queue= read-req-num-512-blocks= large-block-op-kbytes= prep read_iolog= read_iolog_chunked= replay_no_stall= replay_redirect= replay_align= replay_scale= replay_time_scale= replay_skip= merge_blktrace_file= merge_blktrace_scalars= merge_blktrace_iters= zonemode= zonesize= zonerange= zoneskip= zonecapacity= read_beyond_wp= max_open_zones= job_max_open_zones= ignore_zone_limits= zone_reset_threshold= zone_reset_frequency= verify= do_verify= verify_interval= verify_offset= verify_pattern= verify_fatal= verify_dump= verify_only verify_backlog= verify_backlog_batch= verify_async= verify_async_cpus= verify_state_save= verify_state_load= verify_journal= experimental_verify= trim_percentage= trim_verify_zero= trim_backlog= trim_backlog_batch='
 _fiox_switches='output= output-format= minimal terse-version= terse-header status-interval-delta json-lines repeat-until= repeat-max= parse-only showcmd section= status-interval= eta= eta-newline= eta-interval= max-jobs= warnings-fatal cmdhelp= enghelp= inflate-log= trigger-file= trigger-timeout= trigger= server= daemonize= client= remote-config= hosts= hosts-file= connect-timeout= host-timeout= on-host-failure= allow-exec allow-path= allow-destructive join= join-count= join-timeout= version help auth-key= tls-ca= tls-cert= tls-key= keygen= fiox-path= rsh= ssh='
 _fiox_optional='cmdhelp enghelp server keygen'
-_fiox_subcommands='quick sweep plot compare rbd rados ceph s3 man completions'
+_fiox_subcommands='quick sweep plot compare rbd rados ceph man completions'
 
 # The words an option's or switch's value may be; @file for a file name.
 _fiox_values() {
@@ -18,10 +18,9 @@ _fiox_values() {
         (kb_base) _fiox_w='1024 1000' ;;
         (terse-version) _fiox_w='2 3 4 5' ;;
         (filename|opendir|directory|write_bw_log|write_lat_log|write_iops_log|write_hist_log|write_iolog|program|donorname|read_iolog|replay_redirect|verify_journal|output|inflate-log|trigger-file|daemonize|hosts-file|auth-key|tls-ca|tls-cert|tls-key|keygen) _fiox_w='@file' ;;
-        (cmdhelp) _fiox_w='all name description wait_for stonewall wait_for_previous new_group numjobs thread group_reporting exitall exitall_on_error exit_what cpus_allowed cpus_allowed_policy cpumask nice prio prioclass lockmem runtime timeout time_based ramp_time startdelay hang_timeout loops number_ios filename opendir lockfile directory filename_format nrfiles nr_files openfiles file_service_type size filesize io_size io_limit offset fileoffset offset_increment fill_device fill_fs create_on_open flow flow_id flow_sleep exec_prerun exec_postrun pre_read allow_file_create create_only create_serialize create_fsync file_append unique_filename offset_align overwrite fallocate unlink unlink_each_loop invalidate allow_mounted_write readonly kb_base unit_base uid gid numa_cpu_nodes numa_mem_policy cgroup cgroup_weight cgroup_nodelete ioscheduler gtod_cpu rw readwrite rw_sequencer rwmixread rwmixwrite percentage_random direct buffered sync fsync fdatasync sync_file_range serialize_overlap end_fsync fsync_on_close randrepeat allrandrepeat randseed norandommap random_generator random_distribution bs blocksize bsrange blocksize_range bssplit ba blockalign bs_unaligned blocksize_unaligned bs_is_seq_rand fadvise_hint write_hint write_barrier atomic hugepage-size zero_buffers refill_buffers scramble_buffers buffer_compress_percentage buffer_compress_chunk dedupe_percentage dedupe_mode dedupe_working_set_percentage dedupe_global buffer_pattern mem iomem iomem_align mem_align iodepth iodepth_batch_submit iodepth_batch iodepth_batch_complete_min iodepth_batch_complete iodepth_batch_complete_max iodepth_low io_submit_mode rate rate_min ratemin rate_iops rate_iops_min rate_process rate_cycle ratecycle rate_ignore_thinktime thinktime thinktime_spin thinktime_blocks thinktime_blocks_type thinktime_iotime latency_target latency_window latency_percentile latency_run max_latency steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp continue_on_error ignore_error error_dump clat_percentiles lat_percentiles slat_percentiles percentile_list significant_figures unified_rw_reporting bwavgtime bw_avg_time iopsavgtime iops_avg_time disable_lat disable_clat disable_slat disable_bw_measurement disable_bw gtod_reduce clocksource stats write_bw_log write_lat_log write_iops_log write_intended_lat_log metrics_listen live_listen write_hist_log log_hist_coarseness log_avg_msec log_hist_msec log_max_value log_offset log_unix_epoch log_alternate_epoch log_alternate_epoch_clock_id disk_util log_prio per_job_logs log_window_value block_error_percentiles log_entries log_compression log_compression_cpus log_store_compressed write_iolog ioengine userspace_reap hipri cmdprio_percentage cmdprio_class cmdprio cmdprio_bssplit fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored hipri_percentage uncached nowait force_async cmd_type readfua writefua sg_write_mode stream_id cpuload cpuchunks cpumode exit_on_io_done program arguments grace_time std_redirect donorname inplace hostname bindname port verb protocol proto nodelay listen pingpong interface ttl window_size mss skip_bad uri volume brick single-instance clustername rbdname pool clientname conf busy_poll touch_objects namespace ceph_connect_timeout ceph_shared_client rbd_shared_handle ceph_stall_warn https http_host http_user http_pass http_s3_key http_s3_keyid http_swift_auth_token http_s3_region http_s3_sse_customer_key http_s3_sse_customer_algorithm http_s3_storage_class http_mode http_verbose http_s3_security_token http_object_mode http_timeout profile block numruns dir threads device-names load test-duration threads-per-queue read-req-num-512-blocks large-block-op-kbytes prep read_iolog read_iolog_chunked replay_no_stall replay_redirect replay_align replay_scale replay_time_scale replay_skip merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters zonemode zonesize zonerange zoneskip zonecapacity read_beyond_wp max_open_zones job_max_open_zones ignore_zone_limits zone_reset_threshold zone_reset_frequency verify do_verify verify_interval verify_offset verify_pattern verify_fatal verify_dump verify_only verify_backlog verify_backlog_batch verify_async verify_async_cpus verify_state_save verify_state_load verify_journal experimental_verify trim_percentage trim_verify_zero trim_backlog trim_backlog_batch' ;;
+        (cmdhelp) _fiox_w='all name description wait_for stonewall wait_for_previous new_group numjobs thread group_reporting exitall exitall_on_error exit_what cpus_allowed cpus_allowed_policy cpumask nice prio prioclass lockmem runtime timeout time_based ramp_time startdelay hang_timeout loops number_ios filename opendir lockfile directory filename_format nrfiles nr_files openfiles file_service_type size filesize io_size io_limit offset fileoffset offset_increment fill_device fill_fs create_on_open flow flow_id flow_sleep exec_prerun exec_postrun pre_read allow_file_create create_only create_serialize create_fsync file_append unique_filename offset_align overwrite fallocate unlink unlink_each_loop invalidate allow_mounted_write readonly kb_base unit_base uid gid numa_cpu_nodes numa_mem_policy cgroup cgroup_weight cgroup_nodelete ioscheduler gtod_cpu rw readwrite rw_sequencer rwmixread rwmixwrite percentage_random direct buffered sync fsync fdatasync sync_file_range serialize_overlap end_fsync fsync_on_close randrepeat allrandrepeat randseed norandommap random_generator random_distribution bs blocksize bsrange blocksize_range bssplit ba blockalign bs_unaligned blocksize_unaligned bs_is_seq_rand fadvise_hint write_hint write_barrier atomic hugepage-size zero_buffers refill_buffers scramble_buffers buffer_compress_percentage buffer_compress_chunk dedupe_percentage dedupe_mode dedupe_working_set_percentage dedupe_global buffer_pattern mem iomem iomem_align mem_align iodepth iodepth_batch_submit iodepth_batch iodepth_batch_complete_min iodepth_batch_complete iodepth_batch_complete_max iodepth_low io_submit_mode rate rate_min ratemin rate_iops rate_iops_min rate_process rate_cycle ratecycle rate_ignore_thinktime thinktime thinktime_spin thinktime_blocks thinktime_blocks_type thinktime_iotime latency_target latency_window latency_percentile latency_run max_latency steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp continue_on_error ignore_error error_dump clat_percentiles lat_percentiles slat_percentiles percentile_list significant_figures unified_rw_reporting bwavgtime bw_avg_time iopsavgtime iops_avg_time disable_lat disable_clat disable_slat disable_bw_measurement disable_bw gtod_reduce clocksource stats write_bw_log write_lat_log write_iops_log write_intended_lat_log metrics_listen live_listen write_hist_log log_hist_coarseness log_avg_msec log_hist_msec log_max_value log_offset log_unix_epoch log_alternate_epoch log_alternate_epoch_clock_id disk_util log_prio per_job_logs log_window_value block_error_percentiles log_entries log_compression log_compression_cpus log_store_compressed write_iolog ioengine userspace_reap hipri cmdprio_percentage cmdprio_class cmdprio cmdprio_bssplit fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored hipri_percentage uncached nowait force_async cmd_type readfua writefua sg_write_mode stream_id cpuload cpuchunks cpumode exit_on_io_done program arguments grace_time std_redirect donorname inplace hostname bindname port verb protocol proto nodelay listen pingpong interface ttl window_size mss skip_bad uri volume brick single-instance clustername rbdname pool clientname conf busy_poll touch_objects namespace ceph_connect_timeout ceph_shared_client rbd_shared_handle ceph_stall_warn profile block numruns dir threads device-names load test-duration threads-per-queue read-req-num-512-blocks large-block-op-kbytes prep read_iolog read_iolog_chunked replay_no_stall replay_redirect replay_align replay_scale replay_time_scale replay_skip merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters zonemode zonesize zonerange zoneskip zonecapacity read_beyond_wp max_open_zones job_max_open_zones ignore_zone_limits zone_reset_threshold zone_reset_frequency verify do_verify verify_interval verify_offset verify_pattern verify_fatal verify_dump verify_only verify_backlog verify_backlog_batch verify_async verify_async_cpus verify_state_save verify_state_load verify_journal experimental_verify trim_percentage trim_verify_zero trim_backlog trim_backlog_batch' ;;
         (eta) _fiox_w='always never auto' ;;
         (log_window_value) _fiox_w='avg 0 max 1 both 2' ;;
-        (http_object_mode) _fiox_w='block range' ;;
         (thinktime_blocks_type) _fiox_w='complete issue' ;;
         (on-host-failure) _fiox_w='continue abort' ;;
         (clocksource) _fiox_w='gettimeofday clock_gettime cpu' ;;
@@ -39,7 +38,6 @@ _fiox_values() {
         (cpumode) _fiox_w='noop qsort' ;;
         (output-format) _fiox_w='normal terse json json+' ;;
         (cmd_type) _fiox_w='nvme' ;;
-        (https) _fiox_w='off on insecure' ;;
         (rw|readwrite) _fiox_w='read write trim randread randwrite randtrim rw readwrite randrw trimwrite randtrimwrite' ;;
         (dedupe_mode) _fiox_w='repeat working_set' ;;
         (rw_sequencer) _fiox_w='sequential identical' ;;
@@ -48,7 +46,6 @@ _fiox_values() {
         (random_generator) _fiox_w='tausworthe lfsr tausworthe64' ;;
         (protocol|proto) _fiox_w='tcp tcpv6 udp udpv6 unix' ;;
         (profile) _fiox_w='tiobench act' ;;
-        (http_mode) _fiox_w='webdav s3 swift' ;;
         (verb) _fiox_w='write read send recv' ;;
         (sg_write_mode) _fiox_w='write write_and_verify verify write_same same write_same_ndob verify_bytchk_00 verify_bytchk_01 verify_bytchk_11 write_stream' ;;
         (*) _fiox_w= ;;
@@ -59,16 +56,15 @@ _fiox_values() {
 # what comes after them (@fio: fio's options and job files).
 _fiox_sub_flags() {
     case $1 in
-        (quick) _fiox_w='--runtime= --size= --ioengine=' ;;
+        (quick) _fiox_w='--help --runtime= --size= --ioengine=' ;;
         (sweep) _fiox_w='--help --vary --zip --repeat --repeat-until --repeat-max --pause --out --find-knee --target --max-iodepth --live' ;;
         (plot) _fiox_w='--help --out --title' ;;
         (compare) _fiox_w='--help --names --fail-if-slower --out' ;;
-        (rbd) _fiox_w='' ;;
-        (rados) _fiox_w='' ;;
-        (ceph) _fiox_w='--pool= --conf= --cluster= --id= --image= --image-size= --threads= --runtime= --sizes= --layers= --workloads= --io-total= --out= --fio-numjobs' ;;
-        (s3) _fiox_w='' ;;
-        (man) _fiox_w='' ;;
-        (completions) _fiox_w='' ;;
+        (rbd) _fiox_w='--help --conf --cluster --id --name --keyring --pool --namespace --image --io-type --io-size --io-threads --io-total --io-pattern --rw-mix-read --output-format --fiox-json' ;;
+        (rados) _fiox_w='--help --conf --cluster --id --name --keyring --pool --namespace --concurrent-ios --block-size --object-size --max-objects --no-cleanup --no-hints --no-verify --reuse-bench --show-time --write-object --write-omap --write-xattr --striper --run-name --prefix --format --output --output-format --fiox-json' ;;
+        (ceph) _fiox_w='--help --pool --conf --cluster --id --name --image --image-size --threads --runtime --sizes --layers --workloads --io-total --fio-numjobs --out' ;;
+        (man) _fiox_w='--help' ;;
+        (completions) _fiox_w='--help' ;;
         (*) _fiox_w= ;;
     esac
 }
@@ -91,19 +87,53 @@ _fiox_sub_values() {
         (compare:--names) _fiox_w='@text' ;;
         (compare:--fail-if-slower) _fiox_w='@text' ;;
         (compare:--out) _fiox_w='@dir' ;;
-        (ceph:--pool=) _fiox_w='@text' ;;
-        (ceph:--conf=) _fiox_w='@text' ;;
-        (ceph:--cluster=) _fiox_w='@text' ;;
-        (ceph:--id=) _fiox_w='@text' ;;
-        (ceph:--image=) _fiox_w='@text' ;;
-        (ceph:--image-size=) _fiox_w='@text' ;;
-        (ceph:--threads=) _fiox_w='@text' ;;
-        (ceph:--runtime=) _fiox_w='@text' ;;
-        (ceph:--sizes=) _fiox_w='@text' ;;
-        (ceph:--layers=) _fiox_w='@text' ;;
-        (ceph:--workloads=) _fiox_w='@text' ;;
-        (ceph:--io-total=) _fiox_w='@text' ;;
-        (ceph:--out=) _fiox_w='@dir' ;;
+        (rbd:--conf) _fiox_w='@file' ;;
+        (rbd:--cluster) _fiox_w='@text' ;;
+        (rbd:--id) _fiox_w='@text' ;;
+        (rbd:--name) _fiox_w='@text' ;;
+        (rbd:--keyring) _fiox_w='@file' ;;
+        (rbd:--pool) _fiox_w='@text' ;;
+        (rbd:--namespace) _fiox_w='@text' ;;
+        (rbd:--image) _fiox_w='@text' ;;
+        (rbd:--io-type) _fiox_w='read write readwrite rw' ;;
+        (rbd:--io-size) _fiox_w='@text' ;;
+        (rbd:--io-threads) _fiox_w='@text' ;;
+        (rbd:--io-total) _fiox_w='@text' ;;
+        (rbd:--io-pattern) _fiox_w='rand seq full-seq' ;;
+        (rbd:--rw-mix-read) _fiox_w='@text' ;;
+        (rbd:--output-format) _fiox_w='json normal' ;;
+        (rbd:--fiox-json) _fiox_w='@file' ;;
+        (rados:--conf) _fiox_w='@file' ;;
+        (rados:--cluster) _fiox_w='@text' ;;
+        (rados:--id) _fiox_w='@text' ;;
+        (rados:--name) _fiox_w='@text' ;;
+        (rados:--keyring) _fiox_w='@file' ;;
+        (rados:--pool) _fiox_w='@text' ;;
+        (rados:--namespace) _fiox_w='@text' ;;
+        (rados:--concurrent-ios) _fiox_w='@text' ;;
+        (rados:--block-size) _fiox_w='@text' ;;
+        (rados:--object-size) _fiox_w='@text' ;;
+        (rados:--max-objects) _fiox_w='@text' ;;
+        (rados:--run-name) _fiox_w='@text' ;;
+        (rados:--prefix) _fiox_w='@text' ;;
+        (rados:--format) _fiox_w='plain json json-pretty' ;;
+        (rados:--output) _fiox_w='@file' ;;
+        (rados:--output-format) _fiox_w='json normal' ;;
+        (rados:--fiox-json) _fiox_w='@file' ;;
+        (ceph:--pool) _fiox_w='@text' ;;
+        (ceph:--conf) _fiox_w='@file' ;;
+        (ceph:--cluster) _fiox_w='@text' ;;
+        (ceph:--id) _fiox_w='@text' ;;
+        (ceph:--name) _fiox_w='@text' ;;
+        (ceph:--image) _fiox_w='@text' ;;
+        (ceph:--image-size) _fiox_w='@text' ;;
+        (ceph:--threads) _fiox_w='@text' ;;
+        (ceph:--runtime) _fiox_w='@text' ;;
+        (ceph:--sizes) _fiox_w='@text' ;;
+        (ceph:--layers) _fiox_w='@text' ;;
+        (ceph:--workloads) _fiox_w='@text' ;;
+        (ceph:--io-total) _fiox_w='@text' ;;
+        (ceph:--out) _fiox_w='@dir' ;;
         (*) _fiox_w= ;;
     esac
 }
@@ -113,10 +143,9 @@ _fiox_sub_operands() {
         (sweep) _fiox_w='@fio' ;;
         (plot) _fiox_w='@file' ;;
         (compare) _fiox_w='@file' ;;
-        (rbd) _fiox_w='' ;;
-        (rados) _fiox_w='' ;;
+        (rbd) _fiox_w='bench bench-write' ;;
+        (rados) _fiox_w='bench cleanup' ;;
         (ceph) _fiox_w='' ;;
-        (s3) _fiox_w='' ;;
         (man) _fiox_w='' ;;
         (completions) _fiox_w='bash zsh fish' ;;
         (*) _fiox_w= ;;

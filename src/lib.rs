@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 mod ceph;
-mod docs;
+mod cli;
 mod fio;
 mod lab;
 mod multihost;
@@ -35,6 +35,11 @@ pub struct Subcommand {
     pub summary: &'static str,
     /// Its `--help`.
     pub help: fn() -> String,
+    /// Its flags: the table that parses them, lists them in `--help` and completes them.
+    pub flags: &'static [cli::Flag],
+    pub syntax: cli::Syntax,
+    /// What it takes besides its flags, for the completions.
+    pub operands: cli::Operands,
     pub run: fn(&[String]) -> Result<ExitCode>,
 }
 
@@ -45,6 +50,9 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         args: "[DIR]",
         summary: "four-point first look at the drive under DIR",
         help: lab::quick::help,
+        flags: lab::quick::FLAGS,
+        syntax: cli::Syntax::Equals,
+        operands: cli::Operands::Dirs,
         run: lab::quick::run,
     },
     Subcommand {
@@ -52,6 +60,9 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         args: "--vary OPTION=VALUES ... [job]",
         summary: "run a job over axes of values (see fiox sweep --help)",
         help: lab::sweep::help,
+        flags: lab::cli::SWEEP,
+        syntax: cli::Syntax::Gnu,
+        operands: cli::Operands::Fio,
         run: lab::sweep::run,
     },
     Subcommand {
@@ -59,6 +70,9 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         args: "RESULTS...",
         summary: "charts from fio/fiox JSON reports and logs",
         help: lab::plot::help,
+        flags: lab::cli::PLOT,
+        syntax: cli::Syntax::Gnu,
+        operands: cli::Operands::Files,
         run: lab::plot::run,
     },
     Subcommand {
@@ -66,6 +80,9 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         args: "A B [...]",
         summary: "results side by side, with ratios and significance",
         help: lab::compare::help,
+        flags: lab::cli::COMPARE,
+        syntax: cli::Syntax::Gnu,
+        operands: cli::Operands::Files,
         run: lab::compare::run,
     },
     Subcommand {
@@ -73,6 +90,9 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         args: "bench --io-type read|write|rw [options] IMAGE",
         summary: "Ceph's rbd bench on an RBD image, same command line and output",
         help: ceph::rbd_bench::help,
+        flags: ceph::rbd_bench::FLAGS,
+        syntax: cli::Syntax::Ceph,
+        operands: cli::Operands::Words(&["bench", "bench-write"]),
         run: ceph::rbd_bench::run,
     },
     Subcommand {
@@ -80,6 +100,9 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         args: "-p POOL bench SECONDS write|seq|rand [options] | cleanup",
         summary: "Ceph's rados bench (write, seq, rand) and cleanup, same objects and output",
         help: ceph::rados_bench::help,
+        flags: ceph::rados_bench::FLAGS,
+        syntax: cli::Syntax::Ceph,
+        operands: cli::Operands::Words(&["bench", "cleanup"]),
         run: ceph::rados_bench::run,
     },
     Subcommand {
@@ -87,6 +110,9 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         args: "-p POOL [--threads N] [--runtime SECS] [--sizes 4k,4m] [options]",
         summary: "rados bench, rbd bench and fio's rbd engine on one cluster, one table",
         help: ceph::run::help,
+        flags: ceph::run::FLAGS,
+        syntax: cli::Syntax::Gnu,
+        operands: cli::Operands::Nothing,
         run: ceph::run::run,
     },
     Subcommand {
@@ -100,15 +126,21 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         name: "man",
         args: "",
         summary: "print the manual page (fiox.1)",
-        help: docs::man_help,
-        run: docs::man,
+        help: cli::docs::man_help,
+        flags: &[cli::HELP],
+        syntax: cli::Syntax::Gnu,
+        operands: cli::Operands::Nothing,
+        run: cli::docs::man,
     },
     Subcommand {
         name: "completions",
         args: "bash|zsh|fish",
         summary: "print the shell's completion script",
-        help: docs::completions_help,
-        run: docs::completions,
+        help: cli::docs::completions_help,
+        flags: &[cli::HELP],
+        syntax: cli::Syntax::Gnu,
+        operands: cli::Operands::Words(cli::docs::SHELLS),
+        run: cli::docs::completions,
     },
 ];
 

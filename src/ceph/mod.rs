@@ -7,6 +7,7 @@
 //! `rbd_bench` → `bench_report`. Nothing here uses the fio pipeline: the engines' Ceph clients
 //! (`fiox_engine::{PoolClient, ImageClient}`) do the I/O.
 
+pub mod args;
 pub mod bench_report;
 pub mod rados_bench;
 pub mod rbd_bench;

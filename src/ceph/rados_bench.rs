@@ -20,8 +20,10 @@ use fiox_engine::{Finish, PoolClient, WriteParts};
 use fiox_options::CephOpts;
 use serde_json::{json, Map, Value};
 
+use crate::ceph::args::{self, Dialect};
 use crate::ceph::bench_report::fmt_g;
 use crate::ceph::bench_report::{self, BenchReport, DirStat};
+use crate::cli::{self, Complete, Flag};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Test {
@@ -81,22 +83,110 @@ struct Args {
     fiox_json: Option<String>,
 }
 
-/// A size as rados takes it (`4M`, `64K`, `4194304`; 1024-based).
-fn size(v: &str) -> Option<u64> {
-    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
-    let (num, unit) = v.split_at(digits);
-    let shift = match unit.to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        _ => return None,
-    };
-    num.parse::<u64>().ok()?.checked_mul(1 << shift)
-}
-
 const USAGE: &str =
     "fiox rados: usage: fiox rados -p POOL bench SECONDS write|seq|rand [-t N] [-b SIZE] [-O SIZE] [--no-cleanup] | cleanup";
+
+/// `fiox rados`' flags, the real tool's spellings (and fiox's report flags).
+pub const FLAGS: &[Flag] = &[
+    cli::HELP,
+    args::CONF,
+    args::CLUSTER,
+    args::ID,
+    args::NAME,
+    args::KEYRING,
+    args::POOL,
+    args::NAMESPACE.aliases(&["-N"]),
+    Flag::value("--concurrent-ios", "N", "operations in flight (default 16)").aliases(&["-t"]),
+    Flag::value("--block-size", "SIZE", "the size of each write (default the object size)").aliases(&["-b"]),
+    Flag::value("--object-size", "SIZE", "the size of each object (default 4M)").aliases(&["-O"]),
+    Flag::value("--max-objects", "N", "at most N objects written (default no limit)"),
+    Flag::switch("--no-cleanup", "keep the objects written (for seq and rand)"),
+    Flag::switch("--no-hints", "no allocation hint with each write"),
+    Flag::switch("--no-verify", "do not check the contents read"),
+    Flag::switch("--reuse-bench", "write into the objects of the last run"),
+    Flag::switch("--show-time", "start every line with the local time"),
+    Flag::switch("--write-object", "write the data to the objects (the default)"),
+    Flag::switch("--write-omap", "write the data as an omap entry"),
+    Flag::switch("--write-xattr", "write the data as an xattr"),
+    // The real tool takes it and benches plain RADOS objects all the same.
+    Flag::switch("--striper", "taken, as the real tool's; the bench uses plain objects"),
+    Flag::value("--run-name", "NAME", "the metadata object's name (default benchmark_last_metadata)"),
+    Flag::value("--prefix", "PREFIX", "the objects' prefix, for cleanup"),
+    Flag::value("--format", "FORMAT", "plain, json or json-pretty").aliases(&["-f"]).completes(Complete::Words(&[
+        "plain",
+        "json",
+        "json-pretty",
+    ])),
+    Flag::value("--output", "FILE", "where --format's output goes").aliases(&["-o"]).completes(Complete::File),
+    Flag::value("--output-format", "FORMAT", "json: fiox's report in fio's JSON layout instead")
+        .completes(Complete::Words(&["json", "normal"])),
+    Flag::value("--fiox-json", "FILE", "also write fiox's report there (- for stdout)").completes(Complete::File),
+];
+
+impl Args {
+    /// One of rados' own flags (the connection flags are `args::parse`'s).
+    fn flag(&mut self, name: &str, v: String) -> Result<()> {
+        match name {
+            "--concurrent-ios" => {
+                // 0 is refused as the real tool refuses it: when the bench starts, EINVAL.
+                self.threads = v.parse().map_err(|_| anyhow::anyhow!("rados: invalid concurrent-ios: '{v}'"))?;
+            }
+            "--block-size" => {
+                self.op_size = Some(
+                    args::size(&v)
+                        .filter(|&s| s > 0)
+                        .ok_or_else(|| anyhow::anyhow!("rados: invalid block size: '{v}'"))?,
+                );
+            }
+            "--object-size" => {
+                self.object_size = Some(
+                    args::size(&v)
+                        .filter(|&s| s > 0)
+                        .ok_or_else(|| anyhow::anyhow!("rados: invalid object size: '{v}'"))?,
+                );
+            }
+            "--max-objects" => {
+                self.max_objects = v.parse().map_err(|_| anyhow::anyhow!("rados: invalid max objects: '{v}'"))?;
+            }
+            "--no-cleanup" => self.cleanup = false,
+            "--no-hints" => self.hints = false,
+            "--no-verify" => self.verify = false,
+            "--reuse-bench" => self.reuse = true,
+            "--show-time" => self.show_time = true,
+            "--write-object" => self.dest_object = true,
+            "--write-omap" => self.dest_omap = true,
+            "--write-xattr" => self.dest_xattr = true,
+            "--striper" | "--help" => {}
+            "--run-name" => self.run_name = Some(v),
+            "--prefix" => self.prefix = Some(v),
+            "--format" => {
+                self.format = match v.as_str() {
+                    "plain" => Format::Plain,
+                    "json" => Format::Json,
+                    "json-pretty" => Format::JsonPretty,
+                    other => bail!("rados: unrecognized format: {other}"),
+                }
+            }
+            "--output" => self.output = Some(v),
+            "--output-format" => match v.as_str() {
+                "json" => self.fiox_json = Some("-".into()),
+                "normal" => self.fiox_json = None,
+                other => bail!("fiox rados: --output-format takes json or normal, not '{other}'"),
+            },
+            "--fiox-json" => self.fiox_json = Some(v),
+            other => unreachable!("{other} is a rados flag without a meaning"),
+        }
+        Ok(())
+    }
+}
+
+/// How rados refuses a command line.
+const DIALECT: Dialect = Dialect {
+    needs_value: |name| anyhow::anyhow!("Option {name} requires an argument."),
+    takes_no_value: |name| anyhow::anyhow!("Option {name} takes no argument."),
+    unknown: |_, name| anyhow::anyhow!("fiox rados: option {name} is not supported yet"),
+    words: true,
+};
 
 fn parse(args: &[String]) -> Result<Args> {
     let mut a = Args {
@@ -121,85 +211,9 @@ fn parse(args: &[String]) -> Result<Args> {
         output: None,
         fiox_json: None,
     };
-    let mut words = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        if !name.starts_with('-') {
-            words.push(arg.clone());
-            i += 1;
-            continue;
-        }
-        let mut value = || -> Result<String> {
-            if let Some(v) = &inline {
-                return Ok(v.clone());
-            }
-            i += 1;
-            args.get(i).cloned().ok_or_else(|| anyhow::anyhow!("Option {name} requires an argument."))
-        };
-        match name {
-            "-c" | "--conf" => a.ceph.conf = Some(value()?),
-            "--cluster" => a.ceph.clustername = Some(value()?),
-            "--id" | "-i" | "-n" | "--name" => a.ceph.clientname = Some(value()?),
-            "-p" | "--pool" => a.ceph.pool = Some(value()?),
-            "-N" | "--namespace" => a.ceph.namespace = Some(value()?),
-            "-t" | "--concurrent-ios" => {
-                let v = value()?;
-                // 0 is refused as the real tool refuses it: when the bench starts, EINVAL.
-                a.threads = v.parse().map_err(|_| anyhow::anyhow!("rados: invalid concurrent-ios: '{v}'"))?;
-            }
-            "-b" | "--block-size" => {
-                let v = value()?;
-                a.op_size = Some(
-                    size(&v).filter(|&s| s > 0).ok_or_else(|| anyhow::anyhow!("rados: invalid block size: '{v}'"))?,
-                );
-            }
-            "-O" | "--object-size" => {
-                let v = value()?;
-                a.object_size = Some(
-                    size(&v).filter(|&s| s > 0).ok_or_else(|| anyhow::anyhow!("rados: invalid object size: '{v}'"))?,
-                );
-            }
-            "--max-objects" => {
-                let v = value()?;
-                a.max_objects = v.parse().map_err(|_| anyhow::anyhow!("rados: invalid max objects: '{v}'"))?;
-            }
-            "--no-cleanup" => a.cleanup = false,
-            "--no-hints" => a.hints = false,
-            "--no-verify" => a.verify = false,
-            "--reuse-bench" => a.reuse = true,
-            "--show-time" => a.show_time = true,
-            "--write-object" => a.dest_object = true,
-            "--write-omap" => a.dest_omap = true,
-            "--write-xattr" => a.dest_xattr = true,
-            // The real tool takes it and benches plain RADOS objects all the same.
-            "--striper" => {}
-            "-k" | "--keyring" => a.ceph.keyring = Some(value()?),
-            "--run-name" => a.run_name = Some(value()?),
-            "--prefix" => a.prefix = Some(value()?),
-            "-f" | "--format" => {
-                a.format = match value()?.as_str() {
-                    "plain" => Format::Plain,
-                    "json" => Format::Json,
-                    "json-pretty" => Format::JsonPretty,
-                    other => bail!("rados: unrecognized format: {other}"),
-                }
-            }
-            "-o" | "--output" => a.output = Some(value()?),
-            "--output-format" => match value()?.as_str() {
-                "json" => a.fiox_json = Some("-".into()),
-                "normal" => a.fiox_json = None,
-                other => bail!("fiox rados: --output-format takes json or normal, not '{other}'"),
-            },
-            "--fiox-json" => a.fiox_json = Some(value()?),
-            _ => bail!("fiox rados: option {name} is not supported yet"),
-        }
-        i += 1;
-    }
+    let mut ceph = CephOpts::default();
+    let words = args::parse(FLAGS, args, &mut ceph, &DIALECT, |f, v| a.flag(f.name, v))?;
+    a.ceph = ceph;
     match words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["bench", secs, test, ..] => {
             a.seconds = secs.parse().map_err(|_| anyhow::anyhow!("Invalid value for seconds: '{secs}'"))?;
@@ -319,6 +333,7 @@ SIGINT/SIGTERM end the run with a summary of the operations completed.
 Needs librados2 at run time.
 "
     .to_string()
+        + &args::options_help(FLAGS)
 }
 
 pub fn run(args: &[String]) -> Result<ExitCode> {

@@ -20,7 +20,9 @@ use fiox_engine::{Finish, ImageClient};
 use fiox_options::CephOpts;
 use serde_json::{json, Map};
 
+use crate::ceph::args::{self, Dialect};
 use crate::ceph::bench_report::{self, fmt_g, BenchReport, DirStat};
+use crate::cli::{self, Complete, Flag};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum IoType {
@@ -61,21 +63,9 @@ struct Args {
     fiox_json: Option<String>,
 }
 
-/// A size in Ceph's 1024-based form (`4K`, `16M`, `1G`, `4096`).
+/// A size in Ceph's 1024-based form (`4K`, `16M`, `1G`, `4096`), or rbd's refusal of it.
 fn size(opt: &str, v: &str) -> Result<u64> {
-    let t = v.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(digits);
-    let shift = match unit.to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
-        "" => 0,
-        "K" => 10,
-        "M" => 20,
-        "G" => 30,
-        "T" => 40,
-        _ => return Err(invalid(opt)),
-    };
-    let n: u64 = num.parse().map_err(|_| invalid(opt))?;
-    n.checked_mul(1u64 << shift).ok_or_else(|| anyhow::anyhow!("rbd: {opt} '{v}' is too large"))
+    args::size(v).ok_or_else(|| invalid(opt))
 }
 
 /// A command-line error and the exit status the real tool gives it (1 for the option parser's
@@ -96,6 +86,80 @@ fn invalid(opt: &str) -> anyhow::Error {
     Usage(format!("rbd: the argument for option '{opt}' is invalid"), 1).into()
 }
 
+/// `fiox rbd`'s flags, the real tool's spellings (and fiox's report flags).
+pub const FLAGS: &[Flag] = &[
+    cli::HELP,
+    args::CONF,
+    args::CLUSTER,
+    args::ID,
+    args::NAME,
+    args::KEYRING,
+    args::POOL,
+    args::NAMESPACE,
+    Flag::value("--image", "IMAGE", "the image (instead of IMAGE-SPEC)"),
+    Flag::value("--io-type", "TYPE", "read, write or readwrite (rw)").completes(Complete::Words(&[
+        "read",
+        "write",
+        "readwrite",
+        "rw",
+    ])),
+    Flag::value("--io-size", "SIZE", "the size of each I/O (default 4K)"),
+    Flag::value("--io-threads", "N", "I/Os in flight (default 16)"),
+    Flag::value("--io-total", "SIZE", "the bytes to move (default 1G)"),
+    Flag::value("--io-pattern", "PATTERN", "rand, seq or full-seq (default seq)")
+        .completes(Complete::Words(&["rand", "seq", "full-seq"])),
+    Flag::value("--rw-mix-read", "PERCENT", "the share of reads with readwrite (default 50)"),
+    Flag::value("--output-format", "FORMAT", "json: fiox's report in fio's JSON layout instead")
+        .completes(Complete::Words(&["json", "normal"])),
+    Flag::value("--fiox-json", "FILE", "also write fiox's report there (- for stdout)").completes(Complete::File),
+];
+
+/// How rbd refuses a command line: its option parser's errors end with status 1.
+const DIALECT: Dialect = Dialect {
+    needs_value: |name| anyhow::anyhow!("rbd: {name} needs a value"),
+    takes_no_value: |name| Usage(format!("rbd: option '{name}' does not take any arguments"), 1).into(),
+    unknown: |arg, _| Usage(format!("rbd: unrecognised option '{arg}'"), 1).into(),
+    words: true,
+};
+
+impl Args {
+    /// One of rbd's own flags (the connection flags are `args::parse`'s).
+    fn flag(&mut self, name: &str, v: String, image: &mut Option<String>) -> Result<()> {
+        match name {
+            "--image" => *image = Some(v),
+            "--io-size" => self.io_size = size(name, &v)?,
+            "--io-total" => self.io_total = size(name, &v)?,
+            "--io-threads" => self.io_threads = v.parse().map_err(|_| invalid(name))?,
+            "--rw-mix-read" => self.rw_mix_read = v.parse().map_err(|_| invalid(name))?,
+            "--io-pattern" => {
+                self.pattern = match v.as_str() {
+                    "rand" => Pattern::Rand,
+                    "seq" => Pattern::Seq,
+                    "full-seq" => Pattern::FullSeq,
+                    _ => return Err(invalid(name)),
+                }
+            }
+            "--io-type" => {
+                self.io_type = Some(match v.as_str() {
+                    "read" => IoType::Read,
+                    "write" => IoType::Write,
+                    "readwrite" | "rw" => IoType::ReadWrite,
+                    _ => return Err(invalid(name)),
+                })
+            }
+            "--output-format" => match v.as_str() {
+                "json" => self.fiox_json = Some("-".into()),
+                "normal" => self.fiox_json = None,
+                other => bail!("fiox rbd: --output-format takes json or normal, not '{other}'"),
+            },
+            "--fiox-json" => self.fiox_json = Some(v),
+            "--help" => {}
+            other => unreachable!("{other} is an rbd flag without a meaning"),
+        }
+        Ok(())
+    }
+}
+
 fn parse(args: &[String]) -> Result<Args> {
     let mut a = Args {
         ceph: CephOpts::default(),
@@ -109,70 +173,12 @@ fn parse(args: &[String]) -> Result<Args> {
         deprecated: false,
         fiox_json: None,
     };
-    let mut words = Vec::new();
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with('-') => (n, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        if !name.starts_with('-') || name == "-" {
-            words.push(arg.clone());
-            i += 1;
-            continue;
-        }
-        let mut value = || -> Result<String> {
-            if let Some(v) = &inline {
-                return Ok(v.clone());
-            }
-            i += 1;
-            args.get(i).cloned().ok_or_else(|| anyhow::anyhow!("rbd: {name} needs a value"))
-        };
-        match name {
-            "-c" | "--conf" => a.ceph.conf = Some(value()?),
-            "--cluster" => a.ceph.clustername = Some(value()?),
-            "--id" | "-i" => a.ceph.clientname = Some(value()?),
-            "-n" | "--name" => a.ceph.clientname = Some(value()?),
-            "-p" | "--pool" => a.ceph.pool = Some(value()?),
-            "--image" => a.ceph.rbdname = Some(value()?),
-            "--io-size" => a.io_size = size(name, &value()?)?,
-            "--io-total" => a.io_total = size(name, &value()?)?,
-            "--io-threads" => {
-                let v = value()?;
-                a.io_threads = v.parse().map_err(|_| invalid(name))?;
-            }
-            "--rw-mix-read" => {
-                let v = value()?;
-                a.rw_mix_read = v.parse().map_err(|_| invalid(name))?;
-            }
-            "--io-pattern" => {
-                a.pattern = match value()?.as_str() {
-                    "rand" => Pattern::Rand,
-                    "seq" => Pattern::Seq,
-                    "full-seq" => Pattern::FullSeq,
-                    _ => return Err(invalid(name)),
-                }
-            }
-            "--io-type" => {
-                a.io_type = Some(match value()?.as_str() {
-                    "read" => IoType::Read,
-                    "write" => IoType::Write,
-                    "readwrite" | "rw" => IoType::ReadWrite,
-                    _ => return Err(invalid(name)),
-                })
-            }
-            "--output-format" => match value()?.as_str() {
-                "json" => a.fiox_json = Some("-".into()),
-                "normal" => a.fiox_json = None,
-                other => bail!("fiox rbd: --output-format takes json or normal, not '{other}'"),
-            },
-            "--fiox-json" => a.fiox_json = Some(value()?),
-            "--namespace" => a.ceph.namespace = Some(value()?),
-            "-k" | "--keyring" => a.ceph.keyring = Some(value()?),
-            _ => return Err(Usage(format!("rbd: unrecognised option '{arg}'"), 1).into()),
-        }
-        i += 1;
+    let mut ceph = CephOpts::default();
+    let mut image = None;
+    let words = args::parse(FLAGS, args, &mut ceph, &DIALECT, |f, v| a.flag(f.name, v, &mut image))?;
+    a.ceph = ceph;
+    if image.is_some() {
+        a.ceph.rbdname = image;
     }
     match words.first().map(String::as_str) {
         Some("bench") => {}
@@ -290,6 +296,7 @@ pacific's tool (per-second rows, then `elapsed: ... ops: ... ops/sec: ... bytes/
 Needs librbd1 and librados2 at run time.
 "
     .to_string()
+        + &args::options_help(FLAGS)
 }
 
 pub fn run(args: &[String]) -> Result<ExitCode> {

@@ -18,6 +18,9 @@ use anyhow::{bail, Context, Result};
 use fiox_options::CephOpts;
 use serde_json::Value;
 
+use crate::ceph::args::{self, Dialect};
+use crate::cli::{self, Complete, Flag};
+
 /// Set by SIGINT/SIGTERM: no further layer runs.
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -40,26 +43,33 @@ struct Args {
     out: PathBuf,
 }
 
-/// The flags that take a value, for the completions (the parser below is the authority).
-pub const FLAGS: &[(&str, &str, &str)] = &[
-    ("--pool", "POOL", "the pool to measure"),
-    ("--conf", "FILE", "the Ceph configuration file"),
-    ("--cluster", "NAME", "the cluster's name"),
-    ("--id", "ID", "the client's id"),
-    ("--image", "NAME", "the image of the block layers (made and removed when missing)"),
-    ("--image-size", "SIZE", "the size of the image fiox makes (default 1G)"),
-    ("--threads", "N", "operations in flight in every run (default 30)"),
-    ("--runtime", "SECS", "seconds per run (default 30)"),
-    ("--sizes", "SIZES", "I/O sizes (default 4k,4m)"),
-    ("--layers", "LAYERS", "rados, rbd, fio-rbd, dir:PATH (default rados,rbd,fio-rbd)"),
-    ("--workloads", "RWS", "fio's workloads (default read,randread,write,randwrite,rw,randrw)"),
-    ("--io-total", "SIZE", "bytes per rbd bench run (default the image's size)"),
-    ("--out", "DIR", "the results folder (default fiox-ceph)"),
+/// `fiox ceph`'s flags, in the order `--help` lists them.
+pub const FLAGS: &[Flag] = &[
+    cli::HELP,
+    Flag { help: "the pool to measure", ..args::POOL },
+    args::CONF,
+    args::CLUSTER,
+    args::ID,
+    args::NAME,
+    Flag::value("--image", "NAME", "the image of the block layers (made and removed when missing)"),
+    Flag::value("--image-size", "SIZE", "the size of the image fiox makes (default 1G)"),
+    Flag::value("--threads", "N", "operations in flight in every run (default 30)").aliases(&["-t"]),
+    Flag::value("--runtime", "SECS", "seconds per run (default 30)"),
+    Flag::value("--sizes", "SIZES", "I/O sizes (default 4k,4m)"),
+    Flag::value("--layers", "LAYERS", "rados, rbd, fio-rbd, dir:PATH (default rados,rbd,fio-rbd)"),
+    Flag::value("--workloads", "RWS", "fio's workloads (default read,randread,write,randwrite,rw,randrw)"),
+    Flag::value("--io-total", "SIZE", "bytes per rbd bench run (default the image's size)"),
+    Flag::switch("--fio-numjobs", "fio's layer as the seed ran it: --threads jobs of iodepth 1, one client each"),
+    Flag::value("--out", "DIR", "the results folder (default fiox-ceph)").aliases(&["-o"]).completes(Complete::Dir),
 ];
 
-/// The flags without a value.
-pub const SWITCHES: &[(&str, &str)] =
-    &[("--fio-numjobs", "fio's layer as the seed ran it: --threads jobs of iodepth 1, one client each")];
+/// How `fiox ceph` refuses a command line.
+const DIALECT: Dialect = Dialect {
+    needs_value: |name| anyhow::anyhow!("fiox ceph: {name} needs a value"),
+    takes_no_value: |name| anyhow::anyhow!("fiox ceph: {name} takes no value"),
+    unknown: |arg, _| anyhow::anyhow!("fiox ceph: unknown option '{arg}' (see fiox ceph --help)"),
+    words: false,
+};
 
 pub fn help() -> String {
     "usage: fiox ceph -p POOL [-c CONF] [--cluster NAME] [--id ID] [--image NAME] [--image-size SIZE]
@@ -86,21 +96,58 @@ The results folder (--out, default fiox-ceph, new or empty) keeps each run's own
 the table (table.txt) and the equivalent commands for the real tools (commands.txt).
 "
     .to_string()
+        + &args::options_help(FLAGS)
 }
 
+/// A size as `fiox ceph` takes it: Ceph's 1024-based units, more than 0.
 fn size(v: &str) -> Option<u64> {
-    let t = v.trim();
-    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(digits);
-    let shift = match unit.to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
-        "" => 0,
-        "k" => 10,
-        "m" => 20,
-        "g" => 30,
-        "t" => 40,
-        _ => return None,
-    };
-    num.parse::<u64>().ok().filter(|&n| n > 0)?.checked_mul(1 << shift)
+    args::size(v).filter(|&n| n > 0)
+}
+
+impl Args {
+    /// One of `fiox ceph`'s own flags (the connection flags are `args::parse`'s).
+    fn flag(&mut self, name: &str, v: String) -> Result<()> {
+        let bad = |v: &str| anyhow::anyhow!("fiox ceph: bad value '{v}' for {name}");
+        match name {
+            "--image" => self.image = Some(v),
+            "--image-size" => self.image_size = size(&v).ok_or_else(|| bad(&v))?,
+            "--threads" => self.threads = v.parse().ok().filter(|&t| t > 0).ok_or_else(|| bad(&v))?,
+            "--runtime" => self.runtime = v.parse().ok().filter(|&t| t > 0).ok_or_else(|| bad(&v))?,
+            "--sizes" => self.sizes = v.split(',').map(|s| size(s).ok_or_else(|| bad(s))).collect::<Result<_>>()?,
+            "--io-total" => self.io_total = Some(size(&v).ok_or_else(|| bad(&v))?),
+            "--layers" => {
+                self.layers = v.split(',').map(str::to_string).collect();
+                for l in &self.layers {
+                    if let Some(d) = l.strip_prefix("dir:") {
+                        if d.is_empty() {
+                            bail!("fiox ceph: layer 'dir:' needs a directory (dir:/mnt/test)");
+                        }
+                        if !std::path::Path::new(d).is_dir() {
+                            bail!("fiox ceph: layer '{l}': '{d}' is not a directory");
+                        }
+                    } else if !["rados", "rbd", "fio-rbd"].contains(&l.as_str()) {
+                        bail!("fiox ceph: unknown layer '{l}' (layers: rados, rbd, fio-rbd, dir:PATH)");
+                    }
+                }
+                if self.layers.iter().filter(|l| l.starts_with("dir:")).count() > 1 {
+                    bail!("fiox ceph: one dir: layer at most");
+                }
+            }
+            "--workloads" => {
+                self.workloads = v.split(',').map(str::to_string).collect();
+                for w in &self.workloads {
+                    if !FIO_WORKLOADS.contains(&w.as_str()) {
+                        bail!("fiox ceph: unknown workload '{w}' (workloads: {})", FIO_WORKLOADS.join(", "));
+                    }
+                }
+            }
+            "--out" => self.out = PathBuf::from(v),
+            "--fio-numjobs" => self.fio_numjobs = true,
+            "--help" => {}
+            other => unreachable!("{other} is a ceph flag without a meaning"),
+        }
+        Ok(())
+    }
 }
 
 fn parse(args: &[String]) -> Result<Args> {
@@ -118,88 +165,16 @@ fn parse(args: &[String]) -> Result<Args> {
         fio_numjobs: false,
         out: PathBuf::from("fiox-ceph"),
     };
-    let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = || -> Result<String> {
-            if let Some(v) = &inline {
-                return Ok(v.clone());
-            }
-            i += 1;
-            args.get(i).cloned().with_context(|| format!("fiox ceph: {name} needs a value"))
-        };
-        let bad = |v: &str| anyhow::anyhow!("fiox ceph: bad value '{v}' for {name}");
-        match name {
-            "-c" | "--conf" => a.conf = Some(value()?),
-            "--cluster" => a.ceph.clustername = Some(value()?),
-            "--id" | "-n" | "--name" => a.ceph.clientname = Some(value()?),
-            "-p" | "--pool" => a.ceph.pool = Some(value()?),
-            "--image" => a.image = Some(value()?),
-            "--image-size" => {
-                let v = value()?;
-                a.image_size = size(&v).ok_or_else(|| bad(&v))?;
-            }
-            "--threads" | "-t" => {
-                let v = value()?;
-                a.threads = v.parse().ok().filter(|&t| t > 0).ok_or_else(|| bad(&v))?;
-            }
-            "--runtime" => {
-                let v = value()?;
-                a.runtime = v.parse().ok().filter(|&t| t > 0).ok_or_else(|| bad(&v))?;
-            }
-            "--sizes" => {
-                let v = value()?;
-                a.sizes = v.split(',').map(|s| size(s).ok_or_else(|| bad(s))).collect::<Result<_>>()?;
-            }
-            "--io-total" => {
-                let v = value()?;
-                a.io_total = Some(size(&v).ok_or_else(|| bad(&v))?);
-            }
-            "--layers" => {
-                let v = value()?;
-                a.layers = v.split(',').map(str::to_string).collect();
-                for l in &a.layers {
-                    if let Some(d) = l.strip_prefix("dir:") {
-                        if d.is_empty() {
-                            bail!("fiox ceph: layer 'dir:' needs a directory (dir:/mnt/test)");
-                        }
-                        if !std::path::Path::new(d).is_dir() {
-                            bail!("fiox ceph: layer '{l}': '{d}' is not a directory");
-                        }
-                    } else if !["rados", "rbd", "fio-rbd"].contains(&l.as_str()) {
-                        bail!("fiox ceph: unknown layer '{l}' (layers: rados, rbd, fio-rbd, dir:PATH)");
-                    }
-                }
-                if a.layers.iter().filter(|l| l.starts_with("dir:")).count() > 1 {
-                    bail!("fiox ceph: one dir: layer at most");
-                }
-            }
-            "--workloads" => {
-                let v = value()?;
-                a.workloads = v.split(',').map(str::to_string).collect();
-                for w in &a.workloads {
-                    if !FIO_WORKLOADS.contains(&w.as_str()) {
-                        bail!("fiox ceph: unknown workload '{w}' (workloads: {})", FIO_WORKLOADS.join(", "));
-                    }
-                }
-            }
-            "--out" | "-o" => a.out = PathBuf::from(value()?),
-            "--fio-numjobs" => a.fio_numjobs = true,
-            _ => bail!("fiox ceph: unknown option '{arg}' (see fiox ceph --help)"),
-        }
-        i += 1;
-    }
+    let mut ceph = CephOpts::default();
+    args::parse(FLAGS, args, &mut ceph, &DIALECT, |f, v| a.flag(f.name, v))?;
+    a.conf = ceph.conf.clone();
+    a.ceph = ceph;
     if a.ceph.pool.is_none() {
         bail!("fiox ceph: give the pool to measure: -p POOL");
     }
     if a.sizes.is_empty() || a.layers.is_empty() {
         bail!("fiox ceph: nothing to run");
     }
-    a.ceph.conf = a.conf.clone();
     Ok(a)
 }
 
@@ -711,21 +686,138 @@ fn ms(ns: f64) -> String {
 }
 
 /// The table and its footnotes.
+/// The table's footnotes: each text once, numbered in the order first used.
+struct Footnotes(Vec<String>);
+
+impl Footnotes {
+    /// The number of `text`'s footnote, added if new.
+    fn note(&mut self, text: String) -> usize {
+        if let Some(i) = self.0.iter().position(|f| *f == text) {
+            return i + 1;
+        }
+        self.0.push(text);
+        self.0.len()
+    }
+}
+
+/// The footnotes of one row (a run's direction `d`): what makes its layer's figures differ.
+fn row_notes(
+    r: &Row,
+    d: &str,
+    fiox: &Value,
+    unwritten: Option<f64>,
+    image_size: u64,
+    a: &Args,
+    foot: &mut Footnotes,
+) -> Vec<usize> {
+    let mut marks: Vec<usize> = Vec::new();
+    if r.tool == "rbd bench" {
+        if let Some(c) = fiox.get("rbd_cache").and_then(Value::as_str) {
+            let on = c == "true";
+            let merged = if on {
+                "; sequential small writes are merged in the client, so \"seq write\" measures the cache more than the cluster"
+            } else {
+                ""
+            };
+            marks.push(
+                foot.note(format!("rbd bench uses librbd's cache as the configuration sets it: rbd_cache={c}{merged}")),
+            );
+        }
+        let share = fiox.get("straddling_share").and_then(Value::as_f64).unwrap_or(0.0);
+        if share > 0.0 {
+            marks.push(foot.note(format!(
+                "{:.0}% of the {}-byte I/Os cross a {} object boundary: librbd splits each into two RADOS operations",
+                share * 100.0,
+                r.bs,
+                size_text(fiox.get("object_size").and_then(Value::as_u64).unwrap_or(4 << 20))
+            )));
+        }
+    }
+    if r.tool == "fio rbd engine" {
+        marks.push(foot.note(
+                                if a.fio_numjobs {
+                    format!(
+                        "fio's rbd engine: numjobs={} iodepth=1 (as the seed's fio), that is {} librbd clients on one image: with the exclusive-lock feature every write moves the lock between them, so writes measure lock hand-overs as much as the cluster; direct=0 keeps librbd's cache as configured",
+                        a.threads, a.threads
+                    )
+                } else {
+                    format!(
+                        "fio's rbd engine: one job, iodepth={} (the seed ran numjobs=30 iodepth=1 through rbd-nbd: --fio-numjobs); direct=0 keeps librbd's cache as configured",
+                        a.threads
+                    )
+                },
+            ));
+        let obj = 4u64 << 20;
+        let share = crate::ceph::rbd_bench::straddling_share(r.bs, obj, image_size / r.bs.max(1));
+        if share > 0.0 {
+            marks.push(foot.note(format!(
+                "{:.0}% of the {}-byte I/Os cross a {} object boundary: librbd splits each into two RADOS operations",
+                share * 100.0,
+                r.bs,
+                size_text(obj)
+            )));
+        }
+    }
+    if r.layer == "BLOCK" {
+        let file = r.reference.split(' ').find_map(|w| w.strip_prefix("--filename=")).unwrap_or("");
+        marks.push(foot.note(
+                                format!(
+                    "fio's libaio engine, direct=1, on {file} ({}): a file system and the kernel's block layer over the Ceph client (the seed's rbd-nbd layer); {}",
+                    mount_of(std::path::Path::new(file)),
+                    if a.fio_numjobs {
+                        format!("numjobs={} iodepth=1, one file", a.threads)
+                    } else {
+                        format!("one job, iodepth={}", a.threads)
+                    }
+                ),
+            ));
+    }
+    if d == "read" && r.layer == "RBD" {
+        let u = if r.tool == "rbd bench" { fiox.get("unwritten_share").and_then(Value::as_f64) } else { unwritten };
+        if let Some(u) = u.filter(|&u| u > 0.0) {
+            marks.push(foot.note(
+                                        format!(
+                        "{:.0}% of the image was never written before these reads (librbd counts whole objects): reads there return zeros without disk I/O",
+                        (u * 100.0).ceil()
+                    ),
+                ));
+        }
+    }
+    if fiox.get("interrupted").is_some() {
+        marks.push(foot.note("interrupted: the figures cover the operations completed".into()));
+    }
+    marks
+}
+
+/// The table's lines as text: words left, figures right, columns as wide as their widest cell.
+fn lay_out(lines: &[Vec<String>]) -> String {
+    let columns = lines.first().map_or(0, Vec::len);
+    let widths: Vec<usize> =
+        (0..columns).map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for l in lines {
+        let mut s = String::new();
+        for (c, cell) in l.iter().enumerate() {
+            let w = widths[c];
+            if c <= 3 || c == columns - 1 {
+                write!(s, "{cell:<w$}  ").ok();
+            } else {
+                write!(s, "{cell:>w$}  ").ok();
+            }
+        }
+        writeln!(out, "{}", s.trim_end()).ok();
+    }
+    out
+}
+
 fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (String, Vec<String>) {
     let head = [
         "layer", "tool", "workload", "bs", "conc", "ops", "time(s)", "IOPS", "MiB/s", "MB/s", "lat avg", "p50", "p99",
         "max", "notes",
     ];
     let mut lines: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
-    let mut foot: Vec<String> = Vec::new();
-    let note = |foot: &mut Vec<String>, text: String| -> usize {
-        if let Some(i) = foot.iter().position(|f| *f == text) {
-            return i + 1;
-        }
-        foot.push(text);
-        foot.len()
-    };
-    foot.push(
+    let mut foot = Footnotes(Vec::new());
+    foot.note(
         "Units: MiB/s = 2^20 bytes/s (what rados bench calls \"MB/sec\"); MB/s = 10^6 bytes/s (what rbd bench's bytes/sec divide to). Latency: from submission to completion as each tool measures it (fio: clat; p50/p99 from fio's histogram for every row).".into(),
     );
     for r in rows {
@@ -735,96 +827,8 @@ fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (S
         let dirs: Vec<&str> = ["read", "write"].into_iter().filter(|d| figures(&v, d).is_some()).collect();
         for d in &dirs {
             let f = figures(&v, d).expect("checked");
-            let mut marks: Vec<usize> = Vec::new();
             let workload = if dirs.len() > 1 { format!("{} ({d})", r.workload) } else { r.workload.clone() };
-            if r.tool == "rbd bench" {
-                if let Some(c) = fiox.get("rbd_cache").and_then(Value::as_str) {
-                    let on = c == "true";
-                    marks.push(note(
-                        &mut foot,
-                        format!(
-                            "rbd bench uses librbd's cache as the configuration sets it: rbd_cache={c}{}",
-                            if on {
-                                "; sequential small writes are merged in the client, so \"seq write\" measures the cache more than the cluster"
-                            } else {
-                                ""
-                            }
-                        ),
-                    ));
-                }
-                let share = fiox.get("straddling_share").and_then(Value::as_f64).unwrap_or(0.0);
-                if share > 0.0 {
-                    marks.push(note(
-                        &mut foot,
-                        format!(
-                            "{:.0}% of the {}-byte I/Os cross a {} object boundary: librbd splits each into two RADOS operations",
-                            share * 100.0,
-                            r.bs,
-                            size_text(fiox.get("object_size").and_then(Value::as_u64).unwrap_or(4 << 20))
-                        ),
-                    ));
-                }
-            }
-            if r.tool == "fio rbd engine" {
-                marks.push(note(
-                    &mut foot,
-                    if a.fio_numjobs {
-                        format!(
-                            "fio's rbd engine: numjobs={} iodepth=1 (as the seed's fio), that is {} librbd clients on one image: with the exclusive-lock feature every write moves the lock between them, so writes measure lock hand-overs as much as the cluster; direct=0 keeps librbd's cache as configured",
-                            a.threads, a.threads
-                        )
-                    } else {
-                        format!(
-                            "fio's rbd engine: one job, iodepth={} (the seed ran numjobs=30 iodepth=1 through rbd-nbd: --fio-numjobs); direct=0 keeps librbd's cache as configured",
-                            a.threads
-                        )
-                    },
-                ));
-                let obj = 4u64 << 20;
-                let share = crate::ceph::rbd_bench::straddling_share(r.bs, obj, image_size / r.bs.max(1));
-                if share > 0.0 {
-                    marks.push(note(
-                        &mut foot,
-                        format!(
-                            "{:.0}% of the {}-byte I/Os cross a {} object boundary: librbd splits each into two RADOS operations",
-                            share * 100.0,
-                            r.bs,
-                            size_text(obj)
-                        ),
-                    ));
-                }
-            }
-            if r.layer == "BLOCK" {
-                let file = r.reference.split(' ').find_map(|w| w.strip_prefix("--filename=")).unwrap_or("");
-                marks.push(note(
-                    &mut foot,
-                    format!(
-                        "fio's libaio engine, direct=1, on {file} ({}): a file system and the kernel's block layer over the Ceph client (the seed's rbd-nbd layer); {}",
-                        mount_of(std::path::Path::new(file)),
-                        if a.fio_numjobs {
-                            format!("numjobs={} iodepth=1, one file", a.threads)
-                        } else {
-                            format!("one job, iodepth={}", a.threads)
-                        }
-                    ),
-                ));
-            }
-            if *d == "read" && r.layer == "RBD" {
-                let u =
-                    if r.tool == "rbd bench" { fiox.get("unwritten_share").and_then(Value::as_f64) } else { unwritten };
-                if let Some(u) = u.filter(|&u| u > 0.0) {
-                    marks.push(note(
-                        &mut foot,
-                        format!(
-                            "{:.0}% of the image was never written before these reads (librbd counts whole objects): reads there return zeros without disk I/O",
-                            (u * 100.0).ceil()
-                        ),
-                    ));
-                }
-            }
-            if fiox.get("interrupted").is_some() {
-                marks.push(note(&mut foot, "interrupted: the figures cover the operations completed".into()));
-            }
+            let marks = row_notes(r, d, &fiox, unwritten, image_size, a, &mut foot);
             lines.push(vec![
                 r.layer.into(),
                 r.tool.into(),
@@ -845,26 +849,9 @@ fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (S
         }
     }
     if rows.iter().any(|r| r.layer == "RADOS") {
-        note(
-            &mut foot,
+        foot.note(
             "rados bench reads what its write left (seq: every op written, then stops; rand: until the time is up); its objects and metadata were removed afterwards".into(),
         );
     }
-    let widths: Vec<usize> =
-        (0..head.len()).map(|c| lines.iter().map(|l| l[c].chars().count()).max().unwrap_or(0)).collect();
-    let mut out = String::new();
-    for l in &lines {
-        let mut s = String::new();
-        for (c, cell) in l.iter().enumerate() {
-            let w = widths[c];
-            // Words left, figures right.
-            if c <= 3 || c == head.len() - 1 {
-                write!(s, "{cell:<w$}  ").ok();
-            } else {
-                write!(s, "{cell:>w$}  ").ok();
-            }
-        }
-        writeln!(out, "{}", s.trim_end()).ok();
-    }
-    (out, foot)
+    (lay_out(&lines), foot.0)
 }

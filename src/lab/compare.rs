@@ -13,7 +13,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 
-use crate::lab::cli::{self, Arg, Command, Id};
+use crate::cli::{self, Arg, Syntax};
+use crate::lab::cli::{COMPARE, COMPARE_COLUMN};
 use crate::lab::outputs::{fmt_bw, fmt_count, fmt_ns};
 use crate::lab::results::{self, Dir, Figures, Run};
 use crate::lab::stats;
@@ -388,7 +389,7 @@ fn write_page(dir: &Path, table: &[Block], sides: &[Side], notes: &[String]) -> 
 
 /// `fiox compare --help`, also the man page's text for the command.
 pub fn help() -> String {
-    cli::usage(Command::Compare, HEAD, "")
+    cli::usage(COMPARE, Syntax::Gnu, COMPARE_COLUMN, HEAD, "")
 }
 
 /// `fiox compare ARGS`: prints the comparison table (and writes a page with `--out`); exits 2
@@ -398,21 +399,21 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut names: Option<Vec<String>> = None;
     let mut fail_pct: Option<f64> = None;
     let mut out: Option<PathBuf> = None;
-    for arg in cli::args(Command::Compare, args) {
-        match arg? {
-            Arg::Flag(f, v) => match f.id {
-                Id::Help => {
+    for arg in cli::args(COMPARE, Syntax::Gnu, args) {
+        match arg.map_err(|e| anyhow::anyhow!(e.message("compare")))? {
+            Arg::Flag(f, v) => match f.name {
+                "--help" => {
                     print!("{}", help());
                     return Ok(ExitCode::SUCCESS);
                 }
-                Id::FailIfSlower => {
+                "--fail-if-slower" => {
                     fail_pct = Some(match v.trim_end_matches('%').parse::<f64>() {
                         Ok(p) if (0.0..100.0).contains(&p) => p,
                         _ => bail!("compare: bad value '{v}' for {}: a percentage from 0 to 100 (10 or 10%)", f.name),
                     });
                 }
-                Id::Out => out = Some(PathBuf::from(v)),
-                Id::Names => names = Some(v.split(',').map(|s| s.trim().to_string()).collect()),
+                "--out" => out = Some(PathBuf::from(v)),
+                "--names" => names = Some(v.split(',').map(|s| s.trim().to_string()).collect()),
                 _ => unreachable!("{} is not a compare flag", f.name),
             },
             Arg::Other(a) if a.starts_with('-') && a.len() > 1 => {
@@ -538,7 +539,7 @@ mod tests {
     #[test]
     fn every_compare_flag_is_handled() {
         // Each flag with a value, alone: refused for want of results, before any I/O.
-        for f in cli::FLAGS.iter().filter(|f| f.commands.contains(&Command::Compare) && f.id != Id::Help) {
+        for f in COMPARE.iter().filter(|f| f.name != "--help") {
             assert!(run(&[f.name.to_string(), "x".into()]).is_err(), "{}", f.name);
         }
     }

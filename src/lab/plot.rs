@@ -15,8 +15,9 @@ use anyhow::{bail, Context, Result};
 use fiox_charts::{Axis as ChartAxis, Chart, LineChart, Point, Scale, Series, Unit};
 use serde_json::Value;
 
+use crate::cli::{self, Arg, Syntax};
 use crate::lab::charts::{AxisView, Figure};
-use crate::lab::cli::{self, Arg, Command, Id};
+use crate::lab::cli::{PLOT, PLOT_COLUMN};
 use crate::lab::logs::{self, Log, LogKind};
 use crate::lab::outputs::{self, Outputs};
 use crate::lab::points;
@@ -35,7 +36,7 @@ Charts (PNG and SVG) and an index.html from existing results:
 
 /// `fiox plot --help`, also the man page's text for the command.
 pub fn help() -> String {
-    cli::usage(Command::Plot, HEAD, "")
+    cli::usage(PLOT, Syntax::Gnu, PLOT_COLUMN, HEAD, "")
 }
 
 /// `fiox plot ARGS`: reads every input first, then writes the charts, `summary.csv` (for
@@ -44,19 +45,19 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut out = PathBuf::from("fiox-plot");
     let mut title: Option<String> = None;
     let mut inputs: Vec<PathBuf> = Vec::new();
-    for arg in cli::args(Command::Plot, args) {
-        match arg? {
-            Arg::Flag(f, v) => match f.id {
-                Id::Help => {
+    for arg in cli::args(PLOT, Syntax::Gnu, args) {
+        match arg.map_err(|e| anyhow::anyhow!(e.message("plot")))? {
+            Arg::Flag(f, v) => match f.name {
+                "--help" => {
                     print!("{}", help());
                     return Ok(ExitCode::SUCCESS);
                 }
-                Id::Out => out = PathBuf::from(v),
-                Id::Title => title = Some(v),
+                "--out" => out = PathBuf::from(v),
+                "--title" => title = Some(v),
                 _ => unreachable!("{} is not a plot flag", f.name),
             },
             Arg::Other(a) if a.starts_with('-') && a.len() > 1 => {
-                let flags = cli::labels(Command::Plot).join(" and ");
+                let flags = cli::labels(PLOT, Syntax::Gnu).join(" and ");
                 bail!("plot: unknown option '{a}' (plot takes {flags}, then the results to plot)");
             }
             Arg::Other(a) => inputs.push(PathBuf::from(a)),
@@ -359,7 +360,7 @@ mod tests {
     #[test]
     fn every_plot_flag_is_handled() {
         // Each flag with a value, alone: refused for want of results, before any I/O.
-        for f in cli::FLAGS.iter().filter(|f| f.commands.contains(&Command::Plot) && f.id != Id::Help) {
+        for f in PLOT.iter().filter(|f| f.name != "--help") {
             assert!(run(&[f.name.to_string(), "x".into()]).is_err(), "{}", f.name);
         }
     }

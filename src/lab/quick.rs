@@ -10,6 +10,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context, Result};
 use fiox_options::argv;
 
+use crate::cli::{self, Arg, Complete, Flag, Syntax, HELP};
+
 use crate::report::summary;
 use crate::{plan, runner};
 
@@ -39,27 +41,27 @@ impl Drop for TestFile {
     }
 }
 
-/// `quick`'s flags (always written `--name=VALUE`), with what `--help` calls the value and says.
-pub const FLAGS: &[(&str, &str, &str)] = &[
-    ("--runtime", "SECS", "seconds per check (default 3)"),
-    ("--size", "SIZE", "the test file's size (default 256m)"),
-    ("--ioengine", "ENGINE", "the I/O engine (default io_uring)"),
+/// `quick`'s flags, fio's options under the same names (so always written `--name=VALUE`).
+pub const FLAGS: &[Flag] = &[
+    HELP,
+    Flag::value("--runtime", "SECS", "seconds per check (default 3)"),
+    Flag::value("--size", "SIZE", "the test file's size (default 256m)"),
+    Flag::value("--ioengine", "ENGINE", "the I/O engine (default io_uring)").completes(Complete::Engines),
 ];
 
 /// `fiox quick --help`, also the man page's text for the command.
 pub fn help() -> String {
-    let mut s = String::from(
+    cli::usage(
+        FLAGS,
+        Syntax::Equals,
+        22,
         "usage: fiox quick [DIR] [--runtime=SECS] [--size=SIZE] [--ioengine=ENGINE]\n\n\
          Runs four checks on a temporary file in DIR (default: the current folder),\n\
          with direct=1 and iodepth=32: 1 MiB random writes and reads (bandwidth) and\n\
          4 KiB random reads and writes (IOPS), and prints one table. The file is\n\
          removed afterwards; a file of that name quick did not create is never touched.\n\n",
-    );
-    for (name, value, help) in FLAGS {
-        let label = format!("{name}={value}");
-        s.push_str(&format!("  {label:<20}{help}\n"));
-    }
-    s
+        "",
+    )
 }
 
 /// `fiox quick [DIR] [--runtime=SECS] [--size=SIZE] [--ioengine=ENGINE]`: runs the four checks
@@ -69,23 +71,23 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut runtime = "3".to_string();
     let mut size = "256m".to_string();
     let mut engine = "io_uring".to_string();
-    for a in args {
-        let flag = FLAGS.iter().find_map(|(name, ..)| Some((*name, a.strip_prefix(name)?.strip_prefix('=')?)));
-        match flag {
-            Some(("--runtime", v)) => runtime = v.to_string(),
-            Some(("--size", v)) => size = v.to_string(),
-            Some(("--ioengine", v)) => engine = v.to_string(),
-            Some((name, _)) => unreachable!("{name} is a quick flag without a meaning"),
-            None if a == "--help" || a == "-h" => {
-                print!("{}", help());
-                return Ok(ExitCode::SUCCESS);
+    let takes = || cli::labels(FLAGS, Syntax::Equals).iter().map(|l| format!("[{l}]")).collect::<Vec<_>>().join(" ");
+    for a in cli::args(FLAGS, Syntax::Equals, args) {
+        match a.map_err(|e| anyhow::anyhow!("{} (quick takes [DIR] {})", e.message("quick"), takes()))? {
+            Arg::Flag(f, v) => match f.name {
+                "--runtime" => runtime = v,
+                "--size" => size = v,
+                "--ioengine" => engine = v,
+                "--help" => {
+                    print!("{}", help());
+                    return Ok(ExitCode::SUCCESS);
+                }
+                name => unreachable!("{name} is a quick flag without a meaning"),
+            },
+            Arg::Other(a) if a.starts_with('-') => {
+                bail!("quick: unknown option '{a}'; quick takes [DIR] {}", takes())
             }
-            None if a.starts_with('-') => {
-                bail!(
-                    "quick: unknown option '{a}'; quick takes [DIR] [--runtime=SECS] [--size=SIZE] [--ioengine=ENGINE]"
-                )
-            }
-            None => dir = PathBuf::from(a),
+            Arg::Other(a) => dir = PathBuf::from(a),
         }
     }
     if !dir.is_dir() {

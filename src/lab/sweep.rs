@@ -19,9 +19,10 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde_json::json;
 
+use crate::cli::{self, Arg, Syntax};
 use crate::lab::axis::{self, Axis};
 use crate::lab::base::{Base, Prepared};
-use crate::lab::cli::{self, Arg, Command, Id};
+use crate::lab::cli::{SWEEP, SWEEP_COLUMN};
 use crate::lab::knee;
 use crate::lab::outputs::Outputs;
 use crate::lab::points::{cross, cross_view, describe, ids, zip_view, zipped};
@@ -75,8 +76,8 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
         base: Vec::new(),
     };
     let mut repeat_given = false;
-    for arg in cli::args(Command::Sweep, args) {
-        let (f, v) = match arg? {
+    for arg in cli::args(SWEEP, Syntax::Gnu, args) {
+        let (f, v) = match arg.map_err(|e| anyhow::anyhow!(e.message("sweep")))? {
             Arg::Flag(f, v) => (f, v),
             Arg::Other(a) => {
                 o.base.push(a.to_string());
@@ -84,44 +85,44 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
             }
         };
         let name = f.name;
-        match f.id {
-            Id::Help => return Ok(None),
-            Id::Zip => o.zip = true,
-            Id::FindKnee => o.knee = true,
-            Id::Vary => o.vary.push(v),
-            Id::Repeat => {
+        match name {
+            "--help" => return Ok(None),
+            "--zip" => o.zip = true,
+            "--find-knee" => o.knee = true,
+            "--vary" => o.vary.push(v),
+            "--repeat" => {
                 o.run.repeat = match v.parse::<u32>() {
                     Ok(n) if (1..=1000).contains(&n) => n,
                     _ => bail!("sweep: bad value '{v}' for {name}: a whole number from 1 to 1000"),
                 };
                 repeat_given = true;
             }
-            Id::RepeatUntil => {
+            "--repeat-until" => {
                 o.until = Some(
                     fiox_options::repeat::parse_until(&v)
                         .map_err(|e| anyhow::anyhow!("sweep: bad value '{v}' for {name}: {e}"))?,
                 );
             }
-            Id::RepeatMax => {
+            "--repeat-max" => {
                 o.repeat_max = Some(
                     fiox_options::repeat::parse_max(&v)
                         .map_err(|e| anyhow::anyhow!("sweep: bad value '{v}' for {name}: {e}"))?,
                 );
             }
-            Id::Pause => {
+            "--pause" => {
                 let us = fiox_options::value::parse_time(&v, fiox_options::table::TimeUnit::Sec)
                     .map_err(|e| anyhow::anyhow!("sweep: bad value '{v}' for {name}: {e}"))?;
                 o.run.pause = Duration::from_micros(us);
             }
-            Id::Out => o.run.out = PathBuf::from(v),
-            Id::Live => {
+            "--out" => o.run.out = PathBuf::from(v),
+            "--live" => {
                 o.run.live = Some(
                     fiox_options::spec::listen_addr(&v)
                         .map_err(|e| anyhow::anyhow!("sweep: bad value '{v}' for {name}: {e}"))?,
                 );
             }
-            Id::Target => o.target = Some(v),
-            Id::MaxIodepth => {
+            "--target" => o.target = Some(v),
+            "--max-iodepth" => {
                 o.max_iodepth = match v.parse::<u32>() {
                     Ok(n) if (1..=65536).contains(&n) => n,
                     _ => bail!("sweep: bad value '{v}' for {name}: a whole number from 1 to 65536"),
@@ -144,7 +145,7 @@ fn parse_opts(args: &[String]) -> Result<Option<Opts>> {
 
 /// `fiox sweep --help`, also the man page's text for the command.
 pub fn help() -> String {
-    cli::usage(Command::Sweep, HEAD, TAIL)
+    cli::usage(SWEEP, Syntax::Gnu, SWEEP_COLUMN, HEAD, TAIL)
 }
 
 /// `fiox sweep ARGS`: checks every point, runs them (or the knee search) into the results
@@ -296,18 +297,18 @@ mod tests {
 
     #[test]
     fn every_sweep_flag_is_handled() {
-        for f in cli::FLAGS.iter().filter(|f| f.commands.contains(&Command::Sweep)) {
+        for f in SWEEP {
             // A valid value for each flag; --repeat-max goes with --repeat-until.
-            let value = match f.id {
-                Id::RepeatUntil => "iops:2%",
-                Id::RepeatMax => "5",
+            let value = match f.name {
+                "--repeat-until" => "iops:2%",
+                "--repeat-max" => "5",
                 _ => "1",
             };
-            let with: &[&str] = if f.id == Id::RepeatMax { &["--repeat-until=bw:1%"] } else { &[] };
+            let with: &[&str] = if f.name == "--repeat-max" { &["--repeat-until=bw:1%"] } else { &[] };
             let args: Vec<String> =
                 with.iter().copied().chain([f.name]).chain(f.value.map(|_| value)).map(String::from).collect();
             let o = parse_opts(&args).unwrap_or_else(|e| panic!("{}: {e}", f.name));
-            assert_eq!(o.is_none(), f.id == Id::Help, "{}", f.name);
+            assert_eq!(o.is_none(), f.name == "--help", "{}", f.name);
             assert!(o.is_none_or(|o| o.base.is_empty()), "{} went to the base job", f.name);
         }
         let o =

@@ -269,6 +269,12 @@ fn bash_completes_options_values_engines_subcommands_and_files() {
         ("fiox compare --fail", &["--fail-if-slower"]),
         ("fiox completions z", &["zsh"]),
         ("fiox man ", &[]),
+        ("fiox rados -p bench bench 10 write --no-c", &["--no-cleanup"]),
+        ("fiox rados --format json-", &["json-pretty"]),
+        ("fiox rados cl", &["cleanup"]),
+        ("fiox rbd bench --io-type r", &["read", "readwrite", "rw"]),
+        ("fiox rbd bench --io-p", &["--io-pattern"]),
+        ("fiox ceph --fio", &["--fio-numjobs"]),
     ];
     let mut lines: Vec<&str> = cases.iter().map(|c| c.0).collect();
     lines.extend(["fiox --iod", "fiox --ioengine=", "fiox ", "fiox --enghelp="]);

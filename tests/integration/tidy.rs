@@ -13,30 +13,40 @@ use std::path::{Path, PathBuf};
 const FORBIDDEN: &[(&str, &[&str], &str)] = &[
     (
         "plan",
-        &["runner", "report", "serve", "lab", "multihost", "ceph", "fio", "docs"],
+        &["runner", "report", "serve", "lab", "multihost", "ceph", "fio", "s3"],
         "a plan is made before anything runs; everything else reads it",
     ),
     (
         "runner",
-        &["report", "serve", "lab", "multihost", "ceph", "fio", "docs"],
+        &["report", "serve", "lab", "multihost", "ceph", "fio", "s3"],
         "the runner runs a plan and hands back results; who watches or prints them is above it",
     ),
     (
         "report",
-        &["serve", "lab", "multihost", "ceph", "fio", "docs"],
+        &["serve", "lab", "multihost", "ceph", "fio", "s3"],
         "pure translation of results into fiox-report's model",
     ),
     (
         "serve",
-        &["report", "lab", "multihost", "ceph", "fio", "docs"],
+        &["report", "lab", "multihost", "ceph", "fio", "s3"],
         "figures are pushed in; the page kit is shared by the lab and live runs",
     ),
-    ("lab", &["multihost", "ceph", "fio", "docs"], "the lab runs fiox as child processes and reads reports"),
-    ("multihost", &["lab", "ceph", "fio", "docs"], "hosts run plans through the runner, not the front end"),
+    ("lab", &["multihost", "ceph", "fio", "s3"], "the lab runs fiox as child processes and reads reports"),
+    ("multihost", &["lab", "ceph", "fio", "s3"], "hosts run plans through the runner, not the front end"),
     (
         "ceph",
-        &["plan", "runner", "report", "serve", "lab", "multihost", "fio", "docs"],
+        &["plan", "runner", "report", "serve", "lab", "multihost", "fio", "s3"],
         "the Ceph tools use the engines' Ceph clients; `fiox ceph` runs fiox as child processes",
+    ),
+    (
+        "cli",
+        &["plan", "runner", "report", "serve", "lab", "multihost", "ceph", "fio", "s3"],
+        "the flag model is a leaf: every wing declares its flags as a table of it",
+    ),
+    (
+        "s3",
+        &["plan", "runner", "report", "serve", "lab", "multihost", "ceph", "fio"],
+        "the S3 benchmark talks HTTP through fiox-engine's signer; it runs no job",
     ),
 ];
 

@@ -535,6 +535,18 @@ pub fn parse_size(raw: &str, ctx: &Ctx) -> Result<u64, String> {
     Ok(v as u64)
 }
 
+/// A byte count in the 1024-based units Ceph's tools take: `4k`, `4K`, `4KB` and `4KiB` are all
+/// 4096 (fio reads `KiB` as 1000 under its default `kb_base=1024`; Ceph does not).
+pub fn parse_binary_size(raw: &str) -> Result<u64, String> {
+    let t = raw.trim();
+    let lower = t.to_ascii_lowercase();
+    let fio_form = match lower.strip_suffix("ib") {
+        Some(head) if head.ends_with(|c: char| c.is_ascii_alphabetic()) => format!("{head}b"),
+        _ => lower,
+    };
+    parse_size(&fio_form, &Ctx::default()).map_err(|e| e.replace(&fio_form, t))
+}
+
 /// A duration in microseconds; a bare number is in `unit`.
 pub fn parse_time(raw: &str, unit: TimeUnit) -> Result<u64, String> {
     let raw = raw.trim();
@@ -707,6 +719,22 @@ mod tests {
     }
     fn p(name: &str, raw: &str) -> Result<Parsed, String> {
         parse(lookup(name).unwrap(), raw, &Ctx::default())
+    }
+
+    #[test]
+    fn binary_sizes_are_1024_based_in_every_spelling() {
+        for s in ["4k", "4K", "4KB", "4KiB", "4kib", "4096", " 4k "] {
+            assert_eq!(parse_binary_size(s), Ok(4096), "{s}");
+        }
+        assert_eq!(parse_binary_size("4MiB"), Ok(4 << 20));
+        assert_eq!(parse_binary_size("1G"), Ok(1 << 30));
+        assert_eq!(parse_binary_size("2T"), Ok(2 << 40));
+        assert_eq!(parse_binary_size("4096000"), Ok(4_096_000));
+        let e = parse_binary_size("4Q").unwrap_err();
+        assert!(e.contains("'4Q'"), "{e}");
+        assert!(parse_binary_size("-1k").is_err());
+        assert!(parse_binary_size("99999999P").is_err());
+        assert!(parse_binary_size("").is_err());
     }
 
     #[test]

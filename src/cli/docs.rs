@@ -11,14 +11,14 @@ use fiox_options::completions::{self, Flag, Operands, Shell, Value};
 use fiox_options::manpage::{self, Page};
 use fiox_options::table;
 
-use crate::lab::cli::{self, Command};
+use crate::cli::{self, Complete, Syntax, HELP};
 use crate::SUBCOMMANDS;
 
 /// The page's date: when its content last changed in substance. The tests compare the page
 /// with its checked-in copy, not with the calendar, so this moves only when someone moves it.
 const DATE: &str = "2026-11-25";
 
-const README: &str = include_str!("../README.md");
+const README: &str = include_str!("../../README.md");
 
 /// The README's section on deliberate differences, as Markdown.
 fn differences() -> &'static str {
@@ -44,70 +44,46 @@ pub fn page() -> String {
     })
 }
 
-/// The subcommands as the completions see them: their flags from the flag tables.
+/// The shells `fiox completions` writes for, as `Shell` names them.
+pub const SHELLS: &[&str] = &["bash", "zsh", "fish"];
+
+/// The subcommands as the completions see them: their flags from their flag tables.
 fn completion_subcommands() -> Vec<completions::Subcommand> {
     let engines: Vec<String> = match table::lookup("ioengine").map(|o| o.kind) {
         Some(table::Kind::Choice(c)) => c.iter().map(|c| c.word.to_string()).collect(),
         _ => Vec::new(),
     };
-    let lab = |command: Command| -> Vec<Flag> {
-        let mut flags: Vec<Flag> = Vec::new();
-        for f in cli::FLAGS.iter().filter(|f| f.commands.contains(&command) && f.name.starts_with("--")) {
-            if flags.iter().any(|g| g.name == f.name) {
-                continue;
-            }
-            let value = f.value.map(|v| match v {
-                "DIR" => Value::Dir,
-                "OPTION=VALUES" => Value::OptionAssign,
-                _ => Value::Text,
-            });
-            let help =
-                if f.name == "--help" { "print the command's help" } else { f.help.lines().next().unwrap_or("") };
-            flags.push(Flag { name: f.name.to_string(), value, attached: false, help: help.to_string() });
-        }
-        flags
-    };
+    let words = |w: &[&str]| w.iter().map(|w| w.to_string()).collect::<Vec<_>>();
     SUBCOMMANDS
         .iter()
         .map(|s| {
-            let (flags, operands) = match s.name {
-                "quick" => (
-                    crate::lab::quick::FLAGS
-                        .iter()
-                        .map(|(name, value, help)| Flag {
-                            name: name.to_string(),
-                            value: Some(if *value == "ENGINE" { Value::Words(engines.clone()) } else { Value::Text }),
-                            attached: true,
-                            help: help.to_string(),
-                        })
-                        .collect(),
-                    Operands::Dirs,
-                ),
-                "ceph" => (
-                    crate::ceph::run::FLAGS
-                        .iter()
-                        .map(|(name, value, help)| Flag {
-                            name: name.to_string(),
-                            value: Some(if *value == "DIR" { Value::Dir } else { Value::Text }),
-                            attached: true,
-                            help: help.to_string(),
-                        })
-                        .chain(crate::ceph::run::SWITCHES.iter().map(|(name, help)| Flag {
-                            name: name.to_string(),
-                            value: None,
-                            attached: false,
-                            help: help.to_string(),
-                        }))
-                        .collect(),
-                    Operands::Nothing,
-                ),
-                "sweep" => (lab(Command::Sweep), Operands::Fio),
-                "plot" => (lab(Command::Plot), Operands::Files),
-                "compare" => (lab(Command::Compare), Operands::Files),
-                "completions" => {
-                    (Vec::new(), Operands::Words(Shell::ALL.iter().map(|s| s.name().to_string()).collect()))
-                }
-                _ => (Vec::new(), Operands::Nothing),
+            let flags = s
+                .flags
+                .iter()
+                .map(|f| Flag {
+                    name: f.name.to_string(),
+                    value: f.value.map(|_| match f.complete {
+                        Complete::Text => Value::Text,
+                        Complete::File => Value::File,
+                        Complete::Dir => Value::Dir,
+                        Complete::OptionAssign => Value::OptionAssign,
+                        Complete::Engines => Value::Words(engines.clone()),
+                        Complete::Words(w) => Value::Words(words(w)),
+                    }),
+                    attached: s.syntax == Syntax::Equals,
+                    help: if f.name == HELP.name {
+                        "print the command's help".to_string()
+                    } else {
+                        f.help.lines().next().unwrap_or("").to_string()
+                    },
+                })
+                .collect();
+            let operands = match s.operands {
+                cli::Operands::Fio => Operands::Fio,
+                cli::Operands::Files => Operands::Files,
+                cli::Operands::Dirs => Operands::Dirs,
+                cli::Operands::Words(w) => Operands::Words(words(w)),
+                cli::Operands::Nothing => Operands::Nothing,
             };
             completions::Subcommand { name: s.name.to_string(), summary: s.summary.to_string(), flags, operands }
         })
@@ -153,4 +129,19 @@ pub fn completions(args: &[String]) -> Result<ExitCode> {
         _ => bail!("completions: give one shell: bash, zsh or fish"),
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_subcommand_table_is_well_formed() {
+        let shells: Vec<&str> = Shell::ALL.iter().map(|s| s.name()).collect();
+        assert_eq!(shells, SHELLS);
+        for s in SUBCOMMANDS {
+            assert_eq!(cli::check_table(s.flags), Ok(()), "{}", s.name);
+            assert!(s.flags.iter().any(|f| f.name == HELP.name), "{} takes --help", s.name);
+        }
+    }
 }

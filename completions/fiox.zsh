@@ -235,7 +235,7 @@ _fiox_valued=(
     'window_size=:Socket buffer size (SO_SNDBUF and SO_RCVBUF)' \
     'mss=:TCP maximum segment size (TCP_MAXSEG)' \
     'skip_bad=:Skip known bad blocks' \
-    'uri=:NBD URI of the export' \
+    'uri=:Name of NBD URI' \
     'volume=:GlusterFS volume' \
     'brick=:GlusterFS brick to connect to' \
     'single-instance=:Share one GlusterFS connection among the jobs' \
@@ -251,6 +251,22 @@ _fiox_valued=(
     'ceph_shared_client=:fiox: one librados client (one monitor session, one set of OSD connections) for all jobs of this process with the same cluster, client, pool and namespace, instead of one per job as fio (rbd, rados)' \
     'rbd_shared_handle=:fiox: one open image (one exclusive-lock owner, one librbd cache) for all jobs of this process on the same image, instead of one per job as fio; implies ceph_shared_client (rbd)' \
     'ceph_stall_warn=:fiox: when no I/O completes for this long with I/O outstanding, say so on stderr with the oldest I/O'\''s age and the cluster'\''s health from the monitors (rbd, rados; 0: never)' \
+    'https=:Enable https' \
+    'http_host=:Hostname (S3 bucket)' \
+    'http_user=:HTTP user name' \
+    'http_pass=:HTTP password' \
+    'http_s3_key=:S3 secret key' \
+    'http_s3_keyid=:S3 key id' \
+    'http_swift_auth_token=:OpenStack Swift auth token' \
+    'http_s3_region=:S3 region' \
+    'http_s3_sse_customer_key=:S3 SSE Customer Key' \
+    'http_s3_sse_customer_algorithm=:S3 SSE Customer Algorithm' \
+    'http_s3_storage_class=:S3 Storage Class' \
+    'http_mode=:Whether to use WebDAV, Swift, or S3' \
+    'http_verbose=:increase http engine verbosity' \
+    'http_s3_security_token=:S3 session (STS) security token, sent and signed as x-amz-security-token (fio 3.41)' \
+    'http_object_mode=:One object per block, or one object per file read with ranges (fio 3.41)' \
+    'http_timeout=:fiox: how long one HTTP request (connect, send, answer) may take before it fails the I/O (http; fio waits for ever)' \
     'profile=:Select a specific builtin performance test (command line only, as in fio)' \
     'block=:tiobench profile: block size in bytes' \
     'numruns=:tiobench profile: number of runs' \
@@ -360,6 +376,9 @@ _fiox_switch_valued=(
     'join=:wait on HOST:PORT for --join-count servers started with --server=join:HOST:PORT (fiox addition)' \
     'join-count=:with --join: how many servers join (ranks 0 to N-1 from SLURM_PROCID, OMPI_COMM_WORLD_RANK or PMI_RANK)' \
     'join-timeout=:with --join: give up when not all servers joined within T (default 60s)' \
+    'debug=:fio'\''s trace lines for these classes (help lists them)' \
+    'crctest=:measure the checksums'\'' speed and exit' \
+    'idle-prof=:measure CPU idleness during the run: system, percpu, or calibrate (and exit)' \
     'auth-key=:shared-secret key file (mode 0600) for TLS between coordinator and servers (env FIOX_AUTH_KEY)' \
     'tls-ca=:site CA certificate(s), PEM, for mutual TLS (env FIOX_TLS_CA)' \
     'tls-cert=:this side'\''s certificate from the site CA, PEM (env FIOX_TLS_CERT)' \
@@ -382,7 +401,7 @@ _fiox_switch_flags=(
     'version:print the version' \
     'help:print this help'
 )
-_fiox_optional=(cmdhelp enghelp server keygen)
+_fiox_optional=(cmdhelp enghelp server crctest keygen)
 _fiox_subcommands=(
     'quick:four-point first look at the drive under DIR' \
     'sweep:run a job over axes of values (see fiox sweep --help)' \
@@ -391,6 +410,7 @@ _fiox_subcommands=(
     'rbd:Ceph'\''s rbd bench on an RBD image, same command line and output' \
     'rados:Ceph'\''s rados bench (write, seq, rand) and cleanup, same objects and output' \
     'ceph:rados bench, rbd bench and fio'\''s rbd engine on one cluster, one table' \
+    's3:S3 benchmark with warp'\''s flags; exact merged percentiles, fio-shaped JSON' \
     'man:print the manual page (fiox.1)' \
     'completions:print the shell'\''s completion script'
 )
@@ -405,9 +425,10 @@ _fiox_values() {
         (kb_base) REPLY='1024 1000' ;;
         (terse-version) REPLY='2 3 4 5' ;;
         (filename|opendir|directory|write_bw_log|write_lat_log|write_iops_log|write_hist_log|write_iolog|program|donorname|read_iolog|replay_redirect|verify_journal|output|inflate-log|trigger-file|daemonize|hosts-file|auth-key|tls-ca|tls-cert|tls-key|keygen) REPLY='@file' ;;
-        (cmdhelp) REPLY='all name description wait_for stonewall wait_for_previous new_group numjobs thread group_reporting exitall exitall_on_error exit_what cpus_allowed cpus_allowed_policy cpumask nice prio prioclass lockmem runtime timeout time_based ramp_time startdelay hang_timeout loops number_ios filename opendir lockfile directory filename_format nrfiles nr_files openfiles file_service_type size filesize io_size io_limit offset fileoffset offset_increment fill_device fill_fs create_on_open flow flow_id flow_sleep exec_prerun exec_postrun pre_read allow_file_create create_only create_serialize create_fsync file_append unique_filename offset_align overwrite fallocate unlink unlink_each_loop invalidate allow_mounted_write readonly kb_base unit_base uid gid numa_cpu_nodes numa_mem_policy cgroup cgroup_weight cgroup_nodelete ioscheduler gtod_cpu rw readwrite rw_sequencer rwmixread rwmixwrite percentage_random direct buffered sync fsync fdatasync sync_file_range serialize_overlap end_fsync fsync_on_close randrepeat allrandrepeat randseed norandommap random_generator random_distribution bs blocksize bsrange blocksize_range bssplit ba blockalign bs_unaligned blocksize_unaligned bs_is_seq_rand fadvise_hint write_hint write_barrier atomic hugepage-size zero_buffers refill_buffers scramble_buffers buffer_compress_percentage buffer_compress_chunk dedupe_percentage dedupe_mode dedupe_working_set_percentage dedupe_global buffer_pattern mem iomem iomem_align mem_align iodepth iodepth_batch_submit iodepth_batch iodepth_batch_complete_min iodepth_batch_complete iodepth_batch_complete_max iodepth_low io_submit_mode rate rate_min ratemin rate_iops rate_iops_min rate_process rate_cycle ratecycle rate_ignore_thinktime thinktime thinktime_spin thinktime_blocks thinktime_blocks_type thinktime_iotime latency_target latency_window latency_percentile latency_run max_latency steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp continue_on_error ignore_error error_dump clat_percentiles lat_percentiles slat_percentiles percentile_list significant_figures unified_rw_reporting bwavgtime bw_avg_time iopsavgtime iops_avg_time disable_lat disable_clat disable_slat disable_bw_measurement disable_bw gtod_reduce clocksource stats write_bw_log write_lat_log write_iops_log write_intended_lat_log metrics_listen live_listen write_hist_log log_hist_coarseness log_avg_msec log_hist_msec log_max_value log_offset log_unix_epoch log_alternate_epoch log_alternate_epoch_clock_id disk_util log_prio per_job_logs log_window_value block_error_percentiles log_entries log_compression log_compression_cpus log_store_compressed write_iolog ioengine userspace_reap hipri cmdprio_percentage cmdprio_class cmdprio cmdprio_bssplit fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored hipri_percentage uncached nowait force_async cmd_type readfua writefua sg_write_mode stream_id cpuload cpuchunks cpumode exit_on_io_done program arguments grace_time std_redirect donorname inplace hostname bindname port verb protocol proto nodelay listen pingpong interface ttl window_size mss skip_bad uri volume brick single-instance clustername rbdname pool clientname conf busy_poll touch_objects namespace ceph_connect_timeout ceph_shared_client rbd_shared_handle ceph_stall_warn profile block numruns dir threads device-names load test-duration threads-per-queue read-req-num-512-blocks large-block-op-kbytes prep read_iolog read_iolog_chunked replay_no_stall replay_redirect replay_align replay_scale replay_time_scale replay_skip merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters zonemode zonesize zonerange zoneskip zonecapacity read_beyond_wp max_open_zones job_max_open_zones ignore_zone_limits zone_reset_threshold zone_reset_frequency verify do_verify verify_interval verify_offset verify_pattern verify_fatal verify_dump verify_only verify_backlog verify_backlog_batch verify_async verify_async_cpus verify_state_save verify_state_load verify_journal experimental_verify trim_percentage trim_verify_zero trim_backlog trim_backlog_batch' ;;
+        (cmdhelp) REPLY='all name description wait_for stonewall wait_for_previous new_group numjobs thread group_reporting exitall exitall_on_error exit_what cpus_allowed cpus_allowed_policy cpumask nice prio prioclass lockmem runtime timeout time_based ramp_time startdelay hang_timeout loops number_ios filename opendir lockfile directory filename_format nrfiles nr_files openfiles file_service_type size filesize io_size io_limit offset fileoffset offset_increment fill_device fill_fs create_on_open flow flow_id flow_sleep exec_prerun exec_postrun pre_read allow_file_create create_only create_serialize create_fsync file_append unique_filename offset_align overwrite fallocate unlink unlink_each_loop invalidate allow_mounted_write readonly kb_base unit_base uid gid numa_cpu_nodes numa_mem_policy cgroup cgroup_weight cgroup_nodelete ioscheduler gtod_cpu rw readwrite rw_sequencer rwmixread rwmixwrite percentage_random direct buffered sync fsync fdatasync sync_file_range serialize_overlap end_fsync fsync_on_close randrepeat allrandrepeat randseed norandommap random_generator random_distribution bs blocksize bsrange blocksize_range bssplit ba blockalign bs_unaligned blocksize_unaligned bs_is_seq_rand fadvise_hint write_hint write_barrier atomic hugepage-size zero_buffers refill_buffers scramble_buffers buffer_compress_percentage buffer_compress_chunk dedupe_percentage dedupe_mode dedupe_working_set_percentage dedupe_global buffer_pattern mem iomem iomem_align mem_align iodepth iodepth_batch_submit iodepth_batch iodepth_batch_complete_min iodepth_batch_complete iodepth_batch_complete_max iodepth_low io_submit_mode rate rate_min ratemin rate_iops rate_iops_min rate_process rate_cycle ratecycle rate_ignore_thinktime thinktime thinktime_spin thinktime_blocks thinktime_blocks_type thinktime_iotime latency_target latency_window latency_percentile latency_run max_latency steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp continue_on_error ignore_error error_dump clat_percentiles lat_percentiles slat_percentiles percentile_list significant_figures unified_rw_reporting bwavgtime bw_avg_time iopsavgtime iops_avg_time disable_lat disable_clat disable_slat disable_bw_measurement disable_bw gtod_reduce clocksource stats write_bw_log write_lat_log write_iops_log write_intended_lat_log metrics_listen live_listen write_hist_log log_hist_coarseness log_avg_msec log_hist_msec log_max_value log_offset log_unix_epoch log_alternate_epoch log_alternate_epoch_clock_id disk_util log_prio per_job_logs log_window_value block_error_percentiles log_entries log_compression log_compression_cpus log_store_compressed write_iolog ioengine userspace_reap hipri cmdprio_percentage cmdprio_class cmdprio cmdprio_bssplit fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored hipri_percentage uncached nowait force_async cmd_type readfua writefua sg_write_mode stream_id cpuload cpuchunks cpumode exit_on_io_done program arguments grace_time std_redirect donorname inplace hostname bindname port verb protocol proto nodelay listen pingpong interface ttl window_size mss skip_bad uri volume brick single-instance clustername rbdname pool clientname conf busy_poll touch_objects namespace ceph_connect_timeout ceph_shared_client rbd_shared_handle ceph_stall_warn https http_host http_user http_pass http_s3_key http_s3_keyid http_swift_auth_token http_s3_region http_s3_sse_customer_key http_s3_sse_customer_algorithm http_s3_storage_class http_mode http_verbose http_s3_security_token http_object_mode http_timeout profile block numruns dir threads device-names load test-duration threads-per-queue read-req-num-512-blocks large-block-op-kbytes prep read_iolog read_iolog_chunked replay_no_stall replay_redirect replay_align replay_scale replay_time_scale replay_skip merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters zonemode zonesize zonerange zoneskip zonecapacity read_beyond_wp max_open_zones job_max_open_zones ignore_zone_limits zone_reset_threshold zone_reset_frequency verify do_verify verify_interval verify_offset verify_pattern verify_fatal verify_dump verify_only verify_backlog verify_backlog_batch verify_async verify_async_cpus verify_state_save verify_state_load verify_journal experimental_verify trim_percentage trim_verify_zero trim_backlog trim_backlog_batch' ;;
         (eta) REPLY='always never auto' ;;
         (log_window_value) REPLY='avg 0 max 1 both 2' ;;
+        (http_object_mode) REPLY='block range' ;;
         (thinktime_blocks_type) REPLY='complete issue' ;;
         (on-host-failure) REPLY='continue abort' ;;
         (clocksource) REPLY='gettimeofday clock_gettime cpu' ;;
@@ -425,14 +446,17 @@ _fiox_values() {
         (cpumode) REPLY='noop qsort' ;;
         (output-format) REPLY='normal terse json json+' ;;
         (cmd_type) REPLY='nvme' ;;
+        (https) REPLY='off on insecure' ;;
         (rw|readwrite) REPLY='read write trim randread randwrite randtrim rw readwrite randrw trimwrite randtrimwrite' ;;
         (dedupe_mode) REPLY='repeat working_set' ;;
         (rw_sequencer) REPLY='sequential identical' ;;
         (cpus_allowed_policy) REPLY='shared split' ;;
         (ioengine|enghelp) REPLY='sync psync vsync pvsync pvsync2 libaio io_uring io_uring_cmd posixaio mmap null splice net netsplice sg nbd rados rbd rdma gfapi gfapi_async mtd pmemblk dev-dax libpmem cpuio falloc ftruncate filecreate filestat filedelete exec e4defrag http libiscsi nfs libhdfs cpp_null ime_psync ime_psyncv ime_aio xnvme libzbc dfs libcufile librpma_apm_client librpma_apm_server librpma_gpspm_client librpma_gpspm_server windowsaio solarisaio' ;;
+        (idle-prof) REPLY='system percpu calibrate' ;;
         (random_generator) REPLY='tausworthe lfsr tausworthe64' ;;
         (protocol|proto) REPLY='tcp tcpv6 udp udpv6 unix' ;;
         (profile) REPLY='tiobench act' ;;
+        (http_mode) REPLY='webdav s3 swift' ;;
         (verb) REPLY='write read send recv' ;;
         (sg_write_mode) REPLY='write write_and_verify verify write_same same write_same_ndob verify_bytchk_00 verify_bytchk_01 verify_bytchk_11 write_stream' ;;
         (*) REPLY= ;;
@@ -450,6 +474,7 @@ _fiox_sub_flags() {
         (rbd) REPLY='--help --conf --cluster --id --name --keyring --pool --namespace --image --io-type --io-size --io-threads --io-total --io-pattern --rw-mix-read --output-format --fiox-json' ;;
         (rados) REPLY='--help --conf --cluster --id --name --keyring --pool --namespace --concurrent-ios --block-size --object-size --max-objects --no-cleanup --no-hints --no-verify --reuse-bench --show-time --write-object --write-omap --write-xattr --striper --run-name --prefix --format --output --output-format --fiox-json' ;;
         (ceph) REPLY='--help --pool --conf --cluster --id --name --image --image-size --threads --runtime --sizes --layers --workloads --io-total --fio-numjobs --out' ;;
+        (s3) REPLY='--help' ;;
         (man) REPLY='--help' ;;
         (completions) REPLY='--help' ;;
         (*) REPLY= ;;
@@ -533,6 +558,7 @@ _fiox_sub_operands() {
         (rbd) REPLY='bench bench-write' ;;
         (rados) REPLY='bench cleanup' ;;
         (ceph) REPLY='' ;;
+        (s3) REPLY='bench' ;;
         (man) REPLY='' ;;
         (completions) REPLY='bash zsh fish' ;;
         (*) REPLY= ;;

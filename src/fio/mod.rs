@@ -278,8 +278,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // --repeat-until: the whole job set again until the metric's interval is narrow enough;
     // the report is the last run's, with every run's figure in fiox's section.
     let mut values = Vec::new();
-    let idle =
-        g.idle_prof.as_deref().map(idle_prof::Mode::parse).transpose()?.map(idle_prof::IdleProf::start);
+    let idle = g.idle_prof.as_deref().map(idle_prof::Mode::parse).transpose()?.map(idle_prof::IdleProf::start);
     let (results, report) = loop {
         watchers.iter().for_each(|w| w.on_begin(values.len() + 1));
         runner::trigger::arm(g.trigger_timeout_ms.map(std::time::Duration::from_millis), g.trigger_file.clone());

@@ -700,13 +700,7 @@ fn plan_files(
             None => None,
         };
         let file_size = match (spec.filesize, given_size(spec)) {
-            (Some((lo, hi)), _) => {
-                lo + if hi > lo {
-                    mix64(clone as u64 * 131 + i as u64) % (hi - lo + 1)
-                } else {
-                    0
-                }
-            }
+            (Some((lo, hi)), _) => lo + if hi > lo { mix64(clone as u64 * 131 + i as u64) % (hi - lo + 1) } else { 0 },
             (None, Some(SizeSpec::Bytes(b))) => b / nfiles,
             (None, Some(SizeSpec::Percent(p))) => match existing {
                 Some(e) => (e as f64 * p / 100.0) as u64,

@@ -97,7 +97,9 @@ pub(super) fn open_files(plan: &WorkerPlan) -> Result<Vec<File>> {
             // Dirty pages cannot be dropped, so they are written back first (another program,
             // or an earlier job, may just have written the file; fio reads those from the cache).
             let fd = file.as_raw_fd();
-            crate::runner::debug::trace("file", || format!("invalidate cache {}: 0/{}", f.path.display(), f.region_len));
+            crate::runner::debug::trace("file", || {
+                format!("invalidate cache {}: 0/{}", f.path.display(), f.region_len)
+            });
             let r = sys::write_back(fd).and_then(|()| sys::drop_cache(fd, f.block_device));
             r.with_context(|| format!("job '{}': cannot drop the cache of '{}'", spec.name, f.path.display()))?;
         }

@@ -105,8 +105,14 @@ fn check(def: &OptDef, name: &str, v: &str, ctx: &Ctx) -> Result<()> {
     if def.takes_no_value() && !matches!(v, "0" | "1") {
         bail!("--vary {name}: bad value '{v}': {name} is a switch, so its values are 0 and 1");
     }
+    let _ = value::take_leniency();
     if let Err(e) = value::parse(def, v, ctx) {
         bail!("--vary {name}: bad value '{v}': {e} (accepted: {})", def.forms());
+    }
+    // fio reads a slip such as `4q` as 4 (so job files run unchanged), but a sweep's axis is
+    // fiox's own syntax: a value fio would read leniently is refused here rather than swept.
+    if let Some(note) = value::take_leniency() {
+        bail!("--vary {name}: bad value '{v}': {note}; write the value fio should read (accepted: {})", def.forms());
     }
     Ok(())
 }

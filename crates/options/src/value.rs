@@ -544,7 +544,13 @@ pub fn parse_binary_size(raw: &str) -> Result<u64, String> {
         Some(head) if head.ends_with(|c: char| c.is_ascii_alphabetic()) => format!("{head}b"),
         _ => lower,
     };
-    parse_size(&fio_form, &Ctx::default()).map_err(|e| e.replace(&fio_form, t))
+    let _ = take_leniency();
+    let size = parse_size(&fio_form, &Ctx::default()).map_err(|e| e.replace(&fio_form, t))?;
+    // Ceph's tools read their sizes strictly: fio's lenient reading (`4Q` as 4) is not theirs.
+    match take_leniency() {
+        Some(_) => Err(format!("'{t}' is not a size")),
+        None => Ok(size),
+    }
 }
 
 /// A duration in microseconds; a bare number is in `unit`.

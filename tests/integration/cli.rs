@@ -35,8 +35,8 @@ fn unknown_option_suggests_names() {
 fn bad_values_name_option_value_file_and_line() {
     refused(
         &["j.fio"],
-        &[("j.fio", "[global]\nsize=1m\n[j]\nbs=4q\n")],
-        "bad value '4q' for option 'bs' (j.fio, line 4): '4q' has an unknown suffix 'q'",
+        &[("j.fio", "[global]\nsize=1m\n[j]\nbs=q4\n")],
+        "bad value 'q4' for option 'bs' (j.fio, line 4): 'q4' is not a size",
     );
     refused(&["--name=j", "--size=1m", "--rw=foo"], &[], "bad value 'foo' for option 'rw' (command line)");
     refused(&["--name=j", "--size=1m", "--direct=2"], &[], "bad value '2' for option 'direct'");

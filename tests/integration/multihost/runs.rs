@@ -330,7 +330,7 @@ fn bad_host_lists() {
     assert!(o.stderr.contains("TLS needs credentials") && o.stderr.contains("--tls-ca"), "{}", o.stderr);
     // A bad job is reported once, from the coordinator, before any connection.
     let bad = dir.path().join("bad.fio");
-    std::fs::write(&bad, "[b]\nbs=4q\n").unwrap();
+    std::fs::write(&bad, "[b]\nbs=q4\n").unwrap();
     let (o, _) = coordinate(dir.path(), &[format!("--client={}", s.addr()), bad.display().to_string()]);
     assert_eq!(o.code, 1);
     assert!(o.stderr.contains(&format!("host {}:", s.addr())) && o.stderr.contains("bs"), "{}", o.stderr);

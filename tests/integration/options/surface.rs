@@ -709,7 +709,7 @@ fn hugepage_size_is_accepted_and_checked() {
         &["--name=h", "--ioengine=null", "--size=1m", "--hugepage-size=4m", "--output-format=json"],
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let out = tool(true, dir.path(), &["--name=h", "--ioengine=null", "--size=1m", "--hugepage-size=4q"]);
+    let out = tool(true, dir.path(), &["--name=h", "--ioengine=null", "--size=1m", "--hugepage-size=q4"]);
     assert_ne!(out.code, 0);
     assert!(out.stderr.contains("hugepage-size"), "{}", out.stderr);
 }

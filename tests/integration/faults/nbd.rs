@@ -209,7 +209,9 @@ impl Drop for NbdDisk {
         // The kernel lets go of a detached loop device's file a moment later; unmounting
         // before then fails with EBUSY, so that is retried for a while.
         for _ in 0..if had_loop { 100 } else { 1 } {
-            if Command::new("umount").arg(self.path()).status().is_ok_and(|s| s.success()) {
+            // "target is busy" is expected while the kernel lets go, so the retries stay quiet.
+            let quiet = if had_loop { std::process::Stdio::null() } else { std::process::Stdio::inherit() };
+            if Command::new("umount").arg(self.path()).stderr(quiet).status().is_ok_and(|s| s.success()) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(20));

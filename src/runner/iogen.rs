@@ -129,6 +129,13 @@ pub struct IoGen {
     /// `rw=...:N` (see `JobSpec::rw_modifier`).
     modifier: i64,
     rwmixread: u32,
+    /// The direction of each I/O of a mixed job, drawn as fio draws it.
+    mix: super::offsets::MixStream,
+    /// The mixed job's current direction (0 reads, 1 writes), the I/Os issued in each, and
+    /// the count the current direction must reach before the next draw.
+    mix_dir: usize,
+    mix_issued: [u64; 2],
+    mix_until: u64,
     /// Set by the worker under a per-direction rate limit: the direction whose turn it is.
     steer: Option<Ddir>,
     min_bs: u64,
@@ -211,6 +218,10 @@ impl IoGen {
             rw: spec.rw,
             modifier: spec.rw_modifier,
             rwmixread: spec.rwmixread,
+            mix: super::offsets::MixStream::fio(seed, 1),
+            mix_dir: 0,
+            mix_issued: [0; 2],
+            mix_until: 0,
             steer: None,
             min_bs,
             norandommap,
@@ -233,13 +244,33 @@ impl IoGen {
                 if let Some(d) = self.steer {
                     return d;
                 }
-                if self.rng.below(100) < self.rwmixread as u64 {
+                // fio draws a direction only once the current one has caught up: after a
+                // switch, the new direction goes on until its count of I/Os reaches the old
+                // direction's count times the new one's share (observed in fio's logs, where a
+                // lopsided start is followed by a run of the direction behind).
+                if self.mix_issued[self.mix_dir] >= self.mix_until {
+                    let d = if self.mix.reads(self.rwmixread) { 0 } else { 1 };
+                    if d != self.mix_dir {
+                        let share = if d == 0 { self.rwmixread } else { 100 - self.rwmixread.min(100) };
+                        self.mix_until = self.mix_issued[self.mix_dir] * share as u64 / 100;
+                        self.mix_dir = d;
+                    }
+                }
+                self.mix_issued[self.mix_dir] += 1;
+                if self.mix_dir == 0 {
                     Ddir::Read
                 } else {
                     Ddir::Write
                 }
             }
         }
+    }
+
+    /// Draws the directions from fio's stream for the job fio numbers `thread_number` with
+    /// `randseed`, so that a mixed job reads and writes as often, and in the same order, as
+    /// fio's. Without it (the tests' generators) the stream follows the generator's seed.
+    pub fn follow_fio(&mut self, randseed: u64, thread_number: u64) {
+        self.mix = super::offsets::MixStream::fio(randseed, thread_number);
     }
 
     /// Whether the job mixes reads and writes (so a rate limit can steer the direction).

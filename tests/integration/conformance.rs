@@ -151,6 +151,37 @@ fn looping_strided_reads_drop_the_cache_once_as_fio_does() {
     assert!(by_fiox <= by_fio * 3 / 2 + (8 << 20), "device reads: fio {by_fio} bytes, fiox {by_fiox} bytes");
 }
 
+/// issue 28's job (`rw=readwrite` with `verify_backlog=1`, 32 MiB) and its variations move the
+/// same bytes in each direction as fio, job by job: fio writes 16,568 KiB of it, and each
+/// verify read counts as a read.
+#[test]
+fn the_verify_backlog_mix_moves_fios_bytes() {
+    let base = ["--name=v", "--size=32m", "--bs=4k", "--verify=crc32c", "--do_verify=1", "--output-format=json"];
+    let cases: [&[&str]; 4] = [
+        &["--rw=readwrite", "--direct=1", "--verify_backlog=1"],
+        &["--rw=randrw", "--verify_backlog=1", "--numjobs=2"],
+        &["--rw=randrw", "--rwmixread=30", "--verify_backlog=4", "--verify_backlog_batch=2"],
+        &["--rw=readwrite", "--rwmixread=70", "--verify_backlog=16", "--verify_backlog_batch=8", "--numjobs=3"],
+    ];
+    for case in cases {
+        let mut seen = Vec::new();
+        for tool in ["fio", "fiox"] {
+            let dir = scratch();
+            let dirarg = format!("--directory={}", dir.path().display());
+            let args = [&base[..], case, &[dirarg.as_str()]].concat();
+            let out = if tool == "fio" { fio(dir.path(), &args) } else { fiox(dir.path(), &args) };
+            assert_eq!(out.code, 0, "{tool} {case:?}: {}", out.stderr);
+            let doc = json(&out);
+            let kib = |j: &serde_json::Value| (j["read"]["io_kbytes"].as_u64(), j["write"]["io_kbytes"].as_u64());
+            seen.push(doc["jobs"].as_array().unwrap().iter().map(kib).collect::<Vec<_>>());
+        }
+        assert_eq!(seen[0], seen[1], "(read, write) KiB per job, fio then fiox, for {case:?}");
+        if case[2] == "--verify_backlog=1" && case.len() == 3 {
+            assert_eq!(seen[1], vec![(Some(32768), Some(16568))], "the issue's figures");
+        }
+    }
+}
+
 #[test]
 fn messages_name_the_variable_the_file_and_the_cpu() {
     let dir = scratch();

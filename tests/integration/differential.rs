@@ -638,34 +638,37 @@ fn file_layout_options_match_fio() {
     }
 }
 
+/// A mixed job reads and writes in the same order as fio: fio's direction stream (its
+/// generator, seeded from `randseed` and the job's number) and its catch-up rule after a switch
+/// of direction, compared I/O by I/O in `write_iolog` for several jobs, shares and seeds.
 #[test]
-fn rwmix_ratio_matches_fio() {
-    for mix in ["70", "30"] {
-        let mut reads = Vec::new();
-        for tool in ["fio", "fiox"] {
-            let dir = crate::util::scratch();
-            let m = format!("--rwmixread={mix}");
-            let args = [
-                "--name=t",
-                "--ioengine=null",
-                "--size=1g",
-                "--rw=randrw",
-                "--number_ios=20000",
-                "--output-format=json",
-                m.as_str(),
-            ];
-            let v = json_of(&if tool == "fio" { fio(dir.path(), &args) } else { fiox(dir.path(), &args) }, tool);
-            let j = &v["jobs"][0];
-            let (r, w) = (j["read"]["total_ios"].as_u64().unwrap(), j["write"]["total_ios"].as_u64().unwrap());
-            reads.push(r as f64 / (r + w) as f64);
-        }
-        // 20,000 draws: a binomial standard deviation of about 0.33 percentage points.
-        assert!(
-            (reads[0] - reads[1]).abs() < 0.02,
-            "rwmixread={mix}: fio read share {:.3}, fiox {:.3}",
-            reads[0],
-            reads[1]
-        );
+fn rwmix_directions_match_fio_io_by_io() {
+    let job = "[global]\nioengine=null\nsize=64m\nbs=4k\nrw=randrw\nnumber_ios=5000\n\
+               [a]\nrwmixread=70\nwrite_iolog=a.log\n[b]\nrwmixread=30\nwrite_iolog=b.log\n\
+               [c]\nrandseed=1234\nwrite_iolog=c.log\n[d]\nrw=readwrite\nrwmixwrite=90\nwrite_iolog=d.log\n";
+    let directions = |dir: &std::path::Path, log: &str| -> String {
+        let text = std::fs::read_to_string(dir.join(log)).unwrap_or_else(|e| panic!("{log}: {e}"));
+        text.lines()
+            .filter_map(|l| match l.split_whitespace().nth(2) {
+                Some("read") => Some('r'),
+                Some("write") => Some('w'),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut seen = Vec::new();
+    for tool in ["fio", "fiox"] {
+        let dir = crate::util::scratch();
+        std::fs::write(dir.path().join("mix.fio"), job).unwrap();
+        let out = if tool == "fio" { fio(dir.path(), &["mix.fio"]) } else { fiox(dir.path(), &["mix.fio"]) };
+        assert_eq!(out.code, 0, "{tool}: {}", out.stderr);
+        seen.push(["a.log", "b.log", "c.log", "d.log"].map(|l| directions(dir.path(), l)));
+    }
+    for (i, (by_fio, by_fiox)) in seen[0].iter().zip(&seen[1]).enumerate() {
+        assert_eq!(by_fio.len(), 5000, "job {i}");
+        let first = by_fio.chars().zip(by_fiox.chars()).position(|(a, b)| a != b);
+        assert_eq!(first, None, "job {i}: the directions part at I/O {first:?}");
+        assert_eq!(by_fio, by_fiox, "job {i}");
     }
 }
 

@@ -406,7 +406,10 @@ impl<'a> Worker<'a> {
     ) -> Worker<'a> {
         let spec = &*plan.spec;
         let regions: Vec<(u64, u64)> = plan.files.iter().map(|f| (f.region_start, f.region_len)).collect();
-        let gen = IoGen::new(spec, &regions, seed);
+        let mut gen = IoGen::new(spec, &regions, seed);
+        if spec.randrepeat {
+            gen.follow_fio(spec.randseed, plan.number as u64);
+        }
         let source = match (&plan.replay, spec.zones.mode) {
             (Some(r), _) => Source::Replay(super::replay::Replay::new(r.clone())),
             (None, fiox_options::ZoneMode::Strided) => {

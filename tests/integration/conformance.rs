@@ -462,7 +462,12 @@ fn lenient_values_are_read_as_fio_reads_them() {
         "number_ios=8 ios",
         "direct=0x",
         "io_size=32k;",
+        // A fraction ends fio's number: its unit is lost with it (1.5k is 1).
+        "bs=1.5k",
+        "bs=2.5k,4k",
         // Refused by both.
+        "size=1.5m",
+        "size=12.5%",
         "size=",
         "bs=",
         "size=k4",

@@ -233,7 +233,8 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
         },
         Kind::Size => parse_size(raw, ctx).map(Value::Size),
         Kind::SizeOrPct => {
-            if let Some(p) = raw.strip_suffix('%') {
+            // `12.5%` is fio's 12 bytes: its parser stops at the point, so the `%` is lost too.
+            if let Some(p) = raw.strip_suffix('%').filter(|p| !p.contains('.')) {
                 let v: f64 = p.trim().parse().map_err(|_| format!("'{raw}' is not a percentage"))?;
                 if !(0.0..=100.0).contains(&v) || v == 0.0 && p.trim().starts_with('-') {
                     return Err(format!("{v}% is not within 0% to 100%"));
@@ -474,7 +475,16 @@ fn size_multiplier(suffix: &str, kb_base: u64) -> Option<u64> {
 
 /// One size token: a number (decimal, fractional or hex) with an optional suffix; failing
 /// that, fio's lenient reading of it.
-fn size_token(t: &str, ctx: &Ctx) -> Result<f64, String> {
+///
+/// A fraction is read only inside an `(expr)`, where fio's arithmetic has them; a plain
+/// `1.5k` is fio's 1 (its number parser stops at the point and the unit after it is lost:
+/// `size=1.5m` is one byte and `bs=1.5k` one-byte blocks, measured with fio 3.33).
+fn size_token(t: &str, ctx: &Ctx, fractions: bool) -> Result<f64, String> {
+    let body = t.strip_prefix('+').unwrap_or(t);
+    let digits = body.bytes().take_while(u8::is_ascii_digit).count();
+    if !fractions && digits > 0 && body[digits..].starts_with('.') {
+        return lenient_size_token(t, ctx).ok_or_else(|| format!("'{t}' is not a size"));
+    }
     strict_size_token(t, ctx).or_else(|e| lenient_size_token(t, ctx).ok_or(e))
 }
 
@@ -488,7 +498,7 @@ fn lenient_size_token(t: &str, ctx: &Ctx) -> Option<f64> {
             n => (u64::from_str_radix(&h[..n], 16).ok()? as f64, 2 + n),
         }
     } else {
-        let n = body.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(body.len());
+        let n = body.find(|c: char| !c.is_ascii_digit()).unwrap_or(body.len());
         let v: f64 = body[..n].parse().ok()?;
         let (mult, unit) = unit_at(&body[n..], ctx.kb_base, false);
         (v * mult as f64, n + unit)
@@ -522,12 +532,12 @@ fn strict_size_token(t: &str, ctx: &Ctx) -> Result<f64, String> {
 pub fn parse_size(raw: &str, ctx: &Ctx) -> Result<u64, String> {
     let raw = raw.trim();
     let v = if raw.starts_with('(') {
-        expr::eval(raw, &|t| size_token(t, ctx))?
+        expr::eval(raw, &|t| size_token(t, ctx, true))?
     } else {
         if raw.starts_with('-') {
             return Err(format!("'{raw}' is negative; sizes are at least 0"));
         }
-        size_token(raw, ctx)?
+        size_token(raw, ctx, false)?
     };
     if !(0.0..1.8e19).contains(&v) {
         return Err(format!("'{raw}' is not a size between 0 and 2^64"));
@@ -757,7 +767,7 @@ mod tests {
         assert_eq!(size("1p"), 1 << 50);
         assert_eq!(size("4096"), 4096);
         assert_eq!(size("0x1000"), 4096);
-        assert_eq!(size("1.5k"), 1536);
+        assert_eq!(size("(1.5*1k)"), 1536);
         assert_eq!(size("(4k*2)"), 8192);
         assert_eq!(size("(1024*1024)"), 1 << 20);
         assert_eq!(size1000("4k"), 4000);
@@ -785,6 +795,9 @@ mod tests {
             ("4kk", 4096),
             ("4bb", 4),
             ("4e3", 4),
+            ("1.5k", 1),
+            ("2.5m", 2),
+            ("1.9", 1),
         ] {
             assert_eq!(parse_size(raw, &c), Ok(want), "{raw}");
             assert!(take_leniency().is_some_and(|n| n.contains("read as")), "{raw}");

@@ -8,6 +8,7 @@
 //! (`fiox_engine::{PoolClient, ImageClient}`) do the I/O.
 
 pub mod args;
+pub mod bench_loop;
 pub mod bench_report;
 pub mod rados_bench;
 pub mod rbd_bench;

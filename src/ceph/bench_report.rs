@@ -89,14 +89,47 @@ pub const STALL_WARN: Duration = Duration::from_secs(10);
 const PCTS: [f64; 17] =
     [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
 
+/// A sample's running sums: its mean, and its standard deviation with the n − 1 divisor (as
+/// fio's and Ceph's tools compute them).
+#[derive(Default)]
+pub struct Moments {
+    pub n: u64,
+    sum: f64,
+    sum_sq: f64,
+}
+
+impl Moments {
+    pub fn add(&mut self, x: f64) {
+        self.n += 1;
+        self.sum += x;
+        self.sum_sq += x * x;
+    }
+
+    pub fn mean(&self) -> f64 {
+        if self.n == 0 {
+            0.0
+        } else {
+            self.sum / self.n as f64
+        }
+    }
+
+    pub fn stddev(&self) -> f64 {
+        if self.n < 2 {
+            return 0.0;
+        }
+        let n = self.n as f64;
+        ((self.sum_sq - self.sum * self.sum / n) / (n - 1.0)).max(0.0).sqrt()
+    }
+}
+
 /// The operations of one direction: counts, bytes and latencies.
 #[derive(Default)]
 pub struct DirStat {
     pub ios: u64,
     pub bytes: u64,
     hist: Option<LatHist>,
-    sum: f64,
-    sum_sq: f64,
+    /// The latencies in nanoseconds.
+    lat: Moments,
     min: u64,
     max: u64,
 }
@@ -111,8 +144,7 @@ impl DirStat {
         self.ios += 1;
         self.bytes += bytes;
         self.hist.get_or_insert_with(LatHist::default).add(ns);
-        self.sum += ns as f64;
-        self.sum_sq += (ns as f64) * (ns as f64);
+        self.lat.add(ns as f64);
         self.min = self.min.min(ns);
         self.max = self.max.max(ns);
     }
@@ -120,22 +152,6 @@ impl DirStat {
     /// A latency percentile in nanoseconds (a histogram bucket's midpoint, as fio).
     pub fn percentile(&self, p: f64) -> Option<u64> {
         self.hist.as_ref()?.percentiles(&[p]).first().map(|x| x.1)
-    }
-
-    fn mean(&self) -> f64 {
-        if self.ios == 0 {
-            0.0
-        } else {
-            self.sum / self.ios as f64
-        }
-    }
-
-    fn stddev(&self) -> f64 {
-        if self.ios < 2 {
-            return 0.0;
-        }
-        let n = self.ios as f64;
-        ((self.sum_sq - self.sum * self.sum / n) / (n - 1.0)).max(0.0).sqrt()
     }
 
     /// One direction as fio's JSON (json+: with `bins`), `runtime_s` the run's length.
@@ -149,8 +165,8 @@ impl DirStat {
         let mut clat = Map::new();
         clat.insert("min".into(), json!(if self.ios > 0 { self.min } else { 0 }));
         clat.insert("max".into(), json!(self.max));
-        clat.insert("mean".into(), json!(self.mean()));
-        clat.insert("stddev".into(), json!(self.stddev()));
+        clat.insert("mean".into(), json!(self.lat.mean()));
+        clat.insert("stddev".into(), json!(self.lat.stddev()));
         clat.insert("N".into(), json!(self.ios));
         let lat = Value::Object(clat.clone());
         if let Some(h) = &self.hist {
@@ -237,6 +253,20 @@ impl BenchReport {
             "timestamp": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
             "jobs": [job],
             "fiox": Value::Object(fiox),
+        })
+    }
+
+    /// Notes in the `fiox` object that a signal ended the run with `left` operations in flight.
+    pub fn note_interrupted(&mut self, left: u32) {
+        self.fiox.insert("interrupted".into(), json!(signal_name()));
+        self.fiox.insert("left_in_flight".into(), json!(left));
+    }
+
+    /// `save`, or `tool`'s line on stderr about the failure and the exit status 1.
+    pub fn save_or_exit(&self, tool: &str, path: &str) -> Result<(), std::process::ExitCode> {
+        self.save(path).map_err(|e| {
+            eprintln!("{tool}: cannot write {path}: {e}");
+            std::process::ExitCode::from(1)
         })
     }
 

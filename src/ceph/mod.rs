@@ -4,10 +4,11 @@
 //! to the two benches (histograms, a fio-layout JSON report) is `bench_report`'s.
 //!
 //! The order is one-way: `run` (runs the other two as child processes) → `rados_bench`,
-//! `rbd_bench` → `bench_report`. Nothing here uses the fio pipeline: the engines' Ceph clients
+//! `rbd_bench` → `bench_loop` (what their loops share) → `bench_report`. Nothing here uses the fio pipeline: the engines' Ceph clients
 //! (`fiox_engine::{PoolClient, ImageClient}`) do the I/O.
 
 pub mod args;
+pub mod bench_loop;
 pub mod bench_report;
 pub mod rados_bench;
 pub mod rbd_bench;

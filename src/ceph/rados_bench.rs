@@ -21,8 +21,8 @@ use fiox_options::CephOpts;
 use serde_json::{json, Map, Value};
 
 use crate::ceph::args::{self, Dialect};
-use crate::ceph::bench_report::fmt_g;
-use crate::ceph::bench_report::{self, BenchReport, DirStat};
+use crate::ceph::bench_loop::{Meter, Rand, Slots};
+use crate::ceph::bench_report::{self, fmt_g, BenchReport, DirStat, Moments};
 use crate::cli::{self, Complete, Flag};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,42 +247,33 @@ fn parse(args: &[String]) -> Result<Args> {
     Ok(a)
 }
 
-/// Per-second samples and latencies with the running sums the summary needs (the real tool's
-/// Welford figures; n − 1 divisor).
+/// Per-second samples and latencies: the real tool's figures (Welford's mean and deviation,
+/// with the n − 1 divisor, and the extremes).
 #[derive(Default)]
 struct Series {
-    n: u64,
-    sum: f64,
-    sum_sq: f64,
+    sums: Moments,
     max: f64,
     min: f64,
 }
 
 impl Series {
     fn add(&mut self, x: f64) {
-        if self.n == 0 {
+        if self.sums.n == 0 {
             self.min = x;
             self.max = x;
         }
-        self.n += 1;
-        self.sum += x;
-        self.sum_sq += x * x;
+        self.sums.add(x);
         self.max = self.max.max(x);
         self.min = self.min.min(x);
     }
+    fn n(&self) -> u64 {
+        self.sums.n
+    }
     fn mean(&self) -> f64 {
-        if self.n == 0 {
-            0.0
-        } else {
-            self.sum / self.n as f64
-        }
+        self.sums.mean()
     }
     fn stddev(&self) -> f64 {
-        if self.n < 2 {
-            return 0.0;
-        }
-        let n = self.n as f64;
-        ((self.sum_sq - self.sum * self.sum / n) / (n - 1.0)).max(0.0).sqrt()
+        self.sums.stddev()
     }
 }
 
@@ -416,16 +407,77 @@ fn op_is_correct(buf: &[u8], k: u64) -> bool {
     buf[..n] == text.as_bytes()[..n] && buf[n..].chunks(ZS.len()).all(|c| c == &ZS[..c.len()])
 }
 
-/// libc-like pseudo-random numbers for rand's op picks (the real tool seeds rand() with the
-/// time; only the distribution matters).
-struct Rand(u64);
+/// One line of the bench's output; with `--show-time` after the local time, as the real tool
+/// prefixes its preamble, header, rows, the summary's first line and the cleanup lines.
+fn line(show_time: bool, text: &str) {
+    if show_time {
+        println!("{} {text}", now_text());
+    } else {
+        println!("{text}");
+    }
+}
 
-impl Rand {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 >> 1
+/// A bench's objects: the sizes, the names and, for reads (and `--reuse-bench`), what the
+/// writer left in the metadata object.
+struct Objects {
+    op_size: u64,
+    object_size: u64,
+    /// Ops per object.
+    per_object: u64,
+    /// `benchmark_data_HOST_PID`: the objects are `PREFIX_objectN`.
+    prefix: String,
+    /// The ops the writer made (0 for a new write).
+    num_ops: u64,
+    /// The writer's pid.
+    pid: u32,
+    meta_name: String,
+}
+
+impl Objects {
+    /// A new write's objects, or those the metadata object describes; `Err` is the exit status
+    /// of a bench that cannot start.
+    fn new(client: &PoolClient, a: &Args, test: Test) -> Result<Objects, ExitCode> {
+        let meta_name = a.run_name.clone().unwrap_or_else(|| META_DEFAULT.into());
+        let (op_size, object_size, num_ops, pid) = match test {
+            Test::Write if !a.reuse => {
+                let op = a.op_size.unwrap_or(4 << 20);
+                let object_size = a.object_size.unwrap_or(op);
+                // An object smaller than an op: the op shrinks to the object (as rados bench does).
+                (op.min(object_size), object_size, 0, std::process::id())
+            }
+            // Reads, and writes with --reuse-bench, take the sizes and the writer's pid (the
+            // objects' names) from the metadata object.
+            _ => match read_meta(client, &meta_name) {
+                Ok(m) => (m.op_size.min(m.object_size).max(1), m.object_size, m.num_ops, m.pid),
+                Err(r) if r == -(libc::ENOENT as i64) => {
+                    if a.reuse {
+                        eprintln!("Must write data before using reuse_bench for a write benchmark!");
+                    } else {
+                        eprintln!("Must write data before running a read benchmark!");
+                    }
+                    return Err(fail("error during benchmark", r));
+                }
+                Err(r) => return Err(fail("error during benchmark", r)),
+            },
+        };
+        let prefix = format!("{BENCH_PREFIX}_{}_{pid}", hostname());
+        let per_object = (object_size / op_size).max(1);
+        Ok(Objects { op_size, object_size, per_object, prefix, num_ops, pid, meta_name })
+    }
+
+    /// Op `k`'s object.
+    fn object(&self, k: u64) -> String {
+        format!("{}_object{}", self.prefix, k / self.per_object)
+    }
+
+    /// Op `k`'s offset in its object.
+    fn offset(&self, k: u64) -> u64 {
+        self.op_size * (k % self.per_object)
+    }
+
+    /// How many objects `ops` ops write into.
+    fn objects(&self, ops: u64) -> u64 {
+        ops.div_ceil(self.per_object)
     }
 }
 
@@ -439,16 +491,6 @@ struct Row {
     cur_bw: f64,
     last_lat: Option<f64>,
     avg_lat: f64,
-}
-
-/// One line of the bench's output; with `--show-time` after the local time, as the real tool
-/// prefixes its preamble, header, rows, the summary's first line and the cleanup lines.
-fn line(show_time: bool, text: &str) {
-    if show_time {
-        println!("{} {text}", now_text());
-    } else {
-        println!("{text}");
-    }
 }
 
 fn row_text(r: &Row) -> String {
@@ -465,447 +507,577 @@ fn row_text(r: &Row) -> String {
     )
 }
 
+fn row_json(r: &Row) -> Value {
+    json!({
+        "sec": r.sec.to_string(),
+        "cur_ops": r.cur_ops.to_string(),
+        "started": r.started.to_string(),
+        "finished": r.finished.to_string(),
+        "avg_bw": f6(r.avg_bw),
+        "cur_bw": f6(r.cur_bw),
+        "last_lat": f6(r.last_lat.unwrap_or(0.0)),
+        "avg_lat": f6(r.avg_lat),
+    })
+}
+
+/// `%.6f`, as `-f json` prints figures.
+fn f6(x: f64) -> String {
+    format!("{x:.6}")
+}
+
+/// The per-second rows and the samples of them the summary reports.
+struct Status {
+    rows: Vec<Row>,
+    /// The second whose row is due next.
+    next: u64,
+    /// The second of the last row, and the ops done by then.
+    last_sec: u64,
+    done_then: u64,
+    /// MB/s and IOPS of each row since the one before.
+    bw: Series,
+    iops: Series,
+}
+
+/// One line of the summary: the text's label and value, `-f json`'s key and value.
+struct Figure {
+    label: &'static str,
+    key: &'static str,
+    text: String,
+    json: String,
+}
+
+impl Figure {
+    /// A figure as `%g`, and as `%.6f` in `-f json`.
+    fn real(label: &'static str, key: &'static str, x: f64) -> Figure {
+        Figure { label, key, text: fmt_g(x), json: f6(x) }
+    }
+
+    fn count(label: &'static str, key: &'static str, n: u64) -> Figure {
+        Figure { label, key, text: n.to_string(), json: n.to_string() }
+    }
+
+    /// A figure as `%g`, and as its integer part in `-f json`.
+    fn whole(label: &'static str, key: &'static str, x: f64) -> Figure {
+        Figure { label, key, text: fmt_g(x), json: (x as i64).to_string() }
+    }
+}
+
+/// A running `rados bench`: its objects, the slots in flight, the counts and latencies, the
+/// per-second rows, and what ends it (the time, a failure, a signal).
+struct Bench<'a> {
+    a: &'a Args,
+    test: Test,
+    client: PoolClient,
+    obj: Objects,
+    /// The tool's own output is printed (not `-f json`, not fiox's report on stdout).
+    plain: bool,
+    /// The ops to start at most.
+    max_ops: u64,
+    slots: Slots,
+    /// The op each slot carries.
+    slot_op: Vec<u64>,
+    finished: Vec<Finish>,
+    started: u64,
+    done: u64,
+    /// Every op's latency: the tool's figures (seconds) and fio's histogram.
+    lat: Series,
+    dir: DirStat,
+    last_lat: Option<f64>,
+    status: Status,
+    rng: Rand,
+    meter: Meter,
+    /// SECONDS after the start: no op starts after it.
+    deadline: Instant,
+    failure: Option<i64>,
+    /// Reads whose contents were not their op's.
+    incorrect: u64,
+    interrupted: bool,
+    /// Once a signal came: when the ops still in flight are given up.
+    drain_until: Option<Instant>,
+    last_completion: Instant,
+    stall_warned: bool,
+}
+
+/// How the loop ended: its length, the CPU it took, the ops still in flight.
+struct End {
+    time: f64,
+    cpu: (f64, f64),
+    left: u32,
+}
+
 fn bench(mut client: PoolClient, a: &Args, test: Test) -> Result<ExitCode> {
-    let plain = a.format == Format::Plain && a.fiox_json.as_deref() != Some("-");
-    let meta_name = a.run_name.clone().unwrap_or_else(|| META_DEFAULT.into());
-    let host = hostname();
-    // What to do: sizes, the object prefix, and for reads how many ops the writer made.
-    let st = a.show_time;
-    let (op_size, object_size, prefix, num_ops, pid) = match test {
-        Test::Write if !a.reuse => {
-            let op = a.op_size.unwrap_or(4 << 20);
-            let object_size = a.object_size.unwrap_or(op);
-            // An object smaller than an op: the op shrinks to the object (as rados bench does).
-            let op = op.min(object_size);
-            let pid = std::process::id();
-            (op, object_size, format!("{BENCH_PREFIX}_{host}_{pid}"), 0, pid)
-        }
-        // Reads, and writes with --reuse-bench, take the sizes and the writer's pid (the
-        // objects' names) from the metadata object.
-        _ => match read_meta(&client, &meta_name) {
-            Ok(m) => {
-                let prefix = format!("{BENCH_PREFIX}_{host}_{}", m.pid);
-                (m.op_size.min(m.object_size).max(1), m.object_size, prefix, m.num_ops, m.pid)
-            }
-            Err(r) if r == -(libc::ENOENT as i64) => {
-                if a.reuse {
-                    eprintln!("Must write data before using reuse_bench for a write benchmark!");
-                } else {
-                    eprintln!("Must write data before running a read benchmark!");
-                }
-                return Ok(fail("error during benchmark", r));
-            }
-            Err(r) => return Ok(fail("error during benchmark", r)),
-        },
+    let obj = match Objects::new(&client, a, test) {
+        Ok(o) => o,
+        Err(code) => return Ok(code),
     };
     if test != Test::Write || a.reuse {
-        client.resize_buffers(op_size as usize);
+        client.resize_buffers(obj.op_size as usize);
     }
-    let wpo = (object_size / op_size).max(1);
-    if test == Test::Write && plain {
+    let plain = a.format == Format::Plain && a.fiox_json.as_deref() != Some("-");
+    if plain {
+        announce(a, test, &obj);
+    }
+    let mut bench = Bench::new(client, a, test, obj, plain);
+    bench.run();
+    bench.finish()
+}
+
+/// The lines before the rows: what a write does, then the rows' header.
+fn announce(a: &Args, test: Test, obj: &Objects) {
+    let st = a.show_time;
+    if test == Test::Write {
         line(st, &format!(
             "Maintaining {} concurrent writes of {op_size} bytes to objects of size {object_size} for up to {} seconds or {} objects",
-            a.threads, a.seconds, a.max_objects
+            a.threads, a.seconds, a.max_objects, op_size = obj.op_size, object_size = obj.object_size
         ));
-        line(st, &format!("Object prefix: {prefix}"));
+        line(st, &format!("Object prefix: {}", obj.prefix));
     }
-    if plain {
-        line(st, HEADER);
-    }
-    let max_ops = match test {
-        Test::Write if a.max_objects > 0 => a.max_objects * wpo,
-        Test::Write | Test::Rand => u64::MAX,
-        Test::Seq => num_ops,
-    };
-    let threads = a.threads;
-    let mut submitted_at = vec![Instant::now(); threads as usize];
-    let mut slot_op = vec![0u64; threads as usize];
-    let mut finished: Vec<Finish> = Vec::new();
-    let (mut started, mut done) = (0u64, 0u64);
-    let mut lat = Series::default();
-    let mut dir = DirStat::default();
-    let mut last_lat: Option<f64> = None;
-    let (mut bw, mut iops) = (Series::default(), Series::default());
-    let mut rows: Vec<Row> = Vec::new();
-    let mut rng =
-        Rand(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64) | 1);
-    let cpu0 = bench_report::cpu_now();
-    let start = Instant::now();
-    let stop = start + Duration::from_secs(a.seconds);
-    let mut next_row = 1u64;
-    let mut done_at_row = 0u64;
-    let mut row_sec = 0u64;
-    let mut idle: Vec<u32> = (0..threads).rev().collect();
-    let mut failure: Option<i64> = None;
-    let mut incorrect = 0u64;
-    let mut row0 = false;
-    let mut interrupted = false;
-    let mut drain_until: Option<Instant> = None;
-    let mut last_completion = Instant::now();
-    let mut stall_warned = false;
-    loop {
-        let now = Instant::now();
-        if bench_report::stop_requested() && !interrupted {
-            interrupted = true;
-            drain_until = Some(now + bench_report::DRAIN_LIMIT);
+    line(st, HEADER);
+}
+
+impl<'a> Bench<'a> {
+    fn new(client: PoolClient, a: &'a Args, test: Test, obj: Objects, plain: bool) -> Bench<'a> {
+        let max_ops = match test {
+            Test::Write if a.max_objects > 0 => a.max_objects * obj.per_object,
+            Test::Write | Test::Rand => u64::MAX,
+            Test::Seq => obj.num_ops,
+        };
+        let status = Status {
+            rows: Vec::new(),
+            next: 1,
+            last_sec: 0,
+            done_then: 0,
+            bw: Series::default(),
+            iops: Series::default(),
+        };
+        let rng = Rand::from_clock();
+        let meter = Meter::start();
+        let deadline = meter.start + Duration::from_secs(a.seconds);
+        Bench {
+            a,
+            test,
+            client,
+            obj,
+            plain,
+            max_ops,
+            slots: Slots::new(a.threads),
+            slot_op: vec![0; a.threads as usize],
+            finished: Vec::new(),
+            started: 0,
+            done: 0,
+            lat: Series::default(),
+            dir: DirStat::default(),
+            last_lat: None,
+            status,
+            rng,
+            meter,
+            deadline,
+            failure: None,
+            incorrect: 0,
+            interrupted: false,
+            drain_until: None,
+            last_completion: Instant::now(),
+            stall_warned: false,
         }
-        // SECONDS = 0 still issues the first round, as the real tool does.
-        let in_time = now < stop || (a.seconds == 0 && started < threads as u64);
-        let issuing = in_time && started < max_ops && failure.is_none() && !interrupted;
-        while issuing && !idle.is_empty() && started < max_ops {
-            let slot = idle.pop().expect("an idle slot");
-            let k = match test {
-                Test::Write | Test::Seq => started,
-                Test::Rand if started < threads as u64 && started < num_ops => started,
-                Test::Rand => rng.next() % num_ops.max(1),
-            };
-            let oid = format!("{prefix}_object{}", k / wpo);
-            let off = op_size * (k % wpo);
-            slot_op[slot as usize] = k;
-            submitted_at[slot as usize] = Instant::now();
-            let r = if test == Test::Write {
-                fill_op(client.buf_mut(slot), k);
-                let parts = WriteParts {
-                    alloc_hint: a.hints.then_some((object_size, op_size, ALLOC_HINT_FLAGS)),
-                    object: a.dest_object,
-                    omap_key: a.dest_omap.then(|| format!("bench-omap-key-{off}")),
-                    xattr: a.dest_xattr.then(|| format!("bench-xattr-key-{off}")),
-                };
-                client.write_parts(slot, &oid, op_size as usize, off, &parts)
-            } else {
-                client.read(slot, &oid, op_size as usize, off)
-            };
-            if let Err(r) = r {
-                failure = Some(r);
-                idle.push(slot);
+    }
+
+    /// The loop: fill the idle slots, print the row that is due, wait for completions (or the
+    /// next row, or a signal) and book them, until nothing is in flight and nothing may start.
+    fn run(&mut self) {
+        loop {
+            let issuing = self.may_issue(Instant::now());
+            if issuing {
+                self.issue();
+            }
+            if self.status.rows.is_empty() {
+                self.first_row();
+            }
+            // Rows come after the slots were refilled, so `Cur ops` shows the ops in flight.
+            let now = Instant::now();
+            if now >= self.row_due() {
+                self.status_row(now);
+            }
+            if self.client.in_flight() == 0 && (!issuing || self.failure.is_some()) {
                 break;
             }
-            started += 1;
+            if self.drain_until.is_some_and(|d| now >= d) {
+                break;
+            }
+            // Wake for the next completion, the next status row or a signal, whichever is first.
+            let limit = self
+                .row_due()
+                .saturating_duration_since(Instant::now())
+                .clamp(Duration::from_millis(1), Duration::from_millis(200));
+            self.client.wait(1, Some(limit), &mut self.finished);
+            let now = Instant::now();
+            let mut finished = std::mem::take(&mut self.finished);
+            for f in finished.drain(..) {
+                self.complete(f, now);
+            }
+            self.finished = finished;
+            self.warn_if_stalled(now);
         }
-        if !row0 {
-            row0 = true;
-            let r = Row {
-                sec: 0,
-                cur_ops: client.in_flight(),
-                started,
-                finished: 0,
-                avg_bw: 0.0,
-                cur_bw: 0.0,
-                last_lat: None,
-                avg_lat: 0.0,
+    }
+
+    /// Whether ops may start now: in time, not all started, no failure and no signal (the
+    /// first signal seen starts the drain's time).
+    fn may_issue(&mut self, now: Instant) -> bool {
+        if bench_report::stop_requested() && !self.interrupted {
+            self.interrupted = true;
+            self.drain_until = Some(now + bench_report::DRAIN_LIMIT);
+        }
+        // SECONDS = 0 still issues the first round, as the real tool does.
+        let in_time = now < self.deadline || (self.a.seconds == 0 && self.started < self.a.threads as u64);
+        in_time && self.started < self.max_ops && self.failure.is_none() && !self.interrupted
+    }
+
+    /// Starts ops in the idle slots until none is idle, all are started or one fails.
+    fn issue(&mut self) {
+        while self.started < self.max_ops {
+            let Some(slot) = self.slots.take() else { break };
+            let k = match self.test {
+                Test::Write | Test::Seq => self.started,
+                Test::Rand if self.started < self.a.threads as u64 && self.started < self.obj.num_ops => self.started,
+                Test::Rand => self.rng.next() % self.obj.num_ops.max(1),
             };
-            if plain {
-                line(st, &row_text(&r));
+            if let Err(r) = self.submit(slot, k) {
+                self.failure = Some(r);
+                self.slots.put_back(slot);
+                break;
             }
-            rows.push(r);
+            self.started += 1;
         }
-        // Rows come after the slots were refilled, so `Cur ops` shows the ops in flight.
-        let now = Instant::now();
-        let row_at = start + Duration::from_secs(next_row);
-        if now >= row_at {
-            let elapsed = now.duration_since(start).as_secs_f64();
-            // Whole seconds since the last row, as the real tool's status thread counts them.
-            let since = (next_row - row_sec).max(1) as f64;
-            let cur = (done - done_at_row) as f64 * op_size as f64 / 1048576.0 / since;
-            let cur_iops = ((done - done_at_row) as f64 / since) as u64;
-            bw.add(cur);
-            iops.add(cur_iops as f64);
-            let last = if done > done_at_row { last_lat } else { None };
-            if next_row % 20 == 0 && plain {
-                println!(
-                    "{} min lat: {} max lat: {} avg lat: {}",
-                    now_text(),
-                    fmt_g(lat.min),
-                    fmt_g(lat.max),
-                    fmt_g(lat.mean())
-                );
-                line(st, HEADER);
+    }
+
+    /// Op `k` in `slot`: a write of its contents (and the parts `--write-*` ask for), or a read.
+    fn submit(&mut self, slot: u32, k: u64) -> Result<(), i64> {
+        let (oid, off, op_size) = (self.obj.object(k), self.obj.offset(k), self.obj.op_size);
+        self.slot_op[slot as usize] = k;
+        self.slots.submitted(slot);
+        if self.test != Test::Write {
+            return self.client.read(slot, &oid, op_size as usize, off);
+        }
+        fill_op(self.client.buf_mut(slot), k);
+        let a = self.a;
+        let parts = WriteParts {
+            alloc_hint: a.hints.then_some((self.obj.object_size, op_size, ALLOC_HINT_FLAGS)),
+            object: a.dest_object,
+            omap_key: a.dest_omap.then(|| format!("bench-omap-key-{off}")),
+            xattr: a.dest_xattr.then(|| format!("bench-xattr-key-{off}")),
+        };
+        self.client.write_parts(slot, &oid, op_size as usize, off, &parts)
+    }
+
+    /// Books a finished op: a failure, a read's check, its latency; its slot is idle again.
+    fn complete(&mut self, f: Finish, now: Instant) {
+        let k = self.slot_op[f.slot as usize];
+        if self.test == Test::Write {
+            if f.result < 0 && self.failure.is_none() {
+                self.failure = Some(f.result);
             }
-            let r = Row {
-                sec: next_row,
-                cur_ops: client.in_flight(),
-                started,
-                finished: done,
-                avg_bw: done as f64 * op_size as f64 / 1048576.0 / elapsed,
-                cur_bw: cur,
-                last_lat: last,
-                avg_lat: lat.mean(),
-            };
-            if plain {
-                line(st, &row_text(&r));
-            }
-            rows.push(r);
-            done_at_row = done;
-            row_sec = next_row;
-            next_row = elapsed as u64 + 1;
+        } else if f.result < 0 {
+            eprintln!("read got {}", f.result);
+            self.failure.get_or_insert(f.result);
+        } else if self.a.verify && !op_is_correct(&self.client.buf(f.slot)[..f.result as usize], k) {
+            eprintln!("{} is not correct!", self.obj.object(k));
+            self.incorrect += 1;
         }
-        if client.in_flight() == 0 && (!issuing || failure.is_some()) {
-            break;
+        let l = self.slots.done(f.slot, now);
+        self.lat.add(l.as_secs_f64());
+        self.dir.add(l, self.obj.op_size);
+        self.last_lat = Some(l.as_secs_f64());
+        self.done += 1;
+        self.last_completion = now;
+        self.stall_warned = false;
+    }
+
+    /// Once per silence: a line on stderr when nothing completed for `STALL_WARN`.
+    fn warn_if_stalled(&mut self, now: Instant) {
+        let in_flight = self.client.in_flight();
+        if in_flight == 0 || self.stall_warned || now.duration_since(self.last_completion) < bench_report::STALL_WARN {
+            return;
         }
-        if drain_until.is_some_and(|d| now >= d) {
-            break;
-        }
-        // Wake for the next completion, the next status row or a signal, whichever is first.
-        let row_at = start + Duration::from_secs(next_row);
-        let limit = row_at
-            .saturating_duration_since(Instant::now())
-            .clamp(Duration::from_millis(1), Duration::from_millis(200));
-        client.wait(1, Some(limit), &mut finished);
-        let now = Instant::now();
-        for f in finished.drain(..) {
-            let slot = f.slot as usize;
-            let k = slot_op[slot];
-            if test == Test::Write {
-                if f.result < 0 && failure.is_none() {
-                    failure = Some(f.result);
-                }
-            } else if f.result < 0 {
-                eprintln!("read got {}", f.result);
-                failure.get_or_insert(f.result);
-            } else if a.verify && !op_is_correct(&client.buf(f.slot)[..f.result as usize], k) {
-                eprintln!("{prefix}_object{} is not correct!", k / wpo);
-                incorrect += 1;
-            }
-            let l = now.duration_since(submitted_at[slot]);
-            lat.add(l.as_secs_f64());
-            dir.add(l, op_size);
-            last_lat = Some(l.as_secs_f64());
-            done += 1;
-            last_completion = now;
-            stall_warned = false;
-            idle.push(f.slot);
-        }
-        if client.in_flight() > 0 && !stall_warned && now.duration_since(last_completion) >= bench_report::STALL_WARN {
-            stall_warned = true;
-            let oldest = submitted_at
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !idle.contains(&(*i as u32)))
-                .map(|(_, t)| now.duration_since(*t))
-                .max()
-                .unwrap_or_default();
-            eprintln!(
-                "fiox rados bench: no operation completed for {} s; {} in flight, the oldest for {:.1} s (is the cluster stalled?)",
-                bench_report::STALL_WARN.as_secs(),
-                client.in_flight(),
-                oldest.as_secs_f64()
+        self.stall_warned = true;
+        eprintln!(
+            "fiox rados bench: no operation completed for {} s; {} in flight, the oldest for {:.1} s (is the cluster stalled?)",
+            bench_report::STALL_WARN.as_secs(),
+            in_flight,
+            self.slots.oldest_in_flight(now).as_secs_f64()
+        );
+    }
+
+    /// When the next row is due.
+    fn row_due(&self) -> Instant {
+        self.meter.start + Duration::from_secs(self.status.next)
+    }
+
+    /// Row 0: the first round of ops started.
+    fn first_row(&mut self) {
+        let row = Row {
+            sec: 0,
+            cur_ops: self.client.in_flight(),
+            started: self.started,
+            finished: 0,
+            avg_bw: 0.0,
+            cur_bw: 0.0,
+            last_lat: None,
+            avg_lat: 0.0,
+        };
+        self.push_row(row);
+    }
+
+    /// The row that is due: MB/s and IOPS since the last row, and every 20 rows the latencies
+    /// so far and the header again.
+    fn status_row(&mut self, now: Instant) {
+        let (done, op_size) = (self.done, self.obj.op_size as f64);
+        let s = &mut self.status;
+        let elapsed = now.duration_since(self.meter.start).as_secs_f64();
+        // Whole seconds since the last row, as the real tool's status thread counts them.
+        let since = (s.next - s.last_sec).max(1) as f64;
+        let cur = (done - s.done_then) as f64 * op_size / 1048576.0 / since;
+        let cur_iops = ((done - s.done_then) as f64 / since) as u64;
+        s.bw.add(cur);
+        s.iops.add(cur_iops as f64);
+        let last_lat = if done > s.done_then { self.last_lat } else { None };
+        if s.next % 20 == 0 && self.plain {
+            let lat = &self.lat;
+            println!(
+                "{} min lat: {} max lat: {} avg lat: {}",
+                now_text(),
+                fmt_g(lat.min),
+                fmt_g(lat.max),
+                fmt_g(lat.mean())
             );
+            line(self.a.show_time, HEADER);
         }
+        let row = Row {
+            sec: s.next,
+            cur_ops: self.client.in_flight(),
+            started: self.started,
+            finished: done,
+            avg_bw: done as f64 * op_size / 1048576.0 / elapsed,
+            cur_bw: cur,
+            last_lat,
+            avg_lat: self.lat.mean(),
+        };
+        s.done_then = done;
+        s.last_sec = s.next;
+        s.next = elapsed as u64 + 1;
+        self.push_row(row);
     }
-    let time = start.elapsed().as_secs_f64();
-    let cpu1 = bench_report::cpu_now();
-    let left = client.in_flight();
-    if let Some(r) = failure {
-        return Ok(fail("error during benchmark", r));
-    }
-    if iops.n == 0 {
-        // Never sampled: rados bench's fallback.
-        iops.add((done as f64 / time).trunc());
-    }
-    let bandwidth = done as f64 * op_size as f64 / time / 1048576.0;
-    let avg_iops = (done as f64 / time) as u64;
-    let min_lat = if lat.n > 0 { lat.min } else { 9999.0 };
-    // The summary, as label/value pairs (text) and key/value pairs (-f json).
-    let mut text: Vec<(&str, String)> = Vec::new();
-    let mut keys: Vec<(&str, String)> = Vec::new();
-    let f6 = |x: f64| format!("{x:.6}");
-    text.push(("Total time run:", fmt_g(time)));
-    keys.push(("total_time_run", f6(time)));
-    if test == Test::Write {
-        text.extend([
-            ("Total writes made:", done.to_string()),
-            ("Write size:", op_size.to_string()),
-            ("Object size:", object_size.to_string()),
-            ("Bandwidth (MB/sec):", fmt_g(bandwidth)),
-            ("Stddev Bandwidth:", fmt_g(bw.stddev())),
-            ("Max bandwidth (MB/sec):", fmt_g(if bw.n > 0 { bw.max } else { 0.0 })),
-            ("Min bandwidth (MB/sec):", fmt_g(if bw.n > 0 { bw.min } else { f64::MAX })),
-            ("Average IOPS:", avg_iops.to_string()),
-            ("Stddev IOPS:", fmt_g(iops.stddev())),
-            ("Max IOPS:", fmt_g(iops.max)),
-            ("Min IOPS:", fmt_g(iops.min)),
-            ("Average Latency(s):", fmt_g(lat.mean())),
-            ("Stddev Latency(s):", fmt_g(lat.stddev())),
-            ("Max latency(s):", fmt_g(lat.max)),
-            ("Min latency(s):", fmt_g(min_lat)),
-        ]);
-        keys.extend([
-            ("total_writes_made", done.to_string()),
-            ("write_size", op_size.to_string()),
-            ("object_size", object_size.to_string()),
-            ("bandwidth", f6(bandwidth)),
-            ("stddev_bandwidth", f6(bw.stddev())),
-            ("max_bandwidth", f6(if bw.n > 0 { bw.max } else { 0.0 })),
-            ("min_bandwidth", f6(if bw.n > 0 { bw.min } else { f64::MAX })),
-            ("average_iops", avg_iops.to_string()),
-            // The real tool prints this double through %d (a garbage integer); fiox the
-            // integer part of the real figure.
-            ("stddev_iops", (iops.stddev() as i64).to_string()),
-            ("max_iops", (iops.max as i64).to_string()),
-            ("min_iops", (iops.min as i64).to_string()),
-            ("average_latency", f6(lat.mean())),
-            ("stddev_latency", f6(lat.stddev())),
-            ("max_latency", f6(lat.max)),
-            ("min_latency", f6(min_lat)),
-        ]);
-    } else {
-        text.extend([
-            ("Total reads made:", done.to_string()),
-            ("Read size:", op_size.to_string()),
-            ("Object size:", object_size.to_string()),
-            ("Bandwidth (MB/sec):", fmt_g(bandwidth)),
-            ("Average IOPS:", avg_iops.to_string()),
-            ("Stddev IOPS:", fmt_g(iops.stddev())),
-            ("Max IOPS:", fmt_g(iops.max)),
-            ("Min IOPS:", fmt_g(iops.min)),
-            ("Average Latency(s):", fmt_g(lat.mean())),
-            ("Max latency(s):", fmt_g(lat.max)),
-            ("Min latency(s):", fmt_g(min_lat)),
-        ]);
-        keys.extend([
-            ("total_reads_made", done.to_string()),
-            ("read_size", op_size.to_string()),
-            ("object_size", object_size.to_string()),
-            ("bandwidth", f6(bandwidth)),
-            ("average_iops", avg_iops.to_string()),
-            ("stddev_iops", f6(iops.stddev())),
-            ("max_iops", (iops.max as i64).to_string()),
-            ("min_iops", (iops.min as i64).to_string()),
-            ("average_latency", f6(lat.mean())),
-            ("max_latency", f6(lat.max)),
-            ("min_latency", f6(min_lat)),
-        ]);
-    }
-    let width = if test == Test::Write { 24 } else { 22 };
-    if plain {
-        for (i, (label, value)) in text.iter().enumerate() {
-            // The summary is one statement in the real tool: only its first line has the time.
-            line(st && i == 0, &format!("{label:<width$}{value}"));
+
+    fn push_row(&mut self, row: Row) {
+        if self.plain {
+            line(self.a.show_time, &row_text(&row));
         }
-    } else if a.fiox_json.as_deref() != Some("-") {
+        self.status.rows.push(row);
+    }
+
+    /// After the loop: the summary (text or `-f json`), the metadata object and the cleanup,
+    /// fiox's report, and the exit status.
+    fn finish(mut self) -> Result<ExitCode> {
+        let end = End { time: self.meter.elapsed(), cpu: self.meter.cpu(), left: self.client.in_flight() };
+        if let Some(r) = self.failure {
+            return Ok(fail("error during benchmark", r));
+        }
+        if self.status.iops.n() == 0 {
+            // Never sampled: rados bench's fallback.
+            self.status.iops.add((self.done as f64 / end.time).trunc());
+        }
+        let summary = self.summary(end.time);
+        self.print_summary(&summary)?;
+        let removed = match self.keep_or_remove(end.left) {
+            Ok(n) => n,
+            Err(code) => return Ok(code),
+        };
+        if let Some(path) = &self.a.fiox_json {
+            if let Err(code) = self.report(&end, &summary, removed).save_or_exit("fiox rados bench", path) {
+                return Ok(code);
+            }
+        }
+        Ok(self.exit_status(&end))
+    }
+
+    /// The summary's figures, in the tool's order.
+    fn summary(&self, time: f64) -> Vec<Figure> {
+        let (done, o, lat) = (self.done, &self.obj, &self.lat);
+        let (bw, iops) = (&self.status.bw, &self.status.iops);
+        let bandwidth = done as f64 * o.op_size as f64 / time / 1048576.0;
+        let avg_iops = (done as f64 / time) as u64;
+        let min_lat = if lat.n() > 0 { lat.min } else { 9999.0 };
+        let mut s = vec![Figure::real("Total time run:", "total_time_run", time)];
+        if self.test == Test::Write {
+            let (max_bw, min_bw) = if bw.n() > 0 { (bw.max, bw.min) } else { (0.0, f64::MAX) };
+            s.extend([
+                Figure::count("Total writes made:", "total_writes_made", done),
+                Figure::count("Write size:", "write_size", o.op_size),
+                Figure::count("Object size:", "object_size", o.object_size),
+                Figure::real("Bandwidth (MB/sec):", "bandwidth", bandwidth),
+                Figure::real("Stddev Bandwidth:", "stddev_bandwidth", bw.stddev()),
+                Figure::real("Max bandwidth (MB/sec):", "max_bandwidth", max_bw),
+                Figure::real("Min bandwidth (MB/sec):", "min_bandwidth", min_bw),
+                Figure::count("Average IOPS:", "average_iops", avg_iops),
+                // The real tool prints this double through %d (a garbage integer); fiox the
+                // integer part of the real figure.
+                Figure::whole("Stddev IOPS:", "stddev_iops", iops.stddev()),
+                Figure::whole("Max IOPS:", "max_iops", iops.max),
+                Figure::whole("Min IOPS:", "min_iops", iops.min),
+                Figure::real("Average Latency(s):", "average_latency", lat.mean()),
+                Figure::real("Stddev Latency(s):", "stddev_latency", lat.stddev()),
+                Figure::real("Max latency(s):", "max_latency", lat.max),
+                Figure::real("Min latency(s):", "min_latency", min_lat),
+            ]);
+        } else {
+            s.extend([
+                Figure::count("Total reads made:", "total_reads_made", done),
+                Figure::count("Read size:", "read_size", o.op_size),
+                Figure::count("Object size:", "object_size", o.object_size),
+                Figure::real("Bandwidth (MB/sec):", "bandwidth", bandwidth),
+                Figure::count("Average IOPS:", "average_iops", avg_iops),
+                Figure::real("Stddev IOPS:", "stddev_iops", iops.stddev()),
+                Figure::whole("Max IOPS:", "max_iops", iops.max),
+                Figure::whole("Min IOPS:", "min_iops", iops.min),
+                Figure::real("Average Latency(s):", "average_latency", lat.mean()),
+                Figure::real("Max latency(s):", "max_latency", lat.max),
+                Figure::real("Min latency(s):", "min_latency", min_lat),
+            ]);
+        }
+        s
+    }
+
+    /// The summary as the tool prints it: lines of text, or with `-f json` one object (to `-o
+    /// FILE` if given); nothing when fiox's report takes stdout.
+    fn print_summary(&self, summary: &[Figure]) -> Result<()> {
+        if self.plain {
+            let width = if self.test == Test::Write { 24 } else { 22 };
+            for (i, f) in summary.iter().enumerate() {
+                // The summary is one statement in the real tool: only its first line has the time.
+                line(self.a.show_time && i == 0, &format!("{:<width$}{}", f.label, f.text));
+            }
+        } else if self.a.fiox_json.as_deref() != Some("-") {
+            let doc = self.json_doc(summary);
+            let out = if self.a.format == Format::JsonPretty {
+                pretty4(&doc)
+            } else {
+                serde_json::to_string(&doc).unwrap_or_default()
+            };
+            match &self.a.output {
+                Some(f) => std::fs::write(f, format!("{out}\n"))?,
+                None => println!("{out}"),
+            }
+        }
+        Ok(())
+    }
+
+    /// `-f json`'s object: a write's parameters, the rows (`datas`), the summary.
+    fn json_doc(&self, summary: &[Figure]) -> Value {
+        let (a, o) = (self.a, &self.obj);
         let mut m = Map::new();
-        if test == Test::Write {
+        if self.test == Test::Write {
             for (k, v) in [
                 ("concurrent_ios", a.threads.to_string()),
-                ("object_size", object_size.to_string()),
-                ("op_size", op_size.to_string()),
+                ("object_size", o.object_size.to_string()),
+                ("op_size", o.op_size.to_string()),
                 ("seconds_to_run", a.seconds.to_string()),
                 ("max_objects", a.max_objects.to_string()),
-                ("object_prefix", prefix.clone()),
+                ("object_prefix", o.prefix.clone()),
             ] {
                 m.insert(k.into(), json!(v));
             }
         }
-        let datas: Vec<Value> = rows
-            .iter()
-            .map(|r| {
-                json!({
-                    "sec": r.sec.to_string(),
-                    "cur_ops": r.cur_ops.to_string(),
-                    "started": r.started.to_string(),
-                    "finished": r.finished.to_string(),
-                    "avg_bw": f6(r.avg_bw),
-                    "cur_bw": f6(r.cur_bw),
-                    "last_lat": f6(r.last_lat.unwrap_or(0.0)),
-                    "avg_lat": f6(r.avg_lat),
-                })
-            })
-            .collect();
-        m.insert("datas".into(), Value::Array(datas));
-        for (k, v) in &keys {
-            m.insert((*k).into(), json!(v));
+        m.insert("datas".into(), Value::Array(self.status.rows.iter().map(row_json).collect()));
+        for f in summary {
+            m.insert(f.key.into(), json!(f.json));
         }
-        let doc = Value::Object(m);
-        let out = if a.format == Format::JsonPretty {
-            pretty4(&doc)
-        } else {
-            serde_json::to_string(&doc).unwrap_or_default()
-        };
-        match &a.output {
-            Some(f) => std::fs::write(f, format!("{out}\n"))?,
-            None => println!("{out}"),
-        }
+        Value::Object(m)
     }
-    // The metadata object seq/rand read: object size, ops done, pid, op size (little-endian).
-    if test == Test::Write && left == 0 {
+
+    /// After a write whose ops all finished: the metadata object seq and rand read (object
+    /// size, ops done, pid, op size; little-endian), then, unless `--no-cleanup`, the objects
+    /// and the metadata removed. The objects removed; `Err`, the exit status of a failure.
+    fn keep_or_remove(&mut self, left: u32) -> Result<u64, ExitCode> {
+        if self.test != Test::Write || left > 0 {
+            return Ok(0);
+        }
+        let o = &self.obj;
         let mut meta = Vec::with_capacity(24);
-        meta.extend_from_slice(&object_size.to_le_bytes());
-        meta.extend_from_slice(&(done as i32).to_le_bytes());
-        meta.extend_from_slice(&(pid as i32).to_le_bytes());
-        meta.extend_from_slice(&op_size.to_le_bytes());
-        if let Err(r) = client.write_full(&meta_name, &meta) {
-            return Ok(fail("error during benchmark", r));
+        meta.extend_from_slice(&o.object_size.to_le_bytes());
+        meta.extend_from_slice(&(self.done as i32).to_le_bytes());
+        meta.extend_from_slice(&(o.pid as i32).to_le_bytes());
+        meta.extend_from_slice(&o.op_size.to_le_bytes());
+        self.client.write_full(&o.meta_name, &meta).map_err(|r| fail("error during benchmark", r))?;
+        if !self.a.cleanup {
+            return Ok(0);
         }
-    }
-    let mut removed = None;
-    if test == Test::Write && a.cleanup && left == 0 {
-        if plain {
+        let st = self.a.show_time;
+        if self.plain {
             line(st, "Cleaning up (deleting benchmark objects)");
         }
         let t0 = Instant::now();
-        match remove_run(&mut client, &prefix, done.div_ceil(wpo), a.threads) {
-            Ok(n) => removed = Some(n),
-            Err(r) => return Ok(fail("error during cleanup", r)),
-        }
-        if plain {
-            let n = removed.unwrap_or(0);
+        let n = remove_run(&mut self.client, &o.prefix, o.objects(self.done), self.a.threads)
+            .map_err(|r| fail("error during cleanup", r))?;
+        if self.plain {
             line(st, &format!("Removed {n} object{}", if n == 1 { "" } else { "s" }));
             line(st, &format!("Clean up completed and total clean up time :{}", fmt_g(t0.elapsed().as_secs_f64())));
         }
-        let _ = client.remove(&meta_name);
+        let _ = self.client.remove(&o.meta_name);
+        Ok(n)
     }
-    let error = if incorrect > 0 { -(libc::EIO as i64) } else { 0 };
-    if let Some(path) = &a.fiox_json {
+
+    /// fiox's report: the run in fio's layout, the tool's parameters and summary in `fiox`.
+    fn report(&mut self, end: &End, summary: &[Figure], removed: u64) -> BenchReport {
+        let (a, o, test) = (self.a, &self.obj, self.test);
         let mut fiox = Map::new();
         fiox.insert("tool".into(), json!("rados bench"));
         fiox.insert("test".into(), json!(test.name()));
         fiox.insert("pool".into(), json!(a.ceph.pool));
         fiox.insert("concurrent_ios".into(), json!(a.threads));
-        fiox.insert("op_size".into(), json!(op_size));
-        fiox.insert("object_size".into(), json!(object_size));
-        fiox.insert("object_prefix".into(), json!(prefix));
-        fiox.insert("metadata_object".into(), json!(meta_name));
+        fiox.insert("op_size".into(), json!(o.op_size));
+        fiox.insert("object_size".into(), json!(o.object_size));
+        fiox.insert("object_prefix".into(), json!(o.prefix));
+        fiox.insert("metadata_object".into(), json!(o.meta_name));
         if test == Test::Write {
-            let objects = done.div_ceil(wpo);
-            fiox.insert("objects_written".into(), json!(objects));
-            fiox.insert("objects_removed".into(), json!(removed.unwrap_or(0)));
+            fiox.insert("objects_written".into(), json!(o.objects(self.done)));
+            fiox.insert("objects_removed".into(), json!(removed));
         }
-        let summary: Map<String, Value> = keys.iter().map(|(k, v)| ((*k).to_string(), json!(v))).collect();
+        let summary: Map<String, Value> = summary.iter().map(|f| (f.key.to_string(), json!(f.json))).collect();
         fiox.insert("summary".into(), Value::Object(summary));
-        if interrupted {
-            fiox.insert("interrupted".into(), json!(bench_report::signal_name()));
-            fiox.insert("left_in_flight".into(), json!(left));
-        }
+        let dir = std::mem::take(&mut self.dir);
         let (read, write) = if test == Test::Write { (DirStat::default(), dir) } else { (dir, DirStat::default()) };
-        let report = BenchReport {
+        let mut report = BenchReport {
             job: format!("rados-bench-{}", test.name()),
-            runtime_s: time,
+            runtime_s: end.time,
             read,
             write,
-            cpu_s: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1),
-            error: -error,
+            cpu_s: end.cpu,
+            error: if self.incorrect > 0 { libc::EIO as i64 } else { 0 },
             fiox,
         };
-        if let Err(e) = report.save(path) {
-            eprintln!("fiox rados bench: cannot write {path}: {e}");
-            return Ok(ExitCode::from(1));
+        if self.interrupted {
+            report.note_interrupted(end.left);
         }
+        report
     }
-    if interrupted {
-        eprintln!("{}", bench_report::interrupted_line("fiox rados bench", time, done, left));
-        if test == Test::Write && left > 0 {
-            // No metadata object could be written: the prefix finds the objects.
-            let pool = a.ceph.pool.as_deref().unwrap_or_default();
-            eprintln!(
-                "fiox rados bench: the objects written are left in pool '{pool}'; `rados -p {pool} cleanup --prefix {prefix}` removes them"
-            );
+
+    /// A signal's end (saying where a write's objects were left), a read that found wrong
+    /// contents, or success.
+    fn exit_status(&self, end: &End) -> ExitCode {
+        if self.interrupted {
+            eprintln!("{}", bench_report::interrupted_line("fiox rados bench", end.time, self.done, end.left));
+            if self.test == Test::Write && end.left > 0 {
+                // No metadata object could be written: the prefix finds the objects.
+                let (pool, prefix) = (self.a.ceph.pool.as_deref().unwrap_or_default(), &self.obj.prefix);
+                eprintln!(
+                    "fiox rados bench: the objects written are left in pool '{pool}'; `rados -p {pool} cleanup --prefix {prefix}` removes them"
+                );
+            }
+            return ExitCode::from(1);
         }
-        return Ok(ExitCode::from(1));
+        if self.incorrect > 0 {
+            return fail("error during benchmark", -(libc::EIO as i64));
+        }
+        ExitCode::SUCCESS
     }
-    if incorrect > 0 {
-        return Ok(fail("error during benchmark", -(libc::EIO as i64)));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Ceph's pretty JSON: four-space indents.

@@ -21,6 +21,7 @@ use fiox_options::CephOpts;
 use serde_json::{json, Map};
 
 use crate::ceph::args::{self, Dialect};
+use crate::ceph::bench_loop::{Meter, Rand, Slots};
 use crate::ceph::bench_report::{self, fmt_g, BenchReport, DirStat};
 use crate::cli::{self, Complete, Flag};
 
@@ -44,6 +45,15 @@ impl Pattern {
             Pattern::Rand => "rand",
             Pattern::Seq => "seq",
             Pattern::FullSeq => "full-seq",
+        }
+    }
+
+    /// The pattern as the header says it.
+    fn text(self) -> &'static str {
+        match self {
+            Pattern::Rand => "random",
+            Pattern::Seq => "sequential",
+            Pattern::FullSeq => "full sequential",
         }
     }
 }
@@ -271,19 +281,6 @@ pub fn straddling_share(io: u64, object: u64, blocks: u64) -> f64 {
     crossing as f64 / n as f64
 }
 
-/// libc-like pseudo-random numbers for offsets and the read/write mix (rbd bench uses
-/// `rand()` seeded with the time; only the distribution matters).
-struct Rand(u64);
-
-impl Rand {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 >> 1
-    }
-}
-
 /// `fiox rbd --help`.
 pub fn help() -> String {
     "usage: fiox rbd [-c CONF] [--cluster NAME] [--id ID] [-k KEYRING] [-p POOL] bench
@@ -305,10 +302,43 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         Ok(a) => a,
         Err(code) => return Ok(code),
     };
+    Ok(bench(&a).unwrap_or_else(|code| code))
+}
+
+/// The bench in its phases: rbd's checks, the image, the header, the I/Os issued, the drain and
+/// the summary. `Err` is the exit status of a bench that ends early.
+fn bench(a: &Args) -> Result<ExitCode, ExitCode> {
+    let io_type = check(a)?;
+    let client = open(a, io_type)?;
+    let type_text = match io_type {
+        IoType::Read => "read".to_string(),
+        IoType::Write => "write".to_string(),
+        IoType::ReadWrite => format!("readwrite read:write={}:{}", a.rw_mix_read, 100 - a.rw_mix_read),
+    };
+    let plain = a.fiox_json.as_deref() != Some("-");
+    let unwritten = unwritten_share(&client, io_type, a.ceph.rbdname.as_deref().unwrap_or_default());
+    if plain {
+        println!(
+            "bench  type {type_text} io_size {} io_threads {} bytes {} pattern {}",
+            a.io_size,
+            a.io_threads,
+            a.io_total,
+            a.pattern.text()
+        );
+        println!("  SEC       OPS   OPS/SEC   BYTES/SEC");
+    }
+    let mut bench = Bench::new(a, io_type, client, type_text, unwritten, plain);
+    bench.issue()?;
+    bench.drain()?;
+    bench.finish()
+}
+
+/// rbd's checks of the command line, in its order, and its messages; the I/O type.
+fn check(a: &Args) -> Result<IoType, ExitCode> {
     if a.snap.is_some() && matches!(a.io_type, Some(IoType::Write | IoType::ReadWrite)) {
         // A snapshot cannot be written.
         eprintln!("rbd: snapshot name specified for a command that doesn't use it");
-        return Ok(ExitCode::from(22));
+        return Err(ExitCode::from(22));
     }
     if a.deprecated {
         eprintln!("rbd: bench-write is deprecated, use rbd bench --io-type write ...");
@@ -322,315 +352,420 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     ];
     if let Some((_, msg)) = checks.iter().find(|(bad, _)| *bad) {
         eprintln!("{msg}");
-        return Ok(ExitCode::from(22));
+        return Err(ExitCode::from(22));
     }
-    let io_type = a.io_type.expect("checked");
-    let image = a.ceph.rbdname.clone().unwrap_or_default();
-    let mut client = match ImageClient::open_at(&a.ceph, a.snap.as_deref(), a.io_threads as u32, a.io_size as usize) {
-        Ok(c) => c,
-        Err(e) => {
+    Ok(a.io_type.expect("checked"))
+}
+
+/// The image (or its snapshot): opened, as large as one I/O at least, flushed, and with the
+/// fadvise flag of the pattern on every operation.
+fn open(a: &Args, io_type: IoType) -> Result<ImageClient, ExitCode> {
+    let image = a.ceph.rbdname.as_deref().unwrap_or_default();
+    let mut client = ImageClient::open_at(&a.ceph, a.snap.as_deref(), a.io_threads as u32, a.io_size as usize)
+        .map_err(|e| {
             eprintln!("rbd: error opening image {image}: {e}");
-            return Ok(ExitCode::from(2));
-        }
-    };
+            ExitCode::from(2)
+        })?;
     let size = client.size();
     if a.io_size > size {
         eprintln!("rbd: io-size {} larger than image size {}", byte_u(a.io_size), byte_u(size));
         eprintln!("bench failed: (22) Invalid argument");
-        return Ok(ExitCode::from(22));
+        return Err(ExitCode::from(22));
     }
     if let Err(e) = client.flush() {
         // A read-only image (a snapshot) has nothing to flush: fine for a read bench.
         if !(io_type == IoType::Read && e.starts_with("Read-only file system")) {
             eprintln!("rbd: failed to flush: {e}");
-            return Ok(ExitCode::from(1));
+            return Err(ExitCode::from(1));
         }
     }
     // The fadvise hint rbd bench gives the OSDs with every operation
     // (LIBRADOS_OP_FLAG_FADVISE_RANDOM, LIBRADOS_OP_FLAG_FADVISE_SEQUENTIAL).
     client.set_op_flags(if a.pattern == Pattern::Rand { 0x4 } else { 0x8 });
-    let type_text = match io_type {
-        IoType::Read => "read".to_string(),
-        IoType::Write => "write".to_string(),
-        IoType::ReadWrite => format!("readwrite read:write={}:{}", a.rw_mix_read, 100 - a.rw_mix_read),
-    };
-    let pattern_text = match a.pattern {
-        Pattern::Rand => "random",
-        Pattern::Seq => "sequential",
-        Pattern::FullSeq => "full sequential",
-    };
-    let plain = a.fiox_json.as_deref() != Some("-");
-    // Reads of ranges never written cost the cluster nothing (a thin image answers zeros), so
-    // a read bench on them measures little: say how much of the image that is.
-    let mut unwritten = None;
-    if io_type != IoType::Write {
-        if let Ok(w) = client.written_bytes(0, size) {
-            let share = 1.0 - w as f64 / size as f64;
-            unwritten = Some(share);
-            if share > 0.0 {
-                eprintln!(
-                    "fiox rbd bench: warning: {:.0}% of image '{image}' was never written; reads there return zeros without disk I/O",
-                    (share * 100.0).ceil()
-                );
-            }
-        }
+    Ok(client)
+}
+
+/// How much of the image a bench that reads finds never written, with a warning when some is:
+/// reads of those ranges cost the cluster nothing (a thin image answers zeros), so they
+/// measure little.
+fn unwritten_share(client: &ImageClient, io_type: IoType, image: &str) -> Option<f64> {
+    if io_type == IoType::Write {
+        return None;
     }
-    if plain {
-        println!(
-            "bench  type {type_text} io_size {} io_threads {} bytes {} pattern {pattern_text}",
-            a.io_size, a.io_threads, a.io_total
+    let size = client.size();
+    let written = client.written_bytes(0, size).ok()?;
+    let share = 1.0 - written as f64 / size as f64;
+    if share > 0.0 {
+        eprintln!(
+            "fiox rbd bench: warning: {:.0}% of image '{image}' was never written; reads there return zeros without disk I/O",
+            (share * 100.0).ceil()
         );
-        println!("  SEC       OPS   OPS/SEC   BYTES/SEC");
+    }
+    Some(share)
+}
+
+/// The offset streams (rbd bench's "threads"): each stream's next offset, and how it moves on
+/// after each round.
+struct Streams {
+    pattern: Pattern,
+    io: u64,
+    /// The image's size.
+    size: u64,
+    /// Whole I/Os in the image.
+    blocks: u64,
+    /// A `seq` stream's share of the image.
+    chunk: u64,
+    offs: Vec<u64>,
+}
+
+impl Streams {
+    fn new(pattern: Pattern, io: u64, threads: u64, size: u64, rng: &mut Rand) -> Streams {
+        let blocks = size / io;
+        let chunk = (size / io / threads) * io;
+        let mut s = Streams { pattern, io, size, blocks, chunk, offs: Vec::new() };
+        s.offs = (0..threads)
+            .map(|t| match pattern {
+                Pattern::Rand => (rng.next() % blocks) * io,
+                _ => s.start(t),
+            })
+            .collect();
+        s
     }
 
-    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64);
-    let mut rng = Rand(seed | 1);
-    let (io, threads) = (a.io_size, a.io_threads);
-    let blocks = size / io;
-    let chunk = (size / io / threads) * io;
-    let start_of = |i: u64| match a.pattern {
-        Pattern::Seq => chunk * i,
-        Pattern::FullSeq => (i * io) % (blocks * io),
-        Pattern::Rand => 0,
-    };
-    let mut offs: Vec<u64> = (0..threads).map(start_of).collect();
-    if a.pattern == Pattern::Rand {
-        for o in offs.iter_mut() {
-            *o = (rng.next() % blocks) * io;
+    /// Where stream `t` of a sequential pattern starts, and starts again at the image's end.
+    fn start(&self, t: u64) -> u64 {
+        match self.pattern {
+            Pattern::FullSeq => (t * self.io) % (self.blocks * self.io),
+            _ => self.chunk * t,
         }
     }
-    // The same random byte in every write, as rbd bench writes.
-    let byte = (rng.next() & 0xff) as u8;
-    for s in 0..threads as u32 {
-        client.buf_mut(s).fill(byte);
+
+    /// The streams' next offsets: a random block each, or the next block of the stream (the
+    /// next I/O for `seq`, one I/O per stream further for `full-seq`).
+    fn advance(&mut self, rng: &mut Rand) {
+        let step = if self.pattern == Pattern::FullSeq { self.io * self.offs.len() as u64 } else { self.io };
+        for t in 0..self.offs.len() {
+            let next = self.offs[t] + step;
+            self.offs[t] = match self.pattern {
+                Pattern::Rand => (rng.next() % self.blocks) * self.io,
+                _ if next + self.io > self.size => self.start(t as u64),
+                _ => next,
+            };
+        }
     }
-    let ops = a.io_total.div_ceil(io);
-    let mut idle: Vec<u32> = (0..threads as u32).rev().collect();
-    let mut finished: Vec<Finish> = Vec::new();
-    let mut slot_write = vec![false; threads as usize];
-    let mut submitted_at = vec![Instant::now(); threads as usize];
-    let (mut rd, mut wr) = (DirStat::default(), DirStat::default());
-    let (mut issued, mut reads, mut writes) = (0u64, 0u64, 0u64);
-    bench_report::catch_signals();
-    let cpu0 = bench_report::cpu_now();
-    let start = Instant::now();
-    let mut last_sec = 0u64;
-    let mut last = (0.0f64, 0u64);
-    let mut window: VecDeque<(f64, u64)> = VecDeque::new();
-    let mut armed = false;
-    let mut interrupted = false;
-    // Each completion is checked as rbd bench checks it (not in readwrite mode).
-    let check = |f: &Finish, write: bool| -> Option<ExitCode> {
-        if io_type == IoType::ReadWrite {
+}
+
+/// The rows' rates: a row whenever the elapsed second changes, with the rate over the last five
+/// rows' time.
+#[derive(Default)]
+struct Rates {
+    /// The last row's second, time and I/Os issued; none before the first round.
+    last: Option<(u64, f64, u64)>,
+    window: VecDeque<(f64, u64)>,
+}
+
+impl Rates {
+    /// After a round, `now` seconds into the run with `issued` I/Os issued: the second and rate
+    /// of a row when the second changed.
+    fn tick(&mut self, now: f64, issued: u64) -> Option<(u64, f64)> {
+        let sec = now as u64;
+        let Some((last_sec, then, issued_then)) = self.last else {
+            self.last = Some((sec, now, issued));
+            return None;
+        };
+        if sec == last_sec {
             return None;
         }
-        let bad = if write { f.result != 0 } else { f.result != io as i64 };
-        if bad {
-            let what = if write { "write" } else { "read" };
-            let err = if f.result < 0 { -f.result } else { 5 };
-            println!("{what} error: {}", fiox_engine::ceph_errno_text(-err));
-            return Some(ExitCode::from(err.clamp(1, 255) as u8));
+        self.last = Some((sec, now, issued));
+        self.window.push_back((now - then, issued - issued_then));
+        if self.window.len() > 5 {
+            self.window.pop_front();
         }
-        None
-    };
-    // Books the finished operations; a failed one ends the run as rbd bench ends it.
-    let reap = |finished: &mut Vec<Finish>,
-                idle: &mut Vec<u32>,
-                rd: &mut DirStat,
-                wr: &mut DirStat,
-                slot_write: &[bool],
-                submitted_at: &[Instant]|
-     -> Option<ExitCode> {
-        let now = Instant::now();
-        for f in finished.drain(..) {
-            let i = f.slot as usize;
-            if let Some(code) = check(&f, slot_write[i]) {
-                return Some(code);
+        let time: f64 = self.window.iter().map(|w| w.0).sum();
+        let n: u64 = self.window.iter().map(|w| w.1).sum();
+        Some((sec, n as f64 / time))
+    }
+}
+
+/// A finished I/O checked as rbd bench checks it (not in readwrite mode): a failure or a short
+/// read prints rbd's line and gives the exit status.
+fn check_result(io_type: IoType, io: u64, f: &Finish, write: bool) -> Option<ExitCode> {
+    if io_type == IoType::ReadWrite {
+        return None;
+    }
+    let bad = if write { f.result != 0 } else { f.result != io as i64 };
+    if !bad {
+        return None;
+    }
+    let what = if write { "write" } else { "read" };
+    let err = if f.result < 0 { -f.result } else { 5 };
+    println!("{what} error: {}", fiox_engine::ceph_errno_text(-err));
+    Some(ExitCode::from(err.clamp(1, 255) as u8))
+}
+
+/// A running `rbd bench`: the streams, the slots in flight, the counts and latencies, the
+/// rows' rates, and whether a signal stopped it.
+struct Bench<'a> {
+    a: &'a Args,
+    io_type: IoType,
+    client: ImageClient,
+    /// `read`, `write` or `readwrite read:write=R:W`, as the header says it.
+    type_text: String,
+    /// The tool's own output is printed (not fiox's report on stdout).
+    plain: bool,
+    /// The share of the image never written (a bench that reads).
+    unwritten: Option<f64>,
+    streams: Streams,
+    rng: Rand,
+    /// The I/Os to issue.
+    ops: u64,
+    slots: Slots,
+    /// Whether each slot's I/O is a write.
+    slot_write: Vec<bool>,
+    finished: Vec<Finish>,
+    rd: DirStat,
+    wr: DirStat,
+    issued: u64,
+    reads: u64,
+    writes: u64,
+    rates: Rates,
+    meter: Meter,
+    interrupted: bool,
+}
+
+impl<'a> Bench<'a> {
+    fn new(
+        a: &'a Args,
+        io_type: IoType,
+        mut client: ImageClient,
+        type_text: String,
+        unwritten: Option<f64>,
+        plain: bool,
+    ) -> Bench<'a> {
+        let mut rng = Rand::from_clock();
+        let (io, threads) = (a.io_size, a.io_threads);
+        let streams = Streams::new(a.pattern, io, threads, client.size(), &mut rng);
+        // The same random byte in every write, as rbd bench writes.
+        let byte = (rng.next() & 0xff) as u8;
+        for s in 0..threads as u32 {
+            client.buf_mut(s).fill(byte);
+        }
+        let slots = Slots::new(threads as u32);
+        bench_report::catch_signals();
+        Bench {
+            a,
+            io_type,
+            client,
+            type_text,
+            plain,
+            unwritten,
+            streams,
+            rng,
+            ops: a.io_total.div_ceil(io),
+            slots,
+            slot_write: vec![false; threads as usize],
+            finished: Vec::new(),
+            rd: DirStat::default(),
+            wr: DirStat::default(),
+            issued: 0,
+            reads: 0,
+            writes: 0,
+            rates: Rates::default(),
+            meter: Meter::start(),
+            interrupted: false,
+        }
+    }
+
+    /// Issues the I/Os round by round, one per stream, and prints a row whenever the second
+    /// changes; a signal stops it.
+    fn issue(&mut self) -> Result<(), ExitCode> {
+        while self.issued < self.ops {
+            for t in 0..self.streams.offs.len() {
+                if self.issued >= self.ops {
+                    break;
+                }
+                let Some(slot) = self.idle_slot()? else {
+                    self.interrupted = true;
+                    return Ok(());
+                };
+                self.submit(slot, self.streams.offs[t])?;
             }
-            let d = if slot_write[i] { &mut *wr } else { &mut *rd };
-            d.add(now.duration_since(submitted_at[i]), io);
-            idle.push(f.slot);
+            self.streams.advance(&mut self.rng);
+            if let Some((sec, rate)) = self.rates.tick(self.meter.elapsed(), self.issued) {
+                if self.plain {
+                    println!(
+                        "{sec:5}{:>10}{:>10}{:>10}/s",
+                        self.issued.saturating_sub(self.a.io_threads),
+                        fmt_g(rate),
+                        byte_u((rate * self.a.io_size as f64) as u64)
+                    );
+                }
+            }
         }
-        None
-    };
-    'issue: while issued < ops {
-        for &off in &offs {
-            if issued >= ops {
+        Ok(())
+    }
+
+    /// An idle slot, after waiting for completions while none is; `None` once a signal asked
+    /// to stop.
+    fn idle_slot(&mut self) -> Result<Option<u32>, ExitCode> {
+        loop {
+            if bench_report::stop_requested() {
+                return Ok(None);
+            }
+            if let Some(slot) = self.slots.take() {
+                return Ok(Some(slot));
+            }
+            self.client.wait(1, Some(Duration::from_millis(200)), &mut self.finished);
+            self.reap()?;
+        }
+    }
+
+    /// One I/O at `off` in `slot`: a read or a write, as the type (for readwrite, the mix) says.
+    fn submit(&mut self, slot: u32, off: u64) -> Result<(), ExitCode> {
+        let write = match self.io_type {
+            IoType::Read => false,
+            IoType::Write => true,
+            IoType::ReadWrite => self.rng.next() % 100 >= self.a.rw_mix_read,
+        };
+        if write {
+            self.writes += 1;
+        } else {
+            self.reads += 1;
+        }
+        self.slot_write[slot as usize] = write;
+        self.slots.submitted(slot);
+        if let Err(r) = self.client.submit(slot, write, off, self.a.io_size as usize) {
+            println!("{} error: {}", if write { "write" } else { "read" }, fiox_engine::ceph_errno_text(r));
+            return Err(ExitCode::from((-r).clamp(1, 255) as u8));
+        }
+        self.issued += 1;
+        Ok(())
+    }
+
+    /// Books the finished I/Os; a failed one ends the run as rbd bench ends it.
+    fn reap(&mut self) -> Result<(), ExitCode> {
+        let now = Instant::now();
+        let mut finished = std::mem::take(&mut self.finished);
+        for f in finished.drain(..) {
+            let write = self.slot_write[f.slot as usize];
+            if let Some(code) = check_result(self.io_type, self.a.io_size, &f, write) {
+                return Err(code);
+            }
+            let lat = self.slots.done(f.slot, now);
+            let dir = if write { &mut self.wr } else { &mut self.rd };
+            dir.add(lat, self.a.io_size);
+        }
+        self.finished = finished;
+        Ok(())
+    }
+
+    /// The I/Os in flight finish; after a signal they get `DRAIN_LIMIT` (a stalled cluster
+    /// holds them forever).
+    fn drain(&mut self) -> Result<(), ExitCode> {
+        let drain_until = Instant::now() + bench_report::DRAIN_LIMIT;
+        while self.client.in_flight() > 0 {
+            if bench_report::stop_requested() {
+                self.interrupted = true;
+            }
+            if self.interrupted && Instant::now() >= drain_until {
                 break;
             }
-            while idle.is_empty() {
-                if bench_report::stop_requested() {
-                    interrupted = true;
-                    break 'issue;
-                }
-                client.wait(1, Some(Duration::from_millis(200)), &mut finished);
-                if let Some(code) = reap(&mut finished, &mut idle, &mut rd, &mut wr, &slot_write, &submitted_at) {
-                    return Ok(code);
-                }
-            }
-            if bench_report::stop_requested() {
-                interrupted = true;
-                break 'issue;
-            }
-            let slot = idle.pop().expect("an idle slot");
-            let write = match io_type {
-                IoType::Read => false,
-                IoType::Write => true,
-                IoType::ReadWrite => rng.next() % 100 >= a.rw_mix_read,
-            };
-            if write {
-                writes += 1;
-            } else {
-                reads += 1;
-            }
-            slot_write[slot as usize] = write;
-            submitted_at[slot as usize] = Instant::now();
-            if let Err(r) = client.submit(slot, write, off, io as usize) {
-                println!("{} error: {}", if write { "write" } else { "read" }, fiox_engine::ceph_errno_text(r));
-                return Ok(ExitCode::from((-r).clamp(1, 255) as u8));
-            }
-            issued += 1;
+            self.client.wait(self.client.in_flight(), Some(Duration::from_millis(200)), &mut self.finished);
+            self.reap()?;
         }
-        // The streams' next offsets.
-        for (t, o) in offs.iter_mut().enumerate() {
-            let t = t as u64;
-            *o = match a.pattern {
-                Pattern::Rand => (rng.next() % blocks) * io,
-                Pattern::Seq => {
-                    let next = *o + io;
-                    if next + io > size {
-                        chunk * t
-                    } else {
-                        next
-                    }
-                }
-                Pattern::FullSeq => {
-                    let next = *o + io * threads;
-                    if next + io > size {
-                        (t * io) % (blocks * io)
-                    } else {
-                        next
-                    }
-                }
-            };
-        }
-        let now = start.elapsed().as_secs_f64();
-        let sec = now as u64;
-        if !armed {
-            armed = true;
-            last_sec = sec;
-            last = (now, issued);
-        } else if sec != last_sec {
-            last_sec = sec;
-            window.push_back((now - last.0, issued - last.1));
-            if window.len() > 5 {
-                window.pop_front();
-            }
-            last = (now, issued);
-            let time: f64 = window.iter().map(|w| w.0).sum();
-            let n: u64 = window.iter().map(|w| w.1).sum();
-            let rate = n as f64 / time;
-            if plain {
-                println!(
-                    "{sec:5}{:>10}{:>10}{:>10}/s",
-                    issued.saturating_sub(threads),
-                    fmt_g(rate),
-                    byte_u((rate * io as f64) as u64)
-                );
-            }
-        }
+        Ok(())
     }
-    // In-flight operations finish; after a signal they get DRAIN_LIMIT (a stalled cluster
-    // holds them forever).
-    let drain_until = Instant::now() + bench_report::DRAIN_LIMIT;
-    while client.in_flight() > 0 {
-        if bench_report::stop_requested() {
-            interrupted = true;
+
+    /// After the run: the image flushed (unless only read), the summary, fiox's report and the
+    /// exit status.
+    fn finish(mut self) -> Result<ExitCode, ExitCode> {
+        let left = self.client.in_flight();
+        if self.io_type != IoType::Read && left == 0 {
+            if let Err(e) = self.client.flush() {
+                eprintln!("rbd: failed to flush at the end: {e}");
+                return Err(ExitCode::from(1));
+            }
         }
-        if interrupted && Instant::now() >= drain_until {
-            break;
+        let elapsed = self.meter.elapsed();
+        let cpu = self.meter.cpu();
+        let lines = self.summary(elapsed);
+        if self.plain {
+            for l in &lines {
+                println!("{l}");
+            }
         }
-        client.wait(client.in_flight(), Some(Duration::from_millis(200)), &mut finished);
-        if let Some(code) = reap(&mut finished, &mut idle, &mut rd, &mut wr, &slot_write, &submitted_at) {
-            return Ok(code);
+        if let Some(path) = &self.a.fiox_json {
+            self.report(elapsed, cpu, left, lines).save_or_exit("fiox rbd bench", path)?;
         }
-    }
-    let left = client.in_flight();
-    if io_type != IoType::Read && left == 0 {
-        if let Err(e) = client.flush() {
-            eprintln!("rbd: failed to flush at the end: {e}");
+        if self.interrupted {
+            let done = self.issued - left as u64;
+            eprintln!("{}", bench_report::interrupted_line("fiox rbd bench", elapsed, done, left));
             return Ok(ExitCode::from(1));
         }
+        Ok(ExitCode::SUCCESS)
     }
-    let elapsed = start.elapsed().as_secs_f64();
-    let cpu1 = bench_report::cpu_now();
-    let summary = format!(
-        "elapsed: {}   ops: {issued}   ops/sec: {}   bytes/sec: {}/s",
-        elapsed as u64,
-        fmt_g(issued as f64 / elapsed),
-        byte_u((issued as f64 * io as f64 / elapsed) as u64)
-    );
-    let mut lines = vec![summary];
-    if io_type == IoType::ReadWrite {
-        for (what, n) in [("read", reads), ("write", writes)] {
-            lines.push(format!(
-                "{what}_ops: {n}   {what}_ops/sec: {}   {what}_bytes/sec: {}/s",
-                fmt_g(n as f64 / elapsed),
-                byte_u((n as f64 * io as f64 / elapsed) as u64)
-            ));
+
+    /// The summary's lines: all I/Os, and for readwrite the reads and the writes.
+    fn summary(&self, elapsed: f64) -> Vec<String> {
+        let (issued, io) = (self.issued, self.a.io_size);
+        let mut lines = vec![format!(
+            "elapsed: {}   ops: {issued}   ops/sec: {}   bytes/sec: {}/s",
+            elapsed as u64,
+            fmt_g(issued as f64 / elapsed),
+            byte_u((issued as f64 * io as f64 / elapsed) as u64)
+        )];
+        if self.io_type == IoType::ReadWrite {
+            for (what, n) in [("read", self.reads), ("write", self.writes)] {
+                lines.push(format!(
+                    "{what}_ops: {n}   {what}_ops/sec: {}   {what}_bytes/sec: {}/s",
+                    fmt_g(n as f64 / elapsed),
+                    byte_u((n as f64 * io as f64 / elapsed) as u64)
+                ));
+            }
         }
+        lines
     }
-    if plain {
-        for l in &lines {
-            println!("{l}");
-        }
-    }
-    if let Some(path) = &a.fiox_json {
+
+    /// fiox's report: the run in fio's layout, the tool's parameters and summary in `fiox`.
+    fn report(&mut self, elapsed: f64, cpu: (f64, f64), left: u32, lines: Vec<String>) -> BenchReport {
+        let (a, io) = (self.a, self.a.io_size);
+        let object_size = self.client.object_size();
         let mut fiox = Map::new();
         fiox.insert("tool".into(), json!("rbd bench"));
-        fiox.insert("io_type".into(), json!(type_text));
-        fiox.insert("pattern".into(), json!(pattern_text));
+        fiox.insert("io_type".into(), json!(self.type_text));
+        fiox.insert("pattern".into(), json!(a.pattern.text()));
         fiox.insert("pool".into(), json!(a.ceph.pool));
-        fiox.insert("image".into(), json!(image));
+        fiox.insert("image".into(), json!(a.ceph.rbdname.as_deref().unwrap_or_default()));
         if let Some(s) = &a.snap {
             fiox.insert("snapshot".into(), json!(s));
         }
-        fiox.insert("image_size".into(), json!(size));
+        fiox.insert("image_size".into(), json!(self.streams.size));
         fiox.insert("io_size".into(), json!(io));
-        fiox.insert("io_threads".into(), json!(threads));
+        fiox.insert("io_threads".into(), json!(a.io_threads));
         fiox.insert("io_total".into(), json!(a.io_total));
-        fiox.insert("ops".into(), json!(issued));
-        fiox.insert("rbd_cache".into(), json!(client.conf_value("rbd_cache")));
-        fiox.insert("object_size".into(), json!(client.object_size()));
+        fiox.insert("ops".into(), json!(self.issued));
+        fiox.insert("rbd_cache".into(), json!(self.client.conf_value("rbd_cache")));
+        fiox.insert("object_size".into(), json!(object_size));
         // I/Os that cross an object boundary are split by librbd into two OSD operations.
-        fiox.insert("straddling_share".into(), json!(straddling_share(io, client.object_size(), blocks)));
+        fiox.insert("straddling_share".into(), json!(straddling_share(io, object_size, self.streams.blocks)));
         fiox.insert("summary".into(), json!(lines));
-        if let Some(u) = unwritten {
+        if let Some(u) = self.unwritten {
             fiox.insert("unwritten_share".into(), json!(u));
         }
-        if interrupted {
-            fiox.insert("interrupted".into(), json!(bench_report::signal_name()));
-            fiox.insert("left_in_flight".into(), json!(left));
-        }
-        let report = BenchReport {
-            job: format!("rbd-bench-{}-{}", type_text.split(' ').next().unwrap_or("io"), a.pattern.name()),
+        let mut report = BenchReport {
+            job: format!("rbd-bench-{}-{}", self.type_text.split(' ').next().unwrap_or("io"), a.pattern.name()),
             runtime_s: elapsed,
-            read: rd,
-            write: wr,
-            cpu_s: (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1),
+            read: std::mem::take(&mut self.rd),
+            write: std::mem::take(&mut self.wr),
+            cpu_s: cpu,
             error: 0,
             fiox,
         };
-        if let Err(e) = report.save(path) {
-            eprintln!("fiox rbd bench: cannot write {path}: {e}");
-            return Ok(ExitCode::from(1));
+        if self.interrupted {
+            report.note_interrupted(left);
         }
+        report
     }
-    if interrupted {
-        eprintln!("{}", bench_report::interrupted_line("fiox rbd bench", elapsed, issued - left as u64, left));
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]
@@ -666,6 +801,49 @@ mod tests {
         // whole (the seed's "4M" runs).
         let s = straddling_share(4_096_000, 4 << 20, 262);
         assert!(s > 0.9, "{s}");
+    }
+
+    #[test]
+    fn streams_move_as_rbd_bench_moves_them() {
+        let mut rng = Rand::from_clock();
+        // 16 blocks, 4 streams: seq streams own a quarter each and wrap to its start.
+        let mut seq = Streams::new(Pattern::Seq, 1, 4, 16, &mut rng);
+        assert_eq!(seq.offs, [0, 4, 8, 12]);
+        for _ in 0..3 {
+            seq.advance(&mut rng);
+        }
+        assert_eq!(seq.offs, [3, 7, 11, 15]);
+        seq.advance(&mut rng);
+        assert_eq!(seq.offs, [4, 8, 12, 12]);
+        // full-seq streams interleave and wrap to the image's start.
+        let mut full = Streams::new(Pattern::FullSeq, 2, 3, 16, &mut rng);
+        assert_eq!(full.offs, [0, 2, 4]);
+        full.advance(&mut rng);
+        assert_eq!(full.offs, [6, 8, 10]);
+        full.advance(&mut rng);
+        assert_eq!(full.offs, [12, 14, 4]);
+        let mut rand = Streams::new(Pattern::Rand, 4096, 8, 1 << 20, &mut rng);
+        for _ in 0..100 {
+            rand.advance(&mut rng);
+            assert!(rand.offs.iter().all(|&o| o % 4096 == 0 && o + 4096 <= 1 << 20), "{:?}", rand.offs);
+        }
+    }
+
+    #[test]
+    fn rates_over_the_last_five_rows() {
+        let mut r = Rates::default();
+        assert_eq!(r.tick(0.2, 16), None);
+        assert_eq!(r.tick(0.9, 32), None);
+        let (sec, rate) = r.tick(1.2, 48).unwrap();
+        assert_eq!(sec, 1);
+        assert!((rate - 32.0).abs() < 1e-9, "{rate}");
+        for s in 2..=7 {
+            assert_eq!(r.tick(s as f64 + 0.2, 48 + 100 * (s - 1)).map(|t| t.0), Some(s));
+        }
+        // Five rows of one second and 100 I/Os each.
+        let (sec, rate) = r.tick(8.2, 48 + 700).unwrap();
+        assert_eq!(sec, 8);
+        assert!((rate - 100.0).abs() < 1e-9, "{rate}");
     }
 
     #[test]

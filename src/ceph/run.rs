@@ -208,17 +208,147 @@ fn size_arg(b: u64) -> String {
     b.to_string()
 }
 
-struct Ctx<'a> {
+/// The child running now (0: none), for forwarding SIGTERM.
+static CHILD: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// A `fiox ceph` session: the command line, what every child run is given, and what the layers
+/// found so far (their rows, failures and notes, the image they share).
+struct Session<'a> {
     a: &'a Args,
     exe: PathBuf,
     native: PathBuf,
     /// The connection options every Ceph tool takes.
     conn: Vec<String>,
+    pool: String,
+    /// `--threads` and `--runtime` as the runs take them.
+    threads: String,
+    secs: String,
+    /// The rados bench runs' metadata object.
+    run_name: String,
+    /// The image both block layers use, and its size.
+    image: String,
+    image_size: u64,
+    /// The image, when fiox created it (and so removes it).
+    created_image: Option<String>,
+    /// How much of the image the fio layer's reads find unwritten.
+    unwritten: Option<f64>,
+    rows: Vec<Row>,
+    notes: Vec<String>,
+    failed: Vec<String>,
 }
 
-impl Ctx<'_> {
+/// Set once SIGINT/SIGTERM came: no further run starts.
+fn stopped() -> bool {
+    STOP.load(Ordering::Relaxed)
+}
+
+pub fn run(args: &[String]) -> Result<ExitCode> {
+    let a = match crate::ceph::bench_report::parse_or_exit(args, help, parse, |_| 1) {
+        Ok(a) => a,
+        Err(code) => return Ok(code),
+    };
+    let dir_file = match check_paths(&a) {
+        Ok(f) => f,
+        Err(code) => return Ok(code),
+    };
+    let mut s = Session::new(&a)?;
+    if s.wants("rados") {
+        s.rados_layer()?;
+    }
+    if (s.wants("rbd") || s.wants("fio-rbd")) && !stopped() {
+        if let Err(code) = s.open_image() {
+            return Ok(code);
+        }
+    }
+    if s.wants("rbd") {
+        s.rbd_layer()?;
+    }
+    if s.wants("fio-rbd") {
+        s.fio_rbd_layer()?;
+    }
+    if let Some(file) = &dir_file {
+        s.dir_layer(file)?;
+    }
+    s.remove_image();
+    s.finish()
+}
+
+/// The results folder must be new or empty, and the dir: layer's file (a name of fiox's own)
+/// must not exist: fiox removes only what it made. The file's path.
+fn check_paths(a: &Args) -> Result<Option<PathBuf>, ExitCode> {
+    if a.out.exists() && std::fs::read_dir(&a.out).map(|mut d| d.next().is_some()).unwrap_or(true) {
+        eprintln!("fiox ceph: the results folder '{}' is not empty; give a new one with --out", a.out.display());
+        return Err(ExitCode::from(1));
+    }
+    let dir_file = a
+        .layers
+        .iter()
+        .find_map(|l| l.strip_prefix("dir:"))
+        .map(|d| PathBuf::from(d).join(format!("fiox-ceph-{}.dat", std::process::id())));
+    if let Some(f) = dir_file.as_ref().filter(|f| f.exists()) {
+        eprintln!("fiox ceph: {} exists already; fiox does not use or remove a file it did not make", f.display());
+        return Err(ExitCode::from(1));
+    }
+    Ok(dir_file)
+}
+
+/// SIGINT/SIGTERM stop `fiox ceph` after the run in progress, and reach that run too (a Ctrl-C
+/// on a terminal reaches the whole process group anyway).
+fn forward_signals() {
+    fiox_engine::sys::stop_on_signals(&STOP);
+    std::thread::spawn(|| loop {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if STOP.load(Ordering::Relaxed) {
+            let pid = CHILD.load(Ordering::Relaxed);
+            if pid != 0 {
+                let _ = fiox_engine::sys::send_signal(pid, fiox_engine::sys::caught_signal().max(15));
+            }
+            return;
+        }
+    });
+}
+
+impl<'a> Session<'a> {
+    /// The results folder's `native/` made, signals caught, the children's settings.
+    fn new(a: &'a Args) -> Result<Session<'a>> {
+        let native = a.out.join("native");
+        std::fs::create_dir_all(&native).with_context(|| format!("cannot create {}", native.display()))?;
+        forward_signals();
+        let mut conn: Vec<String> = Vec::new();
+        if let Some(c) = &a.conf {
+            conn.extend(["-c".into(), c.clone()]);
+        }
+        if let Some(c) = &a.ceph.clustername {
+            conn.extend(["--cluster".into(), c.clone()]);
+        }
+        if let Some(c) = &a.ceph.clientname {
+            conn.extend(["--id".into(), c.clone()]);
+        }
+        Ok(Session {
+            a,
+            exe: std::env::current_exe().context("cannot find the fiox binary")?,
+            native,
+            conn,
+            pool: a.ceph.pool.clone().unwrap_or_default(),
+            threads: a.threads.to_string(),
+            secs: a.runtime.to_string(),
+            run_name: format!("fiox-ceph-{}", std::process::id()),
+            image: a.image.clone().unwrap_or_else(|| format!("fiox-ceph-{}", std::process::id())),
+            image_size: a.image_size,
+            created_image: None,
+            unwritten: None,
+            rows: Vec::new(),
+            notes: Vec::new(),
+            failed: Vec::new(),
+        })
+    }
+
+    fn wants(&self, layer: &str) -> bool {
+        self.a.layers.iter().any(|x| x == layer)
+    }
+
     /// Runs `fiox ARGS` with stdout into `native/NAME`; true when it ended well.
-    fn run(&self, args: &[String], native: &str) -> Result<bool> {
+    fn child(&self, args: &[String], native: &str) -> Result<bool> {
         let out = std::fs::File::create(self.native.join(native))
             .with_context(|| format!("cannot create {}", self.native.join(native).display()))?;
         let mut cmd = Command::new(&self.exe);
@@ -239,78 +369,36 @@ impl Ctx<'_> {
         }
         Ok(o.status.success())
     }
-}
 
-/// The child running now (0: none), for forwarding SIGTERM.
-static CHILD: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    /// `fiox TOOL` and the connection options.
+    fn tool_args(&self, tool: &str) -> Vec<String> {
+        let mut args = vec![tool.to_string()];
+        args.extend(self.conn.iter().cloned());
+        args
+    }
 
-pub fn run(args: &[String]) -> Result<ExitCode> {
-    let a = match crate::ceph::bench_report::parse_or_exit(args, help, parse, |_| 1) {
-        Ok(a) => a,
-        Err(code) => return Ok(code),
-    };
-    if a.out.exists() && std::fs::read_dir(&a.out).map(|mut d| d.next().is_some()).unwrap_or(true) {
-        eprintln!("fiox ceph: the results folder '{}' is not empty; give a new one with --out", a.out.display());
-        return Ok(ExitCode::from(1));
-    }
-    // The dir: layer's file: a name of fiox's own, refused if it is there already (fiox removes
-    // only what it made).
-    let dir_file = a
-        .layers
-        .iter()
-        .find_map(|l| l.strip_prefix("dir:"))
-        .map(|d| PathBuf::from(d).join(format!("fiox-ceph-{}.dat", std::process::id())));
-    if let Some(f) = dir_file.as_ref().filter(|f| f.exists()) {
-        eprintln!("fiox ceph: {} exists already; fiox does not use or remove a file it did not make", f.display());
-        return Ok(ExitCode::from(1));
-    }
-    let native = a.out.join("native");
-    std::fs::create_dir_all(&native).with_context(|| format!("cannot create {}", native.display()))?;
-    fiox_engine::sys::stop_on_signals(&STOP);
-    // A signal to fiox ceph reaches the run in progress too (a Ctrl-C on a terminal reaches
-    // the whole process group anyway).
-    std::thread::spawn(|| loop {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        if STOP.load(Ordering::Relaxed) {
-            let pid = CHILD.load(Ordering::Relaxed);
-            if pid != 0 {
-                let _ = fiox_engine::sys::send_signal(pid, fiox_engine::sys::caught_signal().max(15));
-            }
-            return;
+    /// Books a run that ended: its row if it ended well, else `name` among the failed.
+    fn book(&mut self, ok: bool, row: Row, name: String) {
+        if ok {
+            self.rows.push(row);
+        } else {
+            self.failed.push(name);
         }
-    });
-    let pool = a.ceph.pool.clone().unwrap_or_default();
-    let mut conn: Vec<String> = Vec::new();
-    if let Some(c) = &a.conf {
-        conn.extend(["-c".into(), c.clone()]);
     }
-    if let Some(c) = &a.ceph.clustername {
-        conn.extend(["--cluster".into(), c.clone()]);
-    }
-    if let Some(c) = &a.ceph.clientname {
-        conn.extend(["--id".into(), c.clone()]);
-    }
-    let ctx = Ctx { a: &a, exe: std::env::current_exe().context("cannot find the fiox binary")?, native, conn };
-    let run_name = format!("fiox-ceph-{}", std::process::id());
-    let mut rows: Vec<Row> = Vec::new();
-    let mut notes: Vec<String> = Vec::new();
-    let mut failed: Vec<String> = Vec::new();
-    let mut created_image: Option<String> = None;
-    let wants = |l: &str| a.layers.iter().any(|x| x == l);
-    let t = a.threads.to_string();
-    let secs = a.runtime.to_string();
 
-    // The object layer: the seed's rados bench write, seq, rand at the largest size.
-    if wants("rados") {
-        let op = *a.sizes.iter().max().expect("sizes");
+    /// The object layer: the seed's rados bench write, seq and rand at the largest size, then
+    /// the cleanup of the write's objects.
+    fn rados_layer(&mut self) -> Result<()> {
+        let op = *self.a.sizes.iter().max().expect("sizes");
+        let (pool, t, secs, run_name) =
+            (self.pool.clone(), self.threads.clone(), self.secs.clone(), self.run_name.clone());
         let mut wrote = false;
         for test in ["write", "seq", "rand"] {
-            if STOP.load(Ordering::Relaxed) || (test != "write" && !wrote) {
+            if stopped() || (test != "write" && !wrote) {
                 break;
             }
-            let report = a.out.join(format!("rados-bench-{test}.json"));
-            let mut args: Vec<String> = vec!["rados".into()];
-            args.extend(ctx.conn.iter().cloned());
+            let report = self.a.out.join(format!("rados-bench-{test}.json"));
+            let mut args = self.tool_args("rados");
             args.extend(["-p".into(), pool.clone(), "bench".into(), secs.clone(), test.into(), "-t".into(), t.clone()]);
             let mut reference = format!("rados -p {pool} bench {secs} {test} -t {t}");
             if test == "write" {
@@ -320,74 +408,66 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
             args.extend(["--run-name".into(), run_name.clone()]);
             write!(reference, " --run-name {run_name}").ok();
             args.extend(["--fiox-json".into(), report.display().to_string()]);
-            let ok = ctx.run(&args, &format!("rados-bench-{test}.txt"))?;
+            let ok = self.child(&args, &format!("rados-bench-{test}.txt"))?;
             if test == "write" {
                 wrote = true;
             }
-            if ok {
-                rows.push(Row {
-                    layer: "RADOS",
-                    tool: "rados bench",
-                    workload: match test {
-                        "seq" => "seq read".into(),
-                        "rand" => "rand read".into(),
-                        w => w.into(),
-                    },
-                    bs: op,
-                    report,
-                    reference,
-                });
-            } else {
-                failed.push(format!("rados bench {test}"));
-            }
+            let workload = match test {
+                "seq" => "seq read".into(),
+                "rand" => "rand read".into(),
+                w => w.into(),
+            };
+            let row = Row { layer: "RADOS", tool: "rados bench", workload, bs: op, report, reference };
+            self.book(ok, row, format!("rados bench {test}"));
         }
         if wrote {
-            let mut args: Vec<String> = vec!["rados".into()];
-            args.extend(ctx.conn.iter().cloned());
+            let mut args = self.tool_args("rados");
             args.extend(["-p".into(), pool.clone(), "cleanup".into(), "--run-name".into(), run_name.clone()]);
-            if !ctx.run(&args, "rados-cleanup.txt")? {
-                failed.push("rados cleanup".into());
-                notes.push(format!(
+            if !self.child(&args, "rados-cleanup.txt")? {
+                self.failed.push("rados cleanup".into());
+                self.notes.push(format!(
                     "The rados bench objects could not all be removed: `rados -p {pool} cleanup --run-name {run_name}` removes them."
                 ));
             }
         }
+        Ok(())
     }
 
-    // The image both block layers use.
-    let block = wants("rbd") || wants("fio-rbd");
-    let image = a.image.clone().unwrap_or_else(|| format!("fiox-ceph-{}", std::process::id()));
-    let mut image_size = a.image_size;
-    if block && !STOP.load(Ordering::Relaxed) {
-        let mut opts = a.ceph.clone();
-        opts.rbdname = Some(image.clone());
+    /// The image both block layers use: an existing one's size, or one fiox makes (and removes
+    /// at the end). `Err`: the exit status when neither can be.
+    fn open_image(&mut self) -> Result<(), ExitCode> {
+        let mut opts = self.a.ceph.clone();
+        opts.rbdname = Some(self.image.clone());
         match fiox_engine::ImageClient::open(&opts, 1, 0) {
-            Ok(c) => image_size = c.size(),
+            Ok(c) => self.image_size = c.size(),
             Err(e) if e.contains("not found") => {
-                if let Err(e) = fiox_engine::ceph_create_image(&a.ceph, &image, a.image_size) {
+                if let Err(e) = fiox_engine::ceph_create_image(&self.a.ceph, &self.image, self.a.image_size) {
                     eprintln!("fiox ceph: {e}");
-                    return Ok(ExitCode::from(1));
+                    return Err(ExitCode::from(1));
                 }
-                created_image = Some(image.clone());
+                self.created_image = Some(self.image.clone());
             }
             Err(e) => {
                 eprintln!("fiox ceph: {e}");
-                return Ok(ExitCode::from(1));
+                return Err(ExitCode::from(1));
             }
         }
+        Ok(())
     }
-    let spec = format!("{pool}/{image}");
-    if wants("rbd") {
-        let io_total = a.io_total.unwrap_or(image_size).min(image_size);
-        'sizes: for &bs in &a.sizes {
+
+    /// The block layer of rbd bench: writes then reads, sequential and random, per size.
+    fn rbd_layer(&mut self) -> Result<()> {
+        let a = self.a;
+        let io_total = a.io_total.unwrap_or(self.image_size).min(self.image_size);
+        let spec = format!("{}/{}", self.pool, self.image);
+        for &bs in &a.sizes {
             for (io_type, pattern) in [("write", "seq"), ("write", "rand"), ("read", "seq"), ("read", "rand")] {
-                if STOP.load(Ordering::Relaxed) {
-                    break 'sizes;
+                if stopped() {
+                    return Ok(());
                 }
                 let name = format!("rbd-bench-{io_type}-{pattern}-{}", size_arg(bs).to_lowercase());
                 let report = a.out.join(format!("{name}.json"));
-                let mut args: Vec<String> = vec!["rbd".into()];
-                args.extend(ctx.conn.iter().cloned());
+                let mut args = self.tool_args("rbd");
                 let tail = [
                     "bench",
                     "--io-type",
@@ -395,7 +475,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
                     "--io-size",
                     &bs.to_string(),
                     "--io-threads",
-                    &t,
+                    &self.threads,
                     "--io-total",
                     &io_total.to_string(),
                     "--io-pattern",
@@ -406,174 +486,181 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
                 args.extend(tail.iter().cloned());
                 args.extend(["--fiox-json".into(), report.display().to_string()]);
                 let reference = format!(
-                    "rbd bench --io-type {io_type} --io-size {} --io-threads {t} --io-total {} --io-pattern {pattern} {spec}",
+                    "rbd bench --io-type {io_type} --io-size {} --io-threads {} --io-total {} --io-pattern {pattern} {spec}",
                     size_arg(bs),
+                    self.threads,
                     size_arg(io_total)
                 );
-                if ctx.run(&args, &format!("{name}.txt"))? {
-                    rows.push(Row {
-                        layer: "RBD",
-                        tool: "rbd bench",
-                        workload: format!("{pattern} {io_type}"),
-                        bs,
-                        report,
-                        reference,
-                    });
-                } else {
-                    failed.push(name);
-                }
+                let ok = self.child(&args, &format!("{name}.txt"))?;
+                let workload = format!("{pattern} {io_type}");
+                self.book(ok, Row { layer: "RBD", tool: "rbd bench", workload, bs, report, reference }, name);
             }
         }
+        Ok(())
     }
-    // How much of the image the fio layer's reads find unwritten.
-    let mut unwritten = None;
-    if wants("fio-rbd") {
+
+    /// fio's rbd engine on the image: the workloads per size, after a prefill when the rbd
+    /// layer did not write the image.
+    fn fio_rbd_layer(&mut self) -> Result<()> {
         // Reads of a thin image's unwritten ranges cost the cluster nothing: fill it first
         // when the rbd layer did not (its sequential writes cover the whole image).
-        if !wants("rbd") && !STOP.load(Ordering::Relaxed) {
+        if !self.wants("rbd") && !stopped() {
             let mut args: Vec<String> = vec![
                 "--name=prefill".into(),
                 "--ioengine=rbd".into(),
-                format!("--pool={pool}"),
-                format!("--rbdname={image}"),
+                format!("--pool={}", self.pool),
+                format!("--rbdname={}", self.image),
                 "--rw=write".into(),
                 "--bs=4m".into(),
                 "--iodepth=16".into(),
                 "--output-format=json".into(),
             ];
-            args.extend(engine_conn(&a));
-            if !ctx.run(&args, "fio-rbd-prefill.json")? {
-                failed.push("fio-rbd prefill".into());
+            args.extend(engine_conn(self.a));
+            if !self.child(&args, "fio-rbd-prefill.json")? {
+                self.failed.push("fio-rbd prefill".into());
             }
         }
-        let mut opts = a.ceph.clone();
-        opts.rbdname = Some(image.clone());
+        let mut opts = self.a.ceph.clone();
+        opts.rbdname = Some(self.image.clone());
         if let Ok(c) = fiox_engine::ImageClient::open(&opts, 1, 0) {
             if let Ok(w) = c.written_bytes(0, c.size()) {
-                unwritten = Some(1.0 - w as f64 / c.size() as f64);
+                self.unwritten = Some(1.0 - w as f64 / c.size() as f64);
             }
         }
-        'fio: for &bs in &a.sizes {
-            for w in &a.workloads {
-                if STOP.load(Ordering::Relaxed) {
-                    break 'fio;
-                }
-                let name = format!("fio-rbd-{w}-{}", size_arg(bs).to_lowercase());
-                let report = a.out.join(format!("{name}.json"));
-                let mut job = vec![
-                    format!("--name={name}"),
-                    "--ioengine=rbd".into(),
-                    format!("--pool={pool}"),
-                    format!("--rbdname={image}"),
-                    format!("--rw={w}"),
-                    format!("--bs={bs}"),
-                    format!("--runtime={secs}"),
-                ];
-                if a.fio_numjobs {
-                    job.extend([format!("--numjobs={t}"), "--iodepth=1".into(), "--group_reporting".into()]);
-                } else {
-                    job.push(format!("--iodepth={t}"));
-                }
-                job.extend(engine_conn(&a));
-                let reference = format!("fio {}", job.join(" "));
-                let mut args = job.clone();
-                args.extend(["--output-format=json+".into(), format!("--output={}", report.display())]);
-                // The report is the run's own output; native/ gets nothing but a pointer.
-                if ctx.run(&args, &format!("{name}.txt"))? {
-                    let _ = std::fs::remove_file(ctx.native.join(format!("{name}.txt")));
-                    rows.push(Row { layer: "RBD", tool: "fio rbd engine", workload: w.clone(), bs, report, reference });
-                } else {
-                    failed.push(name);
-                }
-            }
-        }
+        self.fio_runs("fio-rbd", "RBD", "fio rbd engine", |s, name, w, bs| {
+            let mut job = vec![
+                format!("--name={name}"),
+                "--ioengine=rbd".into(),
+                format!("--pool={}", s.pool),
+                format!("--rbdname={}", s.image),
+                format!("--rw={w}"),
+                format!("--bs={bs}"),
+                format!("--runtime={}", s.secs),
+            ];
+            job.extend(s.depth(false));
+            job.extend(engine_conn(s.a));
+            job
+        })
     }
-    // The seed's block layer: fio's libaio engine on a file in a file system on Ceph.
-    if let Some(file) = &dir_file {
-        'dir: for &bs in &a.sizes {
-            for w in &a.workloads {
-                if STOP.load(Ordering::Relaxed) {
-                    break 'dir;
-                }
-                let name = format!("dir-{w}-{}", size_arg(bs).to_lowercase());
-                let report = a.out.join(format!("{name}.json"));
-                let mut job = vec![
-                    format!("--name={name}"),
-                    format!("--filename={}", file.display()),
-                    "--ioengine=libaio".into(),
-                    "--direct=1".into(),
-                    format!("--rw={w}"),
-                    format!("--bs={bs}"),
-                    format!("--size={}", a.image_size),
-                    format!("--runtime={secs}"),
-                ];
-                if a.fio_numjobs {
-                    job.extend([
-                        format!("--numjobs={t}"),
-                        "--iodepth=1".into(),
-                        "--thread".into(),
-                        "--group_reporting".into(),
-                    ]);
-                } else {
-                    job.push(format!("--iodepth={t}"));
-                }
-                let reference = format!("fio {}", job.join(" "));
-                let mut args = job.clone();
-                args.extend(["--output-format=json+".into(), format!("--output={}", report.display())]);
-                if ctx.run(&args, &format!("{name}.txt"))? {
-                    let _ = std::fs::remove_file(ctx.native.join(format!("{name}.txt")));
-                    rows.push(Row {
-                        layer: "BLOCK",
-                        tool: "fio libaio (dir)",
-                        workload: w.clone(),
-                        bs,
-                        report,
-                        reference,
-                    });
-                } else {
-                    failed.push(name);
-                }
-            }
-        }
+
+    /// The seed's block layer: fio's libaio engine, direct, on `file` in a file system on Ceph
+    /// (removed afterwards).
+    fn dir_layer(&mut self, file: &std::path::Path) -> Result<()> {
+        self.fio_runs("dir", "BLOCK", "fio libaio (dir)", |s, name, w, bs| {
+            let mut job = vec![
+                format!("--name={name}"),
+                format!("--filename={}", file.display()),
+                "--ioengine=libaio".into(),
+                "--direct=1".into(),
+                format!("--rw={w}"),
+                format!("--bs={bs}"),
+                format!("--size={}", s.a.image_size),
+                format!("--runtime={}", s.secs),
+            ];
+            job.extend(s.depth(true));
+            job
+        })?;
         if file.exists() {
             if let Err(e) = std::fs::remove_file(file) {
                 eprintln!("fiox ceph: cannot remove {}: {e}", file.display());
-                notes.push(format!("The dir: layer's file was left behind: `rm {}` removes it.", file.display()));
+                self.notes.push(format!("The dir: layer's file was left behind: `rm {}` removes it.", file.display()));
+            }
+        }
+        Ok(())
+    }
+
+    /// A fio layer's depth: one job `--threads` deep, or with `--fio-numjobs` `--threads` jobs
+    /// of depth 1 (threads, not processes, with `thread`).
+    fn depth(&self, thread: bool) -> Vec<String> {
+        let t = &self.threads;
+        if !self.a.fio_numjobs {
+            return vec![format!("--iodepth={t}")];
+        }
+        let mut v = vec![format!("--numjobs={t}"), "--iodepth=1".into()];
+        if thread {
+            v.push("--thread".into());
+        }
+        v.push("--group_reporting".into());
+        v
+    }
+
+    /// A layer of fio-compatible runs named `LABEL-WORKLOAD-SIZE`: the workloads per size, each
+    /// job's options from `job(session, name, workload, size)`. The fio-layout report is a
+    /// run's own output; `native/` keeps nothing of a run that ended well.
+    fn fio_runs(
+        &mut self,
+        label: &str,
+        layer: &'static str,
+        tool: &'static str,
+        job: impl Fn(&Self, &str, &str, u64) -> Vec<String>,
+    ) -> Result<()> {
+        let a = self.a;
+        for &bs in &a.sizes {
+            for w in &a.workloads {
+                if stopped() {
+                    return Ok(());
+                }
+                let name = format!("{label}-{w}-{}", size_arg(bs).to_lowercase());
+                let report = a.out.join(format!("{name}.json"));
+                let job = job(self, &name, w, bs);
+                let reference = format!("fio {}", job.join(" "));
+                let mut args = job;
+                args.extend(["--output-format=json+".into(), format!("--output={}", report.display())]);
+                let ok = self.child(&args, &format!("{name}.txt"))?;
+                if ok {
+                    let _ = std::fs::remove_file(self.native.join(format!("{name}.txt")));
+                }
+                self.book(ok, Row { layer, tool, workload: w.clone(), bs, report, reference }, name);
+            }
+        }
+        Ok(())
+    }
+
+    /// The image fiox created, removed (or a note saying how to).
+    fn remove_image(&mut self) {
+        if let Some(img) = &self.created_image {
+            if let Err(e) = fiox_engine::ceph_remove_image(&self.a.ceph, img) {
+                eprintln!("fiox ceph: {e}");
+                self.notes
+                    .push(format!("The image fiox created was left behind: `rbd rm {}/{img}` removes it.", self.pool));
             }
         }
     }
-    if let Some(img) = &created_image {
-        if let Err(e) = fiox_engine::ceph_remove_image(&a.ceph, img) {
-            eprintln!("fiox ceph: {e}");
-            notes.push(format!("The image fiox created was left behind: `rbd rm {pool}/{img}` removes it."));
-        }
-    }
 
-    let (table, mut foot) = render(&rows, unwritten, image_size, &a);
-    foot.extend(notes);
-    let mut text = table;
-    for (i, n) in foot.iter().enumerate() {
-        writeln!(text, "[{}] {n}", i + 1).ok();
+    /// The table and its footnotes (printed, and in table.txt), the real tools' commands
+    /// (commands.txt), and the exit status.
+    fn finish(self) -> Result<ExitCode> {
+        let a = self.a;
+        let (table, mut foot) = render(&self.rows, self.unwritten, self.image_size, a);
+        foot.extend(self.notes);
+        let mut text = table;
+        for (i, n) in foot.iter().enumerate() {
+            writeln!(text, "[{}] {n}", i + 1).ok();
+        }
+        print!("{text}");
+        std::fs::write(a.out.join("table.txt"), &text)?;
+        let mut cmds = String::new();
+        for r in &self.rows {
+            writeln!(cmds, "{}", r.reference).ok();
+        }
+        std::fs::write(a.out.join("commands.txt"), cmds)?;
+        if stopped() {
+            eprintln!(
+                "fiox ceph: interrupted by {}; the table holds the runs that finished",
+                crate::ceph::bench_report::signal_name()
+            );
+            return Ok(ExitCode::from(1));
+        }
+        if !self.failed.is_empty() {
+            eprintln!(
+                "fiox ceph: these runs failed (their output is in {}): {}",
+                self.native.display(),
+                self.failed.join(", ")
+            );
+            return Ok(ExitCode::from(1));
+        }
+        Ok(ExitCode::SUCCESS)
     }
-    print!("{text}");
-    std::fs::write(a.out.join("table.txt"), &text)?;
-    let mut cmds = String::new();
-    for r in &rows {
-        writeln!(cmds, "{}", r.reference).ok();
-    }
-    std::fs::write(a.out.join("commands.txt"), cmds)?;
-    if STOP.load(Ordering::Relaxed) {
-        eprintln!(
-            "fiox ceph: interrupted by {}; the table holds the runs that finished",
-            crate::ceph::bench_report::signal_name()
-        );
-        return Ok(ExitCode::from(1));
-    }
-    if !failed.is_empty() {
-        eprintln!("fiox ceph: these runs failed (their output is in {}): {}", ctx.native.display(), failed.join(", "));
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The connection as fio's rbd engine options.

@@ -19,13 +19,12 @@
 //! 5. Every host's report in host-list order, the merge, fiox's host table; exit status 1 if a
 //!    host was lost, else the hosts' failed-job counts.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use fiox_multihost::handshake;
@@ -34,38 +33,11 @@ use fiox_multihost::net::{self, Endpoint};
 use fiox_multihost::{ssh, tls};
 use fiox_options::argv::{self, Format, Globals};
 use fiox_options::jobfile;
-use fiox_report::{ClientsReport, HostEntry, RunReport};
 
+use super::fleet::{totals, whole_lines, Fleet, Host, HostSpec, Joined, Route};
+use super::observe::{self, LivePage, Output};
 use super::{mono_ns, probe_line, wall_ns, Closer, Sender};
-
-/// One host of the run, as the command line makes it.
-struct HostSpec {
-    /// As the user wrote it.
-    name: String,
-    route: Route,
-    argv: Vec<String>,
-    files: Vec<PathBuf>,
-}
-
-/// How a host is reached.
-#[derive(Clone)]
-enum Route {
-    /// A standing server: loopback TCP or a unix socket in plain, anything else over TLS.
-    Net(Endpoint),
-    /// `ssh://[user@]host[:port]`: `fiox --server=stdio` started there by ssh.
-    Ssh(ssh::SshTarget),
-    /// `--rsh=CMD`: `fiox --server=stdio` started by CMD with the host's name for `{host}`.
-    Rsh(String),
-    /// `--join`: a server started by a launcher that dialled in (`None` until it has).
-    Join(Option<Joined>),
-}
-
-/// A server that joined: its rank and address, and its connection until `open` takes it.
-#[derive(Clone)]
-struct Joined {
-    addr: std::net::IpAddr,
-    duplex: Arc<Mutex<Option<fiox_multihost::transport::Duplex>>>,
-}
+use crate::runner::RunObserver;
 
 /// The transport settings every host's connection shares.
 #[derive(Clone)]
@@ -104,58 +76,6 @@ impl Transport {
                 .and_then(|j| j.duplex.lock().ok()?.take())
                 .ok_or_else(|| std::io::Error::other("the joined connection was already used")),
         }
-    }
-}
-
-/// What the coordinator knows about a host as the run goes.
-#[derive(Default)]
-struct Host {
-    /// How it was reached (`tcp`, `unix`, `tls`, `ssh`, `rsh`), once connected.
-    transport: &'static str,
-    tx: Option<Sender>,
-    closer: Option<Closer>,
-    facts: HostFacts,
-    fiox_version: String,
-    proto: u32,
-    header: String,
-    prepared: bool,
-    prepare_errors: Vec<String>,
-    last_seen: u64,
-    /// Best clock probe: round trip, offset (host − coordinator), wall-clock offset.
-    rtt: Option<u64>,
-    offset: i64,
-    wall_offset: i64,
-    probes_answered: u32,
-    started_coord_ns: Option<i64>,
-    late: bool,
-    interval: Option<RunReport>,
-    final_report: Option<RunReport>,
-    /// What each report said so far (runtime ms, then bytes and I/Os per direction, summed
-    /// over its jobs): the first-done aggregate interpolates in it.
-    series: Vec<(u64, [u64; 3], [u64; 3])>,
-    exit: Option<u8>,
-    error: Option<String>,
-    failed_at_s: Option<f64>,
-    /// Its failure was already printed (before the start).
-    announced: bool,
-    /// Text received without its end of line yet (a run prints some lines in pieces), for
-    /// the normal output and for standard error.
-    out_text: String,
-    err_text: String,
-}
-
-/// Appends `piece` to `buf` and returns the whole lines it completes, each prefixed with the
-/// host as fio prefixes a host's text.
-fn whole_lines(buf: &mut String, piece: &str, host: &str) -> String {
-    buf.push_str(piece);
-    let Some(end) = buf.rfind('\n') else { return String::new() };
-    let done: String = buf.drain(..=end).collect();
-    done.lines().map(|l| format!("<{host}> {l}\n")).collect()
-}
-
-impl Host {
-    fn live(&self) -> bool {
-        self.failed_at_s.is_none() && self.error.is_none() && self.exit.is_none()
     }
 }
 
@@ -560,35 +480,50 @@ pub(super) fn user() -> String {
     })
 }
 
-/// Where results go: standard output or `--output`.
-fn sink(g: &Globals) -> Result<Box<dyn Write>> {
-    Ok(match &g.output {
-        Some(p) => Box::new(
-            std::fs::File::create(p).with_context(|| format!("cannot create --output file '{}'", p.display()))?,
-        ),
-        None => Box::new(std::io::stdout()),
-    })
-}
-
 /// The coordinator: `args` is the whole command line, `g` its switches.
 pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     let mut specs = host_specs(args, g)?;
     let transport = Transport::new(g)?;
-    // Every host's part checked here, all errors together, before any connection.
-    let mut errors = Vec::new();
-    let mut preps = Vec::new();
-    let mut live_at = None;
-    let mut hints = Vec::new();
     let run_id = format!("{:x}-{:x}", wall_ns(), std::process::id());
-    let host_timeout = Duration::from_millis(g.multihost.host_timeout_ms);
-    let heartbeat = (host_timeout / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
+    let mut parts = check_all(&specs, g, &run_id)?;
+    if g.multihost.join.is_some() {
+        await_joiners(g, &mut specs, &transport)?;
+        for (p, s) in parts.preps.iter_mut().zip(&specs) {
+            p.host_name = s.name.clone();
+        }
+    }
+    let mut c = Coordinator::connect(g, specs, parts, &transport, &run_id)?;
+    while c.phase != Phase::Done {
+        c.step()?;
+    }
+    c.finish()
+}
+
+/// Every host's part, checked here and ready to send.
+struct Parts {
+    preps: Vec<Prepare>,
+    /// What the status line needs to know of each host's jobs.
+    hints: Vec<Vec<super::eta::JobHint>>,
+    /// The first `live_listen` of any host's jobs: the coordinator serves the live page.
+    live_at: Option<std::net::SocketAddr>,
+}
+
+/// How often heartbeats go to each host: a quarter of `--host-timeout`, within 50 ms to 1 s.
+fn heartbeat(g: &Globals) -> Duration {
+    (Duration::from_millis(g.multihost.host_timeout_ms) / 4).clamp(Duration::from_millis(50), Duration::from_secs(1))
+}
+
+/// Every host's part checked here, all errors together, before any connection.
+fn check_all(specs: &[HostSpec], g: &Globals, run_id: &str) -> Result<Parts> {
+    let mut errors = Vec::new();
+    let mut parts = Parts { preps: Vec::new(), hints: Vec::new(), live_at: None };
     for (i, s) in specs.iter().enumerate() {
         match check_locally(s, g) {
             Ok((files, env, live, h)) => {
-                live_at = live_at.or(live);
-                hints.push(h);
-                preps.push(Prepare {
-                    run_id: run_id.clone(),
+                parts.live_at = parts.live_at.or(live);
+                parts.hints.push(h);
+                parts.preps.push(Prepare {
+                    run_id: run_id.to_string(),
                     host_index: i as u32,
                     n_hosts: specs.len() as u32,
                     host_name: s.name.clone(),
@@ -597,7 +532,7 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                     env,
                     remote_config: g.multihost.remote_config.clone(),
                     interval_ms: g.status_interval.unwrap_or(1000).clamp(100, 1000),
-                    heartbeat_ms: heartbeat.as_millis() as u64,
+                    heartbeat_ms: heartbeat(g).as_millis() as u64,
                     host_timeout_ms: g.multihost.host_timeout_ms,
                 })
             }
@@ -611,96 +546,101 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
         }
         bail!("{}", errors.join("\nfiox: "));
     }
-    if g.multihost.join.is_some() {
-        await_joiners(g, &mut specs, &transport)?;
-        for (p, s) in preps.iter_mut().zip(&specs) {
-            p.host_name = s.name.clone();
+    Ok(parts)
+}
+
+/// Where the coordinator's run is:
+///
+/// ```text
+/// Prepare ──(every host prepared, or lost)──► Probe(0..=8) ──(start sent)──► Run ──(no host live)──► Done
+///    └── a host failed to prepare, or none is left: the run ends, no host started
+/// ```
+#[derive(PartialEq, Clone, Copy)]
+enum Phase {
+    /// The hosts are connected and sent their job; each answers Prepared or PrepareFailed.
+    Prepare,
+    /// Round `n` of the clock probes went out (from 0: none yet).
+    Probe(u32),
+    /// The start was sent; interval reports and heartbeats come until every host is done or
+    /// lost.
+    Run,
+    /// Every host ended: the final report is what is left.
+    Done,
+}
+
+/// A multi-host run after the hosts were checked (steps 2 to 5 of the module comment): each
+/// [`step`](Coordinator::step) takes one event (a host connected, sent a message, or was lost)
+/// or waits 50 ms for one, loses hosts that went silent, and moves the [`Phase`] on;
+/// [`finish`](Coordinator::finish) writes the report.
+struct Coordinator<'a> {
+    g: &'a Globals,
+    phase: Phase,
+    fleet: Fleet,
+    events: mpsc::Receiver<Event>,
+    /// The connected hosts, for the heartbeat thread.
+    heartbeats: Arc<Mutex<Vec<Sender>>>,
+    out: Arc<Output>,
+    watchers: Vec<Box<dyn RunObserver<Fleet> + 'a>>,
+    host_timeout: Duration,
+    /// When the last round of clock probes went out.
+    probe_sent: Instant,
+    /// The hosts were told to stop (a host lost under `--on-host-failure=abort`, or a
+    /// signal): each has until then for its final report.
+    stop_deadline: Option<Instant>,
+}
+
+impl<'a> Coordinator<'a> {
+    /// Serves the live page, opens the output, and connects every host on a thread of its
+    /// own (greeted and sent its job there), with heartbeats to each once connected.
+    fn connect(g: &'a Globals, specs: Vec<HostSpec>, parts: Parts, tr: &Transport, run_id: &str) -> Result<Self> {
+        let live = LivePage::serve(parts.live_at, &specs)?;
+        let out = Output::new(g)?;
+        runner_stop_on_signals();
+        let (etx, events) = mpsc::channel();
+        let hosts = specs.iter().map(|_| Host { last_seen: mono_ns(), ..Host::default() }).collect();
+        for (i, (s, p)) in specs.iter().zip(parts.preps).enumerate() {
+            let (route, tr, etx, run_id) = (s.route.clone(), tr.clone(), etx.clone(), run_id.to_string());
+            std::thread::spawn(move || open(i, route, tr, p, run_id, etx));
         }
+        let heartbeats = send_heartbeats(heartbeat(g));
+        Ok(Coordinator {
+            g,
+            phase: Phase::Prepare,
+            fleet: Fleet { specs, hosts, started: None, first_final: None },
+            events,
+            heartbeats,
+            watchers: observe::watchers(g, live, &out, parts.hints),
+            out,
+            host_timeout: Duration::from_millis(g.multihost.host_timeout_ms),
+            probe_sent: Instant::now(),
+            stop_deadline: None,
+        })
     }
-    // live_listen: the live page is the coordinator's, fed by the hosts' interval reports (a
-    // series per host, and all of them), bound before anything connects.
-    let mut live_page = match live_at {
-        Some(addr) => {
-            let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
-            let feed = crate::serve::live::LiveFeed::new(format!("fiox on {}", names.join(", ")));
-            crate::serve::http::serve(addr, "live_listen", vec![feed.site()])?;
-            feed.begin(format!("{} hosts", specs.len()));
-            Some((feed, crate::serve::live::record::SeriesRecorder::default()))
-        }
-        None => None,
-    };
-    let mut next_live: Option<std::time::Instant> = None;
-    let mut out = sink(g)?;
-    let normal = g.formats.contains(&Format::Normal);
-    runner_stop_on_signals();
-    let (etx, erx) = mpsc::channel();
-    let mut hosts: Vec<Host> = specs.iter().map(|_| Host { last_seen: mono_ns(), ..Host::default() }).collect();
-    for (i, (s, p)) in specs.iter().zip(preps).enumerate() {
-        let (route, tr, etx, run_id) = (s.route.clone(), transport.clone(), etx.clone(), run_id.clone());
-        std::thread::spawn(move || open(i, route, tr, p, run_id, etx));
-    }
-    drop(etx);
-    let abort = g.multihost.abort_on_host_failure;
-    let mut started_at: Option<std::time::Instant> = None;
-    // Heartbeats to every connected host, from their own thread.
-    let senders: Arc<Mutex<Vec<Sender>>> = Arc::new(Mutex::new(Vec::new()));
-    {
-        let senders = senders.clone();
-        std::thread::spawn(move || {
-            let mut seq = 0;
-            loop {
-                std::thread::sleep(heartbeat);
-                seq += 1;
-                let list = senders.lock().map(|l| l.clone()).unwrap_or_default();
-                for s in list {
-                    let _ = s.send(&Msg::Heartbeat { seq, mono_ns: mono_ns() });
-                }
-            }
-        });
-    }
-    let fail = |h: &mut Host, why: String, started: Option<std::time::Instant>| {
-        if h.failed_at_s.is_some() || h.exit.is_some() {
-            return;
-        }
-        h.error = Some(why);
-        h.failed_at_s = Some(started.map_or(0.0, |s| s.elapsed().as_secs_f64()));
-        if let Some(c) = &h.closer {
-            c.close();
-        }
-    };
-    // Phase: prepared everywhere (or failed).
-    #[derive(PartialEq, Clone, Copy)]
-    enum Phase {
-        Prepare,
-        Probe(u32),
-        Run,
-    }
-    let mut phase = Phase::Prepare;
-    let mut probe_sent = std::time::Instant::now();
-    let mut stop_sent = false;
-    let mut stop_deadline: Option<std::time::Instant> = None;
-    // --status-interval: the merged report so far, every interval, once the hosts are running.
-    let status_every = g.status_interval.map(Duration::from_millis);
-    let mut next_status: Option<std::time::Instant> = None;
-    // The status line (--eta), every host's figures in one line, shown as a local run shows it.
-    let eta_every = match g.eta {
-        argv::Eta::Always => true,
-        argv::Eta::Never => false,
-        argv::Eta::Auto => normal && fiox_engine::sys::stdout_is_tty(),
-    }
-    .then(|| Duration::from_millis(g.eta_interval.or(g.eta_newline).unwrap_or(1000).max(100)));
-    let mut eta_line = super::eta::MergedEta::default();
-    let kb_base = hints.iter().flatten().next().map_or(1024, |h| h.kb_base);
-    let mut next_eta: Option<std::time::Instant> = None;
-    let mut eta_width = 0usize;
-    // The first host to send its final report, for the first-done aggregate.
-    let mut first_final: Option<usize> = None;
-    loop {
-        let ev = erx.recv_timeout(Duration::from_millis(50));
+
+    /// One pass: an event (or 50 ms without one), liveness, then the phase's step.
+    fn step(&mut self) -> Result<()> {
+        let ev = self.events.recv_timeout(Duration::from_millis(50));
         let now = mono_ns();
+        if let Ok(ev) = ev {
+            self.on_event(ev, now)?;
+        }
+        self.lose_silent(now);
+        let interrupted = fiox_engine::sys::caught_signal() != 0;
+        match self.phase {
+            Phase::Prepare => self.prepare(interrupted),
+            Phase::Probe(round) => {
+                self.probe(round);
+                Ok(())
+            }
+            Phase::Run => self.watch(interrupted),
+            Phase::Done => Ok(()),
+        }
+    }
+
+    fn on_event(&mut self, ev: Event, now: u64) -> Result<()> {
         match ev {
-            Ok(Event::Ready { idx, tx, closer, proto, version, facts, kind }) => {
-                let h = &mut hosts[idx];
+            Event::Ready { idx, tx, closer, proto, version, facts, kind } => {
+                let h = &mut self.fleet.hosts[idx];
                 h.transport = kind;
                 h.tx = Some(tx.clone());
                 h.closer = Some(closer);
@@ -708,516 +648,315 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
                 h.fiox_version = version;
                 h.facts = facts;
                 h.last_seen = now;
-                if let Ok(mut l) = senders.lock() {
+                if let Ok(mut l) = self.heartbeats.lock() {
                     l.push(tx);
                 }
             }
-            Ok(Event::Lost { idx, why }) => {
-                let h = &mut hosts[idx];
+            Event::Lost { idx, why } => {
+                let h = &self.fleet.hosts[idx];
                 if h.exit.is_none() {
                     let why = if h.tx.is_none() { why } else { format!("lost: {why}") };
-                    fail(h, why, started_at);
+                    self.fleet.fail(idx, why);
                 }
             }
-            Ok(Event::Msg { idx, msg, at }) => {
-                let h = &mut hosts[idx];
-                h.last_seen = at;
-                match msg {
-                    Msg::Heartbeat { .. } => {}
-                    Msg::Prepared { header, .. } => {
-                        h.prepared = true;
-                        h.header = header;
-                    }
-                    Msg::PrepareFailed { errors } => h.prepare_errors = errors,
-                    Msg::ClockReply { t0, t1, t2, wall_ns: wall, .. } => {
-                        h.probes_answered += 1;
-                        let rtt = at.saturating_sub(t0).saturating_sub(t2.saturating_sub(t1));
-                        if h.rtt.is_none_or(|r| rtt < r) {
-                            h.rtt = Some(rtt);
-                            h.offset = ((t1 as i128 - t0 as i128 + t2 as i128 - at as i128) / 2) as i64;
-                            // The host's wall clock at t2, against ours at the same moment.
-                            let ours_at_t2 = wall_ns() as i128 - (at as i128 - (t2 as i128 - h.offset as i128));
-                            h.wall_offset = (wall as i128 - ours_at_t2) as i64;
-                        }
-                    }
-                    Msg::Started { host_mono_ns, late } => {
-                        h.started_coord_ns = Some(host_mono_ns as i64 - h.offset);
-                        h.late = late;
-                    }
-                    Msg::Interval { report, .. } => {
-                        h.series.push(totals(&report));
-                        h.interval = Some(*report);
-                    }
-                    Msg::Text { level, line } => {
-                        // Output lines (fio's layout lines) belong to the normal output, as in
-                        // a local run, which prints none with the other formats; diagnostics
-                        // go to standard error.
-                        if level != TextLevel::Output {
-                            eprint!("{}", whole_lines(&mut h.err_text, &line, &specs[idx].name));
-                        } else if normal {
-                            out.write_all(whole_lines(&mut h.out_text, &line, &specs[idx].name).as_bytes())?;
-                        }
-                    }
-                    Msg::Final { report } => {
-                        h.series.push(totals(&report));
-                        h.final_report = Some(*report);
-                        first_final.get_or_insert(idx);
-                    }
-                    Msg::Done { exit, error } => {
-                        h.exit = Some(exit);
-                        if let Some(e) = error {
-                            h.error = Some(e);
-                        }
-                        if let Some(c) = &h.closer {
-                            c.close();
-                        }
-                    }
-                    Msg::Error { msg, .. } => fail(h, format!("server error: {msg}"), started_at),
-                    other => fail(h, format!("unexpected {} from the server", other.name()), started_at),
-                }
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => {}
+            Event::Msg { idx, msg, at } => self.on_msg(idx, msg, at)?,
         }
+        Ok(())
+    }
 
-        // Liveness: a connected host silent for host_timeout is lost.
-        for h in hosts.iter_mut().filter(|h| h.tx.is_some() && h.live()) {
+    /// A host's message, received at `at` (the coordinator's clock).
+    fn on_msg(&mut self, idx: usize, msg: Msg, at: u64) -> Result<()> {
+        let h = &mut self.fleet.hosts[idx];
+        h.last_seen = at;
+        match msg {
+            Msg::Heartbeat { .. } => {}
+            Msg::Prepared { header, .. } => {
+                h.prepared = true;
+                h.header = header;
+            }
+            Msg::PrepareFailed { errors } => h.prepare_errors = errors,
+            Msg::ClockReply { t0, t1, t2, wall_ns: wall, .. } => clock_reply(h, [t0, t1, t2, at], wall),
+            Msg::Started { host_mono_ns, late } => {
+                h.started_coord_ns = Some(host_mono_ns as i64 - h.offset);
+                h.late = late;
+            }
+            Msg::Interval { report, .. } => {
+                h.series.push(totals(&report));
+                h.interval = Some(*report);
+            }
+            Msg::Text { level, line } => {
+                // Output lines (fio's layout lines) belong to the normal output, as in a local
+                // run, which prints none with the other formats; diagnostics go to standard
+                // error.
+                let name = &self.fleet.specs[idx].name;
+                if level != TextLevel::Output {
+                    eprint!("{}", whole_lines(&mut h.err_text, &line, name));
+                } else if self.g.formats.contains(&Format::Normal) {
+                    self.out.write(whole_lines(&mut h.out_text, &line, name).as_bytes())?;
+                }
+            }
+            Msg::Final { report } => {
+                h.series.push(totals(&report));
+                h.final_report = Some(*report);
+                self.fleet.first_final.get_or_insert(idx);
+            }
+            Msg::Done { exit, error } => {
+                h.exit = Some(exit);
+                if let Some(e) = error {
+                    h.error = Some(e);
+                }
+                if let Some(c) = &h.closer {
+                    c.close();
+                }
+            }
+            Msg::Error { msg, .. } => self.fleet.fail(idx, format!("server error: {msg}")),
+            other => self.fleet.fail(idx, format!("unexpected {} from the server", other.name())),
+        }
+        Ok(())
+    }
+
+    /// Liveness: a connected host silent for `--host-timeout` is lost.
+    fn lose_silent(&mut self, now: u64) {
+        let timeout = self.host_timeout;
+        for i in self.fleet.live() {
+            let h = &self.fleet.hosts[i];
             let silent = now.saturating_sub(h.last_seen);
-            if silent > host_timeout.as_nanos() as u64 {
-                let why = format!(
-                    "no message for {:.1} s (--host-timeout={}ms)",
-                    silent as f64 / 1e9,
-                    host_timeout.as_millis()
+            if h.tx.is_some() && silent > timeout.as_nanos() as u64 {
+                let why =
+                    format!("no message for {:.1} s (--host-timeout={}ms)", silent as f64 / 1e9, timeout.as_millis());
+                self.fleet.fail(i, why);
+            }
+        }
+    }
+
+    /// Prepare: once every host is prepared or lost, either the run goes on (with the hosts
+    /// that are ready, unless `--on-host-failure=abort`) or nothing starts anywhere.
+    fn prepare(&mut self, interrupted: bool) -> Result<()> {
+        let pending = self.fleet.hosts.iter().any(|h| h.live() && !h.prepared && h.prepare_errors.is_empty());
+        if interrupted {
+            bail!("interrupted before the start; no host ran anything");
+        }
+        if pending {
+            return Ok(());
+        }
+        self.stop_unless_ready()?;
+        if self.g.formats.contains(&Format::Normal) {
+            // fio's probe lines, then each host's job header, before the run.
+            let mut head = String::new();
+            for (h, s) in self.fleet.named().filter(|(h, _)| h.prepared) {
+                head.push_str(&probe_line(&h.facts, &h.fiox_version, h.proto));
+                head.push('\n');
+                for l in h.header.lines() {
+                    head.push_str(&format!("<{}> {l}\n", s.name));
+                }
+            }
+            self.out.write(head.as_bytes())?;
+            self.out.flush()?;
+        }
+        self.phase = Phase::Probe(0);
+        self.probe_sent = Instant::now() - Duration::from_secs(1);
+        Ok(())
+    }
+
+    /// Ends the run before anything started when a host failed to prepare, or when a host is
+    /// unreachable and none may be missed (`--on-host-failure=abort`, or none left); else says
+    /// which hosts the run goes without.
+    fn stop_unless_ready(&mut self) -> Result<()> {
+        let mut errs: Vec<String> = Vec::new();
+        for (h, s) in self.fleet.named() {
+            errs.extend(h.prepare_errors.iter().map(|e| format!("host {}: {e}", s.name)));
+        }
+        let unreachable: Vec<String> = self
+            .fleet
+            .named()
+            .filter(|(h, _)| !h.prepared && h.prepare_errors.is_empty())
+            .map(|(h, s)| format!("host {}: {}", s.name, h.error.as_deref().unwrap_or("not ready")))
+            .collect();
+        let n = self.fleet.hosts.len();
+        if !errs.is_empty()
+            || (!unreachable.is_empty() && (self.g.multihost.abort_on_host_failure || unreachable.len() == n))
+        {
+            for h in &self.fleet.hosts {
+                if let Some(tx) = &h.tx {
+                    let _ = tx.send(&Msg::Stop { reason: "another host failed to prepare".into() });
+                }
+                if let Some(c) = &h.closer {
+                    c.close();
+                }
+            }
+            errs.extend(unreachable);
+            // One host: its own line says it all.
+            let tail = if n > 1 { "\nfiox: no host started" } else { "" };
+            bail!("{}{tail}", errs.join("\nfiox: "));
+        }
+        for line in &unreachable {
+            eprintln!("fiox: {line}");
+        }
+        for h in self.fleet.hosts.iter_mut().filter(|h| !h.prepared) {
+            h.announced = true;
+        }
+        Ok(())
+    }
+
+    /// Probe: the next round of clock probes once every live host answered the last (or
+    /// `--host-timeout` passed), and after the last round the start.
+    fn probe(&mut self, round: u32) {
+        const ROUNDS: u32 = 8;
+        let live = self.fleet.live();
+        let answered = live.iter().all(|&i| self.fleet.hosts[i].probes_answered >= round);
+        if !answered && self.probe_sent.elapsed() < self.host_timeout {
+            return;
+        }
+        if round < ROUNDS {
+            let t0 = mono_ns();
+            for &i in &live {
+                if let Some(tx) = &self.fleet.hosts[i].tx {
+                    let _ = tx.send(&Msg::ClockProbe { seq: round, t0 });
+                }
+            }
+            self.probe_sent = Instant::now();
+            self.phase = Phase::Probe(round + 1);
+            return;
+        }
+        self.start(&live);
+    }
+
+    /// The barrier: one start time for every live host, in each one's clock, far enough ahead
+    /// for the slowest link (at least 50 ms).
+    fn start(&mut self, live: &[usize]) {
+        let hosts = &self.fleet.hosts;
+        let max_rtt = live.iter().filter_map(|&i| hosts[i].rtt).max().unwrap_or(0);
+        let lead = (10 * max_rtt).max(50_000_000);
+        let t = mono_ns() + lead;
+        for &i in live {
+            let h = &hosts[i];
+            if let Some(tx) = &h.tx {
+                let at = (t as i64 + h.offset).max(0) as u64;
+                let _ = tx.send(&Msg::Start { at_host_ns: at });
+            }
+        }
+        self.fleet.started = Some(Instant::now() + Duration::from_nanos(lead));
+        self.phase = Phase::Run;
+        // The run is synchronised on CLOCK_MONOTONIC; a wall clock far off only makes that
+        // host's timestamps disagree with the others', so it is said, not refused.
+        for &i in live {
+            let off = self.fleet.hosts[i].wall_offset;
+            if off.unsigned_abs() >= 1_000_000_000 {
+                eprintln!(
+                    "fiox: warning: host {}: its wall clock is {:+.1} s off the coordinator's (the start is synchronised on CLOCK_MONOTONIC; timestamps in its report are its own)",
+                    self.fleet.specs[i].name,
+                    off as f64 / 1e9
                 );
-                fail(h, why, started_at);
-            }
-        }
-        let live: Vec<usize> = (0..hosts.len()).filter(|&i| hosts[i].live()).collect();
-        let interrupted = fiox_engine::sys::caught_signal() != 0;
-        match phase {
-            Phase::Prepare => {
-                let pending = hosts.iter().any(|h| h.live() && !h.prepared && h.prepare_errors.is_empty());
-                if interrupted {
-                    bail!("interrupted before the start; no host ran anything");
-                }
-                if pending {
-                    continue;
-                }
-                let mut errs: Vec<String> = Vec::new();
-                for (h, s) in hosts.iter().zip(&specs) {
-                    for e in &h.prepare_errors {
-                        errs.push(format!("host {}: {e}", s.name));
-                    }
-                }
-                let unreachable: Vec<String> = hosts
-                    .iter()
-                    .zip(&specs)
-                    .filter(|(h, _)| !h.prepared && h.prepare_errors.is_empty())
-                    .map(|(h, s)| format!("host {}: {}", s.name, h.error.as_deref().unwrap_or("not ready")))
-                    .collect();
-                if !errs.is_empty() || (!unreachable.is_empty() && (abort || unreachable.len() == hosts.len())) {
-                    for h in &hosts {
-                        if let Some(tx) = &h.tx {
-                            let _ = tx.send(&Msg::Stop { reason: "another host failed to prepare".into() });
-                        }
-                        if let Some(c) = &h.closer {
-                            c.close();
-                        }
-                    }
-                    errs.extend(unreachable);
-                    // One host: its own line says it all.
-                    let tail = if hosts.len() > 1 { "\nfiox: no host started" } else { "" };
-                    bail!("{}{tail}", errs.join("\nfiox: "));
-                }
-                for line in &unreachable {
-                    eprintln!("fiox: {line}");
-                }
-                for h in hosts.iter_mut().filter(|h| !h.prepared) {
-                    h.announced = true;
-                }
-                if normal {
-                    // fio's probe lines, then each host's job header, before the run.
-                    let mut head = String::new();
-                    for (h, s) in hosts.iter().zip(&specs).filter(|(h, _)| h.prepared) {
-                        head.push_str(&probe_line(&h.facts, &h.fiox_version, h.proto));
-                        head.push('\n');
-                        for l in h.header.lines() {
-                            head.push_str(&format!("<{}> {l}\n", s.name));
-                        }
-                    }
-                    out.write_all(head.as_bytes())?;
-                    out.flush()?;
-                }
-                phase = Phase::Probe(0);
-                probe_sent = std::time::Instant::now() - Duration::from_secs(1);
-            }
-            Phase::Probe(round) => {
-                const ROUNDS: u32 = 8;
-                let answered = live.iter().all(|&i| hosts[i].probes_answered >= round);
-                if !answered && probe_sent.elapsed() < host_timeout {
-                    continue;
-                }
-                if round < ROUNDS {
-                    let t0 = mono_ns();
-                    for &i in &live {
-                        if let Some(tx) = &hosts[i].tx {
-                            let _ = tx.send(&Msg::ClockProbe { seq: round, t0 });
-                        }
-                    }
-                    probe_sent = std::time::Instant::now();
-                    phase = Phase::Probe(round + 1);
-                    continue;
-                }
-                // The barrier: far enough ahead for the slowest link, at least 50 ms.
-                let max_rtt = live.iter().filter_map(|&i| hosts[i].rtt).max().unwrap_or(0);
-                let lead = (10 * max_rtt).max(50_000_000);
-                let t = mono_ns() + lead;
-                for &i in &live {
-                    let h = &hosts[i];
-                    if let Some(tx) = &h.tx {
-                        let at = (t as i64 + h.offset).max(0) as u64;
-                        let _ = tx.send(&Msg::Start { at_host_ns: at });
-                    }
-                }
-                started_at = Some(std::time::Instant::now() + Duration::from_nanos(lead));
-                phase = Phase::Run;
-                // The run is synchronised on CLOCK_MONOTONIC; a wall clock far off only makes
-                // that host's timestamps disagree with the others', so it is said, not refused.
-                for &i in &live {
-                    let off = hosts[i].wall_offset;
-                    if off.unsigned_abs() >= 1_000_000_000 {
-                        eprintln!(
-                            "fiox: warning: host {}: its wall clock is {:+.1} s off the coordinator's (the start is synchronised on CLOCK_MONOTONIC; timestamps in its report are its own)",
-                            specs[i].name,
-                            off as f64 / 1e9
-                        );
-                    }
-                }
-            }
-            Phase::Run => {
-                if abort && hosts.iter().any(|h| h.failed_at_s.is_some()) && !stop_sent {
-                    stop_sent = true;
-                    for &i in &live {
-                        if let Some(tx) = &hosts[i].tx {
-                            let _ = tx
-                                .send(&Msg::Stop { reason: "another host was lost (--on-host-failure=abort)".into() });
-                        }
-                    }
-                    stop_deadline = Some(std::time::Instant::now() + Duration::from_secs(5));
-                }
-                if interrupted && !stop_sent {
-                    stop_sent = true;
-                    for &i in &live {
-                        if let Some(tx) = &hosts[i].tx {
-                            let _ = tx.send(&Msg::Stop { reason: "the coordinator was interrupted".into() });
-                        }
-                    }
-                    stop_deadline = Some(std::time::Instant::now() + Duration::from_secs(5));
-                }
-                if stop_deadline.is_some_and(|d| std::time::Instant::now() > d) {
-                    for h in hosts.iter_mut().filter(|h| h.live()) {
-                        fail(h, "no final report within 5 s of the stop".into(), started_at);
-                    }
-                }
-                if hosts.iter().all(|h| !h.live()) {
-                    break;
-                }
-                if let (Some((feed, rec)), Some(start)) = (live_page.as_mut(), started_at) {
-                    // Half a second after the hosts report (they do each second from the start), so each
-                    // tick sees every host's newest report.
-                    let due = *next_live.get_or_insert(start + Duration::from_millis(1500));
-                    if std::time::Instant::now() >= due {
-                        next_live = Some(due + Duration::from_secs(1));
-                        feed.push(crate::serve::live::Record::Interval(rec.interval(&live_series(&specs, &hosts))));
-                    }
-                }
-                if let (Some(every), Some(start)) = (eta_every, started_at) {
-                    let due = *next_eta.get_or_insert(start + every);
-                    if std::time::Instant::now() >= due {
-                        next_eta = Some(due + every);
-                        let elapsed = std::time::Instant::now().saturating_duration_since(start).as_secs_f64();
-                        let (line, running) = eta_line.line(&eta_views(&hints, &hosts), elapsed, false, kb_base);
-                        // Once no job runs, the last line (after the loop) is the only one left.
-                        if running > 0 {
-                            print_eta(&line, g.eta_newline.is_some(), &mut eta_width, false);
-                        }
-                    }
-                }
-                if let (Some(every), Some(start)) = (status_every, started_at) {
-                    let due = *next_status.get_or_insert(start + every);
-                    if std::time::Instant::now() >= due && hosts.iter().any(|h| h.interval.is_some()) {
-                        next_status = Some(due + every);
-                        let report = build_report(&specs, &hosts, true);
-                        // Interval reports in JSON are one line each (JSON lines), so a
-                        // reader can take them as they come.
-                        let opts = fiox_report::ReportOpts { json_lines: true, ..crate::report::opts(g) };
-                        for f in crate::report::print_order(&g.formats) {
-                            out.write_all(
-                                fiox_report::render_clients(crate::report::format(f), &report, &opts).as_bytes(),
-                            )?;
-                        }
-                        out.flush()?;
-                    }
-                }
             }
         }
     }
-    if let (Some(_), Some(start)) = (eta_every, started_at) {
-        if next_eta.is_some() {
-            let elapsed = start.elapsed().as_secs_f64();
-            let (line, _) = eta_line.line(&eta_views(&hints, &hosts), elapsed, true, kb_base);
-            print_eta(&line, g.eta_newline.is_some(), &mut eta_width, true);
+
+    /// Run: stops the hosts when one is lost under `--on-host-failure=abort` or on a signal,
+    /// ends when no host is live, and hands the watchers the hosts' latest figures.
+    fn watch(&mut self, interrupted: bool) -> Result<()> {
+        if self.g.multihost.abort_on_host_failure && self.fleet.hosts.iter().any(|h| h.failed_at_s.is_some()) {
+            self.stop("another host was lost (--on-host-failure=abort)");
         }
-    }
-    let mut report = build_report(&specs, &hosts, false);
-    report.first_done = first_final.and_then(|i| first_done(i, &specs, &hosts));
-    if let Some((feed, rec)) = live_page.as_mut() {
-        // The last interval (the hosts' final reports), then the run's state.
-        feed.push(crate::serve::live::Record::End(rec.interval(&live_series(&specs, &hosts))));
-        if let Some(h) = hosts.iter().zip(&specs).find(|(h, _)| h.failed_at_s.is_some() || h.final_report.is_none()) {
-            feed.push(crate::serve::live::Record::Failed {
-                why: format!("host {}: {}", h.1.name, h.0.error.as_deref().unwrap_or("no final report")),
-            });
+        if interrupted {
+            self.stop("the coordinator was interrupted");
         }
-    }
-    let opts = crate::report::opts(g);
-    for f in crate::report::print_order(&g.formats) {
-        out.write_all(fiox_report::render_clients(crate::report::format(f), &report, &opts).as_bytes())?;
-    }
-    out.flush()?;
-    for (h, s) in hosts.iter().zip(&specs) {
-        if h.failed_at_s.is_some() && !h.announced {
-            eprintln!("fiox: host {}: {}", s.name, h.error.as_deref().unwrap_or("failed"));
+        if self.stop_deadline.is_some_and(|d| Instant::now() > d) {
+            for i in self.fleet.live() {
+                self.fleet.fail(i, "no final report within 5 s of the stop".into());
+            }
         }
+        if self.fleet.live().is_empty() {
+            self.phase = Phase::Done;
+            return Ok(());
+        }
+        for w in self.watchers.iter().filter(|w| w.every().is_some()) {
+            w.on_interval(&self.fleet);
+        }
+        Ok(self.out.check()?)
     }
-    if fiox_engine::sys::caught_signal() != 0 {
-        return Ok(ExitCode::from(128));
+
+    /// Tells every live host to stop (once), giving each 5 s for its final report.
+    fn stop(&mut self, reason: &str) {
+        if self.stop_deadline.is_some() {
+            return;
+        }
+        for i in self.fleet.live() {
+            if let Some(tx) = &self.fleet.hosts[i].tx {
+                let _ = tx.send(&Msg::Stop { reason: reason.into() });
+            }
+        }
+        self.stop_deadline = Some(Instant::now() + Duration::from_secs(5));
     }
-    if hosts.iter().any(|h| h.failed_at_s.is_some() || h.final_report.is_none()) {
-        return Ok(ExitCode::from(1));
+
+    /// The end: the watchers' last words, every host's report and the merge, the failures
+    /// not yet said, and the exit status (1 if a host was lost, else the hosts' failed-job
+    /// counts; 128 after a signal).
+    fn finish(self) -> Result<ExitCode> {
+        for w in &self.watchers {
+            w.on_end(&self.fleet)?;
+        }
+        let mut report = self.fleet.report(false);
+        report.first_done = self.fleet.first_done();
+        let opts = crate::report::opts(self.g);
+        for f in crate::report::print_order(&self.g.formats) {
+            self.out.write(fiox_report::render_clients(crate::report::format(f), &report, &opts).as_bytes())?;
+        }
+        self.out.flush()?;
+        for (h, s) in self.fleet.named() {
+            if h.failed_at_s.is_some() && !h.announced {
+                eprintln!("fiox: host {}: {}", s.name, h.error.as_deref().unwrap_or("failed"));
+            }
+        }
+        let hosts = &self.fleet.hosts;
+        if fiox_engine::sys::caught_signal() != 0 {
+            return Ok(ExitCode::from(128));
+        }
+        if hosts.iter().any(|h| h.failed_at_s.is_some() || h.final_report.is_none()) {
+            return Ok(ExitCode::from(1));
+        }
+        let failed: u32 = hosts.iter().map(|h| h.exit.unwrap_or(1) as u32).sum();
+        Ok(ExitCode::from(failed.min(255) as u8))
     }
-    let failed: u32 = hosts.iter().map(|h| h.exit.unwrap_or(1) as u32).sum();
-    Ok(ExitCode::from(failed.min(255) as u8))
 }
 
-/// What the status line sees of each host.
-fn eta_views<'a>(hints: &'a [Vec<super::eta::JobHint>], hosts: &'a [Host]) -> Vec<super::eta::HostView<'a>> {
-    hints
-        .iter()
-        .zip(hosts)
-        .map(|(hints, h)| super::eta::HostView {
-            hints,
-            report: h.final_report.as_ref().or(h.interval.as_ref()),
-            running: h.live() && h.final_report.is_none(),
-        })
-        .collect()
-}
-
-/// Prints the status line on standard output as a local run does: rewritten in place, or one
-/// per line with `--eta-newline`; the last one ends its line.
-fn print_eta(line: &str, newline: bool, width: &mut usize, last: bool) {
-    let mut out = std::io::stdout().lock();
-    if newline {
-        let _ = writeln!(out, "{line}");
-    } else {
-        let pad = width.saturating_sub(line.len());
-        let _ = write!(out, "\r{line}{}", " ".repeat(pad));
-        *width = line.len();
-        if last {
-            let _ = writeln!(out);
-        }
+/// A clock probe's answer: `t` is the probe's send time, the host's receive and reply times,
+/// and the answer's arrival (`t0, t1, t2, at`); `wall` the host's wall clock at `t2`. The
+/// probe with the shortest round trip gives the host's offset, within half that round trip.
+fn clock_reply(h: &mut Host, t: [u64; 4], wall: u64) {
+    let [t0, t1, t2, at] = t;
+    h.probes_answered += 1;
+    let rtt = at.saturating_sub(t0).saturating_sub(t2.saturating_sub(t1));
+    if h.rtt.is_none_or(|r| rtt < r) {
+        h.rtt = Some(rtt);
+        h.offset = ((t1 as i128 - t0 as i128 + t2 as i128 - at as i128) / 2) as i64;
+        // The host's wall clock at t2, against ours at the same moment.
+        let ours_at_t2 = wall_ns() as i128 - (at as i128 - (t2 as i128 - h.offset as i128));
+        h.wall_offset = (wall as i128 - ours_at_t2) as i64;
     }
-    let _ = out.flush();
 }
 
-/// The longest runtime in a report's groups (ms): a host's runtime so far, or in the end.
-fn report_runtime_ms(r: &RunReport) -> u64 {
-    r.groups.iter().flat_map(|g| g.max_run.iter().copied()).max().unwrap_or(0)
-}
-
-/// A report's runtime and its jobs' bytes and I/Os per direction.
-fn totals(r: &RunReport) -> (u64, [u64; 3], [u64; 3]) {
-    let (mut bytes, mut ios) = ([0u64; 3], [0u64; 3]);
-    for j in &r.jobs {
-        for d in 0..3 {
-            bytes[d] += j.ts.dirs[d].io_bytes;
-            ios[d] += j.ts.dirs[d].total_ios;
-        }
-    }
-    (report_runtime_ms(r), bytes, ios)
-}
-
-/// The aggregate until host `idx`, the first to finish, was done: every host's figures at
-/// that host's runtime, interpolated between the two reports around it (a host that ended
-/// or was lost before then counts with what it last reported).
-fn first_done(idx: usize, specs: &[HostSpec], hosts: &[Host]) -> Option<fiox_report::FirstDone> {
-    let t = hosts[idx].series.last()?.0;
-    if t == 0 {
-        return None;
-    }
-    let mut f = fiox_report::FirstDone { host: specs[idx].name.clone(), runtime_ms: t, ..Default::default() };
-    for h in hosts {
-        let mut before = (0u64, [0u64; 3], [0u64; 3]);
-        let mut at = None;
-        for p in &h.series {
-            if p.0 >= t {
-                at = Some(*p);
-                break;
+/// Heartbeats every `every` to each host in the list returned, from a thread of their own.
+fn send_heartbeats(every: Duration) -> Arc<Mutex<Vec<Sender>>> {
+    let senders: Arc<Mutex<Vec<Sender>>> = Arc::new(Mutex::new(Vec::new()));
+    let list = senders.clone();
+    std::thread::spawn(move || {
+        let mut seq = 0;
+        loop {
+            std::thread::sleep(every);
+            seq += 1;
+            let targets = list.lock().map(|l| l.clone()).unwrap_or_default();
+            for s in targets {
+                let _ = s.send(&Msg::Heartbeat { seq, mono_ns: mono_ns() });
             }
-            before = *p;
         }
-        let (b, i) = match at {
-            Some(p) if p.0 > before.0 => {
-                let w = (t - before.0) as f64 / (p.0 - before.0) as f64;
-                let mix = |x: [u64; 3], y: [u64; 3]| -> [u64; 3] {
-                    std::array::from_fn(|d| x[d] + ((y[d].saturating_sub(x[d])) as f64 * w) as u64)
-                };
-                (mix(before.1, p.1), mix(before.2, p.2))
-            }
-            Some(p) => (p.1, p.2),
-            None => (before.1, before.2),
-        };
-        for d in 0..3 {
-            f.io_bytes[d] += b[d];
-            f.ios[d] += i[d];
-        }
-    }
-    for d in 0..3 {
-        f.bw_bytes[d] = f.io_bytes[d] * 1000 / t;
-        f.iops[d] = f.ios[d] * 1000 / t;
-    }
-    Some(f)
+    });
+    senders
 }
 
 /// Ctrl-C and SIGTERM stop the hosts' jobs (a Stop to each) rather than the coordinator.
 fn runner_stop_on_signals() {
     static STOP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     fiox_engine::sys::stop_on_signals(&STOP);
-}
-
-/// The live page's series: each host's jobs as its latest report (final, else interval) has
-/// them.
-fn live_series<'a>(specs: &'a [HostSpec], hosts: &'a [Host]) -> Vec<(String, Vec<&'a fiox_stats::ThreadStat>)> {
-    specs
-        .iter()
-        .zip(hosts)
-        .map(|(s, h)| {
-            let r = h.final_report.as_ref().or(h.interval.as_ref());
-            (s.name.clone(), r.map(|r| r.jobs.iter().map(|j| &j.ts).collect()).unwrap_or_default())
-        })
-        .collect()
-}
-
-/// Every host's entry in host-list order, and the merge: at the end, or (`so_far`) during the
-/// run from the hosts' latest interval reports, running hosts marked `running`.
-fn build_report(specs: &[HostSpec], hosts: &[Host], so_far: bool) -> ClientsReport {
-    let now_ms = crate::plan::clock::epoch_ms();
-    let first_start = hosts.iter().filter_map(|h| h.started_coord_ns).min();
-    let entries: Vec<HostEntry> = specs
-        .iter()
-        .zip(hosts)
-        .map(|(s, h)| {
-            let (hostname, port) = match &s.route {
-                Route::Net(Endpoint::Tcp { host, port, .. }) => (host.clone(), *port),
-                Route::Net(other) => (other.to_string(), 0),
-                Route::Ssh(t) => (t.host.clone(), t.port.unwrap_or(22)),
-                Route::Rsh(h) => (h.clone(), 0),
-                Route::Join(j) => (j.as_ref().map(|j| j.addr.to_string()).unwrap_or_default(), 0),
-            };
-            let partial = h.final_report.is_none() && h.interval.is_some() && !(so_far && h.live());
-            let report = h.final_report.clone().or_else(|| h.interval.clone());
-            let runtime_ms = report
-                .as_ref()
-                .map_or(0, |r| r.groups.iter().flat_map(|g| g.max_run.iter().copied()).max().unwrap_or(0));
-            HostEntry {
-                name: s.name.clone(),
-                hostname,
-                port,
-                probe: if h.fiox_version.is_empty() {
-                    String::new()
-                } else {
-                    probe_line(&h.facts, &h.fiox_version, h.proto)
-                },
-                report,
-                status: if so_far && h.live() {
-                    "running".into()
-                } else if h.failed_at_s.is_some() || h.final_report.is_none() {
-                    "failed".into()
-                } else {
-                    "ok".into()
-                },
-                error: h.error.clone(),
-                partial,
-                failed_at_s: h.failed_at_s,
-                transport: match (&s.route, h.transport) {
-                    (_, k) if !k.is_empty() => k.into(),
-                    (Route::Net(Endpoint::Unix(_)), _) => "unix".into(),
-                    (Route::Net(_), _) => "tcp".into(),
-                    (Route::Ssh(_), _) => "ssh".into(),
-                    (Route::Rsh(_), _) => "rsh".into(),
-                    (Route::Join(_), _) => "join".into(),
-                },
-                fiox_version: h.fiox_version.clone(),
-                proto: h.proto,
-                clock_offset_ns: h.offset,
-                wallclock_offset_ns: h.wall_offset,
-                rtt_ns: h.rtt.unwrap_or(0),
-                start_ns: h.started_coord_ns.zip(first_start).map(|(s, f)| s - f),
-                late_start: h.late,
-                runtime_ms,
-                // The host's own epoch ms, brought to the coordinator's wall clock.
-                job_start_ms: h
-                    .final_report
-                    .as_ref()
-                    .or(h.interval.as_ref())
-                    .and_then(|r| r.jobs.iter().map(|j| j.job_start_ms).filter(|&ms| ms > 0).min())
-                    .map(|ms| ms as i64 - h.wall_offset / 1_000_000),
-            }
-        })
-        .collect();
-    let starts: Vec<i64> = hosts.iter().filter_map(|h| h.started_coord_ns).collect();
-    let skew =
-        (starts.len() > 1).then(|| (starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0)) as u64);
-    let bound = hosts.iter().filter(|h| h.started_coord_ns.is_some()).filter_map(|h| h.rtt).max().unwrap_or(0);
-    let time = fiox_engine::sys::ctime((now_ms / 1000) as i64);
-    let with_data: Vec<&HostEntry> = entries.iter().filter(|e| e.report.is_some()).collect();
-    let all = (entries.len() > 1 && !with_data.is_empty())
-        .then(|| super::merge::all_clients(with_data.iter().filter_map(|e| e.report.as_ref()), &time, now_ms));
-    let merged_groups = if with_data.is_empty() {
-        Vec::new()
-    } else {
-        super::merge::per_group(with_data.iter().filter_map(|e| e.report.as_ref()), &time, now_ms)
-    };
-    let failed: Vec<&HostEntry> = entries.iter().filter(|e| e.status == "failed").collect();
-    let degraded = (!failed.is_empty() && all.is_some()).then(|| {
-        let ok = entries.len() - failed.len();
-        let what: Vec<String> = failed
-            .iter()
-            .map(|e| {
-                format!(
-                    "{} failed at {:.1} s{}: {}",
-                    e.name,
-                    e.failed_at_s.unwrap_or(0.0),
-                    if e.partial { " (partial figures kept)" } else { "" },
-                    e.error.as_deref().unwrap_or("no final report")
-                )
-            })
-            .collect();
-        format!("{ok} of {} hosts complete; {}", entries.len(), what.join("; "))
-    });
-    ClientsReport {
-        version: crate::VERSION_STRING.to_string(),
-        timestamp: now_ms / 1000,
-        timestamp_ms: now_ms,
-        time,
-        hosts: entries,
-        all,
-        merged_groups,
-        degraded,
-        start_skew_ns: skew,
-        skew_bound_ns: bound,
-        first_done: None,
-    }
 }
 
 #[cfg(test)]
@@ -1244,30 +983,6 @@ mod tests {
         ]));
         assert_eq!(common, v(&["--output-format=json", "--bs=8k"]));
         assert_eq!(clients, vec![("h1".into(), v(&["a.fio"])), ("h2,9000".into(), v(&["b.fio", "--section=x"]))]);
-    }
-
-    #[test]
-    fn text_pieces_become_prefixed_lines() {
-        let mut buf = String::new();
-        assert_eq!(whole_lines(&mut buf, "lay: Laying out (1 file / ", "h"), "");
-        assert_eq!(whole_lines(&mut buf, "4MiB)\nnext", "h"), "<h> lay: Laying out (1 file / 4MiB)\n");
-        assert_eq!(buf, "next");
-    }
-
-    /// First done: the finished host's own figures, and the other's interpolated between its
-    /// reports around that time.
-    #[test]
-    fn first_done_interpolates_the_other_hosts() {
-        let spec =
-            |n: &str| HostSpec { name: n.into(), route: Route::Rsh(n.into()), argv: Vec::new(), files: Vec::new() };
-        let specs = vec![spec("a"), spec("b")];
-        let pt = |ms: u64, b: u64| (ms, [b, 0, 0], [b / 10, 0, 0]);
-        let mut hosts = vec![Host::default(), Host::default()];
-        hosts[0].series = vec![pt(500, 50), pt(1000, 100)];
-        hosts[1].series = vec![pt(800, 40), pt(1600, 80)];
-        let f = first_done(0, &specs, &hosts).unwrap();
-        assert_eq!((f.host.as_str(), f.runtime_ms), ("a", 1000));
-        assert_eq!((f.io_bytes[0], f.ios[0], f.bw_bytes[0], f.iops[0]), (150, 15, 150, 15));
     }
 
     #[test]

@@ -1,12 +1,17 @@
 //! Multi-host runs (fio's client/server, on fiox's own protocol from `fiox-multihost`):
 //! `server.rs` runs jobs for a coordinator with the ordinary runner, `coordinator.rs` drives
-//! the hosts (prepare everywhere, clock probes, a corrected start barrier, liveness), and
-//! `merge.rs` turns the hosts' reports into fio's "All clients" and the client layout the
-//! report crate prints; `eta.rs` is the status line of every host together.
+//! the hosts (prepare everywhere, clock probes, a corrected start barrier, liveness) through
+//! its phases, `fleet.rs` is what it knows of each host and the clients report made of that,
+//! `observe.rs` the run's watchers (live page, status line, status reports) as
+//! `runner::RunObserver`s of the fleet, and `merge.rs` turns the hosts' reports into fio's
+//! "All clients" and the client layout the report crate prints; `eta.rs` is the status line
+//! of every host together.
 
 pub mod coordinator;
 mod eta;
+mod fleet;
 mod merge;
+mod observe;
 mod policy;
 pub mod server;
 

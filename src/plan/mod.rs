@@ -652,7 +652,8 @@ fn file_name(format: &str, job: &str, clone: u32, file: u32, uid: &str) -> Strin
 }
 
 /// Plans one clone's files: `listed` (filename= and opendir='s files) when opendir is set,
-/// otherwise filename= or the generated names.
+/// otherwise filename= or the generated names. Each file is looked at (what is there now),
+/// sized, given its region, and checked, all before any I/O.
 fn plan_files(
     spec: &JobSpec,
     clone: u32,
@@ -660,7 +661,37 @@ fn plan_files(
     engine: &EngineInfo,
     listed: Option<&[String]>,
 ) -> Result<Vec<FilePlan>> {
-    let engine_creates_files = engine.creates_files;
+    let paths = file_paths(spec, clone, uid, listed)?;
+    let nfiles = paths.len() as u64;
+    let mut out = Vec::new();
+    for (i, path) in paths.into_iter().enumerate() {
+        let found = Found::look(spec, engine, &path)?;
+        let file_size = file_size(spec, FileSlot { clone, index: i as u64, of: nfiles }, &path, &found)?;
+        let (region_start, region_len) = region(spec, clone, &path, &found, file_size)?;
+        let layout_size = if found.block_device { 0 } else { region_start + region_len };
+        if !spec.allow_file_create && !found.block_device && !engine.creates_files {
+            may_create(spec, &path, found.existing, layout_size)?;
+        }
+        check_alignment(spec, &path, &found, region_start)?;
+        if found.block_device && (spec.rw.writes() || spec.rw.trims()) && !spec.allow_mounted_write {
+            // A character device writes to the block device it stands for: check that one.
+            match found.char_device {
+                Some(_) => {
+                    if let Some(disk) = crate::plan::device::block_device_of(&path) {
+                        crate::plan::device::check_writable(&disk, &spec.name)?;
+                    }
+                }
+                None => crate::plan::device::check_writable(&path, &spec.name)?,
+            }
+        }
+        out.push(FilePlan { path, block_device: found.block_device, layout_size, region_start, region_len });
+    }
+    Ok(out)
+}
+
+/// The clone's file paths: the names (listed, filename='s, or generated) placed in
+/// directory='s directories in turn.
+fn file_paths(spec: &JobSpec, clone: u32, uid: &str, listed: Option<&[String]>) -> Result<Vec<PathBuf>> {
     let dirs: Vec<String> = spec.directory.as_deref().map(split_filenames).unwrap_or_default();
     let names: Vec<String> = match (listed, &spec.filename) {
         (Some(listed), _) => listed.to_vec(),
@@ -670,14 +701,29 @@ fn plan_files(
     if names.is_empty() {
         bail!("job '{}': filename is empty", spec.name);
     }
-    let nfiles = names.len() as u64;
-    let mut out = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        let path = match dirs.get(i % dirs.len().max(1)) {
+    Ok(names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| match dirs.get(i % dirs.len().max(1)) {
             Some(d) if Path::new(name).is_relative() => Path::new(d).join(name),
             _ => PathBuf::from(name),
-        };
-        let meta = std::fs::metadata(&path).ok();
+        })
+        .collect())
+}
+
+/// What a file's path holds before the run.
+struct Found {
+    /// Its size now (a device's capacity); `None`: nothing there yet.
+    existing: Option<u64>,
+    /// A block device, or a character device planned as one.
+    block_device: bool,
+    /// A character device the engine drives itself: its size and logical block size.
+    char_device: Option<(u64, u64)>,
+}
+
+impl Found {
+    fn look(spec: &JobSpec, engine: &EngineInfo, path: &Path) -> Result<Found> {
+        let meta = std::fs::metadata(path).ok();
         if meta.is_none() {
             if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
                 bail!("job '{}': directory '{}' does not exist", spec.name, dir.display());
@@ -687,150 +733,165 @@ fn plan_files(
         // /dev/sgN) is sized by the engine and otherwise planned as a block device is.
         let char_device = match (&meta, engine.device_size) {
             (Some(m), Some(size)) if m.file_type().is_char_device() => {
-                Some(size(&path).map_err(|e| anyhow::anyhow!("job '{}': ioengine {}: {e}", spec.name, spec.ioengine))?)
+                Some(size(path).map_err(|e| anyhow::anyhow!("job '{}': ioengine {}: {e}", spec.name, spec.ioengine))?)
             }
             _ => None,
         };
         let block_device = char_device.is_some() || meta.as_ref().is_some_and(|m| m.file_type().is_block_device());
         let existing = match &meta {
             Some(_) if char_device.is_some() => char_device.map(|(bytes, _)| bytes),
-            Some(_) if block_device => Some(crate::plan::device::size(&path)?),
+            Some(_) if block_device => Some(crate::plan::device::size(path)?),
             Some(m) if m.is_file() => Some(m.len()),
             Some(_) => bail!("job '{}': '{}' is neither a regular file nor a block device", spec.name, path.display()),
             None => None,
         };
-        let file_size = match (spec.filesize, given_size(spec)) {
-            (Some((lo, hi)), _) => lo + if hi > lo { mix64(clone as u64 * 131 + i as u64) % (hi - lo + 1) } else { 0 },
-            (None, Some(SizeSpec::Bytes(b))) => b / nfiles,
-            (None, Some(SizeSpec::Percent(p))) => match existing {
-                Some(e) => (e as f64 * p / 100.0) as u64,
-                None => bail!("job '{}': size={p}% of '{}', which does not exist", spec.name, path.display()),
-            },
-            // fill_device without a size: what the file has plus the file system's free space,
-            // shared among the job's files. A writing job gets fio's "really large" size, so
-            // that it ends on ENOSPC (counted as an I/O, as fio counts it) and not at a size
-            // computed before the run: all the free space per file, plus one block.
-            (None, None) if spec.fill_device && !block_device => {
-                let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    Some(d) => d.to_path_buf(),
-                    None => PathBuf::from("."),
-                };
-                let free = fiox_engine::sys::free_space(&dir).with_context(|| {
-                    format!("job '{}': fill_device: cannot read the free space of '{}'", spec.name, dir.display())
-                })?;
-                match spec.rw.writes() {
-                    true => existing.unwrap_or(0) + free + crate::plan::io::max_block(spec),
-                    false => existing.unwrap_or(0) + free / nfiles,
-                }
-            }
-            (None, None) => match existing {
-                Some(e) => e,
-                None => bail!(
-                    "job '{}': '{}' does not exist and no size= was given; set size= to have fiox create it",
-                    spec.name,
-                    path.display()
-                ),
-            },
-        };
-        let file_size = if block_device {
-            let dev = existing.expect("a block device has a size");
-            if file_size > dev {
-                bail!("job '{}': size {file_size} is larger than device '{}' ({dev} bytes)", spec.name, path.display());
-            }
-            file_size
-        } else {
-            file_size
-        };
-        let (offset, inc) = offset_and_increment(spec, existing.unwrap_or(0));
-        // file_append: the region starts where the file ends now (offset= is not used).
-        let region_start = match existing {
-            Some(end) if spec.file_append && !block_device => end,
-            _ if spec.file_append && !block_device => 0,
-            _ => offset + inc * clone as u64,
-        };
-        // The region is `size` bytes from the offset. A regular file is laid out to cover it
-        // (fio makes it offset + size long); a device must already be that large. Without a
-        // size, an existing file or device is used from the offset to its end.
-        let sized = given_size(spec).is_some() || spec.filesize.is_some() || (spec.fill_device && !block_device);
-        let region_len = if block_device || !sized {
-            file_size.min(existing.unwrap_or(0).saturating_sub(region_start))
-        } else {
-            file_size
-        };
+        Ok(Found { existing, block_device, char_device })
+    }
+}
+
+/// Which file of which clone is being sized: file `index` of `of`, of clone `clone`.
+#[derive(Clone, Copy)]
+struct FileSlot {
+    clone: u32,
+    index: u64,
+    of: u64,
+}
+
+/// A file's size: filesize= (a range picked per clone and file), size= shared among the
+/// files (or a percentage of what is there), fill_device's free space, or what is there.
+fn file_size(spec: &JobSpec, slot: FileSlot, path: &Path, found: &Found) -> Result<u64> {
+    let existing = found.existing;
+    let size = match (spec.filesize, given_size(spec)) {
+        (Some((lo, hi)), _) => {
+            lo + if hi > lo { mix64(slot.clone as u64 * 131 + slot.index) % (hi - lo + 1) } else { 0 }
+        }
+        (None, Some(SizeSpec::Bytes(b))) => b / slot.of,
+        (None, Some(SizeSpec::Percent(p))) => match existing {
+            Some(e) => (e as f64 * p / 100.0) as u64,
+            None => bail!("job '{}': size={p}% of '{}', which does not exist", spec.name, path.display()),
+        },
+        (None, None) if spec.fill_device && !found.block_device => fill_size(spec, path, existing, slot.of)?,
+        (None, None) => match existing {
+            Some(e) => e,
+            None => bail!(
+                "job '{}': '{}' does not exist and no size= was given; set size= to have fiox create it",
+                spec.name,
+                path.display()
+            ),
+        },
+    };
+    if found.block_device {
+        let dev = existing.expect("a block device has a size");
+        if size > dev {
+            bail!("job '{}': size {size} is larger than device '{}' ({dev} bytes)", spec.name, path.display());
+        }
+    }
+    Ok(size)
+}
+
+/// fill_device without a size: what the file has plus the file system's free space, shared
+/// among the job's `nfiles` files. A writing job gets fio's "really large" size, so that it
+/// ends on ENOSPC (counted as an I/O, as fio counts it) and not at a size computed before the
+/// run: all the free space per file, plus one block.
+fn fill_size(spec: &JobSpec, path: &Path, existing: Option<u64>, nfiles: u64) -> Result<u64> {
+    let dir = match path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        Some(d) => d.to_path_buf(),
+        None => PathBuf::from("."),
+    };
+    let free = fiox_engine::sys::free_space(&dir).with_context(|| {
+        format!("job '{}': fill_device: cannot read the free space of '{}'", spec.name, dir.display())
+    })?;
+    Ok(match spec.rw.writes() {
+        true => existing.unwrap_or(0) + free + crate::plan::io::max_block(spec),
+        false => existing.unwrap_or(0) + free / nfiles,
+    })
+}
+
+/// The clone's I/O region in the file: its start and length.
+fn region(spec: &JobSpec, clone: u32, path: &Path, found: &Found, file_size: u64) -> Result<(u64, u64)> {
+    let (existing, block_device) = (found.existing, found.block_device);
+    let (offset, inc) = offset_and_increment(spec, existing.unwrap_or(0));
+    // file_append: the region starts where the file ends now (offset= is not used).
+    let region_start = match existing {
+        Some(end) if spec.file_append && !block_device => end,
+        _ if spec.file_append && !block_device => 0,
+        _ => offset + inc * clone as u64,
+    };
+    // The region is `size` bytes from the offset. A regular file is laid out to cover it
+    // (fio makes it offset + size long); a device must already be that large. Without a
+    // size, an existing file or device is used from the offset to its end.
+    let sized = given_size(spec).is_some() || spec.filesize.is_some() || (spec.fill_device && !block_device);
+    let region_len = if block_device || !sized {
+        file_size.min(existing.unwrap_or(0).saturating_sub(region_start))
+    } else {
+        file_size
+    };
+    if region_len == 0 {
         let file_end = region_start + region_len;
-        if region_len == 0 {
+        bail!("job '{}': offset {region_start} leaves no room in '{}' ({file_end} bytes)", spec.name, path.display());
+    }
+    Ok((region_start, region_len))
+}
+
+/// allow_file_create=0: the file must be there, and long enough for the `layout_size` the
+/// job needs.
+fn may_create(spec: &JobSpec, path: &Path, existing: Option<u64>, layout_size: u64) -> Result<()> {
+    // fio deletes a file that is too short before it refuses; fiox leaves it alone.
+    match existing {
+        None => bail!(
+            "job '{}': '{}' does not exist, and allow_file_create=0 forbids creating it",
+            spec.name,
+            path.display()
+        ),
+        Some(len) if len < layout_size => bail!(
+            "job '{}': '{}' is {len} bytes, the job needs {layout_size}, and allow_file_create=0 forbids extending it",
+            spec.name,
+            path.display()
+        ),
+        Some(_) => Ok(()),
+    }
+}
+
+/// Sizes and offsets in whole logical blocks where the device needs them: always for a
+/// character device the engine drives, under direct=1 for a block device.
+fn check_alignment(spec: &JobSpec, path: &Path, found: &Found, region_start: u64) -> Result<()> {
+    let misaligned = |lbs: u64| {
+        let mut values = crate::plan::io::block_sizes(spec);
+        values.push(region_start);
+        values.into_iter().find(|&v| v % lbs != 0)
+    };
+    if let Some((_, lbs)) = found.char_device {
+        // Passthrough commands address whole logical blocks; a character device has no
+        // page cache, and cannot be opened with O_DIRECT (fio fails the open with EINVAL).
+        if spec.direct {
             bail!(
-                "job '{}': offset {region_start} leaves no room in '{}' ({file_end} bytes)",
+                "job '{}': direct=1: '{}' is a character device, which cannot be opened with O_DIRECT (ioengine {} bypasses the page cache anyway)",
+                spec.name,
+                path.display(),
+                spec.ioengine
+            );
+        }
+        if let Some(bad) = misaligned(lbs) {
+            bail!(
+                "job '{}': {bad} is not a multiple of the logical block size of '{}' ({lbs} bytes), which ioengine {} needs",
+                spec.name,
+                path.display(),
+                spec.ioengine
+            );
+        }
+    } else if found.block_device && spec.direct {
+        // O_DIRECT needs sizes and offsets in whole logical blocks; say so now rather than
+        // fail every I/O with EINVAL.
+        let lbs = crate::plan::device::logical_block_size(path)?;
+        if let Some(bad) = misaligned(lbs) {
+            bail!(
+                "job '{}': {bad} is not a multiple of the logical block size of '{}' ({lbs} bytes), which direct=1 needs",
                 spec.name,
                 path.display()
             );
         }
-        let layout_size = if block_device { 0 } else { region_start + region_len };
-        if !spec.allow_file_create && !block_device && !engine_creates_files {
-            // fio deletes a file that is too short before it refuses; fiox leaves it alone.
-            match existing {
-                None => bail!(
-                    "job '{}': '{}' does not exist, and allow_file_create=0 forbids creating it",
-                    spec.name,
-                    path.display()
-                ),
-                Some(len) if len < layout_size => bail!(
-                    "job '{}': '{}' is {len} bytes, the job needs {layout_size}, and allow_file_create=0 forbids extending it",
-                    spec.name,
-                    path.display()
-                ),
-                Some(_) => {}
-            }
-        }
-        if let Some((_, lbs)) = char_device {
-            // Passthrough commands address whole logical blocks; a character device has no
-            // page cache, and cannot be opened with O_DIRECT (fio fails the open with EINVAL).
-            if spec.direct {
-                bail!(
-                    "job '{}': direct=1: '{}' is a character device, which cannot be opened with O_DIRECT (ioengine {} bypasses the page cache anyway)",
-                    spec.name,
-                    path.display(),
-                    spec.ioengine
-                );
-            }
-            let mut values = crate::plan::io::block_sizes(spec);
-            values.push(region_start);
-            if let Some(bad) = values.iter().find(|&&v| v % lbs != 0) {
-                bail!(
-                    "job '{}': {bad} is not a multiple of the logical block size of '{}' ({lbs} bytes), which ioengine {} needs",
-                    spec.name,
-                    path.display(),
-                    spec.ioengine
-                );
-            }
-        } else if block_device && spec.direct {
-            // O_DIRECT needs sizes and offsets in whole logical blocks; say so now rather than
-            // fail every I/O with EINVAL.
-            let lbs = crate::plan::device::logical_block_size(&path)?;
-            let mut values = crate::plan::io::block_sizes(spec);
-            values.push(region_start);
-            if let Some(bad) = values.iter().find(|&&v| v % lbs != 0) {
-                bail!(
-                    "job '{}': {bad} is not a multiple of the logical block size of '{}' ({lbs} bytes), which direct=1 needs",
-                    spec.name,
-                    path.display()
-                );
-            }
-        }
-        if block_device && (spec.rw.writes() || spec.rw.trims()) && !spec.allow_mounted_write {
-            // A character device writes to the block device it stands for: check that one.
-            match char_device {
-                Some(_) => {
-                    if let Some(disk) = crate::plan::device::block_device_of(&path) {
-                        crate::plan::device::check_writable(&disk, &spec.name)?;
-                    }
-                }
-                None => crate::plan::device::check_writable(&path, &spec.name)?,
-            }
-        }
-        out.push(FilePlan { path, block_device, layout_size, region_start, region_len });
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

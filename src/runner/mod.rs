@@ -72,17 +72,21 @@ pub struct Interval<'a> {
 }
 
 /// What watches a run from outside the workers (the Prometheus figures, the live page, ACT's
-/// table, `--status-interval`'s reports): told the running figures at its own pace, through
-/// [`Interval`], and the final ones at the end. Interval calls come from one thread, in turn.
-pub trait RunObserver: Sync {
+/// table, `--status-interval`'s reports, the status line): told the running figures at its own
+/// pace and the final ones at the end. Interval calls come from one thread, in turn.
+///
+/// `Figures` is what the run has to show: a local run's workers' results (through
+/// [`Interval`]), or, for a multi-host coordinator, its hosts and their latest reports. An
+/// observer called more often than [`every`](RunObserver::every) keeps its own pace.
+pub trait RunObserver<Figures: ?Sized = [WorkerResult]>: Sync {
     /// How often it wants the running figures; `None`: only the end.
     fn every(&self) -> Option<Duration>;
     /// Run number `run` (from 1; `--repeat-until` makes several) is about to start.
     fn on_begin(&self, _run: usize) {}
-    /// The figures so far, one per worker, in the plan's order.
-    fn on_interval(&self, partial: &[WorkerResult]);
+    /// The figures so far (a local run's: one per worker, in the plan's order).
+    fn on_interval(&self, partial: &Figures);
     /// The run's final figures.
-    fn on_end(&self, results: &[WorkerResult]) -> Result<()>;
+    fn on_end(&self, results: &Figures) -> Result<()>;
 }
 
 /// Where diagnostics go; shared with worker threads that may outlive a phase.

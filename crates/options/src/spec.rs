@@ -603,47 +603,8 @@ impl<'a> Merged<'a> {
         })
     }
 
-    /// A whole number of a row that has a default (the row's default is the only one).
-    fn u32(&self, name: &str) -> Result<u32> {
-        let v = self.int(name)?.unwrap_or_else(|| unreachable!("{name} has a default in the table"));
-        u32::try_from(v).map_err(|_| self.job_err(format!("{name}={v} is too large")))
-    }
-
-    fn size(&self, name: &str) -> Result<Option<u64>> {
-        Ok(match self.one(name)? {
-            Some(Value::Size(v)) => Some(v),
-            _ => None,
-        })
-    }
-
     fn string(&self, name: &str) -> Option<String> {
         self.raw(name).and_then(|r| r.value.clone())
-    }
-
-    fn choice(&self, name: &str) -> Result<&'static str> {
-        match self.one(name)? {
-            Some(Value::Choice(c)) => Ok(c),
-            _ => unreachable!("{name} is a choice with a default"),
-        }
-    }
-
-    /// An option whose value has a syntax of its own (`random_distribution`, `buffer_pattern`):
-    /// parsed by `parse`, with errors reported like every other bad value.
-    fn custom<T>(
-        &self,
-        name: &str,
-        parse: impl Fn(&str) -> std::result::Result<T, String>,
-        forms: &str,
-    ) -> Result<Option<T>> {
-        let Some(r) = self.raw(name) else { return Ok(None) };
-        let raw = r.value.as_deref().unwrap_or("");
-        parse(raw).map(Some).map_err(|reason| Error::BadValue {
-            option: r.typed.clone(),
-            value: raw.to_string(),
-            origin: r.origin.clone(),
-            reason,
-            forms: forms.to_string(),
-        })
     }
 
     fn job_err(&self, message: String) -> Error {
@@ -716,7 +677,7 @@ impl JobSpec {
         m.bind_rows(&mut spec)?;
         spec.derive(&m)?;
         spec.engine_rules(&m)?;
-        spec.verify = verify::verify(&m)?;
+        spec.verify = verify::verify(&m, spec.verify.take())?;
         spec.replay = replay::replay(&m, spec.replay.take())?;
         spec.zones = replay::zones(&m, spec.zones)?;
         spec.check(&m)?;

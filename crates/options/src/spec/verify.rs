@@ -1,9 +1,10 @@
 //! The verify options resolved into [`VerifySpec`]: how a job's writes are laid out for checking
-//! (fio 3.33's block format, from `fiox-verify`) and when and how they are checked.
+//! (fio 3.33's block format, from `fiox-verify`) and when and how they are checked. The rows
+//! (`defs/verify.rs`) bind their own fields; [`verify`] keeps the rules that span them.
 
 use fiox_verify::{Kind, Pattern};
 
-use super::Merged;
+use super::{JobSpec, Merged};
 use crate::error::Result;
 
 /// How a job verifies. `None` in `JobSpec::verify` when it does not.
@@ -41,6 +42,39 @@ pub struct VerifySpec {
     /// `verify_state_save`, `verify_state_load`.
     pub state_save: bool,
     pub state_load: bool,
+    /// `verify=0` or `none` as bound: no kind asked for ([`verify`] decides whether the job
+    /// verifies a `verify_pattern` anyway).
+    pub(crate) off: bool,
+}
+
+/// The blank the rows bind into: `verify`'s own row (default `0`) always sets the kind, and
+/// every other field is zero, empty or off until its row says otherwise.
+impl Default for VerifySpec {
+    fn default() -> VerifySpec {
+        VerifySpec {
+            kind: Kind::Null,
+            interval: None,
+            offset: 0,
+            pattern: None,
+            after_write: false,
+            fatal: false,
+            dump: false,
+            only: false,
+            async_threads: 0,
+            async_cpus: None,
+            experimental: false,
+            backlog: 0,
+            backlog_batch: 0,
+            trim_percentage: 0,
+            trim_backlog: 0,
+            trim_backlog_batch: 0,
+            trim_verify_zero: false,
+            journal: None,
+            state_save: false,
+            state_load: false,
+            off: true,
+        }
+    }
 }
 
 impl PartialEq for VerifySpec {
@@ -59,62 +93,29 @@ impl PartialEq for VerifySpec {
     }
 }
 
-/// fio's pattern forms, for the message about a bad `verify_pattern`.
-const PATTERN_FORMS: &str =
-    "0x hex bytes (0xdeadbeef), decimal numbers, \"strings\", 'files' and %o (the I/O's offset), concatenated";
-
-/// The verify options of a job. A `verify_pattern` without `verify=` verifies the pattern
-/// behind a header, as fio does (its type 17). fio 3.33 accepts `verify=pattern` without a
-/// pattern and checks nothing useful; fiox refuses it.
-pub(super) fn verify(m: &Merged<'_>) -> Result<Option<VerifySpec>> {
-    let read_file = |name: &str| std::fs::read(name);
-    let pattern =
-        m.custom("verify_pattern", |v| Pattern::parse(v, &read_file), PATTERN_FORMS)?.map(std::sync::Arc::new);
-    let word = m.choice("verify")?;
-    let interval = m.int("verify_interval")?.map(|v| v as u64);
-    let offset = m.int("verify_offset")?.unwrap_or(0) as u64;
-    let (after_write, fatal, dump, only) =
-        (m.flag("do_verify")?, m.flag("verify_fatal")?, m.flag("verify_dump")?, m.flag("verify_only")?);
-    let (state_save, state_load) = (m.flag("verify_state_save")?, m.flag("verify_state_load")?);
-    let backlog = m.size("verify_backlog")?.unwrap_or(0);
-    let async_threads = m.u32("verify_async")?;
-    let async_cpus = m.string("verify_async_cpus");
-    let experimental = m.flag("experimental_verify")?;
-    let trim_percentage = m.u32("trim_percentage")? as u64;
-    let trim_backlog = m.size("trim_backlog")?.unwrap_or(0);
-    let trim_backlog_batch = m.int("trim_backlog_batch")?.unwrap_or(0) as u64;
-    let trim_verify_zero = m.flag("trim_verify_zero")?;
-    let journal = m.string("verify_journal").map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
-    let backlog_batch = m.int("verify_backlog_batch")?.unwrap_or(0) as u64;
-    let kind = match word {
-        // Only when `verify` is not written: `verify=0` with a pattern just fills the buffers.
-        "0" | "none" if pattern.is_some() && !m.is_set("verify") => Kind::PatternHdr,
-        "0" | "none" => return Ok(None),
-        w => Kind::parse(w).unwrap_or_else(|| unreachable!("verify={w} has no kind in fiox-verify")),
-    };
-    if matches!(kind, Kind::Pattern | Kind::PatternHdr) && pattern.is_none() {
-        return Err(m.job_err(format!("verify={word} needs verify_pattern")));
+impl JobSpec {
+    /// The verify settings the verify rows bind into; [`verify`] keeps them only for a job
+    /// that verifies.
+    pub(crate) fn verify_mut(&mut self) -> &mut VerifySpec {
+        self.verify.get_or_insert_with(VerifySpec::default)
     }
-    Ok(Some(VerifySpec {
-        kind,
-        interval,
-        offset,
-        pattern,
-        after_write,
-        fatal,
-        dump,
-        only,
-        async_threads,
-        async_cpus,
-        experimental,
-        journal,
-        trim_percentage,
-        trim_backlog,
-        trim_backlog_batch,
-        trim_verify_zero,
-        backlog,
-        backlog_batch,
-        state_save,
-        state_load,
-    }))
+}
+
+/// The verify rules, once the rows are bound: `verify=0` (or `none`) verifies nothing, except
+/// that a `verify_pattern` without `verify=` verifies the pattern behind a header, as fio does
+/// (its type 17); a pattern kind needs a pattern. fio 3.33 accepts `verify=pattern` without a
+/// pattern and checks nothing useful; fiox refuses it.
+pub(super) fn verify(m: &Merged<'_>, spec: Option<VerifySpec>) -> Result<Option<VerifySpec>> {
+    let Some(mut v) = spec else { return Ok(None) };
+    if v.off {
+        // Only when `verify` is not written: `verify=0` with a pattern just fills the buffers.
+        if v.pattern.is_none() || m.is_set("verify") {
+            return Ok(None);
+        }
+        (v.kind, v.off) = (Kind::PatternHdr, false);
+    }
+    if matches!(v.kind, Kind::Pattern | Kind::PatternHdr) && v.pattern.is_none() {
+        return Err(m.job_err(format!("verify={} needs verify_pattern", v.kind.word())));
+    }
+    Ok(Some(v))
 }

@@ -81,7 +81,7 @@ const TABLE: &[(&str, Row)] = &[
     ("cpuio.fio", Run(Moved, Scratch, "cpuio, time-based (1 s)")),
     ("cross-stripe-verify.fio", Run(Exact, Scratch, "strided writes with verify_backlog, offset_increment, loops=2")),
     ("dedupe-global.fio", Run(Exact, Scratch, "dedupe_global working sets over two jobs")),
-    ("dev-dax.fio", Skip("needs a device-DAX character device (/dev/dax0.0) and fio's dev-dax engine on PMEM")),
+    ("dev-dax.fio", Skip("needs a device-DAX character device (/dev/dax0.0) (dev-dax runs: devices::pmem)")),
     ("dfs.fio", Skip("fio refuses it: engine dfs (DAOS) is not built into Debian's fio")),
     ("disk-zone-profile.fio", Run(Exact, Scratch, "zonemode=strided (zones shrunk to 256 KiB)")),
     ("e4defrag.fio", Run(Racy, Scratch, "e4defrag on ext4, then 4 verifying randrw clones on the same file")),
@@ -133,7 +133,7 @@ const TABLE: &[(&str, Row)] = &[
     ("libiscsi.fio", Skip("needs an iSCSI target; engine libiscsi is not built into Debian's fio")),
     (
         "libpmem.fio",
-        Skip("needs a DAX-mounted PMEM file system (/mnt/pmem) and NUMA node binding; fiox refuses libpmem runs"),
+        Skip("needs a DAX-mounted PMEM file system (/mnt/pmem) and NUMA node binding (libpmem runs: devices::pmem)"),
     ),
     ("librpma_apm-client.fio", Skip("fio refuses it: librpma engines are not built; needs an RDMA peer")),
     ("librpma_apm-server.fio", Skip("fio refuses it: librpma engines are not built; needs an RDMA NIC")),
@@ -158,7 +158,7 @@ const TABLE: &[(&str, Row)] = &[
             "job2 binds to NUMA nodes 0-1; this machine has node 0 only, so both refuse the file",
         ),
     ),
-    ("pmemblk.fio", Skip("needs a PMEM pool (libpmemblk) on /pmem0; fiox refuses pmemblk runs")),
+    ("pmemblk.fio", Skip("needs a PMEM pool (libpmemblk) on /pmem0 (pmemblk runs: devices::pmem)")),
     (
         "poisson-rate-submission.fio",
         Alone("io_submit_mode=offload at iodepth=32: fio 3.33 hangs (killed after 60 s; docs/fio-observed/offload.md)"),

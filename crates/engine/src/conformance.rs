@@ -108,6 +108,7 @@ fn run_case(name: &str, direct: bool, depth: usize, opts: &EngineOpts) -> Result
                 sync_range_flags: 0,
                 direct: false,
                 invalidate: false,
+                sync: false,
             })
             .map_err(|e| match e {
                 crate::QueueError::Engine(e) => format!("SKIP: {e}"),
@@ -149,6 +150,7 @@ fn the_queue_refuses_what_would_be_unsound() {
         sync_range_flags: 0,
         direct: false,
         invalidate: false,
+        sync: false,
     })
     .unwrap();
     // An I/O longer than its buffer never reaches the engine.

@@ -111,6 +111,9 @@ pub(crate) struct Setup<'a> {
     /// dropping librbd's cache).
     pub direct: bool,
     pub invalidate: bool,
+    /// `sync` (O_SYNC or O_DSYNC), for engines that apply it themselves (libpmem drains after
+    /// each write).
+    pub sync: bool,
 }
 
 /// An I/O engine, driven by one worker thread through its [`IoQueue`].
@@ -228,6 +231,9 @@ pub struct EngineInfo {
     /// /dev/sgN) and tells their size in bytes and their logical block size, which the planner
     /// uses as it uses a block device's. Such files are never laid out, created or removed.
     pub device_size: Option<DeviceSize>,
+    /// fio prints "Prepopulating IO file" for each of the job's files instead of "Laying out
+    /// IO file" (libpmem, whose engine prepares its files itself in fio).
+    pub prepopulates: bool,
     pub(crate) make: fn() -> Box<dyn IoEngine>,
 }
 
@@ -284,6 +290,7 @@ impl EngineInfo {
             preflight: None,
             remote: None,
             device_size: None,
+            prepopulates: false,
             make,
         }
     }

@@ -68,6 +68,8 @@ pub struct QueueConfig<'a> {
     /// `direct` and `invalidate`, for engines that apply them themselves (rbd).
     pub direct: bool,
     pub invalidate: bool,
+    /// `sync` (O_SYNC or O_DSYNC): the persistent-memory engines drain after every write.
+    pub sync: bool,
 }
 
 /// Why a queue could not be made.
@@ -134,6 +136,7 @@ impl IoQueue {
                 clone: cfg.clone,
                 direct: cfg.direct,
                 invalidate: cfg.invalidate,
+                sync: cfg.sync,
             })
             .map_err(QueueError::Engine)?;
         let units = (0..depth as usize)
@@ -433,6 +436,7 @@ mod tests {
             sync_range_flags: 0,
             direct: false,
             invalidate: false,
+            sync: false,
         })
         .unwrap()
     }

@@ -30,6 +30,12 @@ pub fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
     if plan.spec.create_on_open && !plan.spec.rw.reads() {
         return Ok(());
     }
+    // fio's libpmem engine prepares its files itself, announcing each one, laid out or not.
+    if plan.engine.prepopulates {
+        for f in &plan.files {
+            let _ = writeln!(diag, "{}: Prepopulating IO file ({})", plan.spec.name, f.path.display());
+        }
+    }
     let need: Vec<&crate::plan::FilePlan> = plan
         .files
         .iter()
@@ -41,7 +47,9 @@ pub fn layout(plan: &WorkerPlan, diag: &mut dyn Write) -> Result<()> {
     let total: u64 = need.iter().map(|f| f.layout_size).sum();
     // fio prints whole MiB here, so small files show as "0MiB".
     let size = format!("{}MiB", total >> 20);
-    let _ = if need.len() == 1 {
+    let _ = if plan.engine.prepopulates {
+        Ok(())
+    } else if need.len() == 1 {
         writeln!(diag, "{}: Laying out IO file (1 file / {size})", plan.spec.name)
     } else {
         writeln!(diag, "{}: Laying out IO files ({} files / total {size})", plan.spec.name, need.len())

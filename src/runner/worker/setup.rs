@@ -193,6 +193,7 @@ pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
         sync_range_flags: spec.sync_file_range.map_or(0, |s| s.flags),
         direct: spec.direct,
         invalidate: spec.invalidate,
+        sync: spec.open_sync.is_some(),
     };
     crate::runner::debug::trace("mem", || {
         format!(

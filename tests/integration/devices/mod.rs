@@ -3,4 +3,5 @@
 
 mod guest;
 mod nvme;
+mod pmem;
 mod sg;

@@ -8,7 +8,7 @@
 
 use std::io;
 
-use io_uring::{opcode, squeue, types, IoUring, Probe};
+use io_uring::{cqueue, opcode, squeue, types, IoUring, Probe};
 
 use crate::{sys, Completion, Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, Setup};
 
@@ -57,16 +57,6 @@ fn build(depth: u32, setup: &Setup<'_>, modern: bool) -> io::Result<IoUring> {
 impl Uring {
     fn ring(&mut self) -> &mut IoUring {
         self.ring.as_mut().expect("io_uring used before init")
-    }
-
-    /// Moves up to `max` completions from the ring to `out`; returns how many.
-    fn drain(&mut self, max: u32, out: &mut Vec<Completion>) -> u32 {
-        let mut n = 0;
-        for cqe in self.ring().completion().take(max as usize) {
-            out.push(Completion { index: cqe.user_data() as u32, result: cqe.result() as i64 });
-            n += 1;
-        }
-        n
     }
 }
 
@@ -191,52 +181,80 @@ impl IoEngine for Uring {
     }
 
     fn commit(&mut self) -> io::Result<u32> {
-        if self.unqueued == 0 {
-            return Ok(0);
-        }
-        let n = self.unqueued;
-        loop {
-            match self.ring().submit() {
-                Ok(_) => break,
-                Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
-                // The completion queue is full: the runner reaps and commits again.
-                Err(e) if e.raw_os_error() == Some(libc::EBUSY) || e.raw_os_error() == Some(libc::EAGAIN) => {
-                    return Ok(0)
-                }
-                Err(e) => return Err(e),
-            }
-        }
-        self.unqueued = 0;
-        Ok(n)
+        let ring = self.ring.as_mut().expect("io_uring used before init");
+        commit(ring, &mut self.unqueued)
     }
 
     fn getevents(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
-        let mut got = self.drain(max, out);
-        while got < min && got < max {
-            let want = (min - got) as usize;
-            let r = match self.wait_limit {
-                Some(limit) => {
-                    let ts = types::Timespec::new().sec(limit.as_secs()).nsec(limit.subsec_nanos());
-                    let args = types::SubmitArgs::new().timespec(&ts);
-                    self.ring().submitter().submit_with_args(want, &args)
-                }
-                None => self.ring().submit_and_wait(want),
-            };
-            match r {
-                Ok(_) => self.unqueued = 0,
-                // Woken by a signal (the runner's watchdog, or a stop request), or the wait
-                // limit passed: hand back what there is, so the caller can look at why.
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::ETIME)) => {
-                    self.unqueued = 0;
-                    self.drain(max - got, out);
-                    return Ok(());
-                }
-                Err(e) => return Err(e),
-            }
-            got += self.drain(max - got, out);
-        }
-        Ok(())
+        let ring = self.ring.as_mut().expect("io_uring used before init");
+        let done = |cqe: &cqueue::Entry| Completion { index: cqe.user_data() as u32, result: cqe.result() as i64 };
+        reap(ring, &mut self.unqueued, self.wait_limit, min, max, out, done)
     }
+}
+
+/// Submits the `unqueued` entries; returns how many. A full completion queue (EBUSY, EAGAIN)
+/// submits nothing: the runner reaps and commits again. Shared with io_uring_cmd's ring.
+pub(super) fn commit<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    ring: &mut IoUring<S, C>,
+    unqueued: &mut u32,
+) -> io::Result<u32> {
+    if *unqueued == 0 {
+        return Ok(0);
+    }
+    loop {
+        match ring.submit() {
+            Ok(_) => break,
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => return Ok(0),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(std::mem::take(unqueued))
+}
+
+/// Moves at least `min` and at most `max` completions to `out`, each made a [`Completion`] by
+/// `done`: what the completion queue holds, then waits (submitting what is unqueued, and for no
+/// longer than `wait_limit`) for the rest. Shared with io_uring_cmd's ring, whose completions
+/// are of another size and say other things.
+pub(super) fn reap<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    ring: &mut IoUring<S, C>,
+    unqueued: &mut u32,
+    wait_limit: Option<std::time::Duration>,
+    min: u32,
+    max: u32,
+    out: &mut Vec<Completion>,
+    done: impl Fn(&C) -> Completion,
+) -> io::Result<()> {
+    let drain = |ring: &mut IoUring<S, C>, max: u32, out: &mut Vec<Completion>| {
+        let before = out.len();
+        out.extend(ring.completion().take(max as usize).map(|cqe| done(&cqe)));
+        (out.len() - before) as u32
+    };
+    let mut got = drain(ring, max, out);
+    while got < min && got < max {
+        let want = (min - got) as usize;
+        let r = match wait_limit {
+            Some(limit) => {
+                let ts = types::Timespec::new().sec(limit.as_secs()).nsec(limit.subsec_nanos());
+                let args = types::SubmitArgs::new().timespec(&ts);
+                ring.submitter().submit_with_args(want, &args)
+            }
+            None => ring.submit_and_wait(want),
+        };
+        match r {
+            Ok(_) => *unqueued = 0,
+            // Woken by a signal (the runner's watchdog, or a stop request), or the wait limit
+            // passed: hand back what there is, so the caller can look at why.
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR) | Some(libc::ETIME)) => {
+                *unqueued = 0;
+                drain(ring, max - got, out);
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        }
+        got += drain(ring, max - got, out);
+    }
+    Ok(())
 }
 
 impl Uring {

@@ -160,25 +160,19 @@ impl UringCmd {
     fn ring(&mut self) -> &mut Ring {
         self.ring.as_mut().expect("io_uring_cmd used before init")
     }
+}
 
-    /// Moves up to `max` completions to `out`. The result is the command's: 0, a negative
-    /// errno from the kernel, or a positive NVMe status, which is reported negated (as fio
-    /// reports it) so that any failure is below zero.
-    fn drain(&mut self, max: u32, out: &mut Vec<Completion>, lens: &[u32]) -> u32 {
-        let mut n = 0;
-        for cqe in self.ring().completion().take(max as usize) {
-            let index = cqe.user_data() as u32;
-            let res = cqe.result();
-            let result = match res {
-                0 => lens.get(index as usize).copied().unwrap_or(0) as i64,
-                r if r > 0 => -(r as i64),
-                r => r as i64,
-            };
-            out.push(Completion { index, result });
-            n += 1;
-        }
-        n
-    }
+/// A command's completion. The result is the command's: 0, a negative errno from the kernel,
+/// or a positive NVMe status, which is reported negated (as fio reports it) so that any failure
+/// is below zero; a success reports the command's bytes.
+fn completion(cqe: &cqueue::Entry32, lens: &[u32]) -> Completion {
+    let index = cqe.user_data() as u32;
+    let result = match cqe.result() {
+        0 => lens.get(index as usize).copied().unwrap_or(0) as i64,
+        r if r > 0 => -(r as i64),
+        r => r as i64,
+    };
+    Completion { index, result }
 }
 
 /// The length of each unit's current command, so a successful completion reports its bytes.
@@ -331,47 +325,14 @@ impl IoEngine for UringCmdEngine {
 
     fn commit(&mut self) -> io::Result<u32> {
         let e = &mut self.inner;
-        if e.unqueued == 0 {
-            return Ok(0);
-        }
-        let n = e.unqueued;
-        loop {
-            match e.ring().submit() {
-                Ok(_) => break,
-                Err(err) if err.raw_os_error() == Some(libc::EINTR) => continue,
-                Err(err) if matches!(err.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => return Ok(0),
-                Err(err) => return Err(err),
-            }
-        }
-        e.unqueued = 0;
-        Ok(n)
+        let ring = e.ring.as_mut().expect("io_uring_cmd used before init");
+        super::io_uring::commit(ring, &mut e.unqueued)
     }
 
     fn getevents(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
         let (e, lens) = (&mut self.inner, &self.lens.0);
-        let mut got = e.drain(max, out, lens);
-        while got < min && got < max {
-            let want = (min - got) as usize;
-            let r = match e.wait_limit {
-                Some(limit) => {
-                    let ts = types::Timespec::new().sec(limit.as_secs()).nsec(limit.subsec_nanos());
-                    let args = types::SubmitArgs::new().timespec(&ts);
-                    e.ring().submitter().submit_with_args(want, &args)
-                }
-                None => e.ring().submit_and_wait(want),
-            };
-            match r {
-                Ok(_) => e.unqueued = 0,
-                Err(err) if matches!(err.raw_os_error(), Some(libc::EINTR) | Some(libc::ETIME)) => {
-                    e.unqueued = 0;
-                    e.drain(max - got, out, lens);
-                    return Ok(());
-                }
-                Err(err) => return Err(err),
-            }
-            got += e.drain(max - got, out, lens);
-        }
-        Ok(())
+        let ring = e.ring.as_mut().expect("io_uring_cmd used before init");
+        super::io_uring::reap(ring, &mut e.unqueued, e.wait_limit, min, max, out, |cqe| completion(cqe, lens))
     }
 }
 

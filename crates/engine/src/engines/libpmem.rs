@@ -1,14 +1,21 @@
 //! `libpmem`: loads and stores on a synchronous (MAP_SYNC) mapping of a file on persistent
-//! memory, a file system mounted with `-o dax`. fio 3.33 refuses files elsewhere ("does not
-//! point to persistent memory") after laying them out; fiox refuses them before any I/O and
-//! names the file system that lacks DAX.
+//! memory, a file system mounted with `-o dax`, through PMDK's libpmem (`libpmem.so.1`, loaded
+//! at run time), as fio 3.33's engine does: each file is mapped whole with `pmem_map_file`;
+//! reads copy out of it; writes use `pmem_memcpy`, non-temporal with `direct=1` (temporal
+//! otherwise) and drained at once with `sync=1` (else left to the next sync); syncs drain; trims
+//! fail with EINVAL. fio 3.33 refuses files elsewhere ("does not point to persistent memory")
+//! after laying them out; fiox refuses them before any I/O and names the file system that lacks
+//! DAX.
 
-use super::{devices, found, job_files, Refused};
-use crate::EngineInfo;
+use std::io;
+
+use super::{devices, found, job_files};
+use crate::dl::pmem::{Copier, MEM_NODRAIN, MEM_NONTEMPORAL, MEM_TEMPORAL};
+use crate::{Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, Setup};
 
 /// The mount point, type and options of the file system holding `path` (longest matching
 /// mount point in /proc/mounts).
-fn mount_of(path: &std::path::Path) -> Option<(String, String, String)> {
+pub(super) fn mount_of(path: &std::path::Path) -> Option<(String, String, String)> {
     let abs =
         std::fs::canonicalize(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(".".as_ref())).ok()?;
     let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
@@ -38,8 +45,92 @@ fn preflight(spec: &fiox_options::JobSpec) -> Result<(), String> {
             None => return Err(format!("ioengine libpmem: cannot tell which file system holds '{}'", f.display())),
         }
     }
-    Err("ioengine libpmem: fiox does not map persistent memory yet".to_string())
+    super::dev_dax::pmem_block_rule("libpmem", spec)?;
+    Copier::load("libpmem").map(|_| ()).map_err(|e| e.to_string())
 }
 
-pub const INFO: EngineInfo =
-    EngineInfo { preflight: Some(preflight), ..EngineInfo::base("libpmem", || Box::new(Refused)) };
+struct Map {
+    ptr: *mut u8,
+    len: usize,
+}
+
+#[derive(Default)]
+pub struct Libpmem {
+    pmem: Option<Copier>,
+    maps: Vec<Map>,
+    /// `pmem_memcpy`'s flags for writes.
+    flags: std::ffi::c_uint,
+}
+
+impl IoEngine for Libpmem {
+    fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
+        let pmem = Copier::load("libpmem")?;
+        self.pmem = Some(pmem);
+        self.flags =
+            if setup.sync { 0 } else { MEM_NODRAIN } | if setup.direct { MEM_NONTEMPORAL } else { MEM_TEMPORAL };
+        for (path, &size) in setup.paths.iter().zip(setup.sizes) {
+            let (ptr, len, is_pmem) = pmem.map_file(path)?;
+            self.maps.push(Map { ptr, len });
+            if !is_pmem {
+                return Err(io::Error::new(
+                    io::ErrorKind::Unsupported,
+                    format!(
+                        "'{}' does not point to persistent memory (libpmem could not map it with MAP_SYNC)",
+                        path.display()
+                    ),
+                ));
+            }
+            if (len as u64) < size {
+                return Err(io::Error::other(format!(
+                    "'{}' maps {len} bytes, fewer than the {size} the job uses",
+                    path.display()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
+        let pmem = self.pmem.expect("init loaded libpmem");
+        let m = &self.maps[io.file_index as usize];
+        let (off, len) = (io.offset as usize, io.len as usize);
+        let result = match io.ddir {
+            Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
+            Ddir::Read | Ddir::Write if off.checked_add(len).is_none_or(|end| end > m.len) => -(libc::EINVAL as i64),
+            Ddir::Read => {
+                // SAFETY: off..off+len is inside the mapping (checked above) and the buffer holds
+                // at least len bytes; heap and file mapping cannot overlap.
+                unsafe { std::ptr::copy_nonoverlapping(m.ptr.add(off), io.buf, len) };
+                len as i64
+            }
+            Ddir::Write => {
+                // SAFETY: as for reads, in the other direction; pmem_map_file maps read-write.
+                unsafe { pmem.copy(m.ptr.add(off), io.buf, len, self.flags) };
+                len as i64
+            }
+            Ddir::Sync | Ddir::DataSync => {
+                pmem.drain();
+                0
+            }
+            Ddir::Trim => -(libc::EINVAL as i64),
+        };
+        Ok(QueueStatus::Completed(result))
+    }
+}
+
+impl Drop for Libpmem {
+    fn drop(&mut self) {
+        if let Some(pmem) = self.pmem {
+            for m in &self.maps {
+                // SAFETY: each mapping made by pmem_map_file in init, unmapped once.
+                unsafe { pmem.unmap(m.ptr, m.len) };
+            }
+        }
+    }
+}
+
+pub const INFO: EngineInfo = EngineInfo {
+    preflight: Some(preflight),
+    prepopulates: true,
+    ..EngineInfo::base("libpmem", || Box::new(Libpmem::default()))
+};

@@ -34,6 +34,9 @@ need 1 "the results-page and live-page tests" chromium -- chromium fonts-dejavu-
 need 0 "the fault tests" nbdkit nbdfuse -- nbdkit libnbd-bin
 # The nbd engine tests run fio's and fiox's nbd engines against nbdkit (libnbd0 comes with libnbd-bin).
 need 0 "the nbd engine tests" nbdkit nbdinfo -- nbdkit libnbd-bin
+# The gfapi engine tests start a one-brick GlusterFS volume (glusterd in a network namespace) and
+# run fio's and fiox's gfapi engines against it (libgfapi0 comes with glusterfs-server).
+need 0 "the gfapi engine tests" glusterd gluster -- glusterfs-server
 # The Ceph tests start a one-node cluster (ceph-mon, ceph-osd on memstore) and run fio's and
 # fiox's rbd/rados engines against it; without recommends it is about 50 packages, ~30 s.
 need 0 "the Ceph tests" ceph-mon ceph-osd rados rbd -- --no-install-recommends ceph-mon ceph-osd ceph-common

@@ -94,6 +94,9 @@ pub(crate) struct Setup<'a> {
     pub sizes: &'a [u64],
     /// Whether the job writes (files are open read-write).
     pub writes: bool,
+    /// Whether the job reads (verification reads aside): engines that lay out their own files
+    /// (gfapi) fill a short file first, as fio does.
+    pub reads: bool,
     /// The files' paths, in file-index order (the metadata engines work on names).
     pub paths: &'a [std::path::PathBuf],
     pub buffers: &'a mem::IoBuffers,

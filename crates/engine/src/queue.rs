@@ -47,6 +47,8 @@ pub struct QueueConfig<'a> {
     pub block_devices: &'a [bool],
     /// Whether the job writes (files are open read-write).
     pub writes: bool,
+    /// Whether the job reads.
+    pub reads: bool,
     pub depth: u32,
     /// Each unit's buffer: at least this many bytes, aligned to `buf_align`, from `mem`.
     pub buf_size: usize,
@@ -126,6 +128,7 @@ impl IoQueue {
                 fds: &fds,
                 sizes: cfg.sizes,
                 writes: cfg.writes,
+                reads: cfg.reads,
                 paths: cfg.paths,
                 buffers: &bufs,
                 depth,
@@ -423,6 +426,7 @@ mod tests {
             sizes: &[],
             block_devices: &[],
             writes: true,
+            reads: true,
             depth,
             buf_size: buf,
             buf_align: 4096,

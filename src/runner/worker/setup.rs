@@ -180,6 +180,7 @@ pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
         sizes: &sizes,
         block_devices: &block_devices,
         writes: spec.rw.writes() || spec.rw.trims(),
+        reads: spec.rw.reads(),
         depth,
         buf_size: crate::plan::io::max_block(spec) as usize,
         buf_align: (spec.iomem_align as usize).max(4096),

@@ -1,6 +1,6 @@
 //! The engines added for fio 3.33's Linux list: cpuio, exec, splice, e4defrag, net and
 //! netsplice against the real fio on the same jobs; the engines fiox cannot run here (sg,
-//! io_uring_cmd, dev-dax, libpmem, pmemblk, mtd, nbd, rdma, gfapi) for their options and their
+//! io_uring_cmd, dev-dax, libpmem, pmemblk, mtd, nbd, rdma) for their options and their
 //! refusal before any I/O.
 
 use std::time::Duration;
@@ -286,8 +286,6 @@ fn unavailable_engines_parse_and_refuse_before_any_io() {
         ("pmemblk", "", "libpmemblk"),
         ("mtd", "skip_bad=1\n", "/dev/mtdN"),
         ("rdma", "hostname=peer\nbindname=me\nport=4444\nverb=send\n", "RDMA device"),
-        ("gfapi", "volume=vol\nbrick=host\nsingle-instance=1\n", "libgfapi"),
-        ("gfapi_async", "volume=vol\nbrick=host\n", "libgfapi"),
     ];
     for &(engine, opts, missing) in cases {
         let job = dir.path().join(format!("{engine}.fio"));

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use crate::util::{fiox_bin, free_port, wait_listening, Out};
 
-mod netns;
+pub(crate) mod netns;
 mod runs;
 mod secure;
 mod timing;

@@ -5,6 +5,7 @@
 //! its own here (the Ceph libraries' in `ceph/ffi.rs`); a table is resolved whole before it is
 //! used, so a library missing a symbol is refused as a whole and no call reaches a null pointer.
 
+pub(crate) mod gfapi;
 pub(crate) mod nbd;
 pub(crate) mod pmem;
 
@@ -45,6 +46,29 @@ impl Lib {
         }
         // SAFETY: `p` is the non-null address of the named C function and `F` is a function
         // pointer of the same size with that function's signature (the caller's promise).
+        Ok(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) })
+    }
+
+    /// The address of `name` at symbol version `version` (a library that changed a function's
+    /// signature keeps the old one under its old version; asking for the version whose
+    /// signature the caller wrote makes an older library a clear refusal, not a wrong call).
+    ///
+    /// # Safety
+    /// As [`Lib::get`]: `F` must be the signature of that version of the function.
+    pub(crate) unsafe fn get_version<F: Copy>(&self, name: &CStr, version: &CStr) -> Result<F, String> {
+        const { assert!(std::mem::size_of::<F>() == std::mem::size_of::<*mut c_void>()) };
+        // SAFETY: the handle came from a successful dlopen and is never closed; both names are
+        // NUL-terminated.
+        let p = unsafe { libc::dlvsym(self.0, name.as_ptr(), version.as_ptr()) };
+        if p.is_null() {
+            return Err(format!(
+                "{} lacks {}@{} (too old?)",
+                self.1.to_string_lossy(),
+                name.to_string_lossy(),
+                version.to_string_lossy()
+            ));
+        }
+        // SAFETY: as in `get`.
         Ok(unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) })
     }
 }

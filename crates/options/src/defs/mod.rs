@@ -29,6 +29,7 @@ pub(crate) static TABLES: &[&[OptDef]] = &[
     engine::e4defrag::DEFS,
     engine::net::DEFS,
     engine::others::DEFS,
+    engine::gfapi::DEFS,
     engine::ceph::DEFS,
     engine::http::DEFS,
     profile::DEFS,

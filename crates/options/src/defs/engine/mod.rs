@@ -9,6 +9,7 @@ pub(super) mod ceph;
 pub(super) mod cpuio;
 pub(super) mod e4defrag;
 pub(super) mod exec;
+pub(super) mod gfapi;
 pub(crate) mod http;
 pub(super) mod io_uring;
 pub(super) mod net;
@@ -19,10 +20,11 @@ pub use ceph::CephOpts;
 pub use cpuio::CpuioOpts;
 pub use e4defrag::E4defragOpts;
 pub use exec::ExecOpts;
+pub use gfapi::GfapiOpts;
 pub use http::{HttpMode, HttpOpts, Https};
 pub use io_uring::{CmdPrioOpts, IoUringOpts, LibaioOpts, Pvsync2Opts};
 pub use net::{NetOpts, RdmaOpts};
-pub use others::{GfapiOpts, MtdOpts, NbdOpts};
+pub use others::{MtdOpts, NbdOpts};
 pub use sg::SgOpts;
 
 /// Options that only some engines read, one struct per engine (or family sharing rows), each

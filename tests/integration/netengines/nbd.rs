@@ -1,15 +1,12 @@
-//! Engines that talk to a storage service, each against a real server the test starts: `nbd`
-//! against nbdkit (a file plugin over a scratch file, on a UNIX socket or a loopback TCP
-//! port). fio 3.33 (Debian's, built with libnbd) runs the same jobs; what must agree is
-//! compared (bytes and I/O counts per direction, the data each tool wrote as the other reads
-//! it), and an unreachable, refusing or dying server must end the run with one clear line and
-//! exit 1, never a panic or a hang.
+//! `nbd` against nbdkit (a file plugin over a scratch file, on a UNIX socket or a loopback TCP
+//! port).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{fio_within, fiox, json, scratch, Out};
+use super::{figures, run};
+use crate::util::{fiox, json, scratch};
 
 /// nbdkit serving a scratch file of `size` bytes (`file` plugin) on a UNIX socket, or read-only,
 /// or with extra filters; killed on drop.
@@ -74,25 +71,6 @@ impl Drop for Nbdkit {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-fn run(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
-    if fiox_run {
-        fiox(dir, args)
-    } else {
-        fio_within(dir, args, 120)
-    }
-}
-
-/// `(io_bytes, total_ios)` of each direction, and the sync count, of a run's first job.
-fn figures(out: &Out) -> Vec<(String, u64, u64)> {
-    let j = &json(out)["jobs"][0];
-    let mut v: Vec<(String, u64, u64)> = ["read", "write", "trim"]
-        .iter()
-        .map(|d| (d.to_string(), j[d]["io_bytes"].as_u64().unwrap(), j[d]["total_ios"].as_u64().unwrap()))
-        .collect();
-    v.push(("sync".into(), 0, j["sync"]["total_ios"].as_u64().unwrap_or(0)));
-    v
 }
 
 #[test]

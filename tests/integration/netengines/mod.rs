@@ -1,0 +1,36 @@
+//! Engines that talk to a storage service, each against a real server the test starts: `nbd`
+//! against nbdkit, `gfapi`/`gfapi_async` against a one-brick GlusterFS volume. fio 3.33
+//! (Debian's, built with libnbd and libgfapi) runs the same jobs; what must agree is compared
+//! (bytes and I/O counts per direction, the data each tool wrote as the other reads it), and
+//! an unreachable, refusing or dying server must end the run with one clear line and exit 1,
+//! never a panic or a hang.
+
+use std::path::Path;
+
+use crate::util::{fio_within, fiox, json, Out};
+
+mod gfapi;
+mod nbd;
+
+fn run(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
+    if fiox_run {
+        fiox(dir, args)
+    } else {
+        fio_within(dir, args, 120)
+    }
+}
+
+/// `(io_bytes, total_ios)` of each direction, and the sync count, of a run's first job.
+fn figures(out: &Out) -> Vec<(String, u64, u64)> {
+    job_figures(&json(out)["jobs"][0])
+}
+
+/// `(io_bytes, total_ios)` of each direction, and the sync count, of one job's JSON.
+fn job_figures(j: &serde_json::Value) -> Vec<(String, u64, u64)> {
+    let mut v: Vec<(String, u64, u64)> = ["read", "write", "trim"]
+        .iter()
+        .map(|d| (d.to_string(), j[d]["io_bytes"].as_u64().unwrap(), j[d]["total_ios"].as_u64().unwrap()))
+        .collect();
+    v.push(("sync".into(), 0, j["sync"]["total_ios"].as_u64().unwrap_or(0)));
+    v
+}

@@ -213,7 +213,7 @@ pub fn run(
             Some(v) => Some(Verifier::new(plan, v, q.depth(), seed, run_id())?),
             None => None,
         };
-        Worker::new(plan, &mut q, content, seed, stop, progress, diag).with_flow(flow).with_verify(verify).run()?
+        Worker::new(plan, &mut q, content, seed, stop, progress, diag)?.with_flow(flow).with_verify(verify).run()?
     };
     progress.activity.store(Activity::FINISHING, Ordering::Relaxed);
     // An abandoned queue still has I/O on a device that stopped answering: a flush could wait
@@ -403,16 +403,22 @@ impl<'a> Worker<'a> {
         stop: &'a AtomicBool,
         progress: &'a Progress,
         diag: &'a mut dyn Write,
-    ) -> Worker<'a> {
+    ) -> Result<Worker<'a>> {
         let spec = &*plan.spec;
         let regions: Vec<(u64, u64)> = plan.files.iter().map(|f| (f.region_start, f.region_len)).collect();
         let gen = IoGen::new(spec, &regions, seed);
+        let mut zone_resets = 0;
         let source = match (&plan.replay, spec.zones.mode) {
             (Some(r), _) => Source::Replay(super::replay::Replay::new(r.clone())),
             (None, fiox_options::ZoneMode::Strided) => {
                 let align = crate::plan::io::min_block_size(spec);
                 let zones = super::zones::Zones::new(&spec.zones, &regions, align, spec.rw.is_random(), seed);
                 Source::Zoned(gen, zones)
+            }
+            (None, fiox_options::ZoneMode::Zbd) => {
+                let (zbd, resets) = super::zbd::Zbd::new(plan, q.files())?;
+                zone_resets = resets;
+                Source::Zbd(gen, Box::new(zbd))
             }
             _ => Source::Gen(gen),
         };
@@ -422,6 +428,7 @@ impl<'a> Worker<'a> {
         let ramp_ns = spec.ramp_time_us * 1000;
         let end = EndRules::new(plan);
         let mut acct = Accountant::new(spec, plan.number, ramp_ns == 0);
+        acct.ts.zone_resets = zone_resets;
         if spec.block_error_percentiles {
             let sizes: Vec<u64> = plan.files.iter().map(|f| f.region_start + f.region_len).collect();
             acct.track_blocks(&sizes, crate::plan::io::min_block_size(spec));
@@ -429,7 +436,7 @@ impl<'a> Worker<'a> {
         let pacer = Pacer::new(spec, seed);
         let pacing = pacer.active();
         let steer = pacing && source.mixes() && pacer.limits_directions();
-        Worker {
+        Ok(Worker {
             plan,
             spec,
             seed,
@@ -483,7 +490,7 @@ impl<'a> Worker<'a> {
             reading_back: false,
             stop,
             diag,
-        }
+        })
     }
 
     /// Puts the job in its flow group.
@@ -674,6 +681,16 @@ impl<'a> Worker<'a> {
             // One clock read serves the rate checks of this I/O.
             let t_pace = if self.pacing { self.clock.now() } else { 0 };
             let Some(next) = self.next_io(t_pace) else { break };
+            if let Some(z) = self.source.zbd_mut().filter(|z| z.reset_due().is_some()) {
+                // A zone reset goes first, once the job's I/O in flight has completed (it may
+                // be writing the zone).
+                if self.q.in_engine() > 0 {
+                    self.pending = Some(next);
+                    return Ok((false, true));
+                }
+                z.do_reset(self.q.files()).with_context(|| format!("job '{}': cannot reset a zone", self.spec.name))?;
+                self.acct.ts.zone_resets += 1;
+            }
             if self.serialize && self.overlaps_inflight(&next) {
                 // serialize_overlap: held until the I/O it overlaps completes (fio answers
                 // "busy" and reaps).
@@ -739,6 +756,9 @@ impl<'a> Worker<'a> {
                 QueueStatus::Completed(result) => {
                     // Done in line (a synchronous engine; a trim on a ring engine; the null
                     // engine at depth 1): no submission phase, so no slat, as in fio.
+                    if let Some(z) = self.source.zbd_mut() {
+                        z.unlock();
+                    }
                     self.issued(&next);
                     self.now = self.clock.now();
                     self.completed_in_line(idx, result, t_start);
@@ -1085,6 +1105,10 @@ impl<'a> Worker<'a> {
     /// Commits the batch: one clock read stamps the issue time of all of it.
     fn submit(&mut self) -> Result<()> {
         self.q.commit().context("submitting I/O failed")?;
+        if let Some(z) = self.source.zbd_mut() {
+            // Its writes are in the kernel's order now: other jobs may write the zones.
+            z.unlock();
+        }
         let t_issue = self.clock.now();
         for &i in &self.batch {
             self.stamps.issue[i as usize] = t_issue;

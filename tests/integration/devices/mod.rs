@@ -4,3 +4,4 @@
 mod guest;
 mod nvme;
 mod sg;
+mod zbd;

@@ -50,7 +50,7 @@ fn zoned_block_devices_match_fio() {
     );
     // Zone 0 full, zone 1 half written.
     let partial = format!("{reset}; fio --name=p --filename={ZNS} --direct=1 --zonemode=zbd --rw=write --bs=64k --size=24M --offset=0 >/dev/null; fio --name=p --filename={ZNS} --direct=1 --zonemode=zbd --rw=write --bs=64k --offset=16M --size=16M --io_size=8M >/dev/null");
-    let z = ["--filename=/dev/nvme0n1", "--direct=1", "--zonemode=zbd"];
+    let z = ["--filename=/dev/nvme0n1", "--direct=1", "--zonemode=zbd", "--output-format=normal,json"];
     // (name, state before, options, whether fio's offsets are repeatable here: sequential
     // jobs; random ones draw from fio's generator, which fiox's is not).
     let cases: &[(&str, &str, &[&str], bool)] = &[
@@ -145,7 +145,7 @@ fn zoned_block_devices_match_fio() {
     // A zoned null_blk: conventional zones first, capacity below the zone size, 4 open at most.
     b.shell("modprobe null_blk nr_devices=1 zoned=1 zone_size=16 zone_capacity=12 zone_nr_conv=2 zone_max_open=4 zone_max_active=6 gb=1 memory_backed=1");
     let rn = format!("blkzone reset {NULLB}");
-    let n = ["--filename=/dev/nullb0", "--direct=1", "--zonemode=zbd"];
+    let n = ["--filename=/dev/nullb0", "--direct=1", "--zonemode=zbd", "--output-format=normal,json"];
     let cap: &[(&str, &str, &[&str], bool)] = &[
         ("capacity-seq-write", &rn, &["--name=c", "--rw=write", "--bs=64k", "--size=128M"], true),
         ("capacity-seq-write-again", "", &["--name=c", "--rw=write", "--bs=64k", "--size=128M"], true),

@@ -25,7 +25,7 @@ impl Source {
         match self {
             Source::Gen(g) => g.next(),
             Source::Zoned(g, z) => g.next().map(|io| z.place(io)),
-            Source::Zbd(g, z) => g.next().and_then(|io| z.place(io)),
+            Source::Zbd(g, z) => z.take_held().or_else(|| g.next()).and_then(|io| z.place(io)),
             Source::Replay(r) => r.next(),
         }
     }

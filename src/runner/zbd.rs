@@ -43,9 +43,10 @@ struct ZoneState {
     wp: u64,
     /// Written only at the write pointer (false: a conventional zone).
     seq: bool,
-    /// The job (its [`Zbd::id`]) whose write to the zone is placed but not yet with the
-    /// kernel: other jobs wait, so that the zone's writes reach it in write-pointer order.
-    locked_by: u64,
+    /// Writes placed in the zone and not yet completed, by any job: the next write waits for
+    /// them, so that the zone's writes reach the device one at a time, in write-pointer order
+    /// (the kernel may reorder writes in flight together).
+    writing: u32,
 }
 
 impl ZoneState {
@@ -75,7 +76,7 @@ impl Device {
                 let seq = z.kind != ZoneType::Conventional;
                 let cap_end = z.start + z.capacity.min(z.len);
                 // A full zone's data ends at its capacity.
-                ZoneState { start: z.start, len: z.len, cap_end, wp: z.wp.min(cap_end), seq, locked_by: 0 }
+                ZoneState { start: z.start, len: z.len, cap_end, wp: z.wp.min(cap_end), seq, writing: 0 }
             })
             .collect();
         Device { zones, open: Vec::new() }
@@ -131,9 +132,11 @@ pub struct Zbd {
     threshold: Option<(f64, u64)>,
     writes_left: u64,
     reset_due: Option<Reset>,
-    /// This job, for the zone locks (never 0), and the zone it holds (file, zone).
-    id: u64,
-    locked: Option<(usize, usize)>,
+    /// A write placed and not yet handed to the engine (file, zone): its zone's count of
+    /// writes is given back if the job ends first.
+    placed: Option<(usize, usize)>,
+    /// A write drawn while its zone was busy, drawn again next time.
+    held: Option<NextIo>,
 }
 
 impl Zbd {
@@ -166,11 +169,8 @@ impl Zbd {
             threshold,
             writes_left: threshold.map_or(0, |t| t.1),
             reset_due: None,
-            id: {
-                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-            },
-            locked: None,
+            placed: None,
+            held: None,
         };
         let mut resets = 0;
         if spec.verify.is_some() && spec.rw.writes() {
@@ -196,13 +196,30 @@ impl Zbd {
         self.reset_due
     }
 
-    /// Lets other jobs write the zone this job's last write went to: that write is with the
-    /// kernel now.
-    pub fn unlock(&mut self) {
-        if let Some((f, zi)) = self.locked.take() {
-            let mut d = self.files[f].dev.lock().unwrap_or_else(|e| e.into_inner());
-            if d.zones[zi].locked_by == self.id {
-                d.zones[zi].locked_by = 0;
+    /// The write drawn while its zone was busy, if one was: the job waits for its own I/O
+    /// (or another job's) to complete, then draws it again.
+    pub fn take_held(&mut self) -> Option<NextIo> {
+        self.held.take()
+    }
+
+    /// Whether a write waits for its zone.
+    pub fn waiting(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// The write placed last is with the engine.
+    pub fn issued(&mut self) {
+        self.placed = None;
+    }
+
+    /// A write completed (or failed): its zone may take the next.
+    pub fn completed(&mut self, file: usize, offset: u64) {
+        if let Some(f) = self.files.get(file) {
+            let mut d = f.dev.lock().unwrap_or_else(|e| e.into_inner());
+            let zi = d.zone_of(offset);
+            let z = &mut d.zones[zi];
+            if z.seq {
+                z.writing = z.writing.saturating_sub(1);
             }
         }
     }
@@ -218,6 +235,7 @@ impl Zbd {
     /// Moves the generator's I/O to where the device allows it; `None` when the job has no
     /// more I/O to do (a sequential job past its region, reads with no data left).
     pub fn place(&mut self, mut io: NextIo) -> Option<NextIo> {
+        let raw = io;
         if !matches!(io.ddir, Ddir::Read | Ddir::Write) {
             return Some(io);
         }
@@ -299,19 +317,10 @@ impl Zbd {
                 self.job_open.push((file, zi));
             }
         }
-        if let Some((_, z0)) = self.locked.filter(|l| l.0 == file) {
-            // The job's own earlier write (queued, not yet submitted) no longer holds its zone.
-            if d.zones[z0].locked_by == self.id {
-                d.zones[z0].locked_by = 0;
-            }
-            self.locked = None;
-        }
-        // Another job's write to the zone is not with the kernel yet: it soon is (its thread
-        // is in the engine's call), so wait for it.
-        while d.zones[zi].locked_by != 0 && d.zones[zi].locked_by != self.id {
-            drop(d);
-            std::thread::sleep(std::time::Duration::from_micros(20));
-            d = dev.lock().unwrap_or_else(|e| e.into_inner());
+        if d.zones[zi].writing > 0 {
+            // A write to the zone is in flight: this one waits for it.
+            self.held = Some(raw);
+            return None;
         }
         let mut reset_now = false;
         if let Some((ratio, every)) = self.threshold {
@@ -334,8 +343,8 @@ impl Zbd {
         io.offset = z.wp;
         io.len = len as u32;
         z.wp += len;
-        z.locked_by = self.id;
-        self.locked = Some((file, zi));
+        z.writing += 1;
+        self.placed = Some((file, zi));
         if z.wp + min_bs > z.cap_end {
             // Full: closed, so another zone may open.
             d.open.retain(|&o| o != zi);
@@ -348,7 +357,10 @@ impl Zbd {
 impl Drop for Zbd {
     /// A job that ends with a write placed and never issued must not hold its zone.
     fn drop(&mut self) {
-        self.unlock();
+        if let Some((f, zi)) = self.placed.take() {
+            let mut d = self.files[f].dev.lock().unwrap_or_else(|e| e.into_inner());
+            d.zones[zi].writing = d.zones[zi].writing.saturating_sub(1);
+        }
     }
 }
 

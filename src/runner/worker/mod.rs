@@ -680,7 +680,17 @@ impl<'a> Worker<'a> {
             }
             // One clock read serves the rate checks of this I/O.
             let t_pace = if self.pacing { self.clock.now() } else { 0 };
-            let Some(next) = self.next_io(t_pace) else { break };
+            let Some(next) = self.next_io(t_pace) else {
+                if self.source.zbd_mut().is_some_and(|z| z.waiting()) {
+                    // A write waits for its zone: for the job's own I/O to complete (the reap
+                    // waits for it), or else for another job's.
+                    if self.q.in_engine() == 0 {
+                        std::thread::sleep(std::time::Duration::from_micros(20));
+                    }
+                    return Ok((false, self.q.in_engine() > 0));
+                }
+                break;
+            };
             if let Some(z) = self.source.zbd_mut().filter(|z| z.reset_due().is_some()) {
                 // A zone reset goes first, once the job's I/O in flight has completed (it may
                 // be writing the zone).
@@ -752,13 +762,13 @@ impl<'a> Worker<'a> {
             let t_start = if sync_engine { self.clock.now() } else { t_fill };
             self.stamps.start[idx as usize] = t_start;
             crate::runner::debug::trace("io", || debug_io("queue", idx, &io, self.plan));
+            if let Some(z) = self.source.zbd_mut() {
+                z.issued();
+            }
             match self.q.queue(idx, io).context("engine failed")? {
                 QueueStatus::Completed(result) => {
                     // Done in line (a synchronous engine; a trim on a ring engine; the null
                     // engine at depth 1): no submission phase, so no slat, as in fio.
-                    if let Some(z) = self.source.zbd_mut() {
-                        z.unlock();
-                    }
                     self.issued(&next);
                     self.now = self.clock.now();
                     self.completed_in_line(idx, result, t_start);
@@ -905,6 +915,10 @@ impl<'a> Worker<'a> {
                     None => self.source.next(),
                 };
                 let Some(next) = drawn else {
+                    if self.source.zbd_mut().is_some_and(|z| z.waiting()) {
+                        // A write waits for its zone's write in flight: not the end.
+                        return None;
+                    }
                     // The pattern is used up (a sequential pass ended on a partial block, or
                     // the replayed trace is over).
                     self.end.exhausted();
@@ -978,6 +992,11 @@ impl<'a> Worker<'a> {
     fn finish_io(&mut self, idx: u32, result: i64, start: Option<u64>, issue: u64) {
         let io = self.q.io(idx);
         crate::runner::debug::trace("io", || debug_io("complete", idx, &io, self.plan));
+        if io.ddir == Ddir::Write {
+            if let Some(z) = self.source.zbd_mut() {
+                z.completed(io.file as usize, io.offset);
+            }
+        }
         if let Some(l) = &mut self.locks {
             l.release(io.file as usize, io.ddir);
         }
@@ -1105,10 +1124,6 @@ impl<'a> Worker<'a> {
     /// Commits the batch: one clock read stamps the issue time of all of it.
     fn submit(&mut self) -> Result<()> {
         self.q.commit().context("submitting I/O failed")?;
-        if let Some(z) = self.source.zbd_mut() {
-            // Its writes are in the kernel's order now: other jobs may write the zones.
-            z.unlock();
-        }
         let t_issue = self.clock.now();
         for &i in &self.batch {
             self.stamps.issue[i as usize] = t_issue;

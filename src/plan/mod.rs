@@ -10,6 +10,7 @@ pub mod io;
 pub mod opendir;
 pub mod replay;
 pub mod verify;
+pub mod zbd;
 
 use std::collections::HashSet;
 use std::os::unix::fs::FileTypeExt;
@@ -219,7 +220,7 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
         for clone in 0..spec.numjobs {
             let local = replay.is_none() && !engine.no_io && engine.remote.is_none() && !engine.diskless;
             let deferred = local && listed.is_none() && later_file(&spec, clone, &uid, &written_before);
-            let files = match &replay {
+            let mut files = match &replay {
                 _ if deferred => Vec::new(),
                 Some(rp) if !engine.diskless => replay_files(&spec, rp)?,
                 _ if engine.no_io => no_io_files(&spec),
@@ -241,7 +242,7 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
                 written_now.extend(files.iter().map(|f| f.path.clone()));
             }
             if spec.zones.mode == fiox_options::ZoneMode::Zbd {
-                check_zoned(&spec, &files, engine)?;
+                crate::plan::zbd::plan(&spec, &mut files, engine, &mut started_notes)?;
             }
             let number = workers.len() + 1;
             let clock = crate::plan::clock::Source::choose(spec.clocksource)
@@ -411,57 +412,6 @@ fn replay_files(spec: &JobSpec, rp: &crate::plan::replay::ReplayPlan) -> Result<
         out.push(FilePlan { path: path.clone(), block_device, layout_size: 0, region_start: 0, region_len: len });
     }
     Ok(out)
-}
-
-/// `zonemode=zbd` needs every file to be a zoned block device; fiox does no zoned I/O, so a
-/// job on anything else is refused here, before any I/O, with what the kernel says.
-fn check_zoned(spec: &JobSpec, files: &[FilePlan], engine: &EngineInfo) -> Result<()> {
-    if engine.diskless || files.is_empty() {
-        bail!(
-            "job '{}': zonemode=zbd needs a zoned block device, and ioengine={} has no file",
-            spec.name,
-            spec.ioengine
-        );
-    }
-    for f in files {
-        if !f.block_device {
-            bail!(
-                "job '{}': zonemode=zbd: '{}' is not a zoned block device (it is a regular file)",
-                spec.name,
-                f.path.display()
-            );
-        }
-        let (model, sysfs) = zoned_model(&f.path);
-        if !matches!(model.as_str(), "host-managed" | "host-aware") {
-            bail!(
-                "job '{}': zonemode=zbd: '{}' is not a zoned block device ({sysfs} says '{model}')",
-                spec.name,
-                f.path.display()
-            );
-        }
-    }
-    bail!("job '{}': zonemode=zbd: the files are zoned, but fiox does not do zoned I/O yet", spec.name)
-}
-
-/// The zoned model the kernel reports for a block device (`none`, `host-aware`,
-/// `host-managed`), and the sysfs file it came from.
-fn zoned_model(path: &Path) -> (String, String) {
-    use std::os::unix::fs::MetadataExt;
-    let rdev = std::fs::metadata(path).map(|m| m.rdev()).unwrap_or(0);
-    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
-    // A partition has no queue of its own; its disk's is one level up.
-    for rel in ["queue/zoned", "../queue/zoned"] {
-        let p = format!("/sys/dev/block/{major}:{minor}/{rel}");
-        if let Ok(v) = std::fs::read_to_string(&p) {
-            // Named as users know it: /sys/block/<disk>/queue/zoned.
-            let disk = std::fs::canonicalize(&p).ok().and_then(|c| {
-                c.parent().and_then(Path::parent).and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned())
-            });
-            let shown = disk.map_or(p, |d| format!("/sys/block/{d}/queue/zoned"));
-            return (v.trim().to_string(), shown);
-        }
-    }
-    ("unknown".into(), format!("/sys/dev/block/{major}:{minor}/queue/zoned"))
 }
 
 /// The null engine needs no file, only a region size to generate offsets in.

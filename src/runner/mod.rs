@@ -23,6 +23,7 @@ pub mod steady;
 pub mod trigger;
 pub mod verify;
 pub mod worker;
+pub mod zbd;
 pub mod zones;
 
 use std::io::Write;

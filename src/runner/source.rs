@@ -6,12 +6,15 @@ use fiox_engine::Ddir;
 
 use super::iogen::IoGen;
 use super::replay::Replay;
+use super::zbd::Zbd;
 use super::zones::Zones;
 use crate::plan::io::NextIo;
 
 pub enum Source {
     Gen(IoGen),
     Zoned(IoGen, Zones),
+    /// `zonemode=zbd`: the generator's I/O moved to where the zoned device allows it.
+    Zbd(IoGen, Box<Zbd>),
     Replay(Replay),
 }
 
@@ -22,7 +25,17 @@ impl Source {
         match self {
             Source::Gen(g) => g.next(),
             Source::Zoned(g, z) => g.next().map(|io| z.place(io)),
+            Source::Zbd(g, z) => z.take_held().or_else(|| g.next()).and_then(|io| z.place(io)),
             Source::Replay(r) => r.next(),
+        }
+    }
+
+    /// The zoned device's state, when the job does zoned I/O.
+    #[inline]
+    pub fn zbd_mut(&mut self) -> Option<&mut Zbd> {
+        match self {
+            Source::Zbd(_, z) => Some(z),
+            _ => None,
         }
     }
 
@@ -37,7 +50,7 @@ impl Source {
 
     fn gen(&self) -> Option<&IoGen> {
         match self {
-            Source::Gen(g) | Source::Zoned(g, _) => Some(g),
+            Source::Gen(g) | Source::Zoned(g, _) | Source::Zbd(g, _) => Some(g),
             Source::Replay(_) => None,
         }
     }
@@ -49,7 +62,7 @@ impl Source {
     #[inline]
     pub fn take_new_pass(&mut self) -> Option<usize> {
         match self {
-            Source::Gen(g) => g.take_new_pass(),
+            Source::Gen(g) | Source::Zbd(g, _) => g.take_new_pass(),
             Source::Zoned(g, _) => g.take_new_pass().and(None),
             Source::Replay(_) => None,
         }
@@ -61,7 +74,7 @@ impl Source {
     }
 
     pub fn steer(&mut self, d: Option<Ddir>) {
-        if let Source::Gen(g) | Source::Zoned(g, _) = self {
+        if let Source::Gen(g) | Source::Zoned(g, _) | Source::Zbd(g, _) = self {
             g.steer(d);
         }
     }

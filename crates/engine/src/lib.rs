@@ -23,6 +23,7 @@ mod mem;
 mod queue;
 pub mod sigv4;
 pub mod sys;
+pub mod zoned;
 
 pub use ceph::client::{
     create_image as ceph_create_image, remove_image as ceph_remove_image, Finish, ImageClient, PoolClient, WriteParts,

@@ -485,7 +485,7 @@ fn dir_block(s: &mut String, r: &RunReport, job: &JobReport, ddir: usize, name: 
     let iops = num2str(calc::iops_u(d), u.sig_figs, 1000, Unit::None);
     let (bw1, bw2) = units::bw_pair(calc::bw_bytes(d), u);
     // fio 3.33 appends the zone reset count to every write line, even without zones.
-    let extra = if name == "write" { "; 0 zone resets" } else { "" };
+    let extra = if name == "write" { format!("; {} zone resets", job.ts.zone_resets) } else { String::new() };
     let _ = writeln!(
         s,
         "  {name}: IOPS={iops}, BW={bw1} ({bw2})({}/{}msec){extra}",

@@ -191,6 +191,9 @@ pub struct ThreadStat {
     pub total_err: u64,
     /// The errno of the first failed I/O (fio's `first_error`).
     pub first_error: i32,
+    /// Zones whose write pointer the job reset (`zonemode=zbd`; fio's `nr_zone_resets`).
+    #[serde(default)]
+    pub zone_resets: u64,
     /// The merged direction, present only after [`ThreadStat::unify`] with [`Unified::Both`].
     pub mixed: Option<Box<DirStat>>,
 }
@@ -330,6 +333,7 @@ impl ThreadStat {
             self.error = o.error;
         }
         self.total_err += o.total_err;
+        self.zone_resets += o.zone_resets;
         if self.first_error == 0 {
             self.first_error = o.first_error;
         }
@@ -348,6 +352,7 @@ impl ThreadStat {
             jobs: self.jobs,
             error: self.error,
             total_err: self.total_err.saturating_sub(earlier.total_err),
+            zone_resets: self.zone_resets.saturating_sub(earlier.zone_resets),
             first_error: self.first_error,
             job_runtime_ms: interval_ms,
             ..ThreadStat::default()

@@ -213,7 +213,7 @@ pub fn run(
             Some(v) => Some(Verifier::new(plan, v, q.depth(), seed, run_id())?),
             None => None,
         };
-        Worker::new(plan, &mut q, content, seed, stop, progress, diag).with_flow(flow).with_verify(verify).run()?
+        Worker::new(plan, &mut q, content, seed, stop, progress, diag)?.with_flow(flow).with_verify(verify).run()?
     };
     progress.activity.store(Activity::FINISHING, Ordering::Relaxed);
     // An abandoned queue still has I/O on a device that stopped answering: a flush could wait
@@ -403,19 +403,25 @@ impl<'a> Worker<'a> {
         stop: &'a AtomicBool,
         progress: &'a Progress,
         diag: &'a mut dyn Write,
-    ) -> Worker<'a> {
+    ) -> Result<Worker<'a>> {
         let spec = &*plan.spec;
         let regions: Vec<(u64, u64)> = plan.files.iter().map(|f| (f.region_start, f.region_len)).collect();
         let mut gen = IoGen::new(spec, &regions, seed);
         if spec.randrepeat {
             gen.follow_fio(spec.randseed, plan.number as u64);
         }
+        let mut zone_resets = 0;
         let source = match (&plan.replay, spec.zones.mode) {
             (Some(r), _) => Source::Replay(super::replay::Replay::new(r.clone())),
             (None, fiox_options::ZoneMode::Strided) => {
                 let align = crate::plan::io::min_block_size(spec);
                 let zones = super::zones::Zones::new(&spec.zones, &regions, align, spec.rw.is_random(), seed);
                 Source::Zoned(gen, zones)
+            }
+            (None, fiox_options::ZoneMode::Zbd) => {
+                let (zbd, resets) = super::zbd::Zbd::new(plan, q.files())?;
+                zone_resets = resets;
+                Source::Zbd(gen, Box::new(zbd))
             }
             _ => Source::Gen(gen),
         };
@@ -425,6 +431,7 @@ impl<'a> Worker<'a> {
         let ramp_ns = spec.ramp_time_us * 1000;
         let end = EndRules::new(plan);
         let mut acct = Accountant::new(spec, plan.number, ramp_ns == 0);
+        acct.ts.zone_resets = zone_resets;
         if spec.block_error_percentiles {
             let sizes: Vec<u64> = plan.files.iter().map(|f| f.region_start + f.region_len).collect();
             acct.track_blocks(&sizes, crate::plan::io::min_block_size(spec));
@@ -432,7 +439,7 @@ impl<'a> Worker<'a> {
         let pacer = Pacer::new(spec, seed);
         let pacing = pacer.active();
         let steer = pacing && source.mixes() && pacer.limits_directions();
-        Worker {
+        Ok(Worker {
             plan,
             spec,
             seed,
@@ -486,7 +493,7 @@ impl<'a> Worker<'a> {
             reading_back: false,
             stop,
             diag,
-        }
+        })
     }
 
     /// Puts the job in its flow group.
@@ -676,7 +683,27 @@ impl<'a> Worker<'a> {
             }
             // One clock read serves the rate checks of this I/O.
             let t_pace = if self.pacing { self.clock.now() } else { 0 };
-            let Some(next) = self.next_io(t_pace) else { break };
+            let Some(next) = self.next_io(t_pace) else {
+                if self.source.zbd_mut().is_some_and(|z| z.waiting()) {
+                    // A write waits for its zone: for the job's own I/O to complete (the reap
+                    // waits for it), or else for another job's.
+                    if self.q.in_engine() == 0 {
+                        std::thread::sleep(std::time::Duration::from_micros(20));
+                    }
+                    return Ok((false, self.q.in_engine() > 0));
+                }
+                break;
+            };
+            if let Some(z) = self.source.zbd_mut().filter(|z| z.reset_due().is_some()) {
+                // A zone reset goes first, once the job's I/O in flight has completed (it may
+                // be writing the zone).
+                if self.q.in_engine() > 0 {
+                    self.pending = Some(next);
+                    return Ok((false, true));
+                }
+                z.do_reset(self.q.files()).with_context(|| format!("job '{}': cannot reset a zone", self.spec.name))?;
+                self.acct.ts.zone_resets += 1;
+            }
             if self.serialize && self.overlaps_inflight(&next) {
                 // serialize_overlap: held until the I/O it overlaps completes (fio answers
                 // "busy" and reaps).
@@ -738,6 +765,9 @@ impl<'a> Worker<'a> {
             let t_start = if sync_engine { self.clock.now() } else { t_fill };
             self.stamps.start[idx as usize] = t_start;
             crate::runner::debug::trace("io", || debug_io("queue", idx, &io, self.plan));
+            if let Some(z) = self.source.zbd_mut() {
+                z.issued();
+            }
             match self.q.queue(idx, io).context("engine failed")? {
                 QueueStatus::Completed(result) => {
                     // Done in line (a synchronous engine; a trim on a ring engine; the null
@@ -888,6 +918,10 @@ impl<'a> Worker<'a> {
                     None => self.source.next(),
                 };
                 let Some(next) = drawn else {
+                    if self.source.zbd_mut().is_some_and(|z| z.waiting()) {
+                        // A write waits for its zone's write in flight: not the end.
+                        return None;
+                    }
                     // The pattern is used up (a sequential pass ended on a partial block, or
                     // the replayed trace is over).
                     self.end.exhausted();
@@ -961,6 +995,11 @@ impl<'a> Worker<'a> {
     fn finish_io(&mut self, idx: u32, result: i64, start: Option<u64>, issue: u64) {
         let io = self.q.io(idx);
         crate::runner::debug::trace("io", || debug_io("complete", idx, &io, self.plan));
+        if io.ddir == Ddir::Write {
+            if let Some(z) = self.source.zbd_mut() {
+                z.completed(io.file as usize, io.offset);
+            }
+        }
         if let Some(l) = &mut self.locks {
             l.release(io.file as usize, io.ddir);
         }

@@ -5,3 +5,4 @@ mod guest;
 mod nvme;
 mod pmem;
 mod sg;
+mod zbd;

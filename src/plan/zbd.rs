@@ -1,0 +1,144 @@
+//! `zonemode=zbd` before any I/O: every file must be a zoned block device (its zones are read
+//! with the kernel's zone report), the job's zone options must fit the device, and each file's
+//! region is rounded to whole zones as fio 3.33 does (it says so on standard output:
+//! `/dev/nvme0n1: rounded up offset from 1048576 to 16777216`). The runner
+//! (`runner/zbd.rs`) reads the zones again when the job starts, as another job may have
+//! written them since.
+
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use fiox_engine::zoned::{report_zones, Zone};
+use fiox_engine::EngineInfo;
+use fiox_options::JobSpec;
+
+use super::FilePlan;
+
+/// The most zones the device lets be open at once (`queue/max_open_zones`; 0: no limit).
+pub fn device_max_open(path: &Path) -> u32 {
+    sysfs_queue(path, "max_open_zones").and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// The zones of the block device at `path`.
+pub fn zones_of(path: &Path) -> Result<Vec<Zone>> {
+    let f = std::fs::File::open(path).with_context(|| format!("cannot open '{}'", path.display()))?;
+    report_zones(f.as_raw_fd()).with_context(|| format!("cannot read the zones of '{}'", path.display()))
+}
+
+/// The open-zone limit a job works under: `max_open_zones`, or the device's limit when the
+/// job sets none (0: none at all).
+pub fn open_limit(spec: &JobSpec, device: u32) -> u32 {
+    match spec.zones.max_open_zones {
+        0 if spec.zones.ignore_zone_limits => 0,
+        0 => device,
+        n => n,
+    }
+}
+
+/// Checks a `zonemode=zbd` job's files and rounds their regions to whole zones; the lines fio
+/// prints about the rounding are added to `notes`.
+pub fn plan(spec: &JobSpec, files: &mut [FilePlan], engine: &EngineInfo, notes: &mut Vec<String>) -> Result<()> {
+    let name = &spec.name;
+    if engine.diskless || files.is_empty() {
+        bail!("job '{name}': zonemode=zbd needs a zoned block device, and ioengine={} has no file", spec.ioengine);
+    }
+    if spec.zones.skip > 0 {
+        // fio 3.33 takes it and then aborts on an assertion in the middle of the run.
+        bail!("job '{name}': zoneskip={} must be 0 with zonemode=zbd", spec.zones.skip);
+    }
+    for f in files {
+        if !f.block_device {
+            bail!(
+                "job '{name}': zonemode=zbd: '{}' is not a zoned block device (it is a regular file)",
+                f.path.display()
+            );
+        }
+        let (model, sysfs) = zoned_model(&f.path);
+        if !matches!(model.as_str(), "host-managed" | "host-aware") {
+            bail!(
+                "job '{name}': zonemode=zbd: '{}' is not a zoned block device ({sysfs} says '{model}')",
+                f.path.display()
+            );
+        }
+        let zones = zones_of(&f.path).with_context(|| format!("job '{name}'"))?;
+        let Some(first) = zones.first() else {
+            bail!("job '{name}': zonemode=zbd: '{}' reports no zones", f.path.display());
+        };
+        let zsize = first.len;
+        if spec.zones.size > 0 && spec.zones.size != zsize {
+            bail!(
+                "job '{name}': {} job parameter zonesize {} does not match disk zone size {zsize}.",
+                f.path.display(),
+                spec.zones.size
+            );
+        }
+        let device = device_max_open(&f.path);
+        let max = spec.zones.max_open_zones;
+        if max > 0 && device > 0 && max > device && !spec.zones.ignore_zone_limits {
+            bail!("job '{name}': Specified --max_open_zones ({max}) is larger than max ({device})");
+        }
+        if spec.zones.job_max_open_zones > 0 && open_limit(spec, device) == 0 {
+            bail!("job '{name}': 'job_max_open_zones' cannot be used without a global open zones limit");
+        }
+        let bs = crate::plan::io::max_block(spec);
+        if bs > zsize {
+            bail!(
+                "job '{name}': zonemode=zbd: the block size {bs} exceeds the zone size {zsize} of '{}'",
+                f.path.display()
+            );
+        }
+        // The region in whole zones: its start rounded up, its length down.
+        let start = f.region_start.div_ceil(zsize) * zsize;
+        if start != f.region_start {
+            notes.push(format!("{}: rounded up offset from {} to {start}", f.path.display(), f.region_start));
+        }
+        let end = f.region_start + f.region_len;
+        let len = end.saturating_sub(start);
+        let whole = len / zsize * zsize;
+        if whole != len {
+            notes.push(format!("{}: rounded down io_size from {len} to {whole}", f.path.display()));
+        }
+        if whole == 0 {
+            bail!(
+                "job '{name}': zonemode=zbd: the I/O region of '{}' holds no whole zone of {zsize} bytes",
+                f.path.display()
+            );
+        }
+        f.region_start = start;
+        f.region_len = whole;
+    }
+    Ok(())
+}
+
+/// A value of the block device's request queue in sysfs (for a partition, its disk's).
+fn sysfs_queue(path: &Path, what: &str) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(path).map(|m| m.rdev()).ok()?;
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    ["queue", "../queue"]
+        .iter()
+        .find_map(|q| std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/{q}/{what}")).ok())
+        .map(|v| v.trim().to_string())
+}
+
+/// The zoned model the kernel reports for a block device (`none`, `host-aware`,
+/// `host-managed`), and the sysfs file it came from.
+fn zoned_model(path: &Path) -> (String, String) {
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(path).map(|m| m.rdev()).unwrap_or(0);
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    // A partition has no queue of its own; its disk's is one level up.
+    for rel in ["queue/zoned", "../queue/zoned"] {
+        let p = format!("/sys/dev/block/{major}:{minor}/{rel}");
+        if let Ok(v) = std::fs::read_to_string(&p) {
+            // Named as users know it: /sys/block/<disk>/queue/zoned.
+            let disk = std::fs::canonicalize(&p).ok().and_then(|c| {
+                c.parent().and_then(Path::parent).and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned())
+            });
+            let shown = disk.map_or(p, |d| format!("/sys/block/{d}/queue/zoned"));
+            return (v.trim().to_string(), shown);
+        }
+    }
+    ("unknown".into(), format!("/sys/dev/block/{major}:{minor}/queue/zoned"))
+}

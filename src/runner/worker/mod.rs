@@ -366,6 +366,10 @@ struct Worker<'a> {
     stamps: Stamps,
     /// Units queued since the last commit.
     batch: Vec<u32>,
+    /// I/Os committed that the engine has not said it submitted (libaio on EAGAIN, a full
+    /// ring; an engine that starts I/O when queued and says 0 keeps this above 0): while
+    /// there are any, the loop commits again on each pass.
+    unsubmitted: u32,
     completions: Vec<Completion>,
     /// An I/O drawn but not yet issued (its rate was not due, or the engine was busy).
     pending: Option<NextIo>,
@@ -459,6 +463,7 @@ impl<'a> Worker<'a> {
                 due: if account::paced(spec) { vec![0; depth as usize] } else { Vec::new() },
             },
             batch: Vec::with_capacity(depth as usize),
+            unsubmitted: 0,
             completions: Vec::with_capacity(depth as usize),
             pending: None,
             pacing,
@@ -1114,7 +1119,8 @@ impl<'a> Worker<'a> {
 
     /// Commits the batch: one clock read stamps the issue time of all of it.
     fn submit(&mut self) -> Result<()> {
-        self.q.commit().context("submitting I/O failed")?;
+        let submitted = self.q.commit().context("submitting I/O failed")?;
+        self.unsubmitted = self.unsubmitted.saturating_add(self.batch.len() as u32).saturating_sub(submitted);
         let t_issue = self.clock.now();
         for &i in &self.batch {
             self.stamps.issue[i as usize] = t_issue;
@@ -1134,8 +1140,13 @@ impl<'a> Worker<'a> {
         }
         if !self.batch.is_empty() {
             self.submit()
-        } else if self.q.in_engine() > 0 {
-            self.q.commit().context("submitting I/O failed").map(drop)
+        } else if self.q.in_engine() == 0 {
+            self.unsubmitted = 0;
+            Ok(())
+        } else if self.unsubmitted > 0 {
+            let submitted = self.q.commit().context("submitting I/O failed")?;
+            self.unsubmitted = self.unsubmitted.saturating_sub(submitted);
+            Ok(())
         } else {
             Ok(())
         }

@@ -67,6 +67,15 @@ pub fn on(class: &str) -> bool {
     mask != 0 && CLASSES.iter().position(|c| *c == class).is_some_and(|i| mask & (1 << i) != 0)
 }
 
+/// The `io` class's bit in the mask (its place in [`CLASSES`]).
+const IO_BIT: u32 = 1 << 2;
+
+/// Whether `io` is traced: one relaxed load and one bit test, for the two checks per I/O.
+#[inline(always)]
+pub fn io_on() -> bool {
+    MASK.load(Ordering::Relaxed) & IO_BIT != 0
+}
+
 /// Prints one trace line if `class` is on; `text` is only built then.
 #[inline]
 pub fn trace(class: &str, text: impl FnOnce() -> String) {
@@ -86,9 +95,11 @@ mod tests {
         assert!(enable("io,nope").is_err());
         assert_eq!(enable("io,parse").unwrap(), "fio: set debug option io\nfio: set debug option parse\n");
         assert!(on("io") && on("parse") && !on("file"));
+        assert!(io_on(), "IO_BIT is the io class's place in CLASSES");
+        assert_eq!(CLASSES[IO_BIT.trailing_zeros() as usize], "io");
         assert_eq!(enable("all").unwrap(), "fio: set all debug options\n");
         assert!(on("zbd"));
         enable("").unwrap();
-        assert!(!on("io"));
+        assert!(!on("io") && !io_on());
     }
 }

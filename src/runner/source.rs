@@ -20,14 +20,22 @@ pub enum Source {
 
 impl Source {
     /// The next I/O; `None` when the pattern (or the trace) is used up.
-    #[inline]
+    // Always inlined into the worker's draw, with the generator's body once (the plain and
+    // zoned sources share it): a drawn I/O returned through memory cost a stalled
+    // store-to-load forward per I/O.
+    #[inline(always)]
     pub fn next(&mut self) -> Option<NextIo> {
-        match self {
-            Source::Gen(g) => g.next(),
-            Source::Zoned(g, z) => g.next().map(|io| z.place(io)),
-            Source::Zbd(g, z) => z.take_held().or_else(|| g.next()).and_then(|io| z.place(io)),
-            Source::Replay(r) => r.next(),
-        }
+        let (g, zones) = match self {
+            Source::Gen(g) => (g, None),
+            Source::Zoned(g, z) => (g, Some(z)),
+            Source::Zbd(g, z) => return z.take_held().or_else(|| g.next()).and_then(|io| z.place(io)),
+            Source::Replay(r) => return r.next(),
+        };
+        let io = g.next()?;
+        Some(match zones {
+            Some(z) => z.place(io),
+            None => io,
+        })
     }
 
     /// The zoned device's state, when the job does zoned I/O.

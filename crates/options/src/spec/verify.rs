@@ -41,6 +41,11 @@ pub struct VerifySpec {
     /// `verify_state_save`, `verify_state_load`.
     pub state_save: bool,
     pub state_load: bool,
+    /// fio 3.42's `verify_write_sequence` and `verify_header_seed`: whether the header's write
+    /// sequence number and seed are checked. fiox checks neither (a block's checksum, offset
+    /// and pattern decide), so these only record what the job asked for.
+    pub write_sequence: bool,
+    pub header_seed: bool,
 }
 
 impl PartialEq for VerifySpec {
@@ -56,6 +61,8 @@ impl PartialEq for VerifySpec {
                 == (o.trim_percentage, o.trim_backlog, o.trim_backlog_batch, o.trim_verify_zero)
             && (self.async_threads, &self.async_cpus, self.experimental)
                 == (o.async_threads, &o.async_cpus, o.experimental)
+            && (self.write_sequence, self.header_seed) == (o.write_sequence, o.header_seed)
+            && self.pattern.as_ref().map(|p| p.interval()) == o.pattern.as_ref().map(|p| p.interval())
     }
 }
 
@@ -68,8 +75,11 @@ const PATTERN_FORMS: &str =
 /// pattern and checks nothing useful; fiox refuses it.
 pub(super) fn verify(m: &Merged<'_>) -> Result<Option<VerifySpec>> {
     let read_file = |name: &str| std::fs::read(name);
-    let pattern =
-        m.custom("verify_pattern", |v| Pattern::parse(v, &read_file), PATTERN_FORMS)?.map(std::sync::Arc::new);
+    // fio 3.42's verify_pattern_interval: the pattern starts again every so many bytes.
+    let every = m.size("verify_pattern_interval")?.unwrap_or(0);
+    let pattern = m
+        .custom("verify_pattern", |v| Pattern::parse(v, &read_file), PATTERN_FORMS)?
+        .map(|p| std::sync::Arc::new(p.with_interval(every)));
     let word = m.choice("verify")?;
     let interval = m.int("verify_interval")?.map(|v| v as u64);
     let offset = m.int("verify_offset")?.unwrap_or(0) as u64;
@@ -86,6 +96,7 @@ pub(super) fn verify(m: &Merged<'_>) -> Result<Option<VerifySpec>> {
     let trim_verify_zero = m.flag("trim_verify_zero")?;
     let journal = m.string("verify_journal").map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     let backlog_batch = m.int("verify_backlog_batch")?.unwrap_or(0) as u64;
+    let (write_sequence, header_seed) = (m.flag("verify_write_sequence")?, m.flag("verify_header_seed")?);
     let kind = match word {
         // Only when `verify` is not written: `verify=0` with a pattern just fills the buffers.
         "0" | "none" if pattern.is_some() && !m.is_set("verify") => Kind::PatternHdr,
@@ -116,5 +127,7 @@ pub(super) fn verify(m: &Merged<'_>) -> Result<Option<VerifySpec>> {
         backlog_batch,
         state_save,
         state_load,
+        write_sequence,
+        header_seed,
     }))
 }

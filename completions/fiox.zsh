@@ -16,16 +16,20 @@ _fiox_valued=(
     'nice=:Scheduling niceness of the job' \
     'prio=:I/O priority level within the class (0 is highest)' \
     'prioclass=:I/O priority class (1 realtime, 2 best effort, 3 idle)' \
+    'priohint=:I/O priority hint, such as a command duration limit index (fio 3.42; best effort class unless prioclass says otherwise)' \
     'lockmem=:Lock this much memory per job, to test with less RAM available' \
     'runtime=:Stop the job after this long (seconds unless a unit is given)' \
     'timeout=:Stop the job after this long (seconds unless a unit is given)' \
     'ramp_time=:Run this long before counting statistics' \
+    'ramp_size=:Do this many bytes of I/O before counting statistics (fio 3.42; with group_reporting, the group'\''s bytes together)' \
+    'job_start_clock_id=:clock_gettime clock whose reading at the job'\''s start the JSON report shows as job_start (fio 3.42; 0: CLOCK_REALTIME, in ms)' \
     'startdelay=:Wait this long before starting the job' \
     'hang_timeout=:fiox: a job is hung when none of its I/O completes for this long; its in-flight I/O is then reported as dropped (after a stop request: at most 5 s)' \
     'loops=:Repeat the job'\''s workload this many times' \
     'number_ios=:Stop after this many I/Os (0: no limit)' \
     'filename=:File or device to use; several separated by '\'':'\''' \
     'opendir=:Add every regular file under this directory (recursively) to the job'\''s files' \
+    'filetype=:Take every file of the job to be of this type instead of asking stat(2) (fio 3.42; fiox checks each file anyway)' \
     'lockfile=:Lock each file around each I/O, among the jobs sharing it' \
     'directory=:Directory in which to create the job'\''s files' \
     'filename_format=:Pattern for generated file names ($jobname.$jobnum.$filenum)' \
@@ -87,11 +91,16 @@ _fiox_valued=(
     'sync_file_range=:sync_file_range(2) over what was written, every N writes (wait_before,write,wait_after[:N])' \
     'serialize_overlap=:Hold back an I/O while an I/O in flight overlaps it' \
     'end_fsync=:fsync the files when the job'\''s writes are done' \
+    'end_syncfs=:syncfs(2) the files'\'' file system once when the job'\''s writes are done (fio 3.42)' \
     'fsync_on_close=:fsync each file when closing it' \
     'randrepeat=:Use the same random sequence on every run' \
     'allrandrepeat=:Make every random choice repeatable, whatever randrepeat says' \
     'randseed=:Seed of the random generators' \
     'random_generator=:Random number generator for offsets (fiox uses its own for all three; lfsr keeps each block once per pass even with norandommap)' \
+    'spr_num_regions=:sprandom: number of regions the device is divided into (fio 3.42)' \
+    'spr_op=:sprandom: the SSD'\''s over-provisioning ratio, between 0 and 1 (fio 3.42)' \
+    'spr_cs=:sprandom: the SSD'\''s cache size; invalidating writes are delayed by one region (fio 3.42)' \
+    'num_range=:Ranges per trim command (fio 3.42; io_uring_cmd only, 1 elsewhere)' \
     'random_distribution=:Offset distribution: random, zipf:θ, pareto:h, normal:σ, zoned:..., zoned_abs:...' \
     'bs=:Block size of each I/O' \
     'blocksize=:Block size of each I/O' \
@@ -140,6 +149,7 @@ _fiox_valued=(
     'thinktime_blocks=:Think only after this many blocks' \
     'thinktime_blocks_type=:Whether thinktime_blocks counts completions or submissions' \
     'thinktime_iotime=:Think only after this much I/O time' \
+    'thinkcycles=:Busy-loop this many iterations after each completed I/O, besides thinktime (fio 3.42)' \
     'latency_target=:Find the highest queue depth at which I/Os stay under this latency (0: off)' \
     'latency_window=:Window over which latency_target is checked at each queue depth' \
     'latency_percentile=:Percentage of I/Os in each window that must meet latency_target' \
@@ -151,9 +161,18 @@ _fiox_valued=(
     'ss_dur=:Rolling window over which steady state is judged, sampled once a second (0: off)' \
     'steadystate_ramp_time=:Run this long before collecting steady-state samples' \
     'ss_ramp=:Run this long before collecting steady-state samples' \
+    'steadystate_check_interval=:Time between steady-state samples, at least 1 s; ss_dur must be a multiple of it (fio 3.42)' \
+    'ss_interval=:Time between steady-state samples, at least 1 s; ss_dur must be a multiple of it (fio 3.42)' \
     'continue_on_error=:Which errors do not stop the job (only EIO and EILSEQ, unless ignore_error lists others)' \
     'ignore_error=:Errors that do not stop the job, as READ,WRITE,VERIFY lists of names or numbers separated by '\'':'\'' (EIO:ENOSPC,EIO)' \
     'error_dump=:Print every I/O error, also those that do not stop the job' \
+    'dataplacement=:Data placement directive on writes (fio 3.42; needs an NVMe device with FDP or Streams)' \
+    'fdp=:Flexible Data Placement on writes: the same as dataplacement=fdp (fio 3.42)' \
+    'plid_select=:How the next placement ID is chosen (fio 3.42)' \
+    'fdp_pli_select=:How the next placement ID is chosen (fio 3.42)' \
+    'plids=:Placement ID indices (FDP) or stream IDs (streams) writes may use, as a list like 0,2-4 (fio 3.42; at most 128)' \
+    'fdp_pli=:Placement ID indices (FDP) or stream IDs (streams) writes may use, as a list like 0,2-4 (fio 3.42; at most 128)' \
+    'dp_scheme=:File of '\''start, end, index'\'' lines choosing the placement ID by write offset (fio 3.42; with plid_select=scheme)' \
     'clat_percentiles=:Report completion latency percentiles' \
     'lat_percentiles=:Report total latency percentiles' \
     'slat_percentiles=:Report submission latency percentiles' \
@@ -191,6 +210,7 @@ _fiox_valued=(
     'log_prio=:Log each I/O'\''s priority value (0x<class<<13|level>) instead of 1 for a cmdprio I/O' \
     'per_job_logs=:Put each job'\''s index in its log file names' \
     'log_window_value=:Log the window'\''s average, maximum or both (fio 3.36+)' \
+    'log_issue_time=:Add each I/O'\''s issue time (ns since the job started) as the last column of latency logs; needs write_lat_log and log_offset (fio 3.42)' \
     'block_error_percentiles=:Keep each block'\''s last state (written, trimmed, failed) and report how many blocks are in each' \
     'log_entries=:fio: log entries allocated at first; fiox'\''s logs grow as needed, so this only checks the value' \
     'log_compression=:Compress stored logs in zlib streams of this many bytes of samples (1024 to 512M; with log_store_compressed)' \
@@ -299,12 +319,15 @@ _fiox_valued=(
     'job_max_open_zones=:Most zones one job has open for writing at once (zonemode=zbd)' \
     'ignore_zone_limits=:Ignore the device'\''s open and active zone limits (zonemode=zbd)' \
     'zone_reset_threshold=:Share of written zone bytes above which zones are reset (zonemode=zbd)' \
+    'write_zone_remainder=:Write a zone'\''s unaligned remainder instead of finishing the zone (zonemode=zbd; fio 3.42)' \
+    'recover_zbd_write_error=:With continue_on_error, move write pointers past failed writes (zonemode=zbd; fio 3.42)' \
     'zone_reset_frequency=:How often a zone is reset when over the threshold, 0 to 1 (zonemode=zbd)' \
     'verify=:Write blocks that carry a header and a checksum, and check them when read' \
     'do_verify=:Read back and check what a write job wrote, after writing' \
     'verify_interval=:A header every this many bytes of a block (default: the block size)' \
     'verify_offset=:Swap the header with the bytes at this offset of each interval' \
     'verify_pattern=:Fill with this pattern and check it: 0x hex bytes, decimal numbers, "strings", '\''files'\'' and %o (the I/O'\''s offset)' \
+    'verify_pattern_interval=:Start verify_pattern again every this many bytes of a block, %o being that point'\''s offset (fio 3.42; 0: once per block)' \
     'verify_fatal=:Stop the job at the first verify failure' \
     'verify_dump=:Write the received and expected data of a failed block to files' \
     'verify_backlog=:Read back and check after every this many blocks written' \
@@ -315,6 +338,8 @@ _fiox_valued=(
     'verify_state_load=:Verify only up to where the saved write job stopped' \
     'verify_journal=:fiox: a file recording every write as it is made, so a later verify_only or read job checks every acknowledged write, also after the writer was killed' \
     'experimental_verify=:Verify by replaying the write sequence instead of remembering it (fiox always remembers: same blocks checked)' \
+    'verify_write_sequence=:Check the header'\''s write sequence number (fio 3.42; fiox never fails a block on it, so 0 and 1 check the same)' \
+    'verify_header_seed=:Check the header'\''s random seed (fio 3.42; fiox never fails a block on it, so 0 and 1 check the same)' \
     'trim_percentage=:Percentage of written blocks to trim and check as zeros' \
     'trim_verify_zero=:Check that trimmed blocks read back as zeros' \
     'trim_backlog=:Trim after every this many blocks written (default 1)' \
@@ -418,14 +443,14 @@ _fiox_subcommands=(
 # The words an option's or switch's value may be; @file for a file name.
 _fiox_values() {
     case $1 in
-        (fill_device|fill_fs|create_on_open|pre_read|allow_file_create|create_only|create_serialize|create_fsync|file_append|unique_filename|overwrite|unlink|unlink_each_loop|invalidate|allow_mounted_write|cgroup_nodelete|direct|buffered|serialize_overlap|end_fsync|fsync_on_close|randrepeat|allrandrepeat|bs_is_seq_rand|atomic|scramble_buffers|dedupe_global|rate_ignore_thinktime|latency_run|error_dump|clat_percentiles|lat_percentiles|slat_percentiles|disable_lat|disable_clat|disable_slat|disable_bw_measurement|disable_bw|gtod_reduce|stats|log_max_value|log_offset|log_unix_epoch|log_alternate_epoch|disk_util|log_prio|per_job_logs|block_error_percentiles|log_store_compressed|uncached|nowait|readfua|writefua|exit_on_io_done|std_redirect|nodelay|skip_bad|single-instance|busy_poll|touch_objects|ceph_shared_client|rbd_shared_handle|read_iolog_chunked|replay_no_stall|read_beyond_wp|ignore_zone_limits|do_verify|verify_fatal|verify_dump|verify_state_save|verify_state_load|experimental_verify|trim_verify_zero) REPLY='0 1' ;;
+        (fill_device|fill_fs|create_on_open|pre_read|allow_file_create|create_only|create_serialize|create_fsync|file_append|unique_filename|overwrite|unlink|unlink_each_loop|invalidate|allow_mounted_write|cgroup_nodelete|direct|buffered|serialize_overlap|end_fsync|end_syncfs|fsync_on_close|randrepeat|allrandrepeat|bs_is_seq_rand|atomic|scramble_buffers|dedupe_global|rate_ignore_thinktime|latency_run|error_dump|fdp|clat_percentiles|lat_percentiles|slat_percentiles|disable_lat|disable_clat|disable_slat|disable_bw_measurement|disable_bw|gtod_reduce|stats|log_max_value|log_offset|log_unix_epoch|log_alternate_epoch|disk_util|log_prio|per_job_logs|log_issue_time|block_error_percentiles|log_store_compressed|uncached|nowait|readfua|writefua|exit_on_io_done|std_redirect|nodelay|skip_bad|single-instance|busy_poll|touch_objects|ceph_shared_client|rbd_shared_handle|read_iolog_chunked|replay_no_stall|read_beyond_wp|ignore_zone_limits|write_zone_remainder|recover_zbd_write_error|do_verify|verify_fatal|verify_dump|verify_state_save|verify_state_load|experimental_verify|verify_write_sequence|verify_header_seed|trim_verify_zero) REPLY='0 1' ;;
         (fadvise_hint) REPLY='0 1 sequential random' ;;
         (unit_base) REPLY='0 8 1' ;;
         (verify) REPLY='0 none md5 crc64 crc32c crc32c-intel crc32 crc16 crc7 xxhash sha512 sha256 sha1 sha3-224 sha3-256 sha3-384 sha3-512 meta pattern pattern_hdr null' ;;
         (kb_base) REPLY='1024 1000' ;;
         (terse-version) REPLY='2 3 4 5' ;;
         (filename|opendir|directory|write_bw_log|write_lat_log|write_iops_log|write_hist_log|write_iolog|program|donorname|read_iolog|replay_redirect|verify_journal|output|inflate-log|trigger-file|daemonize|hosts-file|auth-key|tls-ca|tls-cert|tls-key|keygen) REPLY='@file' ;;
-        (cmdhelp) REPLY='all name description wait_for stonewall wait_for_previous new_group numjobs thread group_reporting exitall exitall_on_error exit_what cpus_allowed cpus_allowed_policy cpumask nice prio prioclass lockmem runtime timeout time_based ramp_time startdelay hang_timeout loops number_ios filename opendir lockfile directory filename_format nrfiles nr_files openfiles file_service_type size filesize io_size io_limit offset fileoffset offset_increment fill_device fill_fs create_on_open flow flow_id flow_sleep exec_prerun exec_postrun pre_read allow_file_create create_only create_serialize create_fsync file_append unique_filename offset_align overwrite fallocate unlink unlink_each_loop invalidate allow_mounted_write readonly kb_base unit_base uid gid numa_cpu_nodes numa_mem_policy cgroup cgroup_weight cgroup_nodelete ioscheduler gtod_cpu rw readwrite rw_sequencer rwmixread rwmixwrite percentage_random direct buffered sync fsync fdatasync sync_file_range serialize_overlap end_fsync fsync_on_close randrepeat allrandrepeat randseed norandommap random_generator random_distribution bs blocksize bsrange blocksize_range bssplit ba blockalign bs_unaligned blocksize_unaligned bs_is_seq_rand fadvise_hint write_hint write_barrier atomic hugepage-size zero_buffers refill_buffers scramble_buffers buffer_compress_percentage buffer_compress_chunk dedupe_percentage dedupe_mode dedupe_working_set_percentage dedupe_global buffer_pattern mem iomem iomem_align mem_align iodepth iodepth_batch_submit iodepth_batch iodepth_batch_complete_min iodepth_batch_complete iodepth_batch_complete_max iodepth_low io_submit_mode rate rate_min ratemin rate_iops rate_iops_min rate_process rate_cycle ratecycle rate_ignore_thinktime thinktime thinktime_spin thinktime_blocks thinktime_blocks_type thinktime_iotime latency_target latency_window latency_percentile latency_run max_latency steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp continue_on_error ignore_error error_dump clat_percentiles lat_percentiles slat_percentiles percentile_list significant_figures unified_rw_reporting bwavgtime bw_avg_time iopsavgtime iops_avg_time disable_lat disable_clat disable_slat disable_bw_measurement disable_bw gtod_reduce clocksource stats write_bw_log write_lat_log write_iops_log write_intended_lat_log metrics_listen live_listen write_hist_log log_hist_coarseness log_avg_msec log_hist_msec log_max_value log_offset log_unix_epoch log_alternate_epoch log_alternate_epoch_clock_id disk_util log_prio per_job_logs log_window_value block_error_percentiles log_entries log_compression log_compression_cpus log_store_compressed write_iolog ioengine userspace_reap hipri cmdprio_percentage cmdprio_class cmdprio cmdprio_bssplit fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored hipri_percentage uncached nowait force_async cmd_type readfua writefua sg_write_mode stream_id cpuload cpuchunks cpumode exit_on_io_done program arguments grace_time std_redirect donorname inplace hostname bindname port verb protocol proto nodelay listen pingpong interface ttl window_size mss skip_bad uri volume brick single-instance clustername rbdname pool clientname conf busy_poll touch_objects namespace ceph_connect_timeout ceph_shared_client rbd_shared_handle ceph_stall_warn https http_host http_user http_pass http_s3_key http_s3_keyid http_swift_auth_token http_s3_region http_s3_sse_customer_key http_s3_sse_customer_algorithm http_s3_storage_class http_mode http_verbose http_s3_security_token http_object_mode http_timeout profile block numruns dir threads device-names load test-duration threads-per-queue read-req-num-512-blocks large-block-op-kbytes prep read_iolog read_iolog_chunked replay_no_stall replay_redirect replay_align replay_scale replay_time_scale replay_skip merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters zonemode zonesize zonerange zoneskip zonecapacity read_beyond_wp max_open_zones job_max_open_zones ignore_zone_limits zone_reset_threshold zone_reset_frequency verify do_verify verify_interval verify_offset verify_pattern verify_fatal verify_dump verify_only verify_backlog verify_backlog_batch verify_async verify_async_cpus verify_state_save verify_state_load verify_journal experimental_verify trim_percentage trim_verify_zero trim_backlog trim_backlog_batch' ;;
+        (cmdhelp) REPLY='all name description wait_for stonewall wait_for_previous new_group numjobs thread group_reporting exitall exitall_on_error exit_what cpus_allowed cpus_allowed_policy cpumask nice prio prioclass priohint lockmem runtime timeout time_based ramp_time ramp_size job_start_clock_id startdelay hang_timeout loops number_ios filename opendir filetype lockfile directory filename_format nrfiles nr_files openfiles file_service_type size filesize io_size io_limit offset fileoffset offset_increment fill_device fill_fs create_on_open flow flow_id flow_sleep exec_prerun exec_postrun pre_read allow_file_create create_only create_serialize create_fsync file_append unique_filename offset_align overwrite fallocate unlink unlink_each_loop invalidate allow_mounted_write readonly kb_base unit_base uid gid numa_cpu_nodes numa_mem_policy cgroup cgroup_weight cgroup_nodelete ioscheduler gtod_cpu rw readwrite rw_sequencer rwmixread rwmixwrite percentage_random direct buffered sync fsync fdatasync sync_file_range serialize_overlap end_fsync end_syncfs fsync_on_close randrepeat allrandrepeat randseed norandommap random_generator spr_num_regions spr_op spr_cs num_range random_distribution bs blocksize bsrange blocksize_range bssplit ba blockalign bs_unaligned blocksize_unaligned bs_is_seq_rand fadvise_hint write_hint write_barrier atomic hugepage-size zero_buffers refill_buffers scramble_buffers buffer_compress_percentage buffer_compress_chunk dedupe_percentage dedupe_mode dedupe_working_set_percentage dedupe_global buffer_pattern mem iomem iomem_align mem_align iodepth iodepth_batch_submit iodepth_batch iodepth_batch_complete_min iodepth_batch_complete iodepth_batch_complete_max iodepth_low io_submit_mode rate rate_min ratemin rate_iops rate_iops_min rate_process rate_cycle ratecycle rate_ignore_thinktime thinktime thinktime_spin thinktime_blocks thinktime_blocks_type thinktime_iotime thinkcycles latency_target latency_window latency_percentile latency_run max_latency steadystate ss steadystate_duration ss_dur steadystate_ramp_time ss_ramp steadystate_check_interval ss_interval continue_on_error ignore_error error_dump dataplacement fdp plid_select fdp_pli_select plids fdp_pli dp_scheme clat_percentiles lat_percentiles slat_percentiles percentile_list significant_figures unified_rw_reporting bwavgtime bw_avg_time iopsavgtime iops_avg_time disable_lat disable_clat disable_slat disable_bw_measurement disable_bw gtod_reduce clocksource stats write_bw_log write_lat_log write_iops_log write_intended_lat_log metrics_listen live_listen write_hist_log log_hist_coarseness log_avg_msec log_hist_msec log_max_value log_offset log_unix_epoch log_alternate_epoch log_alternate_epoch_clock_id disk_util log_prio per_job_logs log_window_value log_issue_time block_error_percentiles log_entries log_compression log_compression_cpus log_store_compressed write_iolog ioengine userspace_reap hipri cmdprio_percentage cmdprio_class cmdprio cmdprio_bssplit fixedbufs registerfiles sqthread_poll sqthread_poll_cpu nonvectored hipri_percentage uncached nowait force_async cmd_type readfua writefua sg_write_mode stream_id cpuload cpuchunks cpumode exit_on_io_done program arguments grace_time std_redirect donorname inplace hostname bindname port verb protocol proto nodelay listen pingpong interface ttl window_size mss skip_bad uri volume brick single-instance clustername rbdname pool clientname conf busy_poll touch_objects namespace ceph_connect_timeout ceph_shared_client rbd_shared_handle ceph_stall_warn https http_host http_user http_pass http_s3_key http_s3_keyid http_swift_auth_token http_s3_region http_s3_sse_customer_key http_s3_sse_customer_algorithm http_s3_storage_class http_mode http_verbose http_s3_security_token http_object_mode http_timeout profile block numruns dir threads device-names load test-duration threads-per-queue read-req-num-512-blocks large-block-op-kbytes prep read_iolog read_iolog_chunked replay_no_stall replay_redirect replay_align replay_scale replay_time_scale replay_skip merge_blktrace_file merge_blktrace_scalars merge_blktrace_iters zonemode zonesize zonerange zoneskip zonecapacity read_beyond_wp max_open_zones job_max_open_zones ignore_zone_limits zone_reset_threshold write_zone_remainder recover_zbd_write_error zone_reset_frequency verify do_verify verify_interval verify_offset verify_pattern verify_pattern_interval verify_fatal verify_dump verify_only verify_backlog verify_backlog_batch verify_async verify_async_cpus verify_state_save verify_state_load verify_journal experimental_verify verify_write_sequence verify_header_seed trim_percentage trim_verify_zero trim_backlog trim_backlog_batch' ;;
         (eta) REPLY='always never auto' ;;
         (log_window_value) REPLY='avg 0 max 1 both 2' ;;
         (http_object_mode) REPLY='block range' ;;
@@ -440,6 +465,8 @@ _fiox_values() {
         (continue_on_error) REPLY='none 0 read write io verify all 1' ;;
         (sync) REPLY='none 0 sync 1 dsync' ;;
         (lockfile) REPLY='none exclusive readwrite' ;;
+        (dataplacement) REPLY='none fdp streams' ;;
+        (filetype) REPLY='none file block char' ;;
         (fallocate) REPLY='none native posix keep truncate 0 1' ;;
         (write_hint) REPLY='none short medium long extreme' ;;
         (zonemode) REPLY='none strided zbd' ;;
@@ -447,6 +474,7 @@ _fiox_values() {
         (output-format) REPLY='normal terse json json+' ;;
         (cmd_type) REPLY='nvme' ;;
         (https) REPLY='off on insecure' ;;
+        (plid_select|fdp_pli_select) REPLY='random roundrobin scheme' ;;
         (rw|readwrite) REPLY='read write trim randread randwrite randtrim rw readwrite randrw trimwrite randtrimwrite' ;;
         (dedupe_mode) REPLY='repeat working_set' ;;
         (rw_sequencer) REPLY='sequential identical' ;;

@@ -213,7 +213,7 @@ fn inflate_log(path: &Path, out: &mut impl Write) -> Result<ExitCode> {
     let mut line = Vec::with_capacity(128);
     runner::logz::inflate(std::io::BufReader::with_capacity(256 << 10, file), |s| {
         line.clear();
-        runner::logs::text_line(&mut line, s, None);
+        runner::logs::text_line(&mut line, s, None, None);
         out.write_all(&line)
     })
     .map_err(|e| anyhow::anyhow!("--inflate-log: '{}': {e}", path.display()))?;

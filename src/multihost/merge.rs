@@ -106,6 +106,7 @@ pub fn all_clients<'a>(reports: impl Iterator<Item = &'a RunReport>, ctime: &str
         latency_target: Default::default(),
         steady: None,
         job_start_ms: 0,
+        job_start: None,
         elapsed_s: elapsed,
         ctime: ctime.to_string(),
         aggregate: true,

@@ -244,6 +244,12 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
             if spec.zones.mode == fiox_options::ZoneMode::Zbd {
                 crate::plan::zbd::plan(&spec, &mut files, engine, &mut started_notes)?;
             }
+            // fio 3.42 refuses FDP where it cannot fetch the device's reclaim unit handles.
+            if let Some(f) = files.first() {
+                if let Some(why) = spec.placement.fdp_refusal(&f.path.display().to_string(), engine.name) {
+                    anyhow::bail!("{why}");
+                }
+            }
             let number = workers.len() + 1;
             let clock = crate::plan::clock::Source::choose(spec.clocksource)
                 .map_err(|e| anyhow::anyhow!("job '{}': {e}", spec.name))?;

@@ -136,6 +136,7 @@ fn job_report(
         }),
         steady: r.steady.clone(),
         job_start_ms: r.start_epoch_ms,
+        job_start: spec.job_start_clock.map(|id| job_start_on(id, r.start_epoch_ms)),
         elapsed_s: r.elapsed_ms.div_ceil(1000),
         ctime: ctime.to_string(),
         aggregate: false,
@@ -148,4 +149,13 @@ fn unified(choice: fiox_options::UnifiedRw) -> Unified {
         fiox_options::UnifiedRw::Both => Unified::Both,
         fiox_options::UnifiedRw::None => Unified::None,
     }
+}
+
+/// `job_start_clock_id`: the job's start (`start_epoch_ms` on CLOCK_REALTIME) as clock `id`
+/// read it, by the two clocks' difference now; 0 for a clock this kernel does not have.
+fn job_start_on(id: i32, start_epoch_ms: u64) -> u64 {
+    let (Some(now_id), Some(now_real)) = (fiox_engine::sys::clock_ms(id), fiox_engine::sys::clock_ms(0)) else {
+        return 0;
+    };
+    now_id.saturating_sub(now_real.saturating_sub(start_epoch_ms))
 }

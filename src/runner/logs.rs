@@ -178,6 +178,9 @@ pub struct JobLogs {
     /// 0: average, 1: maximum, 2: both (`log_window_value`).
     window_value: u8,
     offset: bool,
+    /// `log_issue_time` (fio 3.42): a last column with the I/O's issue time in ns since the
+    /// job's measurement started (0 on an averaged line).
+    issue_time: bool,
     /// End of the current averaging window, in ms since measurement started.
     window_end: u64,
     window_bytes: [u64; 3],
@@ -253,6 +256,7 @@ impl JobLogs {
             job_prio: spec.ioprio.map_or(0, |(class, level)| (class << 13 | level) as u16),
             window_value: spec.log_window_value,
             offset: spec.log_offset,
+            issue_time: spec.log_issue_time,
             window_end: spec.log_avg_msec,
             window_bytes: [0; 3],
             window_ios: [0; 3],
@@ -274,7 +278,9 @@ impl JobLogs {
         clat: u64,
         lat: u64,
         intended: Option<u64>,
+        issue_ns: u64,
     ) {
+        let issue = self.issue_time.then_some(issue_ns);
         let prio = match (self.log_prio, ioprio) {
             (true, 0) => Prio::Value(self.job_prio),
             (true, v) => Prio::Value(v),
@@ -300,7 +306,7 @@ impl JobLogs {
             };
             if self.avg_ms == 0 {
                 let t = self.time_base + time_ms;
-                line(&mut log.sink, t, value, None, ddir as u8, bs, self.offset.then_some(offset), prio);
+                line(&mut log.sink, t, value, None, ddir as u8, bs, self.offset.then_some(offset), prio, issue);
             } else if matches!(log.kind, Kind::Lat | Kind::Clat | Kind::Slat | Kind::Intended) {
                 let w = &mut log.windows[ddir];
                 w.sum += value;
@@ -349,7 +355,8 @@ impl JobLogs {
                 let value = if self.window_value == 1 { max } else { avg };
                 let second = (self.window_value == 2).then_some(max);
                 let t = self.time_base + at;
-                line(&mut log.sink, t, value, second, d as u8, 0, self.offset.then_some(0), prio);
+                let issue = self.issue_time.then_some(0);
+                line(&mut log.sink, t, value, second, d as u8, 0, self.offset.then_some(0), prio, issue);
                 log.windows[d] = Window::default();
             }
         }
@@ -437,7 +444,7 @@ impl JobLogs {
     }
 }
 
-/// One line: `time, value, [second value, ]ddir, bs, [offset, ]prio`.
+/// One line: `time, value, [second value, ]ddir, bs, [offset, ]prio[, issue time]`.
 #[inline]
 #[allow(clippy::too_many_arguments)]
 fn line(
@@ -449,20 +456,22 @@ fn line(
     bs: u32,
     offset: Option<u64>,
     prio: Prio,
+    issue: Option<u64>,
 ) {
     let s = Sample { time: time_ms, value, ddir: ddir as u32, bs: bs as u64, offset, prio };
     match sink.z {
         // `log_window_value=both` is refused with compression (a sample has one value).
         Some(_) => logz::encode(&mut sink.buf, &s),
-        None => text_line(&mut sink.buf, &s, second),
+        None => text_line(&mut sink.buf, &s, second, issue),
     }
     sink.maybe_flush();
 }
 
-/// A log entry as a text line: `time, value, [second value, ]ddir, bs, [offset, ]prio`. Also
-/// what `--inflate-log` prints for each sample of a compressed log, so both read the same.
+/// A log entry as a text line: `time, value, [second value, ]ddir, bs, [offset, ]prio[, issue
+/// time]`. Also what `--inflate-log` prints for each sample of a compressed log, so both read the
+/// same.
 #[inline]
-pub fn text_line(buf: &mut Vec<u8>, s: &Sample, second: Option<u64>) {
+pub fn text_line(buf: &mut Vec<u8>, s: &Sample, second: Option<u64>, issue: Option<u64>) {
     num(buf, s.time);
     buf.extend_from_slice(b", ");
     num(buf, s.value);
@@ -485,6 +494,10 @@ pub fn text_line(buf: &mut Vec<u8>, s: &Sample, second: Option<u64>) {
         Prio::Value(v) => {
             let _ = write!(buf, "0x{v:04x}");
         }
+    }
+    if let Some(t) = issue {
+        buf.extend_from_slice(b", ");
+        num(buf, t);
     }
     buf.push(b'\n');
 }

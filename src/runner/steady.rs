@@ -34,7 +34,7 @@ pub struct Window {
 
 impl Window {
     pub fn new(cfg: SteadyState) -> Window {
-        let n = cfg.dur_s.max(1) as usize;
+        let n = Self::slots(&cfg);
         Window {
             cfg,
             iops: Vec::with_capacity(n),
@@ -47,7 +47,12 @@ impl Window {
     }
 
     fn len(&self) -> usize {
-        self.cfg.dur_s.max(1) as usize
+        Self::slots(&self.cfg)
+    }
+
+    /// Samples in a full window: `ss_dur / ss_interval` (fio 3.42; the interval was 1 s).
+    fn slots(cfg: &SteadyState) -> usize {
+        (cfg.dur_s * 1_000_000 / cfg.interval_us.max(1_000_000)).max(1) as usize
     }
 
     /// Adds one second's IOPS and bytes per second; returns whether steady state is attained.
@@ -132,6 +137,8 @@ struct Unit {
     members: Vec<usize>,
     window: Window,
     ramp: Duration,
+    /// Time between samples (`ss_interval`).
+    interval: Duration,
     /// Still within `ss_ramp` (when set).
     ramping: bool,
     /// When the next sample (or the end of `ss_ramp`) is due; `None` until every member has
@@ -159,6 +166,7 @@ pub fn monitor(workers: &[WorkerPlan], progress: &[Arc<Progress>], done: &Atomic
             members: vec![k],
             window: Window::new(cfg),
             ramp: Duration::from_micros(cfg.ramp_us),
+            interval: Duration::from_micros(cfg.interval_us.max(1_000_000)),
             ramping: cfg.ramp_us > 0,
             next: None,
             prev: (0, 0, Instant::now()),
@@ -193,13 +201,13 @@ pub fn monitor(workers: &[WorkerPlan], progress: &[Arc<Progress>], done: &Atomic
                 // published counters start from zero; ss_ramp delays the first.
                 if u.members.iter().all(|&k| progress[k].measuring.load(Ordering::Relaxed)) {
                     u.prev = (0, 0, now);
-                    u.next = Some(now + if u.ramping { u.ramp } else { Duration::from_secs(1) });
+                    u.next = Some(now + if u.ramping { u.ramp } else { u.interval });
                 }
                 continue;
             }
             let Some(next) = u.next.filter(|&t| now >= t) else { continue };
             let (ios, bytes) = totals(&u.members);
-            u.next = Some(next + Duration::from_secs(1));
+            u.next = Some(next + u.interval);
             if u.ramping {
                 // The end of ss_ramp: what came before it is not sampled.
                 u.prev = (ios, bytes, now);
@@ -227,7 +235,7 @@ mod tests {
 
     fn cfg(text: (bool, bool, f64, bool), dur_s: u64) -> SteadyState {
         let (bw, slope, limit, pct) = text;
-        SteadyState { bw, slope, limit, pct, dur_s, ramp_us: 0 }
+        SteadyState { bw, slope, limit, pct, dur_s, ramp_us: 0, interval_us: 1_000_000 }
     }
 
     #[test]

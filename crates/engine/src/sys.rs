@@ -148,6 +148,15 @@ pub fn fsync(fd: RawFd, data_only: bool) -> i64 {
     ret(r as isize)
 }
 
+/// syncfs(2): writes back the whole file system that holds `fd`.
+pub fn syncfs(fd: RawFd) -> io::Result<()> {
+    // SAFETY: no pointers.
+    if unsafe { libc::syncfs(fd) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 const BLKDISCARD: libc::c_ulong = 0x1277;
 const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
 const BLKSSZGET: libc::c_ulong = 0x1268;

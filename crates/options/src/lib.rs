@@ -32,10 +32,11 @@ pub use choices::{
     ClockSource, DedupeMode, ErrorPolicy, ExitWhat, Fadvise, Fallocate, FileService, LockMode, MemKind,
     RandomGenerator, UnifiedRw,
 };
+pub use defs::{Placement, PlacementMode};
 pub use error::{Error, Origin};
 pub use job::{assemble, Job, JobSet};
 pub use spec::{
-    CephOpts, JobSpec, LatencyTarget, PrioRule, RandomDist, ReplaySpec, SizeSpec, SteadyState, SyncFileRange,
+    CephOpts, JobSpec, LatencyTarget, PrioRule, RandomDist, ReplaySpec, SizeSpec, Sprandom, SteadyState, SyncFileRange,
     VerifySpec, ZoneMode, ZoneSpec,
 };
 pub use value::{Ctx, RwMode};

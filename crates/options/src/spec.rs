@@ -170,6 +170,15 @@ impl RandomDist {
     }
 }
 
+/// fio 3.42's `sprandom` and its `spr_*` options, as given.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Sprandom {
+    pub on: bool,
+    pub regions: u64,
+    pub op: f64,
+    pub cache: u64,
+}
+
 /// What steady state is judged on (`steadystate`, `ss_dur`, `ss_ramp`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SteadyState {
@@ -184,6 +193,9 @@ pub struct SteadyState {
     pub dur_s: u64,
     /// How long after measurement starts samples begin to be collected (microseconds).
     pub ramp_us: u64,
+    /// Time between samples in microseconds (`steadystate_check_interval`, fio 3.42; 1 s
+    /// before): the window holds `ss_dur / ss_interval` samples.
+    pub interval_us: u64,
 }
 
 impl SteadyState {
@@ -199,7 +211,7 @@ impl SteadyState {
 
     /// Takes the criterion and limit of `c`, keeping the window and ramp.
     pub(crate) fn criterion(&mut self, c: SteadyState) {
-        *self = SteadyState { dur_s: self.dur_s, ramp_us: self.ramp_us, ..c };
+        *self = SteadyState { dur_s: self.dur_s, ramp_us: self.ramp_us, interval_us: self.interval_us, ..c };
     }
 
     /// `criterion:limit[%]`, the criterion one of fio's four words, the limit a number of 0 or
@@ -225,7 +237,7 @@ impl SteadyState {
         if !limit.is_finite() || limit < 0.0 {
             return Err(format!("threshold '{number}' must be a number of 0 or more"));
         }
-        Ok(SteadyState { bw, slope, limit, pct, dur_s: 0, ramp_us: 0 })
+        Ok(SteadyState { bw, slope, limit, pct, dur_s: 0, ramp_us: 0, interval_us: 1_000_000 })
     }
 }
 
@@ -341,6 +353,8 @@ pub struct JobSpec {
     pub hang_timeout_us: u64,
     pub time_based: bool,
     pub ramp_time_us: u64,
+    /// `ramp_size` (fio 3.42): bytes of I/O done before statistics count (0: none).
+    pub ramp_size: u64,
     pub loops: u32,
     pub numjobs: u32,
     pub thread: bool,
@@ -353,6 +367,8 @@ pub struct JobSpec {
     pub lockmem: u64,
     pub kb_base: u64,
     pub end_fsync: bool,
+    /// `end_syncfs` (fio 3.42): one syncfs(2) of the files' file system when the writes are done.
+    pub end_syncfs: bool,
     pub fsync_on_close: bool,
     pub unlink: bool,
     /// `unlink_each_loop`: delete (and recreate) the job's files between loops.
@@ -397,6 +413,8 @@ pub struct JobSpec {
     pub thinktime_us: u64,
     pub thinktime_spin_us: u64,
     pub thinktime_blocks: u32,
+    /// `thinkcycles` (fio 3.42): busy-loop iterations after each completed I/O.
+    pub thinkcycles: u64,
     /// Bytes per second per direction (0: unlimited).
     pub rate: [u64; 3],
     pub rate_iops: [u64; 3],
@@ -407,6 +425,8 @@ pub struct JobSpec {
     pub nice: i32,
     /// `(class, level)` for ioprio_set, when set.
     pub ioprio: Option<(u32, u32)>,
+    /// `priohint` (fio 3.42): the I/O priority hint (bits 3 to 12 of the priority value).
+    pub priohint: u32,
     /// File to record every issued I/O in (fio's iolog version 3).
     pub write_iolog: Option<String>,
     /// Name of a job this one starts after.
@@ -429,6 +449,20 @@ pub struct JobSpec {
     /// `log_window_value` (fio 3.36+), or `log_max_value=1` as fio 3.33 spells max.
     pub log_window_value: u8,
     pub log_offset: bool,
+    /// `log_issue_time` (fio 3.42): a last column with each I/O's issue time, in ns since the
+    /// job's measurement started.
+    pub log_issue_time: bool,
+    /// `job_start_clock_id` (fio 3.42): the clock whose reading at the job's start the JSON
+    /// report shows as `job_start` (`None`: not set; the key is fio 3.42's, not 3.33's).
+    pub job_start_clock: Option<i32>,
+    /// `filetype` (fio 3.42): the type every file of the job is taken to be (`none`: stat it).
+    pub filetype: &'static str,
+    /// `num_range` (fio 3.42): ranges per trim command of io_uring_cmd (1 elsewhere).
+    pub num_range: u32,
+    /// fio 3.42's SSD preconditioning (`sprandom`, `spr_*`).
+    pub sprandom: Sprandom,
+    /// fio 3.42's NVMe data placement (`dataplacement`, `plids`, `plid_select`, `dp_scheme`).
+    pub placement: crate::defs::Placement,
     /// Logs are stored as zlib-compressed binary samples, `FILE.log.fz` (`log_store_compressed`).
     pub log_store_compressed: bool,
     /// Bytes of samples in each zlib stream of a compressed log (`log_compression`); `None`:
@@ -726,6 +760,37 @@ impl JobSpec {
             // class is (its logs show 0x4003 for prio=3, 0x6000 for prioclass=3).
             (class, level) => Some((class.unwrap_or(2) as u32, level.unwrap_or(0) as u32)),
         };
+        // fio 3.42's priority hint sits in bits 3 to 12 of the value, beside the level; alone,
+        // it takes the best effort class (its logs show 0x4010 for priohint=2).
+        if self.priohint > 0 {
+            let (class, level) = self.ioprio.unwrap_or((2, 0));
+            self.ioprio = Some((class, level | self.priohint << 3));
+        }
+        if let Some(ss) = self.steadystate {
+            // fio 3.42's rules, in its words.
+            if ss.interval_us < 1_000_000 {
+                return Err(m.job_err("ss_check_interval must be at least 1s".into()));
+            }
+            if (ss.dur_s * 1_000_000) % ss.interval_us != 0 {
+                return Err(m.job_err(format!(
+                    "ss_duration {}us must be multiple of ss_check_interval {}us",
+                    ss.dur_s * 1_000_000,
+                    ss.interval_us
+                )));
+            }
+        }
+        if self.log_issue_time {
+            if self.write_lat_log.is_none() || !self.log_offset {
+                return Err(m.job_err("log_issue_time option requires write_lat_log and log_offset options".into()));
+            }
+            if self.log_store_compressed {
+                return Err(m.job_err("log_issue_time with log_store_compressed is not supported yet: the compressed samples have no issue time".into()));
+            }
+        }
+        self.placement.check().map_err(|e| m.job_err(e))?;
+        if self.ramp_time_us > 0 && self.ramp_size > 0 {
+            return Err(m.job_err("job rejected: cannot specify both ramp_time and ramp_size".into()));
+        }
         // Every opendir= adds its files (fio adds them again when a directory is named twice),
         // so all of them are kept, not only the last.
         if m.raw("opendir").is_some() {

@@ -183,7 +183,11 @@ fn options(opts: &[(String, String)]) -> Obj {
 fn job(r: &RunReport, j: &JobReport, plus: bool, client: Option<(&str, u16)>) -> Obj {
     let ts = &j.ts;
     let mut o = Obj::default();
-    o.s("jobname", &j.name).u("groupid", j.groupid as u64).put("error", V::I(j.error as i64));
+    o.s("jobname", &j.name).u("groupid", j.groupid as u64);
+    if let Some(ms) = j.job_start {
+        o.u("job_start", ms);
+    }
+    o.put("error", V::I(j.error as i64));
     if client.is_none() {
         // fio reports the last ETA its status thread computed: 0 for a finished job, or
         // INT_MAX when the job ended before the thread computed one, which fio 3.33 shows for

@@ -65,6 +65,11 @@ pub struct JobReport {
     /// Milliseconds since the epoch when the job started. fio 3.36 and later print it as JSON
     /// `job_start`; fio 3.33, which the formats follow, does not, so it is unused for now.
     pub job_start_ms: u64,
+    /// fio 3.42's JSON `job_start`: the reading, in ms, of clock `job_start_clock_id` when the
+    /// job started; printed only when the job set that option (a fio 3.42 option, so the
+    /// report follows 3.42 there and 3.33 elsewhere).
+    #[serde(default)]
+    pub job_start: Option<u64>,
     /// Whole seconds the job ran, for JSON `elapsed`.
     pub elapsed_s: u64,
     /// Local time the report was made, as fio's header prints it (`Sat Nov 21 07:09:51 2026`),

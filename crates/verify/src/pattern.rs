@@ -29,6 +29,9 @@ pub struct Pattern {
     /// `bytes` repeated to the largest multiple of its length that fits in `MAX_PATTERN`
     /// (at least once): fills and compares then work on long runs even for a 1-byte pattern.
     rep: Vec<u8>,
+    /// fio 3.42's `verify_pattern_interval`: the pattern starts again every this many bytes
+    /// of a block, with `%o` the offset of that point (0: once, at the block's start).
+    interval: usize,
 }
 
 /// A `0x` prefix ends any number before it: fio reads `-120xdeadface` as -12 then 0xdeadface
@@ -141,7 +144,18 @@ impl Pattern {
         }
         let times = (MAX_PATTERN / bytes.len()).max(1);
         let rep = bytes.repeat(times);
-        Ok(Pattern { bytes, offsets, rep })
+        Ok(Pattern { bytes, offsets, rep, interval: 0 })
+    }
+
+    /// The same pattern started again every `interval` bytes of a block (0: only at its start).
+    pub fn with_interval(mut self, interval: u64) -> Pattern {
+        self.interval = usize::try_from(interval).unwrap_or(usize::MAX);
+        self
+    }
+
+    /// `verify_pattern_interval` (0: none).
+    pub fn interval(&self) -> u64 {
+        self.interval as u64
     }
 
     /// The pattern bytes (`%o` slots as zeros).
@@ -168,8 +182,18 @@ impl Pattern {
         run
     }
 
-    /// Fills `buf` with the pattern from its start, `%o` being `io_offset`.
+    /// Fills `buf` with the pattern from its start, `%o` being `io_offset`; under an interval,
+    /// each interval's piece from the pattern's start, `%o` being the piece's offset.
     pub fn fill(&self, buf: &mut [u8], io_offset: u64) {
+        if self.interval == 0 {
+            return self.fill_from(buf, io_offset);
+        }
+        for (k, piece) in buf.chunks_mut(self.interval).enumerate() {
+            self.fill_from(piece, io_offset.wrapping_add((k * self.interval) as u64));
+        }
+    }
+
+    fn fill_from(&self, buf: &mut [u8], io_offset: u64) {
         let mut tmp = [0; MAX_PATTERN];
         let run = self.run(io_offset, &mut tmp);
         for chunk in buf.chunks_mut(run.len()) {
@@ -177,9 +201,27 @@ impl Pattern {
         }
     }
 
-    /// Compares `data` with the pattern starting at pattern byte `phase` (any value: taken
-    /// modulo the length). Returns the first differing index and the wanted byte.
+    /// Compares `data`, which starts at byte `phase` of the block, with the pattern as
+    /// [`Pattern::fill`] lays it. Returns the first differing index and the wanted byte.
     pub(crate) fn compare(&self, data: &[u8], io_offset: u64, phase: usize) -> Option<(usize, u8)> {
+        if self.interval == 0 {
+            return self.compare_from(data, io_offset, phase);
+        }
+        let mut pos = 0;
+        while pos < data.len() {
+            let at = phase.wrapping_add(pos);
+            let (k, within) = (at / self.interval, at % self.interval);
+            let n = (self.interval - within).min(data.len() - pos);
+            let piece_offset = io_offset.wrapping_add((k * self.interval) as u64);
+            if let Some((i, want)) = self.compare_from(&data[pos..pos + n], piece_offset, within) {
+                return Some((pos + i, want));
+            }
+            pos += n;
+        }
+        None
+    }
+
+    fn compare_from(&self, data: &[u8], io_offset: u64, phase: usize) -> Option<(usize, u8)> {
         let mut tmp = [0; MAX_PATTERN];
         let run = self.run(io_offset, &mut tmp);
         let start = phase % self.bytes.len();
@@ -287,6 +329,22 @@ mod tests {
         }
         assert!(p(&format!("\"{}\"", "a".repeat(513))).is_err());
         assert!(p(&format!("0x{}", "ab".repeat(513))).is_err());
+    }
+
+    #[test]
+    fn an_interval_starts_the_pattern_again_with_its_offset() {
+        // As fio 3.42 wrote it: verify_pattern="ab"%o verify_pattern_interval=3000, bs=16k,
+        // the second block (offset 16384) restarts at its byte 3000 with %o = 19384.
+        let pat = Pattern::parse("\"ab\"%o", &|_: &str| Ok(vec![])).unwrap().with_interval(3000);
+        let mut buf = vec![0u8; 16384];
+        pat.fill(&mut buf, 16384);
+        assert_eq!(&buf[..10], b"ab\x00\x40\0\0\0\0\0\0");
+        // 3000 = 300 whole patterns: the piece before it ends on a whole pattern.
+        assert_eq!(&buf[3000..3010], &[b'a', b'b', 0xb8, 0x4b, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(pat.compare(&buf[100..], 16384, 100), None);
+        let mut bad = buf.clone();
+        bad[3002] ^= 1;
+        assert_eq!(pat.compare(&bad[2000..], 16384, 2000), Some((1002, 0xb8)));
     }
 
     #[test]

@@ -223,7 +223,8 @@ impl Accountant {
         if let Some(l) = &mut self.logs {
             let slat = start.map(|s| issue.saturating_sub(s));
             let t = done.saturating_sub(self.start) / 1_000_000;
-            l.io(t, d, io.len, io.offset, io.ioprio, slat, clat, lat, intended);
+            let issue_ns = issue.saturating_sub(self.start);
+            l.io(t, d, io.len, io.offset, io.ioprio, slat, clat, lat, intended, issue_ns);
             // Per-I/O bw and iops logs exist only with logs, so this costs nothing without.
             if self.per_io_bw == Some(true) {
                 ds.bw.add(crate::runner::logs::io_bw(io.len, clat));

@@ -223,6 +223,9 @@ pub fn run(
             f.sync_all().ok();
         }
     }
+    if spec.end_syncfs && spec.rw.writes() && !res.abandoned {
+        sync_fs(q.files());
+    }
     // Closes the files; the queue keeps (leaks) engine and buffers if I/O is still in flight.
     drop(q);
     if spec.unlink && !plan.engine.diskless {
@@ -233,6 +236,15 @@ pub fn run(
         }
     }
     Ok(WorkerResult { pid: clock::thread_id(plan.number), ..res })
+}
+
+/// `end_syncfs` (fio 3.42): one syncfs(2) for the job's files, on the first one's file system
+/// (fio makes one call, whatever the number of files).
+fn sync_fs(files: &[std::fs::File]) {
+    use std::os::fd::AsRawFd;
+    if let Some(f) = files.first() {
+        sys::syncfs(f.as_raw_fd()).ok();
+    }
 }
 
 /// What a job sees of the run around it.
@@ -363,6 +375,11 @@ struct Worker<'a> {
     /// of reading the clock again.
     now_fresh: bool,
     ramp_ns: u64,
+    /// `ramp_size` (fio 3.42): bytes still to complete before measurement starts (0: none,
+    /// or done).
+    ramp_bytes_left: u64,
+    /// `thinkcycles` (fio 3.42): busy-loop iterations after each completed I/O.
+    thinkcycles: u64,
     stamps: Stamps,
     /// Units queued since the last commit.
     batch: Vec<u32>,
@@ -438,7 +455,8 @@ impl<'a> Worker<'a> {
         let clock = Clock::start(plan.clock);
         let ramp_ns = spec.ramp_time_us * 1000;
         let end = EndRules::new(plan);
-        let mut acct = Accountant::new(spec, plan.number, ramp_ns == 0);
+        let ramping = ramp_ns > 0 || spec.ramp_size > 0;
+        let mut acct = Accountant::new(spec, plan.number, !ramping);
         acct.ts.zone_resets = zone_resets;
         if spec.block_error_percentiles {
             let sizes: Vec<u64> = plan.files.iter().map(|f| f.region_start + f.region_len).collect();
@@ -463,10 +481,12 @@ impl<'a> Worker<'a> {
             depth: DepthLimits::new(spec, depth),
             iolog: spec.write_iolog.as_ref().map(|_| iolog::IoLog::new(plan)),
             clock,
-            phase: if ramp_ns == 0 { Phase::Measure } else { Phase::Ramp },
+            phase: if ramping { Phase::Ramp } else { Phase::Measure },
             now: 0,
             now_fresh: false,
             ramp_ns,
+            ramp_bytes_left: spec.ramp_size,
+            thinkcycles: spec.thinkcycles,
             stamps: Stamps {
                 start: vec![0; depth as usize],
                 issue: vec![0; depth as usize],
@@ -652,14 +672,43 @@ impl<'a> Worker<'a> {
     /// when the loop notices: with a deep queue of slow I/Os, one wait can outlast the ramp.
     #[inline]
     fn ramp_check(&mut self) {
-        if !self.acct.measuring && self.now >= self.ramp_ns {
-            self.now_fresh = false;
-            self.acct.start_measuring(self.ramp_ns);
-            self.publisher.progress.measuring.store(true, Ordering::Relaxed);
-            if self.phase == Phase::Ramp {
-                self.phase = Phase::Measure;
-            }
+        // A ramp_size ramp ends on bytes (see `ramp_bytes_done`), not on the clock.
+        if !self.acct.measuring && self.ramp_bytes_left == 0 && self.now >= self.ramp_ns {
+            self.end_ramp(self.ramp_ns);
         }
+    }
+
+    /// Measurement starts at clock reading `at`.
+    fn end_ramp(&mut self, at: u64) {
+        // Slow work: the next fill reads the clock again.
+        self.now_fresh = false;
+        self.acct.start_measuring(at);
+        self.publisher.progress.measuring.store(true, Ordering::Relaxed);
+        if self.phase == Phase::Ramp {
+            self.phase = Phase::Measure;
+        }
+    }
+
+    /// `ramp_size`: `bytes` more completed during the ramp; once the ramp's bytes are done,
+    /// measurement starts, and the runtime counts from then, as after a ramp_time.
+    #[cold]
+    fn ramp_bytes_done(&mut self, bytes: u64) {
+        self.ramp_bytes_left = self.ramp_bytes_left.saturating_sub(bytes);
+        if self.ramp_bytes_left == 0 {
+            self.end.ramp_over(self.now, self.spec.runtime_us * 1000);
+            self.end_ramp(self.now);
+        }
+    }
+
+    /// `thinkcycles`: the job stalls this long in its own loop, as an application would
+    /// while processing what it read.
+    #[cold]
+    fn think_cycles(&self, completions: u64) {
+        let mut x = 0u64;
+        for i in 0..self.thinkcycles.saturating_mul(completions) {
+            x = std::hint::black_box(x.wrapping_add(i));
+        }
+        std::hint::black_box(x);
     }
 
     /// Fills the queue, committing every `iodepth_batch_submit` I/Os. Returns whether the
@@ -694,12 +743,18 @@ impl<'a> Worker<'a> {
                     return Ok((false, true));
                 }
             }
-            if self.spec.unlink_each_loop && self.end.loop_ended() {
+            if (self.spec.unlink_each_loop || self.spec.end_syncfs) && self.end.loop_ended() {
                 // unlink_each_loop: the loop's I/O completes first, then its files go.
+                // end_syncfs: fio 3.42 syncs the file system after each loop's writes.
                 if self.q.in_engine() > 0 {
                     return Ok((false, true));
                 }
-                self.unlink_loop()?;
+                if self.spec.end_syncfs && self.spec.rw.writes() {
+                    sync_fs(self.q.files());
+                }
+                if self.spec.unlink_each_loop {
+                    self.unlink_loop()?;
+                }
                 self.end.next_loop();
             }
             // One clock read serves the rate checks of this I/O.
@@ -1020,6 +1075,9 @@ impl<'a> Worker<'a> {
         if self.pacing {
             self.pacer.completed(1, self.now);
         }
+        if self.thinkcycles > 0 {
+            self.think_cycles(1);
+        }
     }
 
     /// Books one finished I/O of unit `idx` (completed at `self.now`): into the statistics, or
@@ -1076,6 +1134,9 @@ impl<'a> Worker<'a> {
         // Only a paced job keeps due times: an unpaced one pays one bounds check here.
         let due = self.stamps.due.get(idx as usize).copied();
         self.acct.complete(&io, result, start, issue, self.now, due);
+        if self.ramp_bytes_left > 0 && !self.acct.measuring {
+            self.ramp_bytes_done(result as u64);
+        }
         if self.verify.is_some() {
             self.verify_io(idx, &io, result);
         }
@@ -1292,6 +1353,9 @@ impl<'a> Worker<'a> {
         }
         if self.pacing {
             self.pacer.completed(n as u32, self.now);
+        }
+        if self.thinkcycles > 0 {
+            self.think_cycles(n as u64);
         }
         Ok(())
     }

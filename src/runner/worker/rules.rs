@@ -47,7 +47,8 @@ impl EndRules {
         let spec = &*plan.spec;
         let (ramp_ns, runtime_ns) = (spec.ramp_time_us * 1000, spec.runtime_us * 1000);
         EndRules {
-            end_ns: if runtime_ns > 0 { ramp_ns + runtime_ns } else { u64::MAX },
+            // A ramp_size ramp has no known end: the runtime is set when it ends (`ramp_over`).
+            end_ns: if runtime_ns > 0 && spec.ramp_size == 0 { ramp_ns + runtime_ns } else { u64::MAX },
             // A replay ends with its trace: fio 3.33 ignores size, io_size, loops and number_ios
             // then (measured).
             limit: if spec.time_based || plan.replay.is_some() {
@@ -64,6 +65,13 @@ impl EndRules {
             count_trims: !matches!(spec.rw, RwMode::TrimWrite | RwMode::RandTrimWrite),
             per_loop: if spec.time_based { 0 } else { plan.io_bytes },
             loops_done: 0,
+        }
+    }
+
+    /// A `ramp_size` ramp ended at clock reading `now`: the runtime counts from here.
+    pub(super) fn ramp_over(&mut self, now: u64, runtime_ns: u64) {
+        if runtime_ns > 0 {
+            self.end_ns = now.saturating_add(runtime_ns);
         }
     }
 

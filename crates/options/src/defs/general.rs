@@ -30,16 +30,20 @@ pub(super) static DEFS: &[O] = &[
     O::new("nice", K::Int { min: -20, max: 19 }, C::Process, "Scheduling niceness of the job").def("0").to(|s, v| Ok(s.nice = v.int() as i32)),
     O::new("prio", K::Int { min: 0, max: 7 }, C::Process, "I/O priority level within the class (0 is highest)"),
     O::new("prioclass", K::Int { min: 0, max: 3 }, C::Process, "I/O priority class (1 realtime, 2 best effort, 3 idle)"),
+    O::new("priohint", K::Int { min: 0, max: 1023 }, C::Process, "I/O priority hint, such as a command duration limit index (fio 3.42; best effort class unless prioclass says otherwise)").def("0").to(|s, v| Ok(s.priohint = v.u32()?)),
     O::new("lockmem", K::Size, C::Buffers, "Lock this much memory per job, to test with less RAM available").def("0").to(|s, v| Ok(s.lockmem = v.size())),
     O::new("runtime", K::Time { unit: TimeUnit::Sec }, C::Time, "Stop the job after this long (seconds unless a unit is given)").alias(&["timeout"]).def("0").to(|s, v| Ok(s.runtime_us = v.time())),
     O::new("time_based", K::Flag, C::Time, "Keep running for the whole runtime, repeating the workload as needed").to(|s, v| Ok(s.time_based = v.flag())),
     O::new("ramp_time", K::Time { unit: TimeUnit::Sec }, C::Time, "Run this long before counting statistics").def("0").to(|s, v| Ok(s.ramp_time_us = v.time())),
+    O::new("ramp_size", K::Size, C::Time, "Do this many bytes of I/O before counting statistics (fio 3.42; with group_reporting, the group's bytes together)").def("0").to(|s, v| Ok(s.ramp_size = v.size())),
+    O::new("job_start_clock_id", K::Int { min: i32::MIN as i64, max: i32::MAX as i64 }, C::Time, "clock_gettime clock whose reading at the job's start the JSON report shows as job_start (fio 3.42; 0: CLOCK_REALTIME, in ms)").def("0").to(|s, v| Ok(s.job_start_clock = (!v.is_default()).then(|| v.int() as i32))),
     O::new("startdelay", K::Time { unit: TimeUnit::Sec }, C::Time, "Wait this long before starting the job").def("0").to(|s, v| Ok(s.startdelay_us = v.time())),
     O::new("hang_timeout", K::Time { unit: TimeUnit::Sec }, C::Time, "fiox: a job is hung when none of its I/O completes for this long; its in-flight I/O is then reported as dropped (after a stop request: at most 5 s)").def("300").to(|s, v| Ok(s.hang_timeout_us = v.time())),
     O::new("loops", INT1, C::Time, "Repeat the job's workload this many times").def("1").to(|s, v| Ok(s.loops = v.u32()?)),
     O::new("number_ios", INT0, C::IoSize, "Stop after this many I/Os (0: no limit)").def("0").to(|s, v| Ok(s.number_ios = v.u64())),
     O::new("filename", K::Str, C::Target, "File or device to use; several separated by ':'").to(|s, v| Ok(s.filename = v.written())),
     O::new("opendir", K::Str, C::Target, "Add every regular file under this directory (recursively) to the job's files"),
+    O::new("filetype", K::Choice(FILETYPE), C::Target, "Take every file of the job to be of this type instead of asking stat(2) (fio 3.42; fiox checks each file anyway)").def("none").to(|s, v| Ok(s.filetype = v.choice())),
     O::new("lockfile", K::Choice(LOCKFILE), C::Target, "Lock each file around each I/O, among the jobs sharing it").def("none").to(|s, v| Ok(s.lockfile = v.typed(LockMode::from_word))),
     O::new("directory", K::Str, C::Target, "Directory in which to create the job's files").to(|s, v| Ok(s.directory = v.written())),
     O::new("filename_format", K::Str, C::Target, "Pattern for generated file names ($jobname.$jobnum.$filenum)").def("$jobname.$jobnum.$filenum").to(|s, v| Ok(s.filename_format = v.text())),
@@ -82,6 +86,13 @@ fn cpus_allowed(s: &mut JobSpec, v: &Arg<'_>) -> Result<()> {
     s.cpus_allowed = host::cpu_list(&list).map_err(|e| v.err(format!("cpus_allowed={list}: {e}")))?;
     Ok(())
 }
+
+static FILETYPE: &[Choice] = &[
+    Choice { word: "none", help: "" },
+    Choice { word: "file", help: "" },
+    Choice { word: "block", help: "" },
+    Choice { word: "char", help: "" },
+];
 
 static LOCKFILE: &[Choice] = &[
     Choice { word: "none", help: "No file locking" },

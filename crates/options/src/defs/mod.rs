@@ -6,10 +6,13 @@
 
 use crate::table::OptDef;
 
+pub use placement::{Placement, PlacementMode};
+
 pub(crate) mod engine;
 mod general;
 mod host;
 mod io;
+mod placement;
 mod profile;
 mod replay;
 mod report;
@@ -20,6 +23,7 @@ pub(crate) static TABLES: &[&[OptDef]] = &[
     general::DEFS,
     host::DEFS,
     io::DEFS,
+    placement::DEFS,
     report::DEFS,
     engine::DEFS,
     engine::io_uring::DEFS,

@@ -34,6 +34,8 @@ pub(super) static DEFS: &[O] = &[
     O::new("job_max_open_zones", ZONES, C::Target, "Most zones one job has open for writing at once (zonemode=zbd)").def("0").to(|s, v| Ok(s.zones.job_max_open_zones = v.u32()?)),
     O::new("ignore_zone_limits", K::Bool, C::Target, "Ignore the device's open and active zone limits (zonemode=zbd)").def("0").to(|s, v| Ok(s.zones.ignore_zone_limits = v.flag())),
     O::new("zone_reset_threshold", FRACTION, C::Target, "Share of written zone bytes above which zones are reset (zonemode=zbd)").to(|s, v| Ok(s.zones.reset_threshold = Some(v.float()))),
+    O::new("write_zone_remainder", K::Bool, C::Target, "Write a zone's unaligned remainder instead of finishing the zone (zonemode=zbd; fio 3.42)").def("0").to(|s, v| Ok(s.zones.write_remainder = v.flag())),
+    O::new("recover_zbd_write_error", K::Bool, C::Target, "With continue_on_error, move write pointers past failed writes (zonemode=zbd; fio 3.42)").def("0").to(|s, v| Ok(s.zones.recover_write_error = v.flag())),
     O::new("zone_reset_frequency", FRACTION, C::Target, "How often a zone is reset when over the threshold, 0 to 1 (zonemode=zbd)").to(|s, v| Ok(s.zones.reset_frequency = Some(v.float()))),
 ];
 

@@ -55,6 +55,9 @@ pub struct ZoneSpec {
     pub ignore_zone_limits: bool,
     pub reset_threshold: Option<f64>,
     pub reset_frequency: Option<f64>,
+    /// fio 3.42's `write_zone_remainder` and `recover_zbd_write_error` (zonemode=zbd only).
+    pub write_remainder: bool,
+    pub recover_write_error: bool,
 }
 
 impl JobSpec {
@@ -107,6 +110,11 @@ pub(super) fn zones(m: &Merged<'_>, mut z: ZoneSpec) -> Result<ZoneSpec> {
         ZoneMode::Strided if size == 0 => return Err(m.job_err("zonemode=strided needs zonesize".into())),
         ZoneMode::Strided if z.range < size => {
             return Err(m.job_err(format!("zonerange={} is smaller than zonesize={size}", z.range)))
+        }
+        // fiox's zbd mode finishes zones and stops at a failed write, as fio 3.33 does.
+        ZoneMode::Zbd if z.write_remainder || z.recover_write_error => {
+            let name = if z.write_remainder { "write_zone_remainder" } else { "recover_zbd_write_error" };
+            return Err(m.job_err(format!("{name}=1 with zonemode=zbd is not supported yet")));
         }
         _ => {}
     }

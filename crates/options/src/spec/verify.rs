@@ -42,6 +42,13 @@ pub struct VerifySpec {
     /// `verify_state_save`, `verify_state_load`.
     pub state_save: bool,
     pub state_load: bool,
+    /// fio 3.42's `verify_write_sequence` and `verify_header_seed`: whether the header's write
+    /// sequence number and seed are checked. fiox checks neither (a block's checksum, offset
+    /// and pattern decide), so these only record what the job asked for.
+    pub write_sequence: bool,
+    pub header_seed: bool,
+    /// fio 3.42's `verify_pattern_interval` as bound; [`verify`] gives it to the pattern.
+    pub(crate) pattern_interval: u64,
     /// `verify=0` or `none` as bound: no kind asked for ([`verify`] decides whether the job
     /// verifies a `verify_pattern` anyway).
     pub(crate) off: bool,
@@ -72,6 +79,9 @@ impl Default for VerifySpec {
             journal: None,
             state_save: false,
             state_load: false,
+            write_sequence: false,
+            header_seed: false,
+            pattern_interval: 0,
             off: true,
         }
     }
@@ -90,6 +100,8 @@ impl PartialEq for VerifySpec {
                 == (o.trim_percentage, o.trim_backlog, o.trim_backlog_batch, o.trim_verify_zero)
             && (self.async_threads, &self.async_cpus, self.experimental)
                 == (o.async_threads, &o.async_cpus, o.experimental)
+            && (self.write_sequence, self.header_seed) == (o.write_sequence, o.header_seed)
+            && self.pattern.as_ref().map(|p| p.interval()) == o.pattern.as_ref().map(|p| p.interval())
     }
 }
 
@@ -113,6 +125,10 @@ pub(super) fn verify(m: &Merged<'_>, spec: Option<VerifySpec>) -> Result<Option<
             return Ok(None);
         }
         (v.kind, v.off) = (Kind::PatternHdr, false);
+    }
+    // fio 3.42's verify_pattern_interval: the pattern starts again every so many bytes.
+    if v.pattern_interval > 0 {
+        v.pattern = v.pattern.map(|p| std::sync::Arc::new(Pattern::clone(&p).with_interval(v.pattern_interval)));
     }
     if matches!(v.kind, Kind::Pattern | Kind::PatternHdr) && v.pattern.is_none() {
         return Err(m.job_err(format!("verify={} needs verify_pattern", v.kind.word())));

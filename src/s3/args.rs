@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::sizes::Sizes;
+use super::sizes::{size_arg, Sizes};
 use crate::cli::{self, Arg, Flag, Syntax, HELP};
 
 /// The modes, warp's words.
@@ -104,29 +104,6 @@ pub struct Opts {
     pub noclear: bool,
     pub json: bool,
     pub use_existing: bool,
-}
-
-/// A size in warp's spelling: `64KiB`, `10MiB`, `4k` (1024-based), `1MB` (1000-based).
-pub fn size_arg(flag: &str, v: &str) -> Result<u64> {
-    let t = v.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().with_context(|| format!("s3 bench: {flag}={v}: not a size (64KiB, 10MiB, 4k, 1MB)"))?;
-    let mult: f64 = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kib" | "ki" => 1024.0,
-        "kb" => 1e3,
-        "m" | "mib" | "mi" => 1048576.0,
-        "mb" => 1e6,
-        "g" | "gib" | "gi" => 1073741824.0,
-        "gb" => 1e9,
-        _ => bail!("s3 bench: {flag}={v}: unknown unit '{unit}' (KiB, MiB, GiB, KB, MB, GB)"),
-    };
-    let bytes = n * mult;
-    if !(1.0..=(1u64 << 42) as f64).contains(&bytes) {
-        bail!("s3 bench: {flag}={v}: a size from 1 byte to 4 TiB");
-    }
-    Ok(bytes as u64)
 }
 
 fn time_arg(flag: &str, v: &str) -> Result<Duration> {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use fiox_stats::{IoStat, LatHist};
 
 use super::args::Opts;
+use super::sizes::human_size;
 
 /// Operations, in the report's order.
 pub const OPS: [&str; 7] = ["GET", "PUT", "DELETE", "STAT", "LIST", "MULTIPART", "PART"];
@@ -51,15 +52,6 @@ pub struct Run<'a> {
     pub first_error: Option<&'a str>,
     /// Open loop: requests started more than a millisecond after their intended time.
     pub behind: u64,
-}
-
-pub fn human_size(b: u64) -> String {
-    match b {
-        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
-        b => format!("{b} B"),
-    }
 }
 
 fn ms(ns: u64) -> String {

@@ -70,7 +70,7 @@ _fiox_sub_flags() {
         (rbd) _fiox_w='--help --conf --cluster --id --name --keyring --pool --namespace --image --io-type --io-size --io-threads --io-total --io-pattern --rw-mix-read --output-format --fiox-json' ;;
         (rados) _fiox_w='--help --conf --cluster --id --name --keyring --pool --namespace --concurrent-ios --block-size --object-size --max-objects --no-cleanup --no-hints --no-verify --reuse-bench --show-time --write-object --write-omap --write-xattr --striper --run-name --prefix --format --output --output-format --fiox-json' ;;
         (ceph) _fiox_w='--help --pool --conf --cluster --id --name --image --image-size --threads --runtime --sizes --layers --workloads --io-total --fio-numjobs --out' ;;
-        (s3) _fiox_w='--help' ;;
+        (s3) _fiox_w='--help --host --access-key --secret-key --region --tls --insecure --bucket --use-existing --prefix --concurrent --obj.size --obj.randsize --objects --part.size --duration --rate --get-distrib --stat-distrib --put-distrib --delete-distrib --noclear --json' ;;
         (man) _fiox_w='--help' ;;
         (completions) _fiox_w='--help' ;;
         (*) _fiox_w= ;;
@@ -142,6 +142,22 @@ _fiox_sub_values() {
         (ceph:--workloads) _fiox_w='@text' ;;
         (ceph:--io-total) _fiox_w='@text' ;;
         (ceph:--out) _fiox_w='@dir' ;;
+        (s3:--host) _fiox_w='@text' ;;
+        (s3:--access-key) _fiox_w='@text' ;;
+        (s3:--secret-key) _fiox_w='@text' ;;
+        (s3:--region) _fiox_w='@text' ;;
+        (s3:--bucket) _fiox_w='@text' ;;
+        (s3:--prefix) _fiox_w='@text' ;;
+        (s3:--concurrent) _fiox_w='@text' ;;
+        (s3:--obj.size) _fiox_w='@text' ;;
+        (s3:--objects) _fiox_w='@text' ;;
+        (s3:--part.size) _fiox_w='@text' ;;
+        (s3:--duration) _fiox_w='@text' ;;
+        (s3:--rate) _fiox_w='@text' ;;
+        (s3:--get-distrib) _fiox_w='@text' ;;
+        (s3:--stat-distrib) _fiox_w='@text' ;;
+        (s3:--put-distrib) _fiox_w='@text' ;;
+        (s3:--delete-distrib) _fiox_w='@text' ;;
         (*) _fiox_w= ;;
     esac
 }

@@ -117,11 +117,10 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
     },
     Subcommand {
         name: "s3",
-        args: "bench put|get|delete|stat|list|mixed [options]",
+        args: "bench put|get|delete|stat|list|mixed|multipart [options]",
         summary: "S3 benchmark with warp's flags; exact merged percentiles, fio-shaped JSON",
         help: s3::help,
-        // fiox s3 parses warp's flags itself (src/s3/mod.rs); they are not in the flag model yet.
-        flags: &[cli::HELP],
+        flags: s3::FLAGS,
         syntax: cli::Syntax::Gnu,
         operands: cli::Operands::Words(&["bench"]),
         run: s3::run,

@@ -35,22 +35,26 @@ pub struct Done {
     pub total: Duration,
     pub body: Vec<u8>,
     pub bytes: u64,
+    /// The `ETag` header (an uploaded part's, which completing the upload names).
+    pub etag: Option<String>,
 }
 
 /// An S3 error answer in a line: `HTTP 403 SignatureDoesNotMatch: ...`.
 pub fn describe(status: u16, body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let tag = |name: &str| {
-        let (open, close) = (format!("<{name}>"), format!("</{name}>"));
-        let s = text.find(&open)? + open.len();
-        let e = text[s..].find(&close)? + s;
-        Some(text[s..e].to_string())
-    };
-    match (tag("Code"), tag("Message")) {
+    match (tag(body, "Code"), tag(body, "Message")) {
         (Some(c), Some(m)) => format!("HTTP {status} {c}: {m}"),
         (Some(c), None) => format!("HTTP {status} {c}"),
         _ => format!("HTTP {status}"),
     }
+}
+
+/// The text of the first `<name>` element in an XML answer (S3's answers are flat enough).
+pub fn tag(body: &[u8], name: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(body);
+    let (open, close) = (format!("<{name}>"), format!("</{name}>"));
+    let s = text.find(&open)? + open.len();
+    let e = text[s..].find(&close)? + s;
+    Some(text[s..e].to_string())
 }
 
 impl Client {
@@ -116,8 +120,8 @@ impl Client {
             .header("x-amz-content-sha256", &hash)
             .header("x-amz-date", &date)
             .header("authorization", auth);
-        // A PUT always carries a length (S3 wants `Content-Length: 0` on an empty one).
-        let result = if body.is_empty() && method != "PUT" {
+        // A PUT or POST always carries a length (S3 wants `Content-Length: 0` on an empty one).
+        let result = if body.is_empty() && !matches!(method, "PUT" | "POST") {
             self.agent.run(builder.body(()).map_err(|e| e.to_string())?)
         } else {
             self.agent.run(builder.body(body).map_err(|e| e.to_string())?)
@@ -125,6 +129,7 @@ impl Client {
         let mut resp = result.map_err(|e| format!("{method} {url}: {e}"))?;
         let ttfb = t0.elapsed();
         let status = resp.status().as_u16();
+        let etag = resp.headers().get("etag").and_then(|v| v.to_str().ok()).map(str::to_string);
         let ok = (200..300).contains(&status);
         let mut kept = Vec::new();
         let mut bytes = 0u64;
@@ -143,6 +148,6 @@ impl Client {
                 }
             }
         }
-        Ok(Done { status, ttfb, total: t0.elapsed(), body: kept, bytes })
+        Ok(Done { status, ttfb, total: t0.elapsed(), body: kept, bytes, etag })
     }
 }

@@ -1,0 +1,346 @@
+//! `fiox s3 bench`'s command line: warp's flags as one table in the crate's flag model
+//! (`crate::cli`), which parses them, writes the flag lines of `--help` and gives the man page
+//! and the completions their flags, and the options they become.
+
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+use super::sizes::{size_arg, Sizes};
+use crate::cli::{self, Arg, Flag, Syntax, HELP};
+
+/// The modes, warp's words.
+pub const MODES: &[&str] = &["put", "get", "delete", "stat", "list", "mixed", "multipart"];
+
+/// The column where `--help` starts the flags' descriptions.
+const COLUMN: usize = 32;
+
+/// Every flag, in the order `--help` lists them.
+pub const FLAGS: &[Flag] = &[
+    HELP,
+    Flag::value(
+        "--host",
+        "HOST[:PORT][,HOST...]",
+        "endpoints (workers take them in turn; default 127.0.0.1:9000)",
+    ),
+    Flag::value("--access-key", "KEY", "the access key (default $AWS_ACCESS_KEY_ID, then\n~/.aws/credentials, profile $AWS_PROFILE or default)"),
+    Flag::value("--secret-key", "SECRET", "the secret key (default $AWS_SECRET_ACCESS_KEY, then the\nsame file)"),
+    Flag::value("--region", "REGION", "signing region (default $AWS_REGION or us-east-1)"),
+    Flag::switch("--tls", "HTTPS"),
+    Flag::switch("--insecure", "HTTPS without checking the server's certificate"),
+    Flag::value(
+        "--bucket",
+        "NAME",
+        "bucket (default fiox-benchmark-bucket); created and removed when\nmissing, refused when it holds objects (see --use-existing)",
+    ),
+    Flag::switch("--use-existing", "run in a bucket that holds others' objects (fiox deletes\nonly its own)"),
+    Flag::value("--prefix", "P", "object names' prefix (default: a run id)"),
+    Flag::value("--concurrent", "N", "parallel requests, one connection each (default 20)"),
+    Flag::value(
+        "--obj.size",
+        "SIZE",
+        "object size (default 10MiB; 64KiB, 4k, 1MB); MIN-MAX: sizes\n\
+         spread evenly between two; SIZE:WEIGHT,SIZE:WEIGHT,...: a\n\
+         distribution, each size drawn in proportion to its weight",
+    ),
+    Flag::switch(
+        "--obj.randsize",
+        "random sizes spread evenly in log2 over the 8 binary orders\n\
+         of magnitude below --obj.size (at least 128 B), as warp's;\n\
+         with MIN-MAX: in log2 between the two",
+    ),
+    Flag::value("--objects", "N", "objects uploaded first for get, stat, delete, list, mixed\n(default 2500; delete: until they are gone)"),
+    Flag::value("--part.size", "SIZE", "multipart: the size of each part but the last (default 5MiB, S3's\nsmallest; a server may refuse smaller ones)"),
+    Flag::value("--duration", "TIME", "how long to measure (default 5m; 30s, 2m)"),
+    Flag::value(
+        "--rate",
+        "N/s",
+        "open loop: start N requests a second on a fixed schedule,\n\
+         whatever the server's pace; latency counts from each request's\n\
+         intended start (no coordinated omission); --concurrent bounds\n\
+         the requests in flight",
+    ),
+    Flag::value("--get-distrib", "W", "mixed: the weight of GET (default 45)"),
+    Flag::value("--stat-distrib", "W", "mixed: the weight of HEAD (default 30)"),
+    Flag::value("--put-distrib", "W", "mixed: the weight of PUT (default 15)"),
+    Flag::value("--delete-distrib", "W", "mixed: the weight of DELETE (default 10; at most --put-distrib)"),
+    Flag::switch("--noclear", "keep the objects created"),
+    Flag::switch("--json", "fio-shaped JSON instead of the text summary"),
+];
+
+/// `fiox s3 bench --help`.
+pub fn help() -> String {
+    let head = format!(
+        "usage: fiox s3 bench {} [options]\n\nMinIO warp's modes and flags, on one S3 endpoint or several:\n",
+        MODES.join("|")
+    );
+    let tail = "Percentiles come from fio's latency histograms, merged across workers, per operation, for
+the time to first byte and the whole request. multipart: each operation is one upload of an
+--obj.size object in --part.size parts (create, parts, complete), reported as MULTIPART with
+its parts as PART.
+";
+    cli::usage(FLAGS, Syntax::Gnu, COLUMN, &head, tail)
+}
+
+#[derive(Debug, Clone)]
+pub struct Opts {
+    pub mode: String,
+    pub hosts: Vec<String>,
+    pub key: String,
+    pub secret: String,
+    pub region: String,
+    pub tls: bool,
+    pub insecure: bool,
+    pub bucket: String,
+    pub prefix: String,
+    pub concurrent: usize,
+    pub sizes: Sizes,
+    pub objects: usize,
+    pub part_size: u64,
+    pub duration: Duration,
+    /// Open loop: requests started per second.
+    pub rate: Option<f64>,
+    pub weights: [u32; 4],
+    pub noclear: bool,
+    pub json: bool,
+    pub use_existing: bool,
+}
+
+fn time_arg(flag: &str, v: &str) -> Result<Duration> {
+    let t = v.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().with_context(|| format!("s3 bench: {flag}={v}: not a duration (30s, 2m, 1h)"))?;
+    let secs = match unit {
+        "" | "s" => n,
+        "ms" => n / 1000.0,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        _ => bail!("s3 bench: {flag}={v}: unknown unit '{unit}' (ms, s, m, h)"),
+    };
+    if !(secs > 0.0 && secs < 1e9) {
+        bail!("s3 bench: {flag}={v}: must be more than 0");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// `N/s`, `N/m` or a bare `N` (a second): requests started per second.
+fn rate_arg(flag: &str, v: &str) -> Result<f64> {
+    let (n, per) = v.split_once('/').unwrap_or((v, "s"));
+    let n: f64 = n
+        .trim()
+        .parse()
+        .ok()
+        .filter(|n: &f64| n.is_finite() && *n > 0.0)
+        .with_context(|| format!("s3 bench: {flag}={v}: not a rate (a number above 0, then /s or /m: 200/s)"))?;
+    let secs = match per.trim() {
+        "s" => 1.0,
+        "m" => 60.0,
+        "h" => 3600.0,
+        p => bail!("s3 bench: {flag}={v}: unknown unit '/{p}' (/s, /m, /h)"),
+    };
+    let rate = n / secs;
+    if rate > 1e7 {
+        bail!("s3 bench: {flag}={v}: at most 10 million requests a second");
+    }
+    Ok(rate)
+}
+
+/// `~/.aws/credentials`' keys for `profile`, if the file has them.
+fn profile_credentials(profile: &str) -> Option<(String, String)> {
+    let path = std::env::var("AWS_SHARED_CREDENTIALS_FILE")
+        .ok()
+        .unwrap_or_else(|| format!("{}/.aws/credentials", std::env::var("HOME").unwrap_or_default()));
+    let text = std::fs::read_to_string(path).ok()?;
+    let (mut inside, mut key, mut secret) = (false, None, None);
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            inside = line.trim_matches(|c| c == '[' || c == ']').trim() == profile;
+        } else if let (true, Some((k, v))) = (inside, line.split_once('=')) {
+            match k.trim() {
+                "aws_access_key_id" => key = Some(v.trim().to_string()),
+                "aws_secret_access_key" => secret = Some(v.trim().to_string()),
+                _ => {}
+            }
+        }
+    }
+    Some((key?, secret?))
+}
+
+/// Reads `MODE [flags]` (the arguments after `bench`).
+pub fn parse(args: &[String]) -> Result<Opts> {
+    let Some(mode) = args.first() else { bail!("s3 bench: give a mode: {}", MODES.join(", ")) };
+    if !MODES.contains(&mode.as_str()) {
+        bail!("s3 bench: unknown mode '{mode}' (modes: {})", MODES.join(", "));
+    }
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let mut o = Opts {
+        mode: mode.clone(),
+        hosts: vec!["127.0.0.1:9000".into()],
+        key: String::new(),
+        secret: String::new(),
+        region: env("AWS_REGION").or_else(|| env("AWS_DEFAULT_REGION")).unwrap_or_else(|| "us-east-1".into()),
+        tls: false,
+        insecure: false,
+        bucket: "fiox-benchmark-bucket".into(),
+        prefix: format!(
+            "fiox-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+        ),
+        concurrent: 20,
+        sizes: Sizes::Fixed(10 << 20),
+        objects: 2500,
+        part_size: 5 << 20,
+        duration: Duration::from_secs(300),
+        rate: None,
+        weights: [45, 30, 15, 10],
+        noclear: false,
+        json: false,
+        use_existing: false,
+    };
+    let (mut key, mut secret, mut size, mut randsize) = (None, None, None, false);
+    for arg in cli::args(FLAGS, Syntax::Gnu, &args[1..]) {
+        let (f, value) = match arg.map_err(|e| anyhow::anyhow!(e.message("s3 bench")))? {
+            Arg::Flag(f, v) => (f, v),
+            Arg::Other(a) if a.starts_with('-') => {
+                let name = a.split_once('=').map_or(a, |(n, _)| n);
+                bail!("s3 bench: unknown option '{name}' (fiox s3 bench --help)")
+            }
+            Arg::Other(a) => bail!("s3 bench: unexpected argument '{a}' after the mode (fiox s3 bench --help)"),
+        };
+        let flag = f.name;
+        let int = |v: &str| {
+            v.parse::<u64>()
+                .ok()
+                .filter(|&n| n < 1 << 32)
+                .with_context(|| format!("s3 bench: {flag}={v}: not a whole number"))
+        };
+        match flag {
+            "--help" => {}
+            "--host" => o.hosts = value.split(',').filter(|h| !h.is_empty()).map(str::to_string).collect(),
+            "--access-key" => key = Some(value),
+            "--secret-key" => secret = Some(value),
+            "--region" => o.region = value,
+            "--tls" => o.tls = true,
+            "--insecure" => o.insecure = true,
+            "--bucket" => o.bucket = value,
+            "--use-existing" => o.use_existing = true,
+            "--prefix" => o.prefix = value.trim_matches('/').to_string(),
+            "--concurrent" => o.concurrent = int(&value)? as usize,
+            "--obj.size" => size = Some(value),
+            "--obj.randsize" => randsize = true,
+            "--objects" => o.objects = int(&value)? as usize,
+            "--part.size" => o.part_size = size_arg(flag, &value)?,
+            "--duration" => o.duration = time_arg(flag, &value)?,
+            "--rate" => o.rate = Some(rate_arg(flag, &value)?),
+            "--get-distrib" => o.weights[0] = int(&value)? as u32,
+            "--stat-distrib" => o.weights[1] = int(&value)? as u32,
+            "--put-distrib" => o.weights[2] = int(&value)? as u32,
+            "--delete-distrib" => o.weights[3] = int(&value)? as u32,
+            "--noclear" => o.noclear = true,
+            "--json" => o.json = true,
+            other => unreachable!("s3 bench: the flag table has {other}, which parse() does not read"),
+        }
+    }
+    o.sizes = Sizes::parse(size.as_deref().unwrap_or("10MiB"), randsize)?;
+    let profile = env("AWS_PROFILE").unwrap_or_else(|| "default".into());
+    let from_file = profile_credentials(&profile);
+    o.key = key
+        .or_else(|| env("AWS_ACCESS_KEY_ID"))
+        .or_else(|| from_file.as_ref().map(|f| f.0.clone()))
+        .context("s3 bench: no access key (--access-key, $AWS_ACCESS_KEY_ID or ~/.aws/credentials)")?;
+    o.secret = secret
+        .or_else(|| env("AWS_SECRET_ACCESS_KEY"))
+        .or_else(|| from_file.map(|f| f.1))
+        .context("s3 bench: no secret key (--secret-key, $AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)")?;
+    if o.hosts.is_empty() {
+        bail!("s3 bench: --host is empty");
+    }
+    if o.bucket.is_empty() || o.bucket.contains('/') {
+        bail!("s3 bench: --bucket={}: a bucket's name, without '/'", o.bucket);
+    }
+    if o.concurrent == 0 || o.concurrent > 4096 {
+        bail!("s3 bench: --concurrent={}: from 1 to 4096", o.concurrent);
+    }
+    if !matches!(o.mode.as_str(), "put" | "multipart") && o.objects == 0 {
+        bail!("s3 bench: --objects must be at least 1 for {}", o.mode);
+    }
+    if o.mode == "mixed" && o.weights[3] > o.weights[2] {
+        bail!("s3 bench: --delete-distrib must not exceed --put-distrib (warp's rule: deletes only remove what puts made)");
+    }
+    if o.mode == "mixed" && o.weights.iter().all(|&w| w == 0) {
+        bail!("s3 bench: every mixed weight is 0");
+    }
+    if o.mode == "multipart" && o.sizes.max().div_ceil(o.part_size) > 10_000 {
+        bail!("s3 bench: --obj.size over --part.size makes more than S3's 10000 parts");
+    }
+    Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Opts> {
+        // The credentials first, so a flag at the end lacks its value.
+        let mut v: Vec<String> = vec![args[0].to_string(), "--access-key=k".into(), "--secret-key=s".into()];
+        v.extend(args[1..].iter().map(|s| s.to_string()));
+        parse(&v)
+    }
+
+    #[test]
+    fn every_row_has_a_meaning() {
+        crate::cli::check_table(FLAGS).unwrap();
+        for f in FLAGS {
+            let mut args = vec!["get".to_string(), f.name.to_string()];
+            if let Some(v) = f.value {
+                args.push(
+                    match v {
+                        "SIZE" => "4KiB",
+                        "TIME" => "2s",
+                        "N/s" => "10/s",
+                        "N" | "W" => "3",
+                        _ => "x",
+                    }
+                    .to_string(),
+                );
+            }
+            args.extend(["--access-key=k", "--secret-key=s"].map(String::from));
+            parse(&args).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+        }
+    }
+
+    #[test]
+    fn values_and_refusals() {
+        let o = p(&["put", "--concurrent", "8", "--obj.size=64KiB", "--rate", "120/m", "--duration=1.5s"]).unwrap();
+        assert_eq!(
+            (o.concurrent, o.sizes.max(), o.rate, o.duration),
+            (8, 65536, Some(2.0), Duration::from_millis(1500))
+        );
+        let e = |a: &[&str]| p(a).unwrap_err().to_string();
+        assert_eq!(e(&["put", "--bogus=1"]), "s3 bench: unknown option '--bogus' (fiox s3 bench --help)");
+        assert_eq!(e(&["put", "--concurrent"]), "s3 bench: --concurrent needs a value");
+        assert_eq!(e(&["put", "--json=1"]), "s3 bench: --json takes no value");
+        assert_eq!(
+            e(&["put", "--rate=0/s"]),
+            "s3 bench: --rate=0/s: not a rate (a number above 0, then /s or /m: 200/s)"
+        );
+        assert_eq!(e(&["put", "--rate=5/y"]), "s3 bench: --rate=5/y: unknown unit '/y' (/s, /m, /h)");
+        assert_eq!(e(&["put", "--concurrent=0"]), "s3 bench: --concurrent=0: from 1 to 4096");
+        assert_eq!(
+            e(&["nope"]),
+            "s3 bench: unknown mode 'nope' (modes: put, get, delete, stat, list, mixed, multipart)"
+        );
+        assert!(e(&["multipart", "--obj.size=1GiB", "--part.size=1KiB"]).contains("more than S3's 10000 parts"));
+        assert!(e(&["put", "extra"]).contains("unexpected argument 'extra'"));
+    }
+
+    #[test]
+    fn help_lists_every_flag() {
+        let h = help();
+        for f in FLAGS.iter().filter(|f| !f.help.is_empty()) {
+            assert!(h.contains(f.name), "{}", f.name);
+        }
+    }
+}

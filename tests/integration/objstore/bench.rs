@@ -1,0 +1,281 @@
+//! `fiox s3 bench` against the SeaweedFS server the tests start (strict SigV4): reports with
+//! exact counts and bytes, object listings, cleanup of its own prefix only, size
+//! distributions, multipart uploads and the open loop.
+
+use std::time::Duration;
+
+use super::{recorder, run, seaweed, Seen, KEY, S3, SECRET};
+use crate::util::Out;
+
+fn bench(s3: &S3, mode: &str, bucket: &str, more: &[&str]) -> Out {
+    let mut args: Vec<String> = ["s3", "bench", mode].map(String::from).to_vec();
+    args.push(format!("--host=127.0.0.1:{}", s3.port));
+    args.push(format!("--access-key={KEY}"));
+    args.push(format!("--secret-key={SECRET}"));
+    args.push(format!("--bucket={bucket}"));
+    args.extend(["--obj.size=16KiB", "--concurrent=4", "--duration=2s", "--objects=32"].map(String::from));
+    args.extend(more.iter().map(|s| s.to_string()));
+    run(&args).0
+}
+
+fn bucket_exists(s3: &S3, bucket: &str) -> bool {
+    s3.boto(&format!("c.head_bucket(Bucket='{bucket}')")).is_ok()
+}
+
+/// `fiox s3 bench put` and `get` in warp's shape: fio-shaped JSON with operations and exact
+/// percentiles of the request and of the time to first byte; the bucket it made is gone
+/// afterwards, with every object it wrote.
+#[test]
+fn s3_bench_put_and_get_report_and_clean_up() {
+    s3_or_skip!(s3);
+    for (mode, dir) in [("put", "write"), ("get", "read")] {
+        let out = bench(s3, mode, "fiox-bench-a", &["--json"]);
+        assert_eq!(out.code, 0, "{mode}: {}", out.stderr);
+        assert_eq!(out.stderr, "", "{mode}");
+        let j: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let job = &j["jobs"][0];
+        assert_eq!(job["jobname"], if mode == "put" { "put" } else { "get" });
+        let ios = job[dir]["total_ios"].as_u64().unwrap();
+        assert!(ios > 10, "{mode}: {ios} operations in 2 s");
+        assert_eq!(job[dir]["io_bytes"].as_u64().unwrap(), ios * 16384, "{mode}: every object whole");
+        let p = &job[dir]["clat_ns"]["percentile"];
+        let (p50, p99) = (p["50.000000"].as_u64().unwrap(), p["99.000000"].as_u64().unwrap());
+        assert!(p50 > 0 && p50 <= p99, "{p}");
+        assert!(job[dir]["ttfb_ns"]["percentile"]["50.000000"].as_u64().unwrap() <= p50 + p50 / 64);
+        assert_eq!(job["total_err"], 0);
+        assert!(!bucket_exists(s3, "fiox-bench-a"), "{mode}: the bucket it created is removed");
+    }
+}
+
+/// A bucket holding someone else's objects is refused; with --use-existing the run goes on
+/// beside them, and deletes only what it made. mixed runs every operation.
+#[test]
+fn s3_bench_keeps_others_objects() {
+    s3_or_skip!(s3);
+    s3.boto("c.create_bucket(Bucket='fiox-bench-b'); c.put_object(Bucket='fiox-bench-b',Key='theirs',Body=b'keep me')")
+        .unwrap();
+    let out = bench(s3, "put", "fiox-bench-b", &[]);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("holds objects fiox did not create") && out.stderr.contains("--use-existing"),
+        "{}",
+        out.stderr
+    );
+    let out = bench(s3, "mixed", "fiox-bench-b", &["--use-existing", "--json", "--prefix=mine"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let j: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let names: Vec<&str> = j["jobs"].as_array().unwrap().iter().map(|x| x["jobname"].as_str().unwrap()).collect();
+    assert_eq!(names, ["get", "put", "delete", "stat"], "{}", out.stdout);
+    let left =
+        s3.boto("print([o['Key'] for o in c.list_objects_v2(Bucket='fiox-bench-b').get('Contents',[])])").unwrap();
+    assert_eq!(left.trim(), "['theirs']");
+    assert_eq!(
+        s3.boto("print(c.get_object(Bucket='fiox-bench-b',Key='theirs')['Body'].read())").unwrap().trim(),
+        "b'keep me'"
+    );
+}
+
+/// Wrong credentials end the bench at once with the server's refusal.
+#[test]
+fn s3_bench_wrong_secret() {
+    s3_or_skip!(s3);
+    let mut args: Vec<String> = ["s3", "bench", "put"].map(String::from).to_vec();
+    args.push(format!("--host=127.0.0.1:{}", s3.port));
+    args.extend(["--access-key=fioxtestkey", "--secret-key=wrong", "--duration=2s"].map(String::from));
+    let (out, took) = run(&args);
+    assert_eq!(out.code, 1);
+    assert!(took < Duration::from_secs(20));
+    assert!(out.stderr.contains("SignatureDoesNotMatch") || out.stderr.contains("HTTP 403"), "{}", out.stderr);
+}
+
+/// The keys under `prefix/` in `bucket`, with their sizes.
+fn listing(s3: &S3, bucket: &str, prefix: &str) -> Vec<(String, u64)> {
+    let out = s3
+        .boto(&format!(
+            "p=c.get_paginator('list_objects_v2')\nfor page in p.paginate(Bucket='{bucket}',Prefix='{prefix}/'):\n  for o in page.get('Contents',[]): print(o['Key'], o['Size'])"
+        ))
+        .unwrap();
+    out.lines().map(|l| l.split_once(' ').map(|(k, s)| (k.to_string(), s.parse().unwrap())).unwrap()).collect()
+}
+
+/// Removes a bucket a `--noclear` run left, with its objects.
+fn drop_bucket(s3: &S3, bucket: &str) {
+    s3.boto(&format!(
+        "p=c.get_paginator('list_objects_v2')\nfor page in p.paginate(Bucket='{bucket}'):\n  for o in page.get('Contents',[]): c.delete_object(Bucket='{bucket}',Key=o['Key'])\nc.delete_bucket(Bucket='{bucket}')"
+    ))
+    .unwrap();
+}
+
+fn report(out: &Out) -> serde_json::Value {
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{}", out.stdout);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+/// The flags are the flag model's: refusals name the flag and value, and come before any
+/// request (the endpoint here has no server).
+#[test]
+fn s3_bench_refuses_bad_flags_before_io() {
+    let base = ["s3", "bench", "put", "--host=127.0.0.1:1", "--access-key=k", "--secret-key=s"];
+    for (more, msg) in [
+        ("--obj.size=4KiB:x", "s3 bench: --obj.size=4KiB:x: weight 'x' is not a whole number"),
+        ("--obj.size=8k-4k", "s3 bench: --obj.size=8k-4k: the smallest size comes first"),
+        ("--rate=fast", "s3 bench: --rate=fast: not a rate (a number above 0, then /s or /m: 200/s)"),
+        ("--part.size=0", "s3 bench: --part.size=0: a size from 1 byte to 4 TiB"),
+        ("--concurrent", "s3 bench: --concurrent needs a value"),
+        ("--noclear=yes", "s3 bench: --noclear takes no value"),
+        ("--warp-client=x", "s3 bench: unknown option '--warp-client' (fiox s3 bench --help)"),
+    ] {
+        let mut args: Vec<String> = base.map(String::from).to_vec();
+        args.push(more.to_string());
+        let (out, took) = run(&args);
+        assert_eq!((out.code, out.stdout.as_str()), (1, ""), "{more}");
+        assert_eq!(out.stderr, format!("fiox: {msg}\n"), "{more}");
+        assert!(took < Duration::from_secs(5));
+    }
+}
+
+/// Sizes drawn from a weighted distribution, on an open-loop schedule of 25 PUTs a second for
+/// 2 s: exactly 50 objects, and the bucket's listing adds up to the bytes the report gives,
+/// with every size of the distribution and no other. warp's log2 spread stays in its range.
+#[test]
+fn s3_bench_size_distribution_matches_the_listing() {
+    s3_or_skip!(s3);
+    let j = report(&bench(
+        s3,
+        "put",
+        "fiox-bench-d",
+        &["--obj.size=1KiB:1,4KiB:1,16KiB:2", "--rate=25/s", "--noclear", "--prefix=dist", "--json"],
+    ));
+    let w = &j["jobs"][0]["write"];
+    let listed = listing(s3, "fiox-bench-d", "dist");
+    assert_eq!(w["total_ios"], 50, "{}", j["fiox"]);
+    assert_eq!(listed.len(), 50);
+    assert_eq!(w["io_bytes"].as_u64().unwrap(), listed.iter().map(|k| k.1).sum::<u64>());
+    let mut sizes: Vec<u64> = listed.iter().map(|k| k.1).collect();
+    sizes.sort();
+    sizes.dedup();
+    assert_eq!(sizes, [1024, 4096, 16384]);
+    assert_eq!(j["jobs"][0]["job options"]["obj.size"], "1 KiB:1,4 KiB:1,16 KiB:2");
+    assert_eq!(j["fiox"]["s3 bench"]["open_loop"]["rate"], 25.0);
+
+    let j = report(&bench(
+        s3,
+        "put",
+        "fiox-bench-d",
+        &["--obj.size=64KiB", "--obj.randsize", "--noclear", "--prefix=rand", "--use-existing", "--json"],
+    ));
+    let listed = listing(s3, "fiox-bench-d", "rand");
+    assert_eq!(j["jobs"][0]["write"]["total_ios"].as_u64().unwrap(), listed.len() as u64);
+    assert_eq!(j["jobs"][0]["write"]["io_bytes"].as_u64().unwrap(), listed.iter().map(|k| k.1).sum::<u64>());
+    assert!(listed.iter().all(|k| (256..=65536).contains(&k.1)), "{listed:?}");
+    let mut distinct: Vec<u64> = listed.iter().map(|k| k.1).collect();
+    distinct.dedup();
+    assert!(distinct.len() > listed.len() / 2, "{listed:?}");
+    drop_bucket(s3, "fiox-bench-d");
+}
+
+/// multipart: each operation is one whole upload of --obj.size in --part.size parts; the
+/// listing has exactly the objects reported, whole, no upload is left open, and without
+/// --noclear they are gone afterwards. Parts under S3's 5 MiB are the server's to refuse
+/// (SeaweedFS does): the run says so, and aborts the uploads it began.
+#[test]
+fn s3_bench_multipart_uploads_whole_objects() {
+    s3_or_skip!(s3);
+    let open_uploads = || {
+        s3.boto("print(len(c.list_multipart_uploads(Bucket='fiox-bench-m').get('Uploads',[])))")
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    let j = report(&bench(
+        s3,
+        "multipart",
+        "fiox-bench-m",
+        &[
+            "--obj.size=11MiB",
+            "--part.size=5MiB",
+            "--noclear",
+            "--prefix=mp",
+            "--json",
+            "--concurrent=2",
+            "--duration=1s",
+        ],
+    ));
+    let names: Vec<&str> = j["jobs"].as_array().unwrap().iter().map(|x| x["jobname"].as_str().unwrap()).collect();
+    assert_eq!(names, ["multipart", "part"]);
+    let (mp, parts) = (&j["jobs"][0]["write"], &j["jobs"][1]["write"]);
+    let n = mp["total_ios"].as_u64().unwrap();
+    assert!(n >= 2, "{n} uploads in 1 s");
+    assert_eq!(parts["total_ios"].as_u64().unwrap(), 3 * n, "5 + 5 + 1 MiB");
+    assert_eq!(mp["io_bytes"].as_u64().unwrap(), n * (11 << 20));
+    assert_eq!(parts["io_bytes"], mp["io_bytes"]);
+    let listed = listing(s3, "fiox-bench-m", "mp");
+    assert_eq!(listed.len() as u64, n);
+    assert!(listed.iter().all(|k| k.1 == 11 << 20), "{listed:?}");
+    assert_eq!(open_uploads(), "0");
+
+    let small = ["--obj.size=40KiB", "--part.size=16KiB", "--prefix=small", "--use-existing", "--duration=1s"];
+    let out = bench(s3, "multipart", "fiox-bench-m", &small);
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert!(out.stderr.contains("completing: HTTP 400 EntityTooSmall"), "{}", out.stderr);
+    assert!(listing(s3, "fiox-bench-m", "small").is_empty());
+    assert_eq!(open_uploads(), "0");
+    drop_bucket(s3, "fiox-bench-m");
+
+    let out = bench(
+        s3,
+        "multipart",
+        "fiox-bench-m",
+        &["--obj.size=6MiB", "--part.size=5MiB", "--duration=1s", "--concurrent=1"],
+    );
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    assert!(
+        out.stdout.contains("Operation: MULTIPART, 6 MiB objects")
+            && out.stdout.contains("Operation: PART, 5 MiB objects"),
+        "{}",
+        out.stdout
+    );
+    assert!(!bucket_exists(s3, "fiox-bench-m"));
+}
+
+/// The open loop against a server that takes 50 ms a request, at 40 requests a second through
+/// one connection: the schedule outruns it, the backlog grows, and the latencies, counted from
+/// each request's intended start, show it (the last waits about a second), where the closed
+/// loop sees only the 50 ms. Exactly the 40 scheduled PUTs reach the server, and the cleanup
+/// deletes exactly those.
+#[test]
+fn s3_bench_open_loop_has_no_coordinated_omission() {
+    let answer: super::Answer = Box::new(|s: &Seen, _: &mut std::collections::HashMap<String, Vec<u8>>| {
+        Some(match s.method.as_str() {
+            "PUT" => {
+                std::thread::sleep(Duration::from_millis(50));
+                (200, Vec::new())
+            }
+            "GET" => (200, b"<ListBucketResult></ListBucketResult>".to_vec()),
+            "DELETE" => (204, Vec::new()),
+            _ => (200, Vec::new()),
+        })
+    });
+    let (port, seen) = recorder(Some(answer));
+    let args = |more: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> =
+            ["s3", "bench", "put", "--access-key=k", "--secret-key=s", "--bucket=b"].map(String::from).to_vec();
+        v.push(format!("--host=127.0.0.1:{port}"));
+        v.extend(["--concurrent=1", "--duration=1s", "--obj.size=1KiB", "--json", "--prefix=ol"].map(String::from));
+        v.extend(more.iter().map(|s| s.to_string()));
+        v
+    };
+    let (out, _) = run(&args(&["--rate=40/s"]));
+    let j = report(&out);
+    let w = &j["jobs"][0]["write"];
+    assert_eq!(w["total_ios"], 40);
+    let (p50, max) = (w["clat_ns"]["percentile"]["50.000000"].as_u64().unwrap(), w["clat_ns"]["max"].as_u64().unwrap());
+    assert!(p50 > 300_000_000 && max > 700_000_000, "p50 {p50} max {max}");
+    assert!(j["fiox"]["s3 bench"]["open_loop"]["started_late"].as_u64().unwrap() >= 30);
+    let count = |m: &str| seen.lock().unwrap().iter().filter(|s| s.method == m && s.path.starts_with("/b/ol/")).count();
+    assert_eq!((count("PUT"), count("DELETE")), (40, 40));
+
+    let (out, _) = run(&args(&[]));
+    let w = &report(&out)["jobs"][0]["write"];
+    assert!(w["clat_ns"]["max"].as_u64().unwrap() < 400_000_000, "{w}");
+}

@@ -134,23 +134,35 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
     build_for_client(set, readonly, max_jobs, "")
 }
 
+/// The rules fio checks when it sets a job up rather than when it parses it, so that
+/// `--parse-only` passes them as fio's does and a run stops on them before any I/O.
+fn init_rules(set: &JobSet) -> Result<()> {
+    for (i, job) in set.jobs.iter().enumerate() {
+        let spec = &job.spec;
+        if let Some(target) = &spec.wait_for {
+            // The job waited for must come earlier, or the two would wait for each other.
+            if !set.jobs[..i].iter().any(|j| &j.spec.name == target) {
+                bail!(
+                    "job '{}': wait_for={target} names no earlier job (jobs can only wait for jobs defined before them)",
+                    spec.name
+                );
+            }
+        }
+        // fio 3.42's rule, in its words.
+        if spec.log_issue_time && (spec.write_lat_log.is_none() || !spec.log_offset) {
+            bail!("job '{}': log_issue_time option requires write_lat_log and log_offset options", spec.name);
+        }
+    }
+    Ok(())
+}
+
 /// [`build`] for a multi-host server: `client_uid` is what `$clientuid` stands for, the
 /// address the coordinator reached the server at (fio's server gives `127.0.0.1` on
 /// loopback, seen in both `$clientuid` and the `unique_filename` prefix); a local run has
 /// none, as in fio. A parameter, not process state, so that sessions cannot see each other's.
 pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, client_uid: &str) -> Result<Plan> {
     let uid: Arc<str> = Arc::from(client_uid);
-    for (i, job) in set.jobs.iter().enumerate() {
-        if let Some(target) = &job.spec.wait_for {
-            // The job waited for must come earlier, or the two would wait for each other.
-            if !set.jobs[..i].iter().any(|j| &j.spec.name == target) {
-                bail!(
-                    "job '{}': wait_for={target} names no earlier job (jobs can only wait for jobs defined before them)",
-                    job.spec.name
-                );
-            }
-        }
-    }
+    init_rules(&set)?;
     let total: u64 = set.jobs.iter().map(|j| j.spec.numjobs as u64).sum();
     if total > MAX_JOBS {
         // fio 3.33 refuses the same runs ("maximum number of jobs reached"), so no job file

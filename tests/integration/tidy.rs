@@ -74,7 +74,7 @@ const RUNNER_FACE: &[&str] = &[
 
 /// The longest function of `src/` and `crates/*/src` may not grow past this (brace-matched
 /// line count). Lower it as the long functions are cut, never raise it.
-const MAX_FN_LINES: usize = 170;
+const MAX_FN_LINES: usize = 144;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

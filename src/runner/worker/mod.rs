@@ -743,19 +743,8 @@ impl<'a> Worker<'a> {
                     return Ok((false, true));
                 }
             }
-            if (self.spec.unlink_each_loop || self.spec.end_syncfs) && self.end.loop_ended() {
-                // unlink_each_loop: the loop's I/O completes first, then its files go.
-                // end_syncfs: fio 3.42 syncs the file system after each loop's writes.
-                if self.q.in_engine() > 0 {
-                    return Ok((false, true));
-                }
-                if self.spec.end_syncfs && self.spec.rw.writes() {
-                    sync_fs(self.q.files());
-                }
-                if self.spec.unlink_each_loop {
-                    self.unlink_loop()?;
-                }
-                self.end.next_loop();
+            if (self.spec.unlink_each_loop || self.spec.end_syncfs) && self.end.loop_ended() && !self.between_loops()? {
+                return Ok((false, true));
             }
             // One clock read serves the rate checks of this I/O.
             let t_pace = if self.pacing { self.clock.now() } else { 0 };
@@ -770,15 +759,9 @@ impl<'a> Worker<'a> {
                 }
                 break;
             };
-            if let Some(z) = self.source.zbd_mut().filter(|z| z.reset_due().is_some()) {
-                // A zone reset goes first, once the job's I/O in flight has completed (it may
-                // be writing the zone).
-                if self.q.in_engine() > 0 {
-                    self.pending = Some(next);
-                    return Ok((false, true));
-                }
-                z.do_reset(self.q.files()).with_context(|| format!("job '{}': cannot reset a zone", self.spec.name))?;
-                self.acct.ts.zone_resets += 1;
+            if self.source.zbd_mut().is_some_and(|z| z.reset_due().is_some()) && !self.reset_zone()? {
+                self.pending = Some(next);
+                return Ok((false, true));
             }
             if self.serialize && self.overlaps_inflight(&next) {
                 // serialize_overlap: held until the I/O it overlaps completes (fio answers
@@ -790,16 +773,7 @@ impl<'a> Worker<'a> {
                 let at = self.pacer.ready_at(next.ddir as usize);
                 if at > t_pace {
                     self.pending = Some(next);
-                    self.due_at = at;
-                    if self.q.in_engine() == 0 {
-                        // A deliberate pause: the watchdog expects silence.
-                        let activity = &self.publisher.progress.activity;
-                        activity.store(Activity::IDLE, Ordering::Relaxed);
-                        let clock = &self.clock;
-                        self.pacer.wait(at.min(self.end.end_ns), &|| clock.now(), self.stop);
-                        activity.store(Activity::IO, Ordering::Relaxed);
-                        self.now = self.clock.now();
-                    }
+                    self.wait_until_due(at);
                     return Ok((false, true));
                 }
             }
@@ -883,6 +857,52 @@ impl<'a> Worker<'a> {
             }
         }
         Ok((false, false))
+    }
+
+    /// Between two loops of a job with `unlink_each_loop` or `end_syncfs`: once the loop's
+    /// I/O has completed (false until then), fio 3.42's syncfs after a loop of writes, then
+    /// the files deleted and made again.
+    #[cold]
+    fn between_loops(&mut self) -> Result<bool> {
+        if self.q.in_engine() > 0 {
+            return Ok(false);
+        }
+        if self.spec.end_syncfs && self.spec.rw.writes() {
+            sync_fs(self.q.files());
+        }
+        if self.spec.unlink_each_loop {
+            self.unlink_loop()?;
+        }
+        self.end.next_loop();
+        Ok(true)
+    }
+
+    /// The zone reset that goes before the next write, once the job's I/O in flight has
+    /// completed (false until then: it may be writing the zone).
+    #[cold]
+    fn reset_zone(&mut self) -> Result<bool> {
+        if self.q.in_engine() > 0 {
+            return Ok(false);
+        }
+        if let Some(z) = self.source.zbd_mut() {
+            z.do_reset(self.q.files()).with_context(|| format!("job '{}': cannot reset a zone", self.spec.name))?;
+            self.acct.ts.zone_resets += 1;
+        }
+        Ok(true)
+    }
+
+    /// A paced I/O is due at `at`: with nothing in flight, the job sleeps until then (a
+    /// deliberate pause, so the watchdog is told to expect silence).
+    fn wait_until_due(&mut self, at: u64) {
+        self.due_at = at;
+        if self.q.in_engine() == 0 {
+            let activity = &self.publisher.progress.activity;
+            activity.store(Activity::IDLE, Ordering::Relaxed);
+            let clock = &self.clock;
+            self.pacer.wait(at.min(self.end.end_ns), &|| clock.now(), self.stop);
+            activity.store(Activity::IO, Ordering::Relaxed);
+            self.now = self.clock.now();
+        }
     }
 
     /// `unlink_each_loop` between two loops, with nothing in flight: as fio, each of the job's

@@ -358,3 +358,24 @@ fn ramp_size_counts_the_runtime_after_its_bytes() {
         assert!((80 << 20..=120 << 20).contains(&bytes), "{who}: {bytes} bytes");
     }
 }
+
+/// fio 3.42 checks `log_issue_time`'s companions when it sets the job up, not when it parses:
+/// `--parse-only` passes it alone, and the run is refused before any I/O.
+#[test]
+fn log_issue_time_alone_passes_parse_only_as_in_fio_3_42() {
+    let dir = scratch();
+    let args = ["--parse-only", "--name=e", "--ioengine=null", "--rw=randwrite", "--size=1M", "--log_issue_time=1"];
+    let o = fiox(dir.path(), &args);
+    assert_eq!((o.code, o.stderr.as_str()), (0, ""), "{}", o.stdout);
+    if let Some(f) = fio342_run(dir.path(), &args) {
+        assert_eq!(f.code, 0, "fio 3.42 refused it at parse time: the rule moved ({})", f.stderr);
+    }
+    let run = fiox(dir.path(), &args[1..]);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    assert!(
+        run.stderr.contains("log_issue_time option requires write_lat_log and log_offset options"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.is_empty(), "no report: {}", run.stdout);
+}

@@ -781,10 +781,11 @@ impl JobSpec {
         }
         // log_issue_time without write_lat_log and log_offset passes fio 3.42's --parse-only
         // and stops its run: checked when the run is planned (`plan::init_rules`).
-        if self.log_issue_time {
-            if self.log_store_compressed {
-                return Err(m.job_err("log_issue_time with log_store_compressed is not supported yet: the compressed samples have no issue time".into()));
-            }
+        if self.log_issue_time && self.log_store_compressed {
+            return Err(m.job_err(
+                "log_issue_time with log_store_compressed is not supported yet: the compressed samples have no issue time"
+                    .into(),
+            ));
         }
         self.placement.check().map_err(|e| m.job_err(e))?;
         if self.ramp_time_us > 0 && self.ramp_size > 0 {

@@ -280,6 +280,10 @@ fn same_offsets_as_fio() {
         ("write", &["--rw=write:4k"], true),
         ("write", &["--rw=write:12k", "--loops=2"], true),
         ("read", &["--bs=64k", "--size=100k"], true),
+        // Syncs are logged with the offset of the file's latest I/O, the closing one too.
+        ("write", &["--fsync=4", "--end_fsync=1"], true),
+        ("write", &["--fdatasync=3", "--fsync_on_close=1"], true),
+        ("write", &["--sync_file_range=write:4"], true),
         ("read", &["--offset=128k", "--io_size=256k", "--bs=8k"], true),
         ("read", &["--ioengine=libaio", "--iodepth=8"], true),
         ("write", &["--ioengine=io_uring", "--iodepth=16", "--bs=64k"], true),

@@ -14,6 +14,9 @@ pub(super) struct IoLog {
     text: String,
     names: Vec<String>,
     opened: Vec<bool>,
+    /// The offset of each file's latest read, write or trim: fio writes it on a sync's line
+    /// (`sync 12288 0`).
+    last: Vec<u64>,
 }
 
 impl IoLog {
@@ -23,7 +26,7 @@ impl IoLog {
         for n in &names {
             text.push_str(&format!("0 {n} add\n"));
         }
-        IoLog { opened: vec![false; names.len()], names, text }
+        IoLog { opened: vec![false; names.len()], last: vec![0; names.len()], names, text }
     }
 
     pub(super) fn issue(&mut self, now_ns: u64, io: &NextIo) {
@@ -44,9 +47,20 @@ impl IoLog {
             Ddir::SyncRange => "sync_file_range",
         };
         if matches!(io.ddir, Ddir::Sync | Ddir::DataSync | Ddir::SyncRange) {
-            let _ = writeln!(self.text, "{us} {name} {action}");
+            let _ = writeln!(self.text, "{us} {name} {action} {} 0", self.last[io.file]);
         } else {
+            self.last[io.file] = io.offset;
             let _ = writeln!(self.text, "{us} {name} {action} {} {}", io.offset, io.len);
+        }
+    }
+
+    /// `end_fsync` or `fsync_on_close`: the sync of each file the job used, when it ends.
+    pub(super) fn end_sync(&mut self, now_ns: u64) {
+        use std::fmt::Write as _;
+        for ((name, open), last) in self.names.iter().zip(&self.opened).zip(&self.last) {
+            if *open {
+                let _ = writeln!(self.text, "{} {name} sync {last} 0", now_ns / 1_000);
+            }
         }
     }
 

@@ -1454,7 +1454,11 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        if let (Some(log), Some(path)) = (self.iolog.take(), &self.spec.write_iolog) {
+        if let (Some(mut log), Some(path)) = (self.iolog.take(), &self.spec.write_iolog) {
+            // The job's closing sync (made by the caller, after this) is logged as fio logs it.
+            if (self.spec.end_fsync || self.spec.fsync_on_close) && !self.abandoned {
+                log.end_sync(self.clock.now());
+            }
             log.finish(self.clock.now(), path)?;
         }
         let elapsed_ms = self.acct.elapsed_ms(self.now);

@@ -532,3 +532,38 @@ fn lenient_values_are_read_as_fio_reads_them() {
     assert!(out.stdout.contains("notes.fio, line 4: bs=4q: '4q' read as 4, ignoring 'q'"), "{}", out.stdout);
     assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
 }
+
+/// `end_fsync` syncs a writing job's files at the end of every loop, and a job that only reads
+/// not at all, as fio 3.33 does: fsync calls counted under strace for both tools.
+#[test]
+fn end_fsync_syncs_each_loop_of_a_writing_job_as_fio_does() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        crate::util::skip!("strace is not installed (scripts/test.sh installs it)");
+    }
+    let dir = scratch();
+    let fsyncs = |bin: std::path::PathBuf, args: &[&str]| -> usize {
+        let trace = dir.path().join("strace.out");
+        let o = Command::new("strace")
+            .args(["-f", "-e", "trace=fsync", "-o"])
+            .arg(&trace)
+            .arg(bin)
+            .args(["--name=s", "--filename=s.dat", "--size=16k", "--bs=4k"])
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        std::fs::read_to_string(&trace).unwrap().lines().filter(|l| l.contains("fsync(")).count()
+    };
+    for args in [
+        &["--rw=write", "--end_fsync=1"][..],
+        &["--rw=write", "--end_fsync=1", "--loops=3"],
+        &["--rw=randrw", "--end_fsync=1"],
+        &["--rw=read", "--end_fsync=1", "--loops=2"],
+        &["--rw=read", "--fsync_on_close=1"],
+        &["--rw=write", "--fsync_on_close=1"],
+    ] {
+        let (by_fio, by_fiox) = (fsyncs(fio_bin(), args), fsyncs(fiox_bin(), args));
+        assert_eq!(by_fiox, by_fio, "fsync calls for {args:?}");
+    }
+}

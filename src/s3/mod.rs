@@ -37,6 +37,14 @@ const MULTIPART: usize = 5;
 const PART: usize = 6;
 type Stats = [OpStat; report::OPS.len()];
 
+/// Set by SIGINT/SIGTERM: the uploads and the measurement stop early, and the cleanup still
+/// removes what the run made (`fiox ceph` stops its rgw layer this way).
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
 struct Shared {
     opts: Opts,
     endpoints: Vec<Endpoint>,
@@ -230,7 +238,9 @@ fn prepare(sh: &Arc<Shared>, n: usize) -> Result<()> {
             std::thread::spawn(move || {
                 let mut c = Client::new(&sh.endpoints[w % sh.endpoints.len()], timeout());
                 let mut rng = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(w as u64 + 1);
-                while left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1)).is_ok() {
+                while !interrupted()
+                    && left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1)).is_ok()
+                {
                     let key = sh.new_name();
                     sh.made.lock().unwrap().insert(key.clone());
                     match c.call("PUT", &sh.path(&key), &[], sh.body(&mut rng), false) {
@@ -352,7 +362,7 @@ fn worker(sh: &Shared, w: usize, start: Instant, end: Instant) -> Stats {
     let mut stats: Stats = Default::default();
     let mut rng = 0x2545_f491_4f6c_dd1du64.wrapping_mul(w as u64 + 1);
     loop {
-        if sh.stop.load(Ordering::Relaxed) {
+        if sh.stop.load(Ordering::Relaxed) || interrupted() {
             break;
         }
         let late = match sh.opts.rate {
@@ -391,6 +401,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         bail!("s3: the one command is 'fiox s3 bench MODE' (fiox s3 bench --help)");
     }
     let o = args::parse(&args[1..])?;
+    fiox_engine::sys::stop_on_signals(&INTERRUPTED);
     let endpoints: Vec<Endpoint> = o
         .hosts
         .iter()
@@ -468,6 +479,13 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     }
     if !o.noclear && removed > 0 && !o.json {
         println!("Cleanup: removed the {removed} objects this run created under {}/{}/", o.bucket, o.prefix);
+    }
+    if interrupted() {
+        eprintln!(
+            "fiox: s3 bench: interrupted by {}; the {removed} objects this run made were removed",
+            if fiox_engine::sys::caught_signal() == libc::SIGINT { "SIGINT" } else { "SIGTERM" }
+        );
+        return Ok(ExitCode::FAILURE);
     }
     // Errors beside successes are reported (stderr, `total_err`); a run that did nothing fails.
     Ok(if done == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })

@@ -69,7 +69,7 @@ _fiox_sub_flags() {
         (compare) _fiox_w='--help --names --fail-if-slower --out' ;;
         (rbd) _fiox_w='--help --conf --cluster --id --name --keyring --pool --namespace --image --io-type --io-size --io-threads --io-total --io-pattern --rw-mix-read --output-format --fiox-json' ;;
         (rados) _fiox_w='--help --conf --cluster --id --name --keyring --pool --namespace --concurrent-ios --block-size --object-size --max-objects --no-cleanup --no-hints --no-verify --reuse-bench --show-time --write-object --write-omap --write-xattr --striper --run-name --prefix --format --output --output-format --fiox-json' ;;
-        (ceph) _fiox_w='--help --pool --conf --cluster --id --name --image --image-size --threads --runtime --sizes --layers --workloads --io-total --fio-numjobs --out' ;;
+        (ceph) _fiox_w='--help --pool --conf --cluster --id --name --image --image-size --threads --runtime --sizes --layers --workloads --io-total --fio-numjobs --rgw-host --access-key --secret-key --out' ;;
         (s3) _fiox_w='--help --host --access-key --secret-key --region --tls --insecure --bucket --use-existing --prefix --concurrent --obj.size --obj.randsize --objects --part.size --duration --rate --get-distrib --stat-distrib --put-distrib --delete-distrib --noclear --json' ;;
         (man) _fiox_w='--help' ;;
         (completions) _fiox_w='--help' ;;
@@ -141,6 +141,9 @@ _fiox_sub_values() {
         (ceph:--layers) _fiox_w='@text' ;;
         (ceph:--workloads) _fiox_w='@text' ;;
         (ceph:--io-total) _fiox_w='@text' ;;
+        (ceph:--rgw-host) _fiox_w='@text' ;;
+        (ceph:--access-key) _fiox_w='@text' ;;
+        (ceph:--secret-key) _fiox_w='@text' ;;
         (ceph:--out) _fiox_w='@dir' ;;
         (s3:--host) _fiox_w='@text' ;;
         (s3:--access-key) _fiox_w='@text' ;;

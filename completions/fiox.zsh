@@ -501,7 +501,7 @@ _fiox_sub_flags() {
         (compare) REPLY='--help --names --fail-if-slower --out' ;;
         (rbd) REPLY='--help --conf --cluster --id --name --keyring --pool --namespace --image --io-type --io-size --io-threads --io-total --io-pattern --rw-mix-read --output-format --fiox-json' ;;
         (rados) REPLY='--help --conf --cluster --id --name --keyring --pool --namespace --concurrent-ios --block-size --object-size --max-objects --no-cleanup --no-hints --no-verify --reuse-bench --show-time --write-object --write-omap --write-xattr --striper --run-name --prefix --format --output --output-format --fiox-json' ;;
-        (ceph) REPLY='--help --pool --conf --cluster --id --name --image --image-size --threads --runtime --sizes --layers --workloads --io-total --fio-numjobs --out' ;;
+        (ceph) REPLY='--help --pool --conf --cluster --id --name --image --image-size --threads --runtime --sizes --layers --workloads --io-total --fio-numjobs --rgw-host --access-key --secret-key --out' ;;
         (s3) REPLY='--help --host --access-key --secret-key --region --tls --insecure --bucket --use-existing --prefix --concurrent --obj.size --obj.randsize --objects --part.size --duration --rate --get-distrib --stat-distrib --put-distrib --delete-distrib --noclear --json' ;;
         (man) REPLY='--help' ;;
         (completions) REPLY='--help' ;;
@@ -573,6 +573,9 @@ _fiox_sub_values() {
         (ceph:--layers) REPLY='@text' ;;
         (ceph:--workloads) REPLY='@text' ;;
         (ceph:--io-total) REPLY='@text' ;;
+        (ceph:--rgw-host) REPLY='@text' ;;
+        (ceph:--access-key) REPLY='@text' ;;
+        (ceph:--secret-key) REPLY='@text' ;;
         (ceph:--out) REPLY='@dir' ;;
         (s3:--host) REPLY='@text' ;;
         (s3:--access-key) REPLY='@text' ;;

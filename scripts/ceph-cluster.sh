@@ -9,14 +9,21 @@
 #                                                  "READY DIR/ceph.conf" when a client can write.
 #                                                  With --until, the cluster is stopped and DIR
 #                                                  removed once process PID has exited.
+#   scripts/ceph-cluster.sh rgw DIR                add a RADOS Gateway to DIR's running cluster
+#                                                  (Debian's radosgw): beast on 127.0.0.1, an S3
+#                                                  user and a Swift subuser; prints
+#                                                  "RGW http://127.0.0.1:PORT" once it answers.
 #   scripts/ceph-cluster.sh down DIR               stop the daemons by the PIDs recorded in DIR
 #
 # The monitor's ports come from FIOX_CEPH_MON_PORT (v2; v1 is the next port, default 13300),
 # the OSD's from 17000-17100; memstore's capacity from FIOX_CEPH_MEMSTORE_BYTES (default 2 GiB:
 # a full memstore OSD blocks its clients forever, so tests keep their data small).
+# The gateway's port comes from FIOX_CEPH_RGW_PORT (default 13380); its user is `fiox`, with the
+# S3 keys FIOX_CEPH_RGW_KEY and FIOX_CEPH_RGW_SECRET and the Swift subuser `fiox:swift` whose key
+# is FIOX_CEPH_RGW_SWIFT_KEY (defaults below: a throw-away cluster on loopback).
 set -euo pipefail
 
-usage() { echo "usage: $0 up DIR [--until PID] | down DIR" >&2; exit 2; }
+usage() { echo "usage: $0 up DIR [--until PID] | rgw DIR | down DIR" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1 dir=$2
 shift 2
@@ -31,7 +38,7 @@ down() {
     [ -f "$pidfile" ] || continue
     pid=$(cat "$pidfile")
     case "$(cat /proc/"$pid"/comm 2>/dev/null)" in
-      ceph-mon|ceph-osd) kill "$pid" 2>/dev/null && pids+=("$pid") ;;
+      ceph-mon|ceph-osd|radosgw) kill "$pid" 2>/dev/null && pids+=("$pid") ;;
     esac
   done
   for i in $(seq 1 100); do
@@ -129,7 +136,48 @@ EOF
   echo "READY $conf"
 }
 
+# A radosgw (client.rgw.a) on the cluster in DIR: its pools are small (the monitor's limit of
+# placement groups per OSD would otherwise refuse the gateway's seven pools beside `bench`), its
+# beast front end listens on loopback only, and its PID file is in DIR/run, so `down` stops it.
+rgw() {
+  local d=$1 port=${FIOX_CEPH_RGW_PORT:-13380} i
+  [ -e "$d/$marker" ] || { echo "$0: $d is not a cluster made by this script" >&2; return 1; }
+  command -v radosgw >/dev/null && command -v radosgw-admin >/dev/null \
+    || { echo "$0: radosgw is missing (apt-get install --no-install-recommends radosgw)" >&2; exit 1; }
+  d=$(cd "$d" && pwd)
+  local c=(-c "$d/ceph.conf")
+  ceph "${c[@]}" config set mon mon_max_pg_per_osd 1000 >/dev/null
+  ceph "${c[@]}" config set global osd_pool_default_pg_num 8 >/dev/null
+  ceph "${c[@]}" config set global osd_pool_default_pgp_num 8 >/dev/null
+  mkdir -p "$d/rgw.a"
+  # radosgw goes to the background by itself (before it answers); its PID file is run/client.rgw.a.pid.
+  # Under `auth ... = none` its monitor session needs the crc mode, or it cannot fetch its
+  # configuration from the monitor.
+  radosgw "${c[@]}" -n client.rgw.a --rgw-data "$d/rgw.a" --ms-mon-client-mode crc \
+    --rgw-frontends "beast endpoint=127.0.0.1:$port" 2>>"$d/log/start.err" \
+    || { echo "$0: radosgw did not start: $(tail -1 "$d/log/start.err")" >&2; exit 1; }
+  # Ready when it answers HTTP (it has made its pools and zone by then); the user is made after
+  # that, so radosgw-admin does not race the gateway to create the default zone.
+  local answered=0
+  for i in $(seq 1 120); do
+    timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port && printf 'GET / HTTP/1.0\r\n\r\n' >&3 && head -1 <&3" 2>/dev/null \
+      | grep -q '^HTTP/' && { answered=1; break; }
+    sleep 0.5
+  done
+  if [ $answered = 1 ]; then
+    radosgw-admin "${c[@]}" user create --uid fiox --display-name fiox \
+      --access-key "${FIOX_CEPH_RGW_KEY:-fioxrgwkey}" --secret-key "${FIOX_CEPH_RGW_SECRET:-fioxrgwsecret}" >/dev/null
+    radosgw-admin "${c[@]}" subuser create --uid fiox --subuser fiox:swift --access full \
+      --secret "${FIOX_CEPH_RGW_SWIFT_KEY:-fioxswiftsecret}" >/dev/null
+    echo "RGW http://127.0.0.1:$port"
+    return 0
+  fi
+  echo "$0: radosgw did not answer on 127.0.0.1:$port within 60 s (log: $d/log/client.rgw.a.log)" >&2
+  return 1
+}
+
 case $cmd in
+  rgw) rgw "$dir" ;;
   up)
     until=
     if [ $# -gt 0 ]; then

@@ -40,6 +40,9 @@ need 0 "the gfapi engine tests" glusterd gluster -- glusterfs-server
 # The Ceph tests start a one-node cluster (ceph-mon, ceph-osd on memstore) and run fio's and
 # fiox's rbd/rados engines against it; without recommends it is about 50 packages, ~30 s.
 need 0 "the Ceph tests" ceph-mon ceph-osd rados rbd -- --no-install-recommends ceph-mon ceph-osd ceph-common
+# The RADOS Gateway tests add radosgw to that cluster (S3 and Swift for the http engine and
+# fiox ceph's rgw layer; radosgw-admin comes with ceph-common).
+need 0 "the RADOS Gateway tests" radosgw radosgw-admin -- --no-install-recommends radosgw
 # fiox ceph's dir: layer is tested on ext4 on a loop device over an image served by rbd-fuse.
 need 0 "the Ceph dir-layer test" rbd-fuse mkfs.ext4 losetup -- rbd-fuse e2fsprogs mount
 # The kernel-hint tests compare the system calls of both tools under strace.

@@ -40,6 +40,13 @@ struct Args {
     /// fio's layer as the seed ran it: `--threads` jobs of iodepth 1 (one librbd client each)
     /// instead of one job of iodepth `--threads`.
     fio_numjobs: bool,
+    /// The RADOS Gateway's S3 endpoint (`HOST:PORT`) and the keys of its user, for the rgw
+    /// layer; keys not given come from where `fiox s3 bench` finds them.
+    rgw_host: Option<String>,
+    access_key: Option<String>,
+    secret_key: Option<String>,
+    /// Whether `--layers` was given (else `--rgw-host` adds the rgw layer to the default ones).
+    layers_given: bool,
     out: PathBuf,
 }
 
@@ -56,10 +63,13 @@ pub const FLAGS: &[Flag] = &[
     Flag::value("--threads", "N", "operations in flight in every run (default 30)").aliases(&["-t"]),
     Flag::value("--runtime", "SECS", "seconds per run (default 30)"),
     Flag::value("--sizes", "SIZES", "I/O sizes (default 4k,4m)"),
-    Flag::value("--layers", "LAYERS", "rados, rbd, fio-rbd, dir:PATH (default rados,rbd,fio-rbd)"),
+    Flag::value("--layers", "LAYERS", "rados, rgw, rbd, fio-rbd, dir:PATH (default rados,rbd,fio-rbd)"),
     Flag::value("--workloads", "RWS", "fio's workloads (default read,randread,write,randwrite,rw,randrw)"),
     Flag::value("--io-total", "SIZE", "bytes per rbd bench run (default the image's size)"),
     Flag::switch("--fio-numjobs", "fio's layer as the seed ran it: --threads jobs of iodepth 1, one client each"),
+    Flag::value("--rgw-host", "HOST:PORT", "the RADOS Gateway's S3 endpoint: adds the rgw layer"),
+    Flag::value("--access-key", "KEY", "the gateway user's S3 access key (default as fiox s3 bench)"),
+    Flag::value("--secret-key", "SECRET", "the gateway user's S3 secret key (default as fiox s3 bench)"),
     Flag::value("--out", "DIR", "the results folder (default fiox-ceph)").aliases(&["-o"]).completes(Complete::Dir),
 ];
 
@@ -73,12 +83,15 @@ const DIALECT: Dialect = Dialect {
 
 pub fn help() -> String {
     "usage: fiox ceph -p POOL [-c CONF] [--cluster NAME] [--id ID] [--image NAME] [--image-size SIZE]
-                 [--threads N] [--runtime SECS] [--sizes 4k,4m] [--layers rados,rbd,fio-rbd[,dir:PATH]]
+                 [--threads N] [--runtime SECS] [--sizes 4k,4m] [--layers rados,rgw,rbd,fio-rbd[,dir:PATH]]
                  [--workloads read,randread,write,randwrite,rw,randrw] [--io-total SIZE]
-                 [--fio-numjobs] [--out DIR]
+                 [--fio-numjobs] [--rgw-host HOST:PORT [--access-key KEY --secret-key SECRET]]
+                 [--out DIR]
 
 Seed 003's comparison of Ceph's layers in one command: rados bench (write, seq, rand, then
-cleanup, op size the largest of --sizes), rbd bench (write then read, seq and rand, per size)
+cleanup, op size the largest of --sizes), S3 PUT and GET through the RADOS Gateway per size
+(with --rgw-host: fiox s3 bench, --threads requests in flight), rbd bench (write then read,
+seq and rand, per size)
 and fio's rbd engine (the workloads per size, --threads deep) on one image, then one table:
 IOPS, MiB/s and MB/s, latency mean, p50, p99 and max for every run, with footnotes on where
 the layers differ (librbd's cache, I/Os split across objects, never-written ranges).
@@ -89,6 +102,10 @@ as the seed did: --threads jobs of iodepth 1 (one librbd client each) instead of
 dir:PATH adds the seed's block layer: the same fio workloads with libaio and direct=1 on a
 file of --image-size bytes that fiox makes (and removes) in PATH, a file system on Ceph
 (rbd-nbd or rbd-fuse plus a loop device, mounted there).
+The rgw layer works in a bucket of its own (fiox-ceph-PID, made and removed): PUT for
+--runtime seconds, then GET of --image-size worth of objects (at least --threads, at most
+2500) uploaded first; every object it made is deleted. Keys: --access-key and --secret-key,
+else $AWS_ACCESS_KEY_ID and $AWS_SECRET_ACCESS_KEY, else ~/.aws/credentials.
 Sizes are 1024-based; the
 seed's \"4M\" was --sizes 4096000.
 The results folder (--out, default fiox-ceph, new or empty) keeps each run's own output
@@ -117,6 +134,7 @@ impl Args {
             "--io-total" => self.io_total = Some(size(&v).ok_or_else(|| bad(&v))?),
             "--layers" => {
                 self.layers = v.split(',').map(str::to_string).collect();
+                self.layers_given = true;
                 for l in &self.layers {
                     if let Some(d) = l.strip_prefix("dir:") {
                         if d.is_empty() {
@@ -125,8 +143,8 @@ impl Args {
                         if !std::path::Path::new(d).is_dir() {
                             bail!("fiox ceph: layer '{l}': '{d}' is not a directory");
                         }
-                    } else if !["rados", "rbd", "fio-rbd"].contains(&l.as_str()) {
-                        bail!("fiox ceph: unknown layer '{l}' (layers: rados, rbd, fio-rbd, dir:PATH)");
+                    } else if !["rados", "rgw", "rbd", "fio-rbd"].contains(&l.as_str()) {
+                        bail!("fiox ceph: unknown layer '{l}' (layers: rados, rgw, rbd, fio-rbd, dir:PATH)");
                     }
                 }
                 if self.layers.iter().filter(|l| l.starts_with("dir:")).count() > 1 {
@@ -143,6 +161,10 @@ impl Args {
             }
             "--out" => self.out = PathBuf::from(v),
             "--fio-numjobs" => self.fio_numjobs = true,
+            "--rgw-host" if v.is_empty() => return Err(bad(&v)),
+            "--rgw-host" => self.rgw_host = Some(v),
+            "--access-key" => self.access_key = Some(v),
+            "--secret-key" => self.secret_key = Some(v),
             "--help" => {}
             other => unreachable!("{other} is a ceph flag without a meaning"),
         }
@@ -163,6 +185,10 @@ fn parse(args: &[String]) -> Result<Args> {
         workloads: FIO_WORKLOADS.iter().map(|s| s.to_string()).collect(),
         io_total: None,
         fio_numjobs: false,
+        rgw_host: None,
+        access_key: None,
+        secret_key: None,
+        layers_given: false,
         out: PathBuf::from("fiox-ceph"),
     };
     let mut ceph = CephOpts::default();
@@ -171,6 +197,12 @@ fn parse(args: &[String]) -> Result<Args> {
     a.ceph = ceph;
     if a.ceph.pool.is_none() {
         bail!("fiox ceph: give the pool to measure: -p POOL");
+    }
+    if a.rgw_host.is_some() && !a.layers_given {
+        a.layers.insert(1, "rgw".into());
+    }
+    if a.layers.iter().any(|l| l == "rgw") && a.rgw_host.is_none() {
+        bail!("fiox ceph: layer rgw needs the gateway's S3 endpoint: --rgw-host HOST:PORT");
     }
     if a.sizes.is_empty() || a.layers.is_empty() {
         bail!("fiox ceph: nothing to run");
@@ -254,6 +286,9 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     let mut s = Session::new(&a)?;
     if s.wants("rados") {
         s.rados_layer()?;
+    }
+    if s.wants("rgw") {
+        s.rgw_layer()?;
     }
     if (s.wants("rbd") || s.wants("fio-rbd")) && !stopped() {
         if let Err(code) = s.open_image() {
@@ -353,6 +388,14 @@ impl<'a> Session<'a> {
             .with_context(|| format!("cannot create {}", self.native.join(native).display()))?;
         let mut cmd = Command::new(&self.exe);
         cmd.args(args).stdout(out).stderr(Stdio::piped()).stdin(Stdio::null());
+        // The rgw layer's keys reach `fiox s3 bench` as the AWS variables, not on its command
+        // line, where any user could read them.
+        if let Some(k) = &self.a.access_key {
+            cmd.env("AWS_ACCESS_KEY_ID", k);
+        }
+        if let Some(k) = &self.a.secret_key {
+            cmd.env("AWS_SECRET_ACCESS_KEY", k);
+        }
         if let Some(c) = &self.a.conf {
             // fio's rbd engine has no conf= option: the configuration reaches it (and every
             // other run) through CEPH_CONF, as librados reads it.
@@ -428,6 +471,49 @@ impl<'a> Session<'a> {
                 self.notes.push(format!(
                     "The rados bench objects could not all be removed: `rados -p {pool} cleanup --run-name {run_name}` removes them."
                 ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The gateway layer: per size, S3 PUTs for `--runtime` seconds, then GETs of objects
+    /// uploaded first, each a `fiox s3 bench` run in a bucket of fiox's own (made and removed
+    /// by the run, with every object the run made).
+    fn rgw_layer(&mut self) -> Result<()> {
+        let a = self.a;
+        let host = a.rgw_host.clone().expect("checked by parse");
+        let bucket = format!("fiox-ceph-{}", std::process::id());
+        for &bs in &a.sizes {
+            for mode in ["put", "get"] {
+                if stopped() {
+                    return Ok(());
+                }
+                let name = format!("rgw-{mode}-{}", size_arg(bs).to_lowercase());
+                let report = a.out.join(format!("{name}.json"));
+                let mut args: Vec<String> =
+                    ["s3", "bench", mode, "--host", &host, "--bucket", &bucket].map(String::from).to_vec();
+                args.extend(["--concurrent".into(), self.threads.clone(), "--obj.size".into(), bs.to_string()]);
+                args.extend(["--duration".into(), format!("{}s", self.secs)]);
+                let mut reference = format!(
+                    "warp {mode} --host {host} --bucket {bucket} --concurrent {} --obj.size {} --duration {}s",
+                    self.threads,
+                    size_text(bs).replace(' ', ""),
+                    self.secs
+                );
+                if mode == "get" {
+                    let objects = rgw_objects(a.image_size, bs, a.threads);
+                    args.extend(["--objects".into(), objects.to_string()]);
+                    write!(reference, " --objects {objects}").ok();
+                }
+                args.push("--json".into());
+                let native = format!("{name}.json");
+                let ok = self.child(&args, &native)?;
+                if ok {
+                    std::fs::rename(self.native.join(&native), &report)
+                        .with_context(|| format!("cannot move {native} to {}", report.display()))?;
+                }
+                let workload = format!("S3 {}", mode.to_uppercase());
+                self.book(ok, Row { layer: "RGW", tool: "fiox s3 bench", workload, bs, report, reference }, name);
             }
         }
         Ok(())
@@ -663,6 +749,12 @@ impl<'a> Session<'a> {
     }
 }
 
+/// How many objects the rgw layer's GET run uploads first: the image's worth of `bs`-byte
+/// objects, at least one per request in flight and at most 2500 (warp's default).
+fn rgw_objects(image_size: u64, bs: u64, threads: u32) -> u64 {
+    (image_size / bs.max(1)).clamp(u64::from(threads), 2500.max(u64::from(threads)))
+}
+
 /// The connection as fio's rbd engine options.
 fn engine_conn(a: &Args) -> Vec<String> {
     let mut v = Vec::new();
@@ -870,10 +962,41 @@ fn row_notes(
                 ));
         }
     }
+    if r.layer == "RGW" {
+        let host = a.rgw_host.as_deref().unwrap_or("");
+        marks.push(foot.note(format!(
+            "S3 through the RADOS Gateway at {host} (fiox s3 bench): one HTTP/1.1 keep-alive connection per request in flight, every request signed with AWS Signature V4 over the payload's SHA-256; latency is the whole request, from sending it to the answer's last byte (the report's ttfb_ns has the time to the first); each object also costs the gateway a bucket-index update"
+        )));
+        if r.workload == "S3 GET" {
+            marks.push(foot.note(format!(
+                "S3 GET reads, in random order, {} objects of {} uploaded before the clock started",
+                rgw_objects(a.image_size, r.bs, a.threads),
+                size_text(r.bs)
+            )));
+        }
+    }
     if fiox.get("interrupted").is_some() {
         marks.push(foot.note("interrupted: the figures cover the operations completed".into()));
     }
     marks
+}
+
+/// An S3 row whose answers' last byte comes some 40 ms after their first (p50): the footnote
+/// naming the cause seen on radosgw's beast front end, whose small answers on a keep-alive
+/// connection wait for the client's delayed ACK (Nagle's algorithm) unless it runs with
+/// `tcp_nodelay=1`; curl on one connection shows the same wait.
+fn delayed_body(report: &Value, d: &str, foot: &mut Footnotes) -> Option<usize> {
+    let block = report.get("jobs")?.get(0)?.get(d)?;
+    let p50 = |k: &str| block.get(k)?.get("percentile")?.get("50.000000")?.as_f64();
+    let (first, last) = (p50("ttfb_ns")?, p50("clat_ns")?);
+    let wait = last - first;
+    (30e6..60e6).contains(&wait).then(|| {
+        foot.note(format!(
+            "the answers' first byte came after {} and their last after {} (p50): a wait of about 40 ms between them is the server's Nagle algorithm meeting the client's delayed ACK; radosgw's beast front end avoids it with tcp_nodelay=1 (rgw_frontends \"beast ... tcp_nodelay=1\")",
+            ms(first),
+            ms(last)
+        ))
+    })
 }
 
 /// The table's lines as text: words left, figures right, columns as wide as their widest cell.
@@ -915,7 +1038,10 @@ fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (S
         for d in &dirs {
             let f = figures(&v, d).expect("checked");
             let workload = if dirs.len() > 1 { format!("{} ({d})", r.workload) } else { r.workload.clone() };
-            let marks = row_notes(r, d, &fiox, unwritten, image_size, a, &mut foot);
+            let mut marks = row_notes(r, d, &fiox, unwritten, image_size, a, &mut foot);
+            if let Some(m) = delayed_body(&v, d, &mut foot) {
+                marks.push(m);
+            }
             lines.push(vec![
                 r.layer.into(),
                 r.tool.into(),
@@ -934,6 +1060,11 @@ fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (S
                 marks.iter().map(|m| format!("[{m}]")).collect::<Vec<_>>().join(""),
             ]);
         }
+    }
+    if rows.iter().any(|r| r.layer == "RGW") {
+        foot.note(
+            "The rgw layer's objects, and its bucket (fiox-ceph-PID), were removed after each run; no other bucket was touched".into(),
+        );
     }
     if rows.iter().any(|r| r.layer == "RADOS") {
         foot.note(

@@ -1,6 +1,7 @@
 //! Ceph: fio's `rbd` and `rados` engines against a real single-node cluster (Debian's pacific
 //! ceph-mon and ceph-osd on memstore, started by `scripts/ceph-cluster.sh`), fio 3.33 and fiox
-//! on the same jobs. One cluster serves the whole test run: the first test that needs it
+//! on the same jobs (and, in `rgw`, a RADOS Gateway added to that cluster for the http engine
+//! and `fiox ceph`'s rgw layer). One cluster serves the whole test run: the first test that needs it
 //! starts it, and the script's watcher stops its daemons by their PIDs (and removes its
 //! directory) once this test process has exited, also when it panics or is killed. Without
 //! root, or when the packages cannot be installed, the tests that need a cluster say
@@ -1225,3 +1226,4 @@ fn fiox_ceph_options() {
 mod bench_opts;
 mod manifest;
 mod osd_ops;
+mod rgw;

@@ -1063,7 +1063,7 @@ fn render(rows: &[Row], unwritten: Option<f64>, image_size: u64, a: &Args) -> (S
     }
     if rows.iter().any(|r| r.layer == "RGW") {
         foot.note(
-            "The rgw layer's objects, and its bucket (fiox-ceph-PID), were removed after each run; no other bucket was touched".into(),
+            "Each rgw run deletes the objects it made and then its bucket (fiox-ceph-PID), and says so on stderr when it cannot; no other bucket is touched".into(),
         );
     }
     if rows.iter().any(|r| r.layer == "RADOS") {

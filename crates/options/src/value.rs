@@ -976,7 +976,32 @@ mod tests {
         assert_eq!(parse_time("100", Usec).unwrap(), 100);
         assert_eq!(parse_time("(2*60)", Sec).unwrap(), 120_000_000);
         assert!(parse_time("abc", Sec).is_err());
-        assert!(parse_time("10x", Sec).unwrap_err().contains("unknown time unit 'x'"));
+        // fio's readings of trailing characters (fio 3.33, `--debug=parse`).
+        assert_eq!(parse_time("10x", Sec).unwrap(), 10);
+        assert_eq!(parse_time("2sec", Sec).unwrap(), 2);
+        assert_eq!(parse_time("1s5", Sec).unwrap(), 1);
+        assert_eq!(parse_time("2msq", Sec).unwrap(), 2000);
+        assert_eq!(parse_time("2)", Sec).unwrap(), 2_000_000);
+        assert_eq!(parse_time("0x10", Sec).unwrap(), 16);
+        assert_eq!(parse_time("2S", Sec).unwrap(), 2_000_000);
+    }
+
+    #[test]
+    fn pieces_as_fio_reads_them() {
+        let size = |name, raw| match p(name, raw) {
+            Ok(Parsed::One(Value::Size(s))) => Ok(s),
+            Ok(Parsed::One(Value::Int(i))) => Ok(i as u64),
+            other => Err(format!("{other:?}")),
+        };
+        assert_eq!(size("size", "4k:8k"), Ok(8192));
+        assert_eq!(size("size", "8k-4k"), Ok(4096));
+        assert_eq!(size("offset", "junk:4k:junk"), Ok(4096));
+        assert_eq!(size("size", "4k:"), Ok(4096));
+        assert!(size("size", "junk:junk").is_err());
+        assert_eq!(size("number_ios", "3:5"), Ok(3));
+        assert_eq!(size("number_ios", "junk:5"), Ok(0));
+        assert_eq!(size("zonesize", "8k:16k"), Ok(8192));
+        assert_eq!(size("zoneskip", "8k:16k"), Ok(16384));
     }
 
     #[test]

@@ -340,6 +340,11 @@ pub fn size_deferred(w: &mut WorkerPlan) -> Result<()> {
     Ok(())
 }
 
+/// The io_size the job gives, if any (fio reads `io_size=0` as none).
+pub fn explicit_io_size(spec: &JobSpec) -> Option<SizeSpec> {
+    spec.io_size.filter(|s| *s != SizeSpec::Bytes(0))
+}
+
 /// The bytes a worker moves per loop, after checking its regions hold a block.
 fn io_bytes(w: &WorkerPlan) -> Result<u64> {
     let (spec, files, replay) = (&w.spec, &w.files, &w.replay);
@@ -353,14 +358,16 @@ fn io_bytes(w: &WorkerPlan) -> Result<u64> {
         && matches!(spec.random_distribution, fiox_options::RandomDist::Random);
     let whole: u64 = files.iter().map(|f| f.region_len / min_bs * min_bs).sum();
     // A replay moves what its trace holds; size and io_size do not apply (as in fio).
-    let io_bytes = match (replay, spec.io_size) {
+    let io_bytes = match (replay, explicit_io_size(spec)) {
         (Some(rp), _) => rp.totals().0.iter().sum(),
         (None, Some(SizeSpec::Bytes(b))) => b,
         (None, Some(SizeSpec::Percent(p))) => (region as f64 * p / 100.0) as u64,
         (None, None) if mapped && whole > 0 => whole,
         (None, None) => region,
     };
-    if io_bytes < min_bs && !spec.time_based && replay.is_none() {
+    // An io_size below the block size moves one whole block, as in fio (see `EndRules::fit`);
+    // a size below it is refused, as fio refuses it.
+    if io_bytes < min_bs && !spec.time_based && replay.is_none() && explicit_io_size(spec).is_none() {
         bail!("job '{}': the I/O size ({io_bytes} bytes) is smaller than the block size ({min_bs} bytes)", spec.name);
     }
     let max_bs = crate::plan::io::max_block(spec);

@@ -465,7 +465,43 @@ fn lenient_values_are_read_as_fio_reads_them() {
         // A fraction ends fio's number: its unit is lost with it (1.5k is 1).
         "bs=1.5k",
         "bs=2.5k,4k",
+        // fio's "string or value" options read `a:b`, `a-b` and `a,b` piece by piece: size,
+        // io_size and offset keep the last readable piece, number_ios the first (an unreadable
+        // first piece leaves its default).
+        "size=16k:32k",
+        "size=32k:16k",
+        "size=16k-32k",
+        "size=16k,32k",
+        "size=16k:32k:8k",
+        "size=junk:16k",
+        "size=:16k",
+        "size=16k:",
+        "size=16k::32k",
+        "size=16k:junk",
+        "size=4K:8KiB",
+        "size=4k:8kib",
+        "size=0x1000:0x2000",
+        "size=4k:8k%",
+        "io_size=8k:16k",
+        "io_size=16k:8k",
+        "io_size=:8k",
+        "offset=16k:32k",
+        "offset=32k:16k",
+        "offset=:8k",
+        "number_ios=3:5",
+        "number_ios=:5",
+        "number_ios=junk:5",
+        // An io_size that is not whole blocks: fio issues whole blocks while any of it is
+        // left, but not into a new pass over the file; io_size=0 is no io_size.
+        "io_size=1k",
+        "io_size=5k",
+        "io_size=65k",
+        "io_size=69k",
+        "io_size=0",
+        "io_size=1k\nrw=randread\nnorandommap=1",
+        "io_size=5k\nsize=8k\nloops=2",
         // Refused by both.
+        "size=junk:junk",
         "size=1.5m",
         "size=12.5%",
         "size=",
@@ -533,6 +569,68 @@ fn lenient_values_are_read_as_fio_reads_them() {
     assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
 }
 
+/// Times with characters after them, read as fio 3.33 reads them: the length of a time-based
+/// null job (ms) under both tools, and the acceptance of the other time and "string or value"
+/// options under `--parse-only`.
+#[test]
+fn lenient_times_are_read_as_fio_reads_them() {
+    let dir = scratch();
+    let ms = |binary_is_fiox: bool, v: &str| -> (i32, i64, String) {
+        let r = format!("--runtime={v}");
+        let args = ["--name=t", "--ioengine=null", "--size=1m", "--time_based", &r, "--output-format=json"];
+        let o = crate::util::tool(binary_is_fiox, dir.path(), &args);
+        let runtime = if o.code == 0 { json(&o)["jobs"][0]["job_runtime"].as_i64().unwrap() } else { -1 };
+        (o.code.min(1), runtime, o.stderr)
+    };
+    // `2x`, `1s5`, `2sx`, `2sec` and a hex number are microseconds; `ms` is a prefix; a
+    // character that is no letter leaves the option's unit; `1:2` keeps its first value.
+    for v in ["2x", "1s5", "2sx", "2sec", "0x10", "300msq", "300ms:1", "1)", "1:2", "x2", ""] {
+        let ((c1, t1, _), (c2, t2, err)) = (ms(false, v), ms(true, v));
+        assert_eq!(c2, c1, "runtime={v}: exit status (fiox: {err})");
+        assert!((t2 - t1).abs() <= 60, "runtime={v}: fio ran {t1} ms, fiox {t2} ms");
+        if c2 == 0 {
+            assert_eq!(err, "", "runtime={v}: a run's stderr stays empty");
+        }
+    }
+    for v in [
+        "ramp_time=1s5",
+        "startdelay=3q",
+        "latency_target=2msq",
+        "latency_window=1:2",
+        "steadystate_duration=2x",
+        "steadystate_ramp_time=0x10",
+        "thinktime=2sec",
+        "randseed=:7",
+        "lockmem=1k:2k",
+        "zonesize=junk:4k",
+        "zonerange=4k:",
+        "zoneskip=:4k",
+        "zonecapacity=:4k",
+        "trim_backlog=4:8",
+        "offset_increment=4k-8k",
+        "zonesize=junk:junk",
+        "ramp_time=s",
+    ] {
+        let o = format!("--{v}");
+        let args = ["--parse-only", "--name=p", "--ioengine=null", "--size=1m", o.as_str()];
+        let (a, x) = (fio(dir.path(), &args), fiox(dir.path(), &args));
+        assert_eq!(x.code, a.code, "{v}: {}", x.stderr);
+    }
+    // Each reading is named on stdout.
+    let jf = dir.path().join("times.fio");
+    std::fs::write(&jf, "[a]\nioengine=null\nsize=4k:8k\nruntime=2x\nnumber_ios=junk:5\nramp_time=0x10\n").unwrap();
+    let out = fiox(dir.path(), &["--parse-only", jf.to_str().unwrap()]);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    for note in [
+        "times.fio, line 3: size=4k:8k: '4k:8k' read as 8192, the last of its values",
+        "times.fio, line 4: runtime=2x: '2x' read as 2 us, ignoring 'x'",
+        "times.fio, line 5: number_ios=junk:5: 'junk:5' read as the default 0: its first value is unreadable",
+        "times.fio, line 6: ramp_time=0x10: '0x10' read as 16 us: a hex time has no unit",
+    ] {
+        assert!(out.stdout.contains(note), "no '{note}' in {}", out.stdout);
+    }
+}
+
 /// `end_fsync` syncs a writing job's files at the end of every loop, and a job that only reads
 /// not at all, as fio 3.33 does: fsync calls counted under strace for both tools.
 #[test]
@@ -562,6 +660,11 @@ fn end_fsync_syncs_each_loop_of_a_writing_job_as_fio_does() {
         &["--rw=read", "--end_fsync=1", "--loops=2"],
         &["--rw=read", "--fsync_on_close=1"],
         &["--rw=write", "--fsync_on_close=1"],
+        // 2N-1 syncs of a file over N loops: one at each loop's end, one as the file is closed
+        // for the next loop, one at the job's end.
+        &["--rw=write", "--fsync_on_close=1", "--loops=3"],
+        &["--rw=randwrite", "--fsync_on_close=1", "--loops=2", "--end_fsync=1"],
+        &["--rw=read", "--fsync_on_close=1", "--loops=3"],
     ] {
         let (by_fio, by_fiox) = (fsyncs(fio_bin(), args), fsyncs(fiox_bin(), args));
         assert_eq!(by_fiox, by_fio, "fsync calls for {args:?}");

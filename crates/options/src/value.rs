@@ -10,7 +10,7 @@
 //! value that does not start with a number) stays refused.
 
 use crate::expr;
-use crate::table::{Kind, OptDef, TimeUnit};
+use crate::table::{Kind, OptDef, Pieces, TimeUnit};
 
 /// Facts value parsing depends on. `Default` is deterministic, for tests; the binary fills it
 /// from the machine.
@@ -166,7 +166,62 @@ pub fn parse(opt: &OptDef, raw: &str, ctx: &Ctx) -> Result<Parsed, String> {
             return Ok(Parsed::PerDir(out));
         }
     }
-    parse_one(opt.kind, &raw, ctx).map(Parsed::One)
+    match opt.pieces {
+        Pieces::One => parse_one(opt.kind, &raw, ctx).map(Parsed::One),
+        keep => parse_pieces(opt, &raw, ctx, keep).map(Parsed::One),
+    }
+}
+
+/// Reads a value as fio reads its "string or value" options (see [`Pieces`]): the whole text,
+/// then the text after each `:`, `-` or `,` outside parentheses.
+fn parse_pieces(opt: &OptDef, raw: &str, ctx: &Ctx, keep: Pieces) -> Result<Value, String> {
+    let whole = parse_one(opt.kind, raw, ctx);
+    let mut depth = 0i32;
+    let mut starts = Vec::new();
+    for (i, c) in raw.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ':' | '-' | ',' if depth == 0 => starts.push(i + 1),
+            _ => {}
+        }
+    }
+    if starts.is_empty() || (keep == Pieces::First && whole.is_ok()) {
+        return whole;
+    }
+    // The pieces' own readings are not what the value was read as: one note says that.
+    let first_notes = LENIENCY.with(|l| std::mem::take(&mut *l.borrow_mut()));
+    let later = starts.iter().rev().find_map(|&s| parse_one(opt.kind, raw[s..].trim(), ctx).ok());
+    LENIENCY.with(|l| l.borrow_mut().clear());
+    match (keep, later, whole) {
+        (Pieces::Last, Some(v), _) => {
+            lenient(format!("'{raw}' read as {}, the last of its values", shown(&v)));
+            Ok(v)
+        }
+        (_, None, Ok(v)) => {
+            LENIENCY.with(|l| *l.borrow_mut() = first_notes);
+            Ok(v)
+        }
+        (_, None, Err(e)) => Err(e),
+        (_, Some(_), _) => {
+            // `First` with an unreadable first piece: fio leaves the option as it was.
+            let default = opt.default.ok_or_else(|| format!("'{raw}' does not start with a value"))?;
+            let v = parse_one(opt.kind, default, ctx)?;
+            lenient(format!("'{raw}' read as the default {default}: its first value is unreadable"));
+            Ok(v)
+        }
+    }
+}
+
+/// A value as a note shows it.
+fn shown(v: &Value) -> String {
+    match v {
+        Value::Size(b) => b.to_string(),
+        Value::Pct(p) => format!("{p}%"),
+        Value::Int(i) => i.to_string(),
+        Value::Time(us) => format!("{us} us"),
+        other => format!("{other:?}"),
+    }
 }
 
 /// Splits on `sep` outside parentheses, so `(1,2)`-style text survives.
@@ -234,7 +289,9 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
         Kind::Size => parse_size(raw, ctx).map(Value::Size),
         Kind::SizeOrPct => {
             // `12.5%` is fio's 12 bytes: its parser stops at the point, so the `%` is lost too.
-            if let Some(p) = raw.strip_suffix('%').filter(|p| !p.contains('.')) {
+            // A unit before the `%` makes it a size with a trailing character (`8k%` is 8 KiB).
+            let pct = raw.strip_suffix('%').filter(|p| !p.contains('.') && p.trim().parse::<f64>().is_ok());
+            if let Some(p) = pct {
                 let v: f64 = p.trim().parse().map_err(|_| format!("'{raw}' is not a percentage"))?;
                 if !(0.0..=100.0).contains(&v) || v == 0.0 && p.trim().starts_with('-') {
                     return Err(format!("{v}% is not within 0% to 100%"));
@@ -589,30 +646,20 @@ pub fn parse_binary_size(raw: &str) -> Result<u64, String> {
 }
 
 /// A duration in microseconds; a bare number is in `unit`.
+///
+/// fio reads a time as a number and then looks at what follows it (measured with fio 3.33's
+/// `--debug=parse`): nothing, or a character that is not a letter (`2)`, `2:3`), leaves the
+/// number in the option's unit; `ms…` and `us…` are milli- and microseconds whatever comes after
+/// them (`2msq` is 2 ms); `s`, `m`, `h` and `d` count only alone (`2s`, but `2sx` is 2 µs); any
+/// other letter makes the bare number microseconds (`2x`, `2sec`, `2min` are 2 µs). A hex number
+/// (`0x10`) is microseconds too. fiox reads times the same way and notes each such reading;
+/// a fraction (`1.5s`) keeps its fraction, a deliberate difference (fio truncates it).
 pub fn parse_time(raw: &str, unit: TimeUnit) -> Result<u64, String> {
     let raw = raw.trim();
     let bare_us = match unit {
         TimeUnit::Usec => 1.0,
         TimeUnit::Msec => 1e3,
         TimeUnit::Sec => 1e6,
-    };
-    let token = |t: &str| -> Result<f64, String> {
-        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-        let (num, suffix) = t.split_at(split);
-        let n: f64 = num.parse().map_err(|_| format!("'{t}' is not a time"))?;
-        let mult = match suffix.to_ascii_lowercase().as_str() {
-            "" => bare_us,
-            "us" | "usec" => 1.0,
-            "ms" | "msec" => 1e3,
-            "s" | "sec" => 1e6,
-            "m" | "min" => 60e6,
-            "h" | "hr" | "hour" | "hours" => 3600e6,
-            "d" | "day" | "days" => 86400e6,
-            _ => {
-                return Err(format!("'{t}' has an unknown time unit '{suffix}' (use us, ms, s, m, h or d)"));
-            }
-        };
-        Ok(n * mult)
     };
     // Inside an expression numbers are plain and the result is in the option's unit, so
     // `runtime=(2*60)` is two minutes.
@@ -621,12 +668,52 @@ pub fn parse_time(raw: &str, unit: TimeUnit) -> Result<u64, String> {
             t.parse::<f64>().map_err(|_| format!("'{t}' is not a number (no units inside an expression)"))
         })? * bare_us
     } else {
-        token(raw)?
+        time_token(raw, bare_us)?
     };
     if !(0.0..1.8e19).contains(&v) {
         return Err(format!("'{raw}' is not a time of 0 or more"));
     }
     Ok(v as u64)
+}
+
+/// One time as fio reads it (see [`parse_time`]), in microseconds.
+fn time_token(t: &str, bare_us: f64) -> Result<f64, String> {
+    let body = t.strip_prefix('+').unwrap_or(t);
+    if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        let n = h.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(h.len());
+        let v = if n == 0 { 0 } else { u64::from_str_radix(&h[..n], 16).map_err(|_| format!("'{t}' is too large"))? };
+        // A hex number takes no unit, not even the option's own: worth a note unless the
+        // option counts in microseconds anyway.
+        if n < h.len() {
+            lenient(format!("'{t}' read as {v} us, ignoring '{}'", &h[n..]));
+        } else if bare_us != 1.0 {
+            lenient(format!("'{t}' read as {v} us: a hex time has no unit"));
+        }
+        return Ok(v as f64);
+    }
+    let split = body.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(body.len());
+    let (num, rest) = body.split_at(split);
+    let n: f64 = num.parse().map_err(|_| format!("'{t}' is not a time"))?;
+    let lower = rest.to_ascii_lowercase();
+    let (mult, used) = match lower.as_str() {
+        "" => (bare_us, 0),
+        "us" | "usec" => (1.0, rest.len()),
+        "ms" | "msec" => (1e3, rest.len()),
+        "s" => (1e6, 1),
+        "m" => (60e6, 1),
+        "h" => (3600e6, 1),
+        "d" => (86400e6, 1),
+        l if l.starts_with("us") => (1.0, 2),
+        l if l.starts_with("ms") => (1e3, 2),
+        l if l.starts_with(|c: char| c.is_ascii_alphabetic()) => (1.0, 0),
+        _ => (bare_us, 0),
+    };
+    let v = n * mult;
+    if used < rest.len() {
+        let shown = if mult == 1.0 { format!("{} us", v as u64) } else { format!("{num}{}", &rest[..used]) };
+        lenient(format!("'{t}' read as {shown}, ignoring '{}'", &rest[used..]));
+    }
+    Ok(v)
 }
 
 fn parse_bssplit(raw: &str, ctx: &Ctx) -> Result<Value, String> {
@@ -889,7 +976,32 @@ mod tests {
         assert_eq!(parse_time("100", Usec).unwrap(), 100);
         assert_eq!(parse_time("(2*60)", Sec).unwrap(), 120_000_000);
         assert!(parse_time("abc", Sec).is_err());
-        assert!(parse_time("10x", Sec).unwrap_err().contains("unknown time unit 'x'"));
+        // fio's readings of trailing characters (fio 3.33, `--debug=parse`).
+        assert_eq!(parse_time("10x", Sec).unwrap(), 10);
+        assert_eq!(parse_time("2sec", Sec).unwrap(), 2);
+        assert_eq!(parse_time("1s5", Sec).unwrap(), 1);
+        assert_eq!(parse_time("2msq", Sec).unwrap(), 2000);
+        assert_eq!(parse_time("2)", Sec).unwrap(), 2_000_000);
+        assert_eq!(parse_time("0x10", Sec).unwrap(), 16);
+        assert_eq!(parse_time("2S", Sec).unwrap(), 2_000_000);
+    }
+
+    #[test]
+    fn pieces_as_fio_reads_them() {
+        let size = |name, raw| match p(name, raw) {
+            Ok(Parsed::One(Value::Size(s))) => Ok(s),
+            Ok(Parsed::One(Value::Int(i))) => Ok(i as u64),
+            other => Err(format!("{other:?}")),
+        };
+        assert_eq!(size("size", "4k:8k"), Ok(8192));
+        assert_eq!(size("size", "8k-4k"), Ok(4096));
+        assert_eq!(size("offset", "junk:4k:junk"), Ok(4096));
+        assert_eq!(size("size", "4k:"), Ok(4096));
+        assert!(size("size", "junk:junk").is_err());
+        assert_eq!(size("number_ios", "3:5"), Ok(3));
+        assert_eq!(size("number_ios", "junk:5"), Ok(0));
+        assert_eq!(size("zonesize", "8k:16k"), Ok(8192));
+        assert_eq!(size("zoneskip", "8k:16k"), Ok(16384));
     }
 
     #[test]

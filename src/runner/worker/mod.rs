@@ -491,7 +491,7 @@ impl<'a> Worker<'a> {
             ramp_ns,
             ramp_bytes_left: spec.ramp_size,
             thinkcycles: spec.thinkcycles,
-            loop_work: spec.unlink_each_loop || spec.end_syncfs || spec.end_fsync,
+            loop_work: spec.unlink_each_loop || spec.end_syncfs || spec.end_fsync || spec.fsync_on_close,
             stamps: Stamps {
                 start: vec![0; depth as usize],
                 issue: vec![0; depth as usize],
@@ -873,9 +873,15 @@ impl<'a> Worker<'a> {
         if self.q.in_engine() > 0 {
             return Ok(false);
         }
-        if self.spec.end_fsync && self.spec.rw.writes() {
-            for f in self.q.files() {
-                f.sync_all().ok();
+        // fio ends each loop of a writing job with a sync under end_fsync or fsync_on_close,
+        // and under fsync_on_close syncs again as it closes the files for the next loop: 2N-1
+        // syncs a file over N loops (strace of fio 3.33; one at the job's end).
+        if (self.spec.end_fsync || self.spec.fsync_on_close) && self.spec.rw.writes() {
+            let times = if self.spec.fsync_on_close { 2 } else { 1 };
+            for _ in 0..times {
+                for f in self.q.files() {
+                    f.sync_all().ok();
+                }
             }
             if let Some(log) = &mut self.iolog {
                 log.end_sync(self.clock.now());
@@ -1055,7 +1061,8 @@ impl<'a> Worker<'a> {
                 next
             }
         };
-        if let Some(f) = self.source.take_new_pass().filter(|_| self.spec.invalidate) {
+        let new_pass = self.source.take_new_pass();
+        if let Some(f) = new_pass.filter(|_| self.spec.invalidate) {
             // fio drops the cache again on every pass over a file (invalidate=1), so a file
             // smaller than memory is still read from the device.
             if let (Some(file), Some(fp)) = (self.q.files().get(f), self.plan.files.get(f)) {
@@ -1067,7 +1074,7 @@ impl<'a> Worker<'a> {
             // A verify read reads the block as it was written.
             return Some(next);
         }
-        self.end.fit(next, &self.source)
+        self.end.fit(next, &self.source, new_pass.is_some())
     }
 
     /// Waits until the replayed I/O just drawn is due: the log's time after the previous one

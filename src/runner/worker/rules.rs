@@ -40,6 +40,11 @@ pub(super) struct EndRules {
     /// Bytes of one loop (0: time based) and loops whose end was handled (`unlink_each_loop`).
     per_loop: u64,
     loops_done: u64,
+    /// The job gives an io_size: its last block is issued whole, past the io_size, as fio
+    /// issues it (see [`EndRules::fit`]).
+    whole_blocks: bool,
+    /// The loop (by bytes: `size` per loop) of the last I/O issued, and whether any was.
+    loop_seen: Option<u64>,
 }
 
 impl EndRules {
@@ -65,6 +70,8 @@ impl EndRules {
             count_trims: !matches!(spec.rw, RwMode::TrimWrite | RwMode::RandTrimWrite),
             per_loop: if spec.time_based { 0 } else { plan.io_bytes },
             loops_done: 0,
+            whole_blocks: crate::plan::explicit_io_size(spec).is_some(),
+            loop_seen: None,
         }
     }
 
@@ -87,6 +94,8 @@ impl EndRules {
             count_trims: true,
             per_loop: 0,
             loops_done: 0,
+            whole_blocks: false,
+            loop_seen: None,
         }
     }
 
@@ -134,19 +143,30 @@ impl EndRules {
             return;
         }
         self.issued_ios += 1;
+        self.loop_seen = Some(self.issued_bytes / self.per_loop.max(1));
         if self.count_trims || io.ddir != Ddir::Trim {
             self.issued_bytes += io.len as u64;
         }
     }
 
     /// Fits `io` into what is left of the job's size; `None` when not even its smallest block
-    /// fits, which ends the job.
+    /// fits, which ends the job. With an io_size, a block that does not fit is issued whole
+    /// while any of the io_size is left, unless it starts a new pass over the file within the
+    /// loop, as fio 3.33 does (bs=4k, size=64k: io_size=5k moves 8 KiB, 65k moves 64 KiB, 69k
+    /// moves 72 KiB; with loops=2, size=8k and io_size=5k, 12 KiB).
     #[inline]
-    pub(super) fn fit(&mut self, io: NextIo, source: &crate::runner::source::Source) -> Option<NextIo> {
+    pub(super) fn fit(&mut self, io: NextIo, source: &crate::runner::source::Source, new_pass: bool) -> Option<NextIo> {
         if self.limit == u64::MAX {
             return Some(io);
         }
-        let fitted = source.fit(io, self.limit - self.issued_bytes);
+        let remaining = self.limit - self.issued_bytes;
+        let loop_fresh = self.loop_seen.is_none_or(|l| self.issued_bytes / self.per_loop.max(1) > l);
+        if self.whole_blocks && remaining > 0 && (loop_fresh || !new_pass) {
+            // Variable sizes still shrink to what is left (a deliberate difference, see the
+            // README); a block that cannot shrink goes whole.
+            return Some(source.fit(io, remaining).unwrap_or(io));
+        }
+        let fitted = source.fit(io, remaining);
         if fitted.is_none() {
             self.exhausted();
         }

@@ -31,7 +31,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("verify_fatal", K::Bool, C::Verify, "Stop the job at the first verify failure").def("0").to(|s, v| Ok(s.verify_mut().fatal = v.flag())),
     O::new("verify_dump", K::Bool, C::Verify, "Write the received and expected data of a failed block to files").def("0").to(|s, v| Ok(s.verify_mut().dump = v.flag())),
     O::new("verify_only", K::Flag, C::Verify, "Do not write: check what an earlier run of the same job wrote").to(|s, v| Ok(s.verify_mut().only = v.flag())),
-    O::new("verify_backlog", K::Size, C::Verify, "Read back and check after every this many blocks written").to(|s, v| Ok(s.verify_mut().backlog = v.size())),
+    O::new("verify_backlog", K::Size, C::Verify, "Read back and check after every this many blocks written").first_piece().to(|s, v| Ok(s.verify_mut().backlog = v.size())),
     O::new("verify_backlog_batch", INT0, C::Verify, "Check this many blocks each time (default: verify_backlog)").to(|s, v| Ok(s.verify_mut().backlog_batch = v.u64())),
     O::new("verify_async", INT0, C::Verify, "Number of threads checking reads (fiox checks on the job's own thread; accepted for fio's job files)").def("0").to(|s, v| Ok(s.verify_mut().async_threads = v.u32()?)),
     O::new("verify_async_cpus", K::Str, C::Verify, "CPUs of the verify threads (accepted; see verify_async)").to(|s, v| Ok(s.verify_mut().async_cpus = v.written())),
@@ -43,7 +43,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("verify_header_seed", K::Bool, C::Verify, "Check the header's random seed (fio 3.42; fiox never fails a block on it, so 0 and 1 check the same)").def("1").to(|s, v| Ok(s.verify_mut().header_seed = v.flag())),
     O::new("trim_percentage", PCT, C::Verify, "Percentage of written blocks to trim and check as zeros").def("0").to(|s, v| Ok(s.verify_mut().trim_percentage = v.u64())),
     O::new("trim_verify_zero", K::Bool, C::Verify, "Check that trimmed blocks read back as zeros").def("1").to(|s, v| Ok(s.verify_mut().trim_verify_zero = v.flag())),
-    O::new("trim_backlog", K::Size, C::Verify, "Trim after every this many blocks written (default 1)").to(|s, v| Ok(s.verify_mut().trim_backlog = v.size())),
+    O::new("trim_backlog", K::Size, C::Verify, "Trim after every this many blocks written (default 1)").first_piece().to(|s, v| Ok(s.verify_mut().trim_backlog = v.size())),
     O::new("trim_backlog_batch", INT0, C::Verify, "Trim this many picked blocks each time (default: trim_backlog)").to(|s, v| Ok(s.verify_mut().trim_backlog_batch = v.u64())),
 ];
 

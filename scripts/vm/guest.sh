@@ -30,8 +30,10 @@ say() { echo "guest.sh: $*" >&2; }
 die() { say "$*"; exit 125; }
 
 # The host packages: qemu and kmod (depmod, modprobe -d) boot the guest, busybox-static is the
-# initramfs, and the rest are tools the tests run inside the guest.
-PACKAGES=(qemu-system-x86 kmod busybox-static ndctl daxctl nvme-cli sg3-utils util-linux)
+# initramfs, and the rest are tools the tests run inside the guest (iproute2's `rdma` and the
+# verbs providers attach soft-RoCE to a network device for the rdma engine's tests).
+PACKAGES=(qemu-system-x86 kmod busybox-static ndctl daxctl nvme-cli sg3-utils util-linux iproute2 ibverbs-providers
+  librdmacm1)
 
 install_missing() {
   local p missing=()

@@ -81,6 +81,31 @@ impl Batch {
     /// Runs `tool` with `args`, plus `--write_iolog` into the shared directory; `before` (a
     /// shell command, e.g. a zone reset) runs first.
     pub fn run(&mut self, name: &str, tool: Tool, before: &str, args: &[&str]) -> &mut Batch {
+        if !before.is_empty() {
+            writeln!(self.lines, "{before}").unwrap();
+        }
+        let line = self.command(name, tool, args);
+        writeln!(self.lines, "{line}").unwrap();
+        self
+    }
+
+    /// Starts `tool` with `args` in the background (a server that the next runs talk to) and
+    /// gives it `settle` seconds to get ready; [`Batch::wait`] waits for it to end.
+    pub fn spawn(&mut self, name: &str, tool: Tool, args: &[&str], settle: f32) -> &mut Batch {
+        let line = self.command(name, tool, args);
+        writeln!(self.lines, "( {line} ) &\nsleep {settle}").unwrap();
+        self
+    }
+
+    /// Waits for the runs started with [`Batch::spawn`].
+    pub fn wait(&mut self) -> &mut Batch {
+        writeln!(self.lines, "wait").unwrap();
+        self
+    }
+
+    /// The shell line of one run: its output, exit status and I/O log go to the shared
+    /// directory, and a line with the guest's uptime to the batch's standard error.
+    fn command(&self, name: &str, tool: Tool, args: &[&str]) -> String {
         let bin = match tool {
             Tool::Fio => crate::util::fio_bin(),
             Tool::Fiox => crate::util::fiox_bin(),
@@ -92,17 +117,11 @@ impl Batch {
             cmd.push(' ');
             cmd.push_str(&quote(a));
         }
-        if !before.is_empty() {
-            writeln!(self.lines, "{before}").unwrap();
-        }
         // A hung run must not hold the whole guest: each gets two minutes.
-        writeln!(
-            self.lines,
+        format!(
             "timeout -k 5 120 {cmd} > {base}.out 2> {base}.err; echo $? > {base}.rc; echo \"$(cut -d' ' -f1 /proc/uptime) {name} {}\" >&2",
             tool.tag()
         )
-        .unwrap();
-        self
     }
 
     /// The same run under fio, then under fiox.

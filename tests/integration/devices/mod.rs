@@ -4,5 +4,6 @@
 mod guest;
 mod nvme;
 mod pmem;
+mod rdma;
 mod sg;
 mod zbd;

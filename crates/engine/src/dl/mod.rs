@@ -8,6 +8,7 @@
 pub(crate) mod gfapi;
 pub(crate) mod nbd;
 pub(crate) mod pmem;
+pub(crate) mod rdma;
 
 use std::ffi::{c_void, CStr};
 

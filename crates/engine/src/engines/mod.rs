@@ -27,24 +27,7 @@ pub mod sg;
 pub mod splice;
 pub mod sync;
 
-use std::io;
 use std::path::PathBuf;
-
-use crate::{IoEngine, IoUnit, QueueStatus};
-
-/// The engine of an entry whose preflight check always refuses the job (the engines that need
-/// hardware or libraries fiox does not have): it is never started, and says so if it were.
-pub(crate) struct Refused;
-
-impl IoEngine for Refused {
-    fn init(&mut self, _setup: &crate::Setup<'_>) -> io::Result<()> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, "this engine cannot run on this machine"))
-    }
-
-    fn queue(&mut self, _index: u32, _io: &IoUnit) -> io::Result<QueueStatus> {
-        Err(io::Error::new(io::ErrorKind::Unsupported, "this engine cannot run on this machine"))
-    }
-}
 
 /// The job's files as the user named them (`directory` prepended), or the default name when
 /// `filename` is not given.

@@ -79,7 +79,7 @@ static ENGINES: &[Choice] = &[
     Choice { word: "nbd", help: "Network block device client through libnbd (package libnbd0)" },
     Choice { word: "rados", help: "Ceph RADOS objects" },
     Choice { word: "rbd", help: "Ceph RBD images through librbd" },
-    Choice { word: "rdma", help: "RDMA" },
+    Choice { word: "rdma", help: "RDMA writes, reads or sends to a peer (libibverbs, librdmacm)" },
     Choice { word: "gfapi", help: "GlusterFS" },
     Choice { word: "gfapi_async", help: "GlusterFS, asynchronous" },
     Choice { word: "mtd", help: "Raw flash on an MTD character device (/dev/mtdN); trims erase whole erase blocks" },

@@ -1,0 +1,101 @@
+//! `ioengine=rdma` against fio 3.33, over soft-RoCE (the kernel's `rdma_rxe`) in one guest:
+//! rxe attached to a dummy network device with 10.9.0.1, servers listening there and clients
+//! connecting to it, each pair on a port of its own. fio with fio, fiox with fiox, and each
+//! with the other (fiox speaks fio's buffer-list exchange), for the verbs write, read and send.
+//! Each side's bytes and I/O counts are compared with what fio's side of the same pair reports.
+
+use super::guest::{available, Batch, Results, Tool};
+
+const PEER: &str = "10.9.0.1";
+const SETUP: &str = "modprobe rdma_rxe && modprobe rdma_ucm && ip link set lo up && \
+     ip link add rxenet type dummy && ip addr add 10.9.0.1/24 dev rxenet && ip link set rxenet up && \
+     rdma link add rxe0 type rxe netdev rxenet && rdma link";
+
+/// One pair: the server's tool, the client's, the verb, and the port.
+struct Pair {
+    name: String,
+    server: Tool,
+    client: Tool,
+    verb: &'static str,
+}
+
+fn server_args(port: &str) -> Vec<String> {
+    ["--name=srv", "--ioengine=rdma", "--rw=read", "--bs=16k", "--size=256k", "--iodepth=4", "--output-format=json"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([format!("--port={port}")])
+        .collect()
+}
+
+fn client_args(port: &str, verb: &str) -> Vec<String> {
+    ["--name=cli", "--ioengine=rdma", "--rw=write", "--bs=16k", "--size=256k", "--iodepth=2", "--output-format=json"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([format!("--hostname={PEER}"), format!("--port={port}"), format!("--verb={verb}")])
+        .collect()
+}
+
+/// The (bytes, I/Os) of a run's only job in direction `d` (0 read, 1 write).
+fn side(r: &Results, name: &str, tool: Tool, d: usize) -> (u64, u64) {
+    let (bytes, ios, err) = r.totals(name, tool);
+    assert_eq!(err, 0, "{name}: job error {err}");
+    (bytes[d], ios[d])
+}
+
+#[test]
+fn rdma_over_soft_roce_matches_fio_both_ways() {
+    if !available() {
+        return;
+    }
+    let mut b = Batch::new("none");
+    // No RDMA device yet: one line, no I/O.
+    b.run("nodevice", Tool::Fiox, "", &client_args("7000", "write").iter().map(String::as_str).collect::<Vec<_>>());
+    b.shell(SETUP);
+    let mut pairs = Vec::new();
+    for verb in ["write", "read", "send"] {
+        for (server, client) in
+            [(Tool::Fio, Tool::Fio), (Tool::Fiox, Tool::Fiox), (Tool::Fio, Tool::Fiox), (Tool::Fiox, Tool::Fio)]
+        {
+            let tag = |t| if t == Tool::Fio { "fio" } else { "fiox" };
+            pairs.push(Pair { name: format!("{verb}-{}-{}", tag(server), tag(client)), server, client, verb });
+        }
+    }
+    for (i, p) in pairs.iter().enumerate() {
+        let port = (7100 + i).to_string();
+        let s = server_args(&port);
+        let c = client_args(&port, p.verb);
+        b.spawn(&format!("{}.srv", p.name), p.server, &s.iter().map(String::as_str).collect::<Vec<_>>(), 2.0);
+        b.run(&format!("{}.cli", p.name), p.client, "", &c.iter().map(String::as_str).collect::<Vec<_>>());
+        b.wait();
+    }
+    // Nothing listens on this port: fiox says so at once.
+    b.run("refused", Tool::Fiox, "", &client_args("7999", "write").iter().map(String::as_str).collect::<Vec<_>>());
+    let r = b.boot();
+
+    let nodev = r.out("nodevice", Tool::Fiox);
+    assert_ne!(nodev.code, 0);
+    assert_eq!(nodev.stderr.trim_end().lines().count(), 1, "{}", nodev.stderr);
+    assert!(nodev.stderr.contains("ioengine rdma needs an RDMA device"), "{}", nodev.stderr);
+
+    let refused = r.out("refused", Tool::Fiox);
+    assert_ne!(refused.code, 0);
+    assert_eq!(refused.stderr.trim_end().lines().count(), 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("refused the connection (nothing listens on port 7999"), "{}", refused.stderr);
+
+    for p in &pairs {
+        let (srv, cli) = (format!("{}.srv", p.name), format!("{}.cli", p.name));
+        // Every client wrote 256 KiB in 16 blocks, whatever its verb and its peer.
+        assert_eq!(side(&r, &cli, p.client, 1), (262144, 16), "{}: the client", p.name);
+        let server = side(&r, &srv, p.server, 0);
+        let want = match (p.verb, p.server) {
+            // A receiving server counts each block it received.
+            ("send", _) => (262144, 16),
+            // A passive server moves nothing: fio counts its wait for the client's end as one
+            // I/O of no bytes, fiox counts none.
+            (_, Tool::Fio) => (0, 1),
+            (_, Tool::Fiox) => (0, 0),
+        };
+        assert_eq!(server, want, "{}: the server", p.name);
+        eprintln!("{}: client {:?}, server {:?}", p.name, (262144, 16), server);
+    }
+}

@@ -9,9 +9,9 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use fiox_engine::zoned::{report_zones, Zone};
+use fiox_engine::zoned::{report_zones, Zone, ZoneType};
 use fiox_engine::EngineInfo;
-use fiox_options::JobSpec;
+use fiox_options::{JobSpec, RwMode};
 
 use super::FilePlan;
 
@@ -37,15 +37,12 @@ pub fn open_limit(spec: &JobSpec, device: u32) -> u32 {
 }
 
 /// Checks a `zonemode=zbd` job's files and rounds their regions to whole zones; the lines fio
-/// prints about the rounding are added to `notes`.
+/// prints about the rounding are added to `notes`. The checks and their words are fio 3.33's,
+/// in its order: the zone size, direct I/O, the region (zoneskip, rounding), the block sizes.
 pub fn plan(spec: &JobSpec, files: &mut [FilePlan], engine: &EngineInfo, notes: &mut Vec<String>) -> Result<()> {
     let name = &spec.name;
     if engine.diskless || files.is_empty() {
         bail!("job '{name}': zonemode=zbd needs a zoned block device, and ioengine={} has no file", spec.ioengine);
-    }
-    if spec.zones.skip > 0 {
-        // fio 3.33 takes it and then aborts on an assertion in the middle of the run.
-        bail!("job '{name}': zoneskip={} must be 0 with zonemode=zbd", spec.zones.skip);
     }
     for f in files {
         if !f.block_device {
@@ -61,19 +58,24 @@ pub fn plan(spec: &JobSpec, files: &mut [FilePlan], engine: &EngineInfo, notes: 
                 f.path.display()
             );
         }
+        let managed = model == "host-managed";
         let zones = zones_of(&f.path).with_context(|| format!("job '{name}'"))?;
         let Some(first) = zones.first() else {
             bail!("job '{name}': zonemode=zbd: '{}' reports no zones", f.path.display());
         };
         let zsize = first.len;
+        let path = f.path.display().to_string();
         if spec.zones.size > 0 && spec.zones.size != zsize {
             bail!(
-                "job '{name}': {} job parameter zonesize {} does not match disk zone size {zsize}.",
-                f.path.display(),
+                "job '{name}': {path} job parameter zonesize {} does not match disk zone size {zsize}.",
                 spec.zones.size
             );
         }
-        let device = device_max_open(&f.path);
+        // Buffered writes could reach a host-managed device out of write-pointer order.
+        if managed && !spec.direct && spec.rw.writes() {
+            bail!("job '{name}': Using direct I/O is mandatory for writing to ZBD drives");
+        }
+        let device = if managed { device_max_open(&f.path) } else { 0 };
         let max = spec.zones.max_open_zones;
         if max > 0 && device > 0 && max > device && !spec.zones.ignore_zone_limits {
             bail!("job '{name}': Specified --max_open_zones ({max}) is larger than max ({device})");
@@ -83,30 +85,70 @@ pub fn plan(spec: &JobSpec, files: &mut [FilePlan], engine: &EngineInfo, notes: 
         }
         let bs = crate::plan::io::max_block(spec);
         if bs > zsize {
-            bail!(
-                "job '{name}': zonemode=zbd: the block size {bs} exceeds the zone size {zsize} of '{}'",
-                f.path.display()
-            );
+            bail!("job '{name}': zonemode=zbd: the block size {bs} exceeds the zone size {zsize} of '{path}'");
         }
-        // The region in whole zones: its start rounded up, its length down.
-        let start = f.region_start.div_ceil(zsize) * zsize;
-        if start != f.region_start {
-            notes.push(format!("{}: rounded up offset from {} to {start}", f.path.display(), f.region_start));
-        }
+        // fio checks the region only where it holds a zone with a write pointer (host-aware
+        // zones have none for fio: it writes them anywhere, as conventional ones).
         let end = f.region_start + f.region_len;
-        let len = end.saturating_sub(start);
-        let whole = len / zsize * zsize;
-        if whole != len {
-            notes.push(format!("{}: rounded down io_size from {len} to {whole}", f.path.display()));
+        let sequential =
+            zones.iter().any(|z| z.kind == ZoneType::SeqRequired && z.start < end && f.region_start < z.start + z.len);
+        if sequential {
+            region(spec, f, zsize, notes)?;
         }
-        if whole == 0 {
-            bail!(
-                "job '{name}': zonemode=zbd: the I/O region of '{}' holds no whole zone of {zsize} bytes",
-                f.path.display()
-            );
+        block_sizes(spec, &path, zsize)?;
+    }
+    Ok(())
+}
+
+/// zoneskip, and the region rounded to whole zones: its start up, its end down (not for a
+/// sequential read, which fio leaves as it is).
+fn region(spec: &JobSpec, f: &mut FilePlan, zsize: u64, notes: &mut Vec<String>) -> Result<()> {
+    let (name, path) = (&spec.name, f.path.display().to_string());
+    let skip = spec.zones.skip;
+    if skip % zsize != 0 {
+        bail!("job '{name}': {path}: zoneskip {skip} is not a multiple of the device zone size {zsize}.");
+    }
+    if spec.rw == RwMode::Read {
+        return Ok(());
+    }
+    let end = f.region_start + f.region_len;
+    let mut start = f.region_start;
+    if start % zsize != 0 {
+        start = start.div_ceil(zsize) * zsize;
+        if start >= end {
+            bail!("job '{name}': {path}: io_size must be at least one zone");
         }
-        f.region_start = start;
-        f.region_len = whole;
+        notes.push(format!("{path}: rounded up offset from {} to {start}", f.region_start));
+    }
+    let whole_end = end / zsize * zsize;
+    if whole_end != end {
+        if whole_end <= start {
+            bail!("job '{name}': {path}: io_size must be at least one zone");
+        }
+        notes.push(format!("{path}: rounded down io_size from {} to {}", end - start, whole_end - start));
+    }
+    f.region_start = start;
+    f.region_len = whole_end - start;
+    Ok(())
+}
+
+/// A trim is a whole zone (one block size: it becomes a zone reset); with verify, every block
+/// size divides the zone size, so that no block straddles two zones.
+fn block_sizes(spec: &JobSpec, path: &str, zsize: u64) -> Result<()> {
+    let name = &spec.name;
+    if spec.rw.trims() {
+        let (lo, hi) = crate::plan::io::block_range(spec, 2);
+        if lo != hi || !spec.bssplit[2].is_empty() {
+            bail!("job '{name}': bsrange and bssplit are not allowed for trim with zonemode=zbd");
+        }
+        if spec.bs[2] != zsize {
+            bail!("job '{name}': {path}: trim block size {} is not the zone size {zsize}", spec.bs[2]);
+        }
+    }
+    if spec.verify.is_some() {
+        if let Some(bs) = spec.bs.iter().find(|&&b| b == 0 || zsize % b != 0) {
+            bail!("job '{name}': {path}: block size {bs} is not a divisor of the zone size {zsize}");
+        }
     }
     Ok(())
 }

@@ -13,11 +13,17 @@
 //! - A read stays below the write pointer unless `read_beyond_wp`: a sequential read that
 //!   reaches it moves on to the next zone holding data (the job ends when none is left), a
 //!   random one is moved into the nearest zone holding data.
+//! - A trim of a sequential zone resets it instead (counted as a reset when the zone held
+//!   data; the trim itself completes with its full length), fio's trim block being the zone
+//!   size; a random trim drawn in an empty zone goes to the nearest zone holding data.
 //! - A sequential job skips the part of each zone beyond its capacity and ends at the
 //!   region's end.
+//! - `zoneskip`: a sequential job done with a zone goes on a zone and `zoneskip` bytes after
+//!   where the last skip took it (back to the start past the device's end).
 //!
-//! Conventional zones take any I/O where it falls. Jobs on the same device share its zones'
-//! state (write pointers, open zones), as fio's do.
+//! Conventional zones, and the sequential-write-preferred zones of a host-aware device (fio
+//! 3.33 gives them no write pointer either), take any I/O where it falls. Jobs on the same
+//! device share its zones' state (write pointers, open zones), as fio's do.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -73,7 +79,9 @@ impl Device {
         let zones = zones
             .iter()
             .map(|z| {
-                let seq = z.kind != ZoneType::Conventional;
+                // Only sequential-write-required zones have a write pointer for fio: it
+                // writes a host-aware device's sequential-write-preferred zones anywhere.
+                let seq = z.kind == ZoneType::SeqRequired;
                 let cap_end = z.start + z.capacity.min(z.len);
                 // A full zone's data ends at its capacity.
                 ZoneState { start: z.start, len: z.len, cap_end, wp: z.wp.min(cap_end), seq, writing: 0 }
@@ -108,22 +116,41 @@ struct FileZones {
     dev: Arc<Mutex<Device>>,
     region_start: u64,
     region_end: u64,
+    /// Where the device ends.
+    device_end: u64,
     /// Zones of the region.
     first: usize,
     end: usize,
-    /// Bytes a sequential job skipped (zone capacity, zones without data): its offsets are
-    /// the generator's plus this.
-    skip: u64,
+    /// Bytes a sequential job skipped (zone capacity, zones without data, `zoneskip`): its
+    /// offsets are the generator's plus this (less, once `zoneskip` wrapped to the start).
+    skip: i64,
+    /// `zoneskip`: where the last skip took the job (fio's file offset; the region's start
+    /// at first), and the generator's offset then.
+    zone_base: u64,
+    gen_base: u64,
 }
 
 /// A zone reset the job must make before its next I/O: file, zone start, zone length.
 pub type Reset = (usize, u64, u64);
+
+/// What a trim of a sequential zone becomes: fio resets the zone instead of discarding it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZoneTrim {
+    /// The zone held data: its write pointer is reset (and the reset counted).
+    Reset(Reset),
+    /// The zone was empty: nothing to do, the trim still completes.
+    Empty,
+    /// The trim does not start at its zone's start: it fails with EINVAL.
+    Misaligned,
+}
 
 pub struct Zbd {
     files: Vec<FileZones>,
     sequential: bool,
     min_bs: u64,
     read_beyond_wp: bool,
+    /// `zoneskip`: bytes a sequential job skips after each zone it is done with.
+    zone_skip: u64,
     max_open: u32,
     job_max_open: u32,
     /// Zones this job opened (file, zone).
@@ -137,6 +164,9 @@ pub struct Zbd {
     placed: Option<(usize, usize)>,
     /// A write drawn while its zone was busy, drawn again next time.
     held: Option<NextIo>,
+    /// The trim placed last, when it went to a sequential zone: done by the runner in place
+    /// of the engine's discard.
+    trim: Option<ZoneTrim>,
 }
 
 impl Zbd {
@@ -152,9 +182,20 @@ impl Zbd {
             let region_end = f.region_start + f.region_len;
             let first = d.zone_of(f.region_start);
             let end = d.zone_of(region_end.saturating_sub(1)) + 1;
+            let device_end = d.zones.last().map_or(0, |z| z.start + z.len);
             drop(d);
             limit = crate::plan::zbd::open_limit(spec, crate::plan::zbd::device_max_open(&f.path));
-            out.push(FileZones { dev, region_start: f.region_start, region_end, first, end, skip: 0 });
+            out.push(FileZones {
+                dev,
+                region_start: f.region_start,
+                region_end,
+                device_end,
+                first,
+                end,
+                skip: 0,
+                zone_base: f.region_start,
+                gen_base: f.region_start,
+            });
         }
         let every = spec.zones.reset_frequency.filter(|&f| f > 0.0).map(|f| (1.0 / f).min(u32::MAX as f64) as u64);
         let threshold = every.map(|e| (spec.zones.reset_threshold.unwrap_or(0.0), e.max(1)));
@@ -163,6 +204,7 @@ impl Zbd {
             sequential: !spec.rw.is_random(),
             min_bs: crate::plan::io::min_block_size(spec).max(1),
             read_beyond_wp: spec.zones.read_beyond_wp,
+            zone_skip: spec.zones.skip,
             max_open: limit,
             job_max_open: spec.zones.job_max_open_zones,
             job_open: Vec::new(),
@@ -171,6 +213,7 @@ impl Zbd {
             reset_due: None,
             placed: None,
             held: None,
+            trim: None,
         };
         let mut resets = 0;
         if spec.verify.is_some() && spec.rw.writes() {
@@ -207,6 +250,11 @@ impl Zbd {
         self.held.is_some()
     }
 
+    /// What the trim just placed becomes, when the runner does it instead of the engine.
+    pub fn take_trim(&mut self) -> Option<ZoneTrim> {
+        self.trim.take()
+    }
+
     /// The write placed last is with the engine.
     pub fn issued(&mut self) {
         self.placed = None;
@@ -236,6 +284,9 @@ impl Zbd {
     /// more I/O to do (a sequential job past its region, reads with no data left).
     pub fn place(&mut self, mut io: NextIo) -> Option<NextIo> {
         let raw = io;
+        if io.ddir == Ddir::Trim {
+            return self.place_trim(io);
+        }
         if !matches!(io.ddir, Ddir::Read | Ddir::Write) {
             return Some(io);
         }
@@ -244,7 +295,10 @@ impl Zbd {
         let f = self.files.get_mut(io.file)?;
         let dev = f.dev.clone();
         let mut d = dev.lock().unwrap_or_else(|e| e.into_inner());
-        let mut off = if seq { io.offset + f.skip } else { io.offset };
+        let mut off = if seq { io.offset.saturating_add_signed(f.skip) } else { io.offset };
+        if seq && self.zone_skip > 0 {
+            off = zone_skip(f, &d, io.offset, off, io.ddir, self.read_beyond_wp, self.zone_skip)?;
+        }
         if off >= f.region_end {
             return None;
         }
@@ -258,7 +312,7 @@ impl Zbd {
                 if off + min_bs > d.zones[zi].wp {
                     // On to the next zone holding data.
                     zi = (zi + 1..f.end).find(|&i| d.zones[i].data() >= min_bs)?;
-                    f.skip += d.zones[zi].start - off;
+                    f.skip += (d.zones[zi].start - off) as i64;
                     off = d.zones[zi].start;
                 }
                 let room = d.zones[zi].start + d.zones[zi].data() - off;
@@ -287,7 +341,7 @@ impl Zbd {
         if seq && off >= d.zones[zi].cap_end {
             // Past the zone's capacity: the next zone.
             let next = d.zones[zi].start + d.zones[zi].len;
-            f.skip += next - off;
+            f.skip += (next - off) as i64;
             off = next;
             if off >= f.region_end {
                 return None;
@@ -354,6 +408,42 @@ impl Zbd {
     }
 }
 
+impl Zbd {
+    /// A trim: of a conventional zone, a discard as usual; of a sequential one, a reset of the
+    /// zone (the job's trim block is the zone size). A random trim drawn in an empty zone goes
+    /// to the nearest zone holding data instead, and the job ends when none does.
+    fn place_trim(&mut self, mut io: NextIo) -> Option<NextIo> {
+        let f = self.files.get(io.file)?;
+        let mut d = f.dev.lock().unwrap_or_else(|e| e.into_inner());
+        if io.offset >= f.region_end {
+            return None;
+        }
+        let mut zi = d.zone_of(io.offset);
+        if !self.sequential && d.zones[zi].data() == 0 {
+            zi = nearest(zi, f.first, f.end, |i| d.zones[i].data() > 0)?;
+            io.offset = d.zones[zi].start;
+        }
+        let z = &mut d.zones[zi];
+        if !z.seq {
+            return Some(io);
+        }
+        self.trim = Some(if io.offset != z.start {
+            ZoneTrim::Misaligned
+        } else if z.wp > z.start {
+            z.wp = z.start;
+            ZoneTrim::Reset((io.file, z.start, z.len))
+        } else {
+            ZoneTrim::Empty
+        });
+        Some(io)
+    }
+
+    /// Resets a zone for a trim (see [`ZoneTrim`]).
+    pub fn trim_reset(&self, files: &[File], (f, start, len): Reset) -> std::io::Result<()> {
+        reset(&files[f], start, len)
+    }
+}
+
 impl Drop for Zbd {
     /// A job that ends with a write placed and never issued must not hold its zone.
     fn drop(&mut self) {
@@ -362,6 +452,34 @@ impl Drop for Zbd {
             d.zones[zi].writing = d.zones[zi].writing.saturating_sub(1);
         }
     }
+}
+
+/// `zoneskip` for a sequential job whose generator is at `gen` (`off` with what was skipped):
+/// once it is done with a zone (it did a zone's worth of I/O since the last skip, a write
+/// reached the zone's capacity, a read its write pointer), it goes on from where the last skip
+/// took it, a zone and `zoneskip` bytes further; back to the region's start past the device's
+/// end. Counted from where the skip took it, not from the zone a read then moved on to, as in
+/// fio. Returns the offset; `None` ends the job (it skipped past a region that ends before the
+/// device, where fio 3.33 aborts on an assertion).
+fn zone_skip(f: &mut FileZones, d: &Device, gen: u64, off: u64, ddir: Ddir, beyond_wp: bool, skip: u64) -> Option<u64> {
+    let z = &d.zones[d.zone_of(off)];
+    let done = gen.saturating_sub(f.gen_base) >= z.len
+        || off >= z.start + z.len
+        || (ddir == Ddir::Write && z.seq && off >= z.cap_end)
+        || (ddir == Ddir::Read && z.seq && !beyond_wp && off >= z.wp);
+    if !done {
+        return Some(off);
+    }
+    let mut next = f.zone_base + z.len + skip;
+    if next >= f.device_end {
+        next = f.region_start;
+    } else if next >= f.region_end {
+        return None;
+    }
+    f.zone_base = next;
+    f.gen_base = gen;
+    f.skip = next as i64 - gen as i64;
+    Some(next)
 }
 
 /// The zone nearest `from` within `first..end` that `ok` accepts, looking after it first.

@@ -184,8 +184,8 @@ const TABLE: &[(&str, Row)] = &[
     ("waitfor.fio", Run(Exact, Scratch, "wait_for chains of 4-clone groups")),
     ("xnvme-compare.fio", Skip("fio refuses it: engine xnvme not built; FIO_RW, FIO_IODEPTH, FIO_BS unset")),
     ("xnvme-zoned.fio", Skip("fio refuses it: engine xnvme not built; FIO_RW, FIO_IODEPTH, FIO_BS unset")),
-    ("zbd-rand-write.fio", Skip("needs a zoned block device (/dev/sdj); fiox refuses zonemode=zbd elsewhere")),
-    ("zbd-seq-read.fio", Skip("needs a zoned block device (/dev/sdd); fiox refuses zonemode=zbd elsewhere")),
+    ("zbd-rand-write.fio", Skip("needs a zoned block device with 256 MiB zones (/dev/sdj), which this machine lacks (tests/integration/devices runs zonemode=zbd in a guest)")),
+    ("zbd-seq-read.fio", Skip("needs a zoned block device of 141 GB with 256 MiB zones (/dev/sdd), which this machine lacks (tests/integration/devices runs zonemode=zbd in a guest)")),
     ("zipf.fio", Run(Exact, Scratch, "null engine randread with a zipf distribution")),
 ];
 

@@ -271,6 +271,20 @@ impl IoQueue {
         Ok(status)
     }
 
+    /// Books `io` on idle unit `i` as done by the caller, not the engine, with `result` (bytes
+    /// or a negative errno): a trim of a whole sequential zone that the runner turned into a
+    /// zone reset (`zonemode=zbd`). The unit stays idle, as after any in-line completion.
+    pub fn done_in_place(&mut self, i: u32, io: Io, result: i64) -> QueueStatus {
+        assert!(!self.in_engine[i as usize], "unit {i} queued twice");
+        let u = &mut self.units[i as usize];
+        u.ddir = io.ddir;
+        u.file_index = io.file;
+        u.offset = io.offset;
+        u.len = io.len;
+        u.ioprio = io.ioprio;
+        QueueStatus::Completed(result)
+    }
+
     /// Does the ranged sync of unit `idx` (its file's written range since the last sync, as fio
     /// computes it: `[lowest offset, highest end)` of the writes completed since) and returns
     /// its result. Nothing written since: no call, result 0, as in fio.

@@ -825,7 +825,7 @@ impl<'a> Worker<'a> {
             if let Some(z) = self.source.zbd_mut() {
                 z.issued();
             }
-            match self.q.queue(idx, io).context("engine failed")? {
+            match self.queue_io(idx, io)? {
                 QueueStatus::Completed(result) => {
                     // Done in line (a synchronous engine; a trim on a ring engine; the null
                     // engine at depth 1): no submission phase, so no slat, as in fio.
@@ -909,6 +909,42 @@ impl<'a> Worker<'a> {
             self.acct.ts.zone_resets += 1;
         }
         Ok(true)
+    }
+
+    /// Hands `io` on unit `idx` to the engine; a trim that `zonemode=zbd` made a zone reset is
+    /// done here instead.
+    #[inline]
+    fn queue_io(&mut self, idx: u32, io: Io) -> Result<QueueStatus> {
+        if let Some(t) = self.source.zbd_mut().and_then(|z| z.take_trim()) {
+            let result = self.trim_zone(t, &io);
+            return Ok(self.q.done_in_place(idx, io, result));
+        }
+        self.q.queue(idx, io).context("engine failed")
+    }
+
+    /// A trim of a sequential zone, done as fio does it: the zone's write pointer reset when
+    /// the zone holds data (and the reset counted), nothing when it is empty, EINVAL when the
+    /// trim does not start at the zone's start. Returns the trim's result.
+    #[cold]
+    fn trim_zone(&mut self, t: super::zbd::ZoneTrim, io: &Io) -> i64 {
+        use super::zbd::ZoneTrim;
+        match t {
+            ZoneTrim::Empty => io.len as i64,
+            ZoneTrim::Misaligned => {
+                eprintln!("Trim offset not at zone start ({})", io.offset);
+                -(libc::EINVAL as i64)
+            }
+            ZoneTrim::Reset(r) => {
+                let done = self.source.zbd_mut().map(|z| z.trim_reset(self.q.files(), r));
+                match done {
+                    Some(Err(e)) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+                    _ => {
+                        self.acct.ts.zone_resets += 1;
+                        io.len as i64
+                    }
+                }
+            }
+        }
     }
 
     /// A paced I/O is due at `at`: with nothing in flight, the job sleeps until then (a

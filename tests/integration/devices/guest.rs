@@ -124,6 +124,14 @@ impl Batch {
         )
     }
 
+    /// Runs `cmd` in the guest and keeps its standard output as `what` of run `name` under
+    /// `tool` (a zone report after the run, say), for [`Results::saved`].
+    pub fn save(&mut self, name: &str, tool: Tool, what: &str, cmd: &str) -> &mut Batch {
+        let file = self.dir.path().join(format!("{name}.{}.{what}", tool.tag()));
+        writeln!(self.lines, "{cmd} > {} 2>&1", file.display()).unwrap();
+        self
+    }
+
     /// The same run under fio, then under fiox.
     pub fn both(&mut self, name: &str, before: &str, args: &[&str]) -> &mut Batch {
         self.run(name, Tool::Fio, before, args).run(name, Tool::Fiox, before, args)
@@ -172,6 +180,11 @@ impl Results {
         let base = self.dir.path().join(format!("{name}.{}", tool.tag())).display().to_string();
         let read = |ext: &str| std::fs::read_to_string(format!("{base}.{ext}")).unwrap_or_default();
         Out { code: read("rc").trim().parse().unwrap_or(-1), stdout: read("out"), stderr: read("err") }
+    }
+
+    /// What [`Batch::save`] kept for a run.
+    pub fn saved(&self, name: &str, tool: Tool, what: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(format!("{name}.{}.{what}", tool.tag()))).unwrap_or_default()
     }
 
     /// The I/Os a run logged (`write_iolog`), in the order it issued them.

@@ -2,7 +2,9 @@
 //! (/dev/nvme0n1: 16 zones of 16 MiB, no open-zone limit) and a zoned null_blk device
 //! (/dev/nullb0: 2 conventional zones, then sequential zones of 16 MiB with a capacity of
 //! 12 MiB, at most 4 open). Each run starts from a known zone state (reset, or filled by fio),
-//! made again before each tool.
+//! made again before each tool. A second guest adds trims, `zoneskip`, the zone options'
+//! refusals and zoned SCSI disks (scsi_debug, host-managed then host-aware, 3 conventional
+//! zones), and compares the zone report each run leaves.
 
 use super::guest::{available, Batch, Results, Tool};
 
@@ -219,5 +221,305 @@ fn zoned_block_devices_match_fio() {
         assert!(f.stderr.contains(words), "{name}: fio said {}", f.stderr);
         assert!(x.stderr.contains(words), "{name}: fiox said {}", x.stderr);
         assert!(r.iolog(name, Tool::Fiox).is_empty(), "{name}: fiox did I/O");
+    }
+}
+
+/// A zone report as `start wptr condition` lines (what the jobs left on the device).
+fn report(dev: &str) -> String {
+    format!(r"blkzone report {dev} | sed -E 's/.*start: ([0-9a-fx]+).*wptr ([0-9a-fx]+).*zcond: ?([0-9]+).*/\1 \2 \3/'")
+}
+
+/// Keys of a JSON value and everything under it, but for the options the job was given.
+fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, v) in m.iter().filter(|(k, _)| !k.ends_with(" options")) {
+                out.push(k.clone());
+                keys(v, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+/// How a run's I/Os are compared: in order, as a set, by count only (several jobs' logs
+/// interleave in one file), or by count only with neither resets nor zones compared (random
+/// offsets: which zones fill, and so reset, is the draw's).
+#[derive(Clone, Copy, PartialEq)]
+enum Ios {
+    Ordered,
+    Set,
+    Counted,
+    Random,
+}
+
+/// Asserts that fio and fiox ran `name` alike: exit status 0, issued I/Os, bytes and I/O counts
+/// per direction, zone resets, the logged I/Os as `ios` says, the zone report left behind (when
+/// kept), and no JSON key about zones (fio 3.33 prints none).
+fn alike(r: &Results, name: &str, ios: Ios) {
+    let (fc, fi) = issued(r, name, Tool::Fio);
+    let (xc, xi) = issued(r, name, Tool::Fiox);
+    assert_eq!((fc, xc), (0, 0), "{name}: exit status fio {fc}, fiox {xc}: {}", r.out(name, Tool::Fiox).stderr);
+    assert_eq!(fi, xi, "{name}: issued I/Os");
+    let (fb, xb) = (r.totals(name, Tool::Fio), r.totals(name, Tool::Fiox));
+    assert_eq!(fb, xb, "{name}: bytes, I/O counts and errors (fio, fiox)");
+    match ios {
+        Ios::Ordered => {
+            r.same(name, true);
+        }
+        Ios::Set => {
+            r.same(name, false);
+        }
+        Ios::Counted | Ios::Random => {}
+    }
+    let (fr, xr) = (resets(r, name, Tool::Fio), resets(r, name, Tool::Fiox));
+    let (fz, xz) = (r.saved(name, Tool::Fio, "zones"), r.saved(name, Tool::Fiox, "zones"));
+    if ios != Ios::Random {
+        assert_eq!(fr, xr, "{name}: zone resets");
+        assert_eq!(fz, xz, "{name}: zones after the run (start, write pointer, condition)");
+    }
+    let notes =
+        |t| r.out(name, t).stdout.lines().filter(|l| l.contains(": rounded ")).map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(notes(Tool::Fio), notes(Tool::Fiox), "{name}: rounding notes");
+    for t in [Tool::Fio, Tool::Fiox] {
+        let mut k = Vec::new();
+        keys(&r.json(name, t), &mut k);
+        assert!(!k.iter().any(|k| k.contains("zone")), "{name}: a JSON key about zones: {k:?}");
+    }
+    eprintln!("{name}: fio and fiox: {fb:?}, zone resets {fr:?}, {} zone lines alike", fz.lines().count());
+}
+
+/// Asserts that both refused `name` before any I/O, with fio's `words` (fio prints some of its
+/// refusals on standard output).
+fn refused(r: &Results, name: &str, words: &str) {
+    let (f, x) = (r.out(name, Tool::Fio), r.out(name, Tool::Fiox));
+    assert!(f.code != 0 && x.code != 0, "{name}: fio {}, fiox {}", f.code, x.code);
+    assert!(f.stdout.contains(words) || f.stderr.contains(words), "{name}: fio said {}{}", f.stdout, f.stderr);
+    assert!(x.stderr.contains(words), "{name}: fiox said {}", x.stderr);
+    assert!(r.iolog(name, Tool::Fiox).is_empty(), "{name}: fiox did I/O");
+    eprintln!("{name}: both refused: {words}");
+}
+
+/// Trims (a trim of a whole sequential zone is a zone reset in fio), `zoneskip`, the zone
+/// options' refusals, and fio's model of zoned SCSI disks (scsi_debug): host-managed with
+/// conventional zones, and host-aware, whose sequential-write-preferred zones fio 3.33 writes
+/// anywhere (no write pointer, no reset), with buffered writes allowed.
+#[test]
+fn zoned_trims_skips_and_scsi_match_fio() {
+    if !available() {
+        return;
+    }
+    let mut b = Batch::new("nvme-zns");
+    let fill = format!(
+        "blkzone reset {ZNS}; fio --name=f --filename={ZNS} --direct=1 --zonemode=zbd --rw=write --bs=1M --size=64M >/dev/null"
+    );
+    let reset = format!("blkzone reset {ZNS}");
+    let z = ["--filename=/dev/nvme0n1", "--direct=1", "--zonemode=zbd", "--output-format=normal,json"];
+    // (name, state before, options, how the I/Os compare); each leaves its zone report.
+    let zns: &[(&str, &str, &[&str], Ios)] = &[
+        ("trim-seq", &fill, &["--name=t", "--rw=trim", "--bs=16M", "--size=128M"], Ios::Ordered),
+        ("trim-random", &fill, &["--name=t", "--rw=randtrim", "--bs=16M", "--size=256M"], Ios::Set),
+        ("trimwrite", &fill, &["--name=t", "--rw=trimwrite", "--bs=16M", "--size=64M"], Ios::Ordered),
+        ("trim-rounded", &fill, &["--name=t", "--rw=trim", "--bs=16M", "--offset=1M", "--size=64M"], Ios::Ordered),
+        (
+            "zoneskip",
+            &fill,
+            &["--name=s", "--rw=write", "--bs=1M", "--size=64M", "--io_size=32M", "--zoneskip=16M", "--zonesize=16M"],
+            Ios::Ordered,
+        ),
+        (
+            "zoneskip-wrap",
+            &reset,
+            &["--name=s", "--rw=write", "--bs=4M", "--io_size=192M", "--zoneskip=16M", "--zonerange=32M"],
+            Ios::Ordered,
+        ),
+        // Zones 0, 2, .., 14 hold data: a read skips from zone 0 to zone 3, empty, so reads
+        // zone 4, then goes on from zone 3 (not 4) to zone 6, then 9, on to 10.
+        (
+            "zoneskip-read",
+            "",
+            &["--name=s", "--rw=read", "--bs=1M", "--size=256M", "--io_size=64M", "--zoneskip=32M"],
+            Ios::Ordered,
+        ),
+    ];
+    for (name, before, opts, _) in zns {
+        for t in [Tool::Fio, Tool::Fiox] {
+            b.run(name, t, before, &[&z[..], opts].concat()).save(name, t, "zones", &report(ZNS));
+        }
+    }
+    let bad: &[(&str, &[&str])] = &[
+        ("bad-trim-bs", &["--name=e", "--rw=trim", "--bs=1M", "--size=64M"]),
+        ("bad-trim-bsrange", &["--name=e", "--rw=trim", "--bsrange=1M-16M", "--size=64M"]),
+        ("bad-verify-bs", &["--name=e", "--rw=write", "--bs=48k", "--size=64M", "--verify=crc32c"]),
+        ("bad-zoneskip", &["--name=e", "--rw=write", "--bs=1M", "--size=64M", "--zoneskip=8M"]),
+        ("bad-buffered", &["--name=e", "--rw=write", "--bs=1M", "--size=64M", "--direct=0"]),
+    ];
+    for (name, opts) in bad {
+        b.both(name, "", &[&z[..], opts].concat());
+    }
+    // Zoned null_blk: 2 conventional zones, capacity 12 of 16 MiB, at most 4 open.
+    b.shell("modprobe null_blk nr_devices=1 zoned=1 zone_size=16 zone_capacity=12 zone_nr_conv=2 zone_max_open=4 zone_max_active=6 gb=1 memory_backed=1");
+    let nfill = format!("blkzone reset {NULLB}; fio --name=f --filename={NULLB} --direct=1 --zonemode=zbd --rw=write --bs=1M --size=128M >/dev/null");
+    let nreset = format!("blkzone reset {NULLB}");
+    let n = ["--filename=/dev/nullb0", "--direct=1", "--zonemode=zbd", "--output-format=normal,json"];
+    let nb: &[(&str, &str, &[&str], Ios)] = &[
+        ("nullb-trim", &nfill, &["--name=t", "--rw=trim", "--bs=16M", "--offset=32M", "--size=96M"], Ios::Ordered),
+        (
+            "nullb-ignore-limits",
+            &nreset,
+            &["--name=i", "--rw=write", "--bs=1M", "--size=128M", "--max_open_zones=8", "--ignore_zone_limits=1"],
+            Ios::Ordered,
+        ),
+        (
+            "nullb-job-max-open",
+            &nreset,
+            &[
+                "--name=j",
+                "--rw=randwrite",
+                "--bs=4k",
+                "--size=256M",
+                "--io_size=8M",
+                "--numjobs=2",
+                "--job_max_open_zones=2",
+                "--group_reporting",
+            ],
+            Ios::Random,
+        ),
+        (
+            "nullb-jobs-one-open-each",
+            &nreset,
+            &[
+                "--rw=write",
+                "--bs=64k",
+                "--job_max_open_zones=1",
+                "--name=a",
+                "--offset=32M",
+                "--size=64M",
+                "--name=b",
+                "--offset=96M",
+                "--size=64M",
+            ],
+            Ios::Counted,
+        ),
+    ];
+    for (name, before, opts, _) in nb {
+        for t in [Tool::Fio, Tool::Fiox] {
+            b.run(name, t, before, &[&n[..], opts].concat()).save(name, t, "zones", &report(NULLB));
+        }
+    }
+    // A trim of a conventional zone is a discard, which this null_blk does not do: EOPNOTSUPP.
+    b.both("nullb-trim-conventional", &nfill, &[&n[..], &["--name=t", "--rw=trim", "--bs=16M", "--size=32M"]].concat());
+    // Zoned SCSI disks (scsi_debug, 8 MiB zones, 3 conventional, discard on): host-managed.
+    let sd = "/dev/sda";
+    b.shell("modprobe scsi_debug zbc=managed zone_size_mb=8 dev_size_mb=128 zone_nr_conv=3 delay=0 lbpu=1 && guest-coldplug && sleep 1");
+    let s = ["--filename=/dev/sda", "--direct=1", "--zonemode=zbd", "--output-format=normal,json"];
+    let sreset = format!("blkzone reset {sd}");
+    let sfill = format!(
+        "{sreset}; fio --name=f --filename={sd} --direct=1 --zonemode=zbd --rw=write --bs=1M --size=64M >/dev/null"
+    );
+    let managed: &[(&str, &str, &[&str], Ios)] = &[
+        ("scsi-managed-write", &sreset, &["--name=m", "--rw=write", "--bs=64k", "--size=64M"], Ios::Ordered),
+        ("scsi-managed-read", "", &["--name=m", "--rw=read", "--bs=64k", "--size=128M"], Ios::Ordered),
+        (
+            "scsi-managed-randwrite",
+            &sfill,
+            &["--name=m", "--rw=randwrite", "--bs=4k", "--size=128M", "--io_size=8M"],
+            Ios::Random,
+        ),
+        ("scsi-managed-trim", &sfill, &["--name=m", "--rw=trim", "--bs=8M", "--size=64M"], Ios::Ordered),
+    ];
+    for (name, before, opts, _) in managed {
+        for t in [Tool::Fio, Tool::Fiox] {
+            b.run(name, t, before, &[&s[..], opts].concat()).save(name, t, "zones", &report(sd));
+        }
+    }
+    b.both(
+        "scsi-managed-buffered",
+        "",
+        &[&s[..], &["--name=e", "--rw=write", "--bs=64k", "--size=64M", "--direct=0"]].concat(),
+    );
+    b.both(
+        "scsi-managed-max-open",
+        "",
+        &[&s[..], &["--name=e", "--rw=randwrite", "--bs=4k", "--size=64M", "--max_open_zones=16"]].concat(),
+    );
+    // Host-aware: the same disk with sequential-write-preferred zones.
+    b.shell("rmmod scsi_debug; modprobe scsi_debug zbc=aware zone_size_mb=8 dev_size_mb=128 zone_nr_conv=3 delay=0 lbpu=1 && guest-coldplug && sleep 1");
+    let aware: &[(&str, &str, &[&str], Ios)] = &[
+        (
+            "scsi-aware-write",
+            &sreset,
+            &["--name=a", "--rw=write", "--bs=64k", "--offset=1M", "--size=40M"],
+            Ios::Ordered,
+        ),
+        (
+            "scsi-aware-overwrite",
+            "",
+            &["--name=a", "--rw=write", "--bs=64k", "--offset=1M", "--size=40M"],
+            Ios::Ordered,
+        ),
+        ("scsi-aware-read", "", &["--name=a", "--rw=read", "--bs=64k", "--size=128M"], Ios::Ordered),
+        (
+            "scsi-aware-randwrite",
+            &sreset,
+            &["--name=a", "--rw=randwrite", "--bs=4k", "--size=128M", "--io_size=8M", "--max_open_zones=4"],
+            Ios::Random,
+        ),
+        (
+            "scsi-aware-buffered",
+            &sreset,
+            &["--name=a", "--rw=write", "--bs=64k", "--size=64M", "--direct=0"],
+            Ios::Ordered,
+        ),
+        ("scsi-aware-trim", "", &["--name=a", "--rw=trim", "--bs=8M", "--size=128M"], Ios::Ordered),
+    ];
+    for (name, before, opts, _) in aware {
+        for t in [Tool::Fio, Tool::Fiox] {
+            b.run(name, t, before, &[&s[..], opts].concat()).save(name, t, "zones", &report(sd));
+        }
+    }
+    let r = b.boot();
+
+    // Every case is checked, and every difference reported at once.
+    let failed: Vec<String> = zns
+        .iter()
+        .chain(nb)
+        .chain(managed)
+        .chain(aware)
+        .filter_map(|(name, _, _, ios)| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| alike(&r, name, *ios))).err().map(|e| {
+                e.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default()
+            })
+        })
+        .collect();
+    assert!(failed.is_empty(), "{} cases differ:\n{}", failed.len(), failed.join("\n"));
+    // A host-aware device's zones have no write pointer for fio: random writes reset none.
+    for t in [Tool::Fio, Tool::Fiox] {
+        assert_eq!(resets(&r, "scsi-aware-randwrite", t), [0], "scsi-aware-randwrite: resets");
+    }
+    // The conventional zone's trim fails alike: one trim issued, error 95 (EOPNOTSUPP).
+    let (f, x) = (r.out("nullb-trim-conventional", Tool::Fio), r.out("nullb-trim-conventional", Tool::Fiox));
+    assert!(f.code != 0 && x.code != 0, "nullb-trim-conventional: fio {}, fiox {}", f.code, x.code);
+    assert!(
+        f.stdout.contains("err=95") && x.stdout.contains("err=95"),
+        "nullb-trim-conventional: {}\n{}",
+        f.stdout,
+        x.stdout
+    );
+    assert_eq!(issued(&r, "nullb-trim-conventional", Tool::Fio).1, issued(&r, "nullb-trim-conventional", Tool::Fiox).1);
+    for (name, words) in [
+        ("bad-trim-bs", "/dev/nvme0n1: trim block size 1048576 is not the zone size 16777216"),
+        ("bad-trim-bsrange", "bsrange and bssplit are not allowed for trim with zonemode=zbd"),
+        ("bad-verify-bs", "/dev/nvme0n1: block size 49152 is not a divisor of the zone size 16777216"),
+        ("bad-zoneskip", "/dev/nvme0n1: zoneskip 8388608 is not a multiple of the device zone size 16777216."),
+        ("bad-buffered", "Using direct I/O is mandatory for writing to ZBD drives"),
+        ("scsi-managed-buffered", "Using direct I/O is mandatory for writing to ZBD drives"),
+        ("scsi-managed-max-open", "Specified --max_open_zones (16) is larger than max (8)"),
+    ] {
+        refused(&r, name, words);
     }
 }

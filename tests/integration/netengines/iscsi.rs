@@ -33,7 +33,8 @@ fn run(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
 
 /// Whether libiscsi is installed (a skip recorded when not).
 fn have_libiscsi() -> bool {
-    let here = ["/usr/lib/x86_64-linux-gnu/libiscsi.so.7", "/usr/lib/libiscsi.so.7"].iter().any(|p| Path::new(p).exists());
+    let here =
+        ["/usr/lib/x86_64-linux-gnu/libiscsi.so.7", "/usr/lib/libiscsi.so.7"].iter().any(|p| Path::new(p).exists());
     if !here {
         crate::util::skips::skipped("libiscsi.so.7 is not installed (package libiscsi7)");
     }
@@ -96,8 +97,19 @@ impl Tgtd {
             let (l, b) = (lun.to_string(), img.display().to_string());
             t.adm(&["--op", "new", "--mode", "logicalunit", "--tid", "1", "--lun", &l, "-b", &b]).unwrap();
             if ro {
-                t.adm(&["--op", "update", "--mode", "logicalunit", "--tid", "1", "--lun", &l, "--params", "readonly=1"])
-                    .unwrap();
+                t.adm(&[
+                    "--op",
+                    "update",
+                    "--mode",
+                    "logicalunit",
+                    "--tid",
+                    "1",
+                    "--lun",
+                    &l,
+                    "--params",
+                    "readonly=1",
+                ])
+                .unwrap();
             }
         }
         match admit {
@@ -290,7 +302,8 @@ fn libiscsi_refusals_are_one_clear_line() {
         assert_ne!(fio.code, 0, "fio {a:?}: {}", fio.stderr);
     }
     // The initiator the target admits gets in, with either tool.
-    let a = ["--name=i", "--ioengine=libiscsi", &picky.filename(1), "--rw=read", "--initiator=iqn.2020-01.test:allowed"];
+    let a =
+        ["--name=i", "--ioengine=libiscsi", &picky.filename(1), "--rw=read", "--initiator=iqn.2020-01.test:allowed"];
     for fiox_run in [false, true] {
         let out = run(fiox_run, d.path(), &[&a[..], &["--output-format=json"]].concat());
         assert_eq!(out.code, 0, "fiox {fiox_run}: {}", out.stderr);

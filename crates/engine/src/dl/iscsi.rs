@@ -290,7 +290,10 @@ unsafe fn failure(lib: &Iscsi, ctx: Ctx, task: Task, status: c_int) -> (i32, Str
             // SAFETY: returns null or a static string.
             let code = unsafe { text((lib.scsi_sense_ascq_str)(sense.ascq), "") };
             let code = if code.is_empty() { String::new() } else { format!(" {code}") };
-            (libc::EPERM, format!("CHECK CONDITION, sense key {key} ({}), ASC/ASCQ 0x{:04x}{code}", sense.key, sense.ascq))
+            (
+                libc::EPERM,
+                format!("CHECK CONDITION, sense key {key} ({}), ASC/ASCQ 0x{:04x}{code}", sense.key, sense.ascq),
+            )
         }
         STATUS_CANCELLED => (libc::ECANCELED, "the command was cancelled (the connection closed)".into()),
         STATUS_TIMEOUT => (libc::ETIMEDOUT, "the command timed out".into()),
@@ -311,7 +314,8 @@ pub(crate) struct Session {
     block: u32,
     blocks: u64,
     /// Filled by [`finished`] inside `iscsi_service`; boxed so that its address, which every
-    /// command in flight holds, does not move with the session.
+    /// command in flight holds, does not move with the session (sessions live in a Vec).
+    #[allow(clippy::box_collection)]
     done: Box<Vec<Done>>,
     in_flight: usize,
 }
@@ -381,7 +385,9 @@ impl Session {
         // SAFETY: a live context and NUL-terminated portal.
         if unsafe { (lib.full_connect_sync)(ctx, cportal.as_ptr(), lun) } != 0 {
             let why = s.error();
-            let why = if started.elapsed() >= timeout {
+            // libiscsi counts its timeout in whole seconds of the wall clock, so it may end
+            // the wait up to a second early.
+            let why = if started.elapsed() + Duration::from_secs(1) >= timeout {
                 format!("no answer within {} s ({why})", timeout.as_secs())
             } else if let Err(e) = reach(&portal) {
                 // libiscsi words a refused or failed TCP connection as a failed reconnect;
@@ -454,10 +460,20 @@ impl Session {
     /// # Safety
     /// For reads and writes, `buf` must point to at least `len` bytes that nobody else touches
     /// until the command is reported done (or the session is dropped).
-    pub(crate) unsafe fn start(&mut self, op: Op, tag: u64, buf: *mut u8, len: u32, offset: u64) -> Result<(), (i32, String)> {
+    pub(crate) unsafe fn start(
+        &mut self,
+        op: Op,
+        tag: u64,
+        buf: *mut u8,
+        len: u32,
+        offset: u64,
+    ) -> Result<(), (i32, String)> {
         let bs = self.block as u64;
         if op != Op::Sync && (offset % bs != 0 || len as u64 % bs != 0) {
-            return Err((libc::EINVAL, format!("offset {offset} or length {len} is not a multiple of the LUN's block size ({bs} bytes)")));
+            return Err((
+                libc::EINVAL,
+                format!("offset {offset} or length {len} is not a multiple of the LUN's block size ({bs} bytes)"),
+            ));
         }
         let pending = Box::into_raw(Box::new(Pending {
             lib: self.lib,
@@ -474,7 +490,20 @@ impl Session {
             let iov = &raw mut (*pending).iov;
             match op {
                 Op::Read => (self.lib.read16_iov_task)(
-                    self.ctx, self.lun, lba, len, block, 0, 0, 0, 0, 0, finished, pending.cast(), iov, 1,
+                    self.ctx,
+                    self.lun,
+                    lba,
+                    len,
+                    block,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                    finished,
+                    pending.cast(),
+                    iov,
+                    1,
                 ),
                 Op::Write => (self.lib.write16_iov_task)(
                     self.ctx,
@@ -494,7 +523,9 @@ impl Session {
                     1,
                 ),
                 // LBA 0 and 0 blocks: the whole medium.
-                Op::Sync => (self.lib.synchronizecache16_task)(self.ctx, self.lun, 0, 0, 0, 0, finished, pending.cast()),
+                Op::Sync => {
+                    (self.lib.synchronizecache16_task)(self.ctx, self.lun, 0, 0, 0, 0, finished, pending.cast())
+                }
             }
         };
         if task.is_null() {

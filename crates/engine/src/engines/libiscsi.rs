@@ -153,7 +153,8 @@ impl IoEngine for Libiscsi {
     fn init(&mut self, setup: &crate::Setup<'_>) -> io::Result<()> {
         for path in setup.paths {
             let url = path.to_string_lossy();
-            let s = Session::connect(&url, &setup.opts.libiscsi.initiator, CONNECT_TIMEOUT).map_err(io::Error::other)?;
+            let s =
+                Session::connect(&url, &setup.opts.libiscsi.initiator, CONNECT_TIMEOUT).map_err(io::Error::other)?;
             self.sessions.push(s);
         }
         self.lens = vec![0; setup.depth as usize];

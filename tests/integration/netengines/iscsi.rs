@@ -84,7 +84,7 @@ impl Tgtd {
             .stderr(log)
             .spawn()
             .expect("tgtd starts");
-        let mut t = Tgtd { dir, child: Some(child), port, control };
+        let t = Tgtd { dir, child: Some(child), port, control };
         let t0 = Instant::now();
         while t.adm(&["--op", "show", "--mode", "target"]).is_err() {
             assert!(t0.elapsed() < Duration::from_secs(10), "tgtd did not start: {}", t.log());

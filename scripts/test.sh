@@ -67,6 +67,10 @@ need 1 "the man page and completion tests" groff mandoc man col zsh fish -- grof
 # passthrough), SCSI and NVDIMM devices: scripts/vm/guest.sh installs qemu, busybox and the guest
 # tools, and unpacks Debian's kernel package under /var/tmp (never installed); about 20 s once.
 scripts/vm/guest.sh setup || echo "scripts/test.sh: no qemu guest can be booted here; the device tests will skip" >&2
+# The libiscsi engine tests start tgtd (package tgt: the user-space iSCSI target; no kernel
+# module) on loopback ports with a management socket of their own, never the system's service;
+# libiscsi7 comes with libiscsi-bin.
+need 0 "the libiscsi engine tests" tgtd tgtadm iscsi-ls -- tgt libiscsi-bin
 # The libiscsi and nfs engine tests compare fiox with a fio 3.33 built from ../shared/fio-src with
 # those engines (Debian's fio leaves them out): scripts/fio-ext.sh builds it once (about 2 minutes).
 if fio_ext=$(bash scripts/fio-ext.sh 2>/dev/null); then

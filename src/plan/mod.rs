@@ -96,6 +96,9 @@ const FIO_SYNC_ENGINES: &[&str] = &[
     "filecreate",
     "filestat",
     "filedelete",
+    // fio 3.33 flags libiscsi synchronous, prints the note, and then keeps iodepth commands
+    // in flight all the same.
+    "libiscsi",
 ];
 
 /// fio 3.33's note, word for word ("iodepth >= 1" is its wording for a depth above 1).
@@ -531,6 +534,8 @@ fn remote_files(
                 "job '{}': size {len} from offset {region_start} exceeds the nbd export ({size} bytes)",
                 spec.name
             ),
+            // fio's libiscsi job stops at the LUN's end, as on a block device.
+            (Some(size), Some(len)) if region_start + len > size && spec.ioengine == "libiscsi" => size - region_start,
             (Some(size), Some(len)) if region_start + len > size => bail!(
                 "job '{}': size {len} from offset {region_start} exceeds the {} image ({size} bytes); fiox does not create a local file instead (fio would)",
                 spec.name,

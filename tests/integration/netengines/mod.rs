@@ -1,6 +1,7 @@
 //! Engines that talk to a storage service, each against a real server the test starts: `nbd`
-//! against nbdkit, `gfapi`/`gfapi_async` against a one-brick GlusterFS volume. fio 3.33
-//! (Debian's, built with libnbd and libgfapi) runs the same jobs; what must agree is compared
+//! against nbdkit, `gfapi`/`gfapi_async` against a one-brick GlusterFS volume, `libiscsi`
+//! against tgtd. fio 3.33 (Debian's, built with libnbd and libgfapi; for libiscsi a build of
+//! its own, `$FIOX_FIO_EXT`) runs the same jobs; what must agree is compared
 //! (bytes and I/O counts per direction, the data each tool wrote as the other reads it), and
 //! an unreachable, refusing or dying server must end the run with one clear line and exit 1,
 //! never a panic or a hang.
@@ -10,6 +11,7 @@ use std::path::Path;
 use crate::util::{fio_within, fiox, json, Out};
 
 mod gfapi;
+mod iscsi;
 mod nbd;
 
 fn run(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {

@@ -6,6 +6,7 @@
 //! used, so a library missing a symbol is refused as a whole and no call reaches a null pointer.
 
 pub(crate) mod gfapi;
+pub(crate) mod iscsi;
 pub(crate) mod nbd;
 pub(crate) mod pmem;
 pub(crate) mod rdma;

@@ -24,7 +24,7 @@ pub use gfapi::GfapiOpts;
 pub use http::{HttpMode, HttpOpts, Https};
 pub use io_uring::{CmdPrioOpts, IoUringOpts, LibaioOpts, Pvsync2Opts};
 pub use net::{NetOpts, RdmaOpts};
-pub use others::{MtdOpts, NbdOpts};
+pub use others::{LibiscsiOpts, MtdOpts, NbdOpts};
 pub use sg::SgOpts;
 
 /// Options that only some engines read, one struct per engine (or family sharing rows), each
@@ -43,6 +43,8 @@ pub struct EngineOpts {
     pub rdma: RdmaOpts,
     pub mtd: MtdOpts,
     pub nbd: NbdOpts,
+    /// libiscsi: the initiator's iSCSI name.
+    pub libiscsi: LibiscsiOpts,
     pub gfapi: GfapiOpts,
     /// rbd and rados: which cluster, client, configuration, pool and image.
     pub ceph: CephOpts,
@@ -98,10 +100,10 @@ static ENGINES: &[Choice] = &[
     Choice { word: "exec", help: "Run a program alongside" },
     Choice { word: "e4defrag", help: "ext4 online defragmentation" },
     Choice { word: "http", help: "HTTP, WebDAV and S3" },
+    Choice { word: "libiscsi", help: "iSCSI LUNs through libiscsi (package libiscsi7), filename=iscsi://HOST/IQN/LUN" },
     // fio 3.33 engines that Debian's build leaves out (they need libraries or hardware Debian's
     // fio is not built with). fio's --parse-only accepts job files naming them, so fiox does
     // too; a run refuses them before any I/O.
-    Choice { word: "libiscsi", help: "iSCSI initiator in user space" },
     Choice { word: "nfs", help: "NFS client in user space (libnfs)" },
     Choice { word: "libhdfs", help: "Hadoop HDFS" },
     Choice { word: "cpp_null", help: "The null engine, written in C++" },

@@ -1,4 +1,4 @@
-//! The engines with one option of their own: mtd and nbd.
+//! The engines with one option of their own: mtd, nbd and libiscsi.
 
 use crate::table::{Category as C, Kind as K, OptDef as O};
 
@@ -8,10 +8,15 @@ const BOOL: K = K::Bool;
 // Binders write `Ok(s.field = value)`: the assignment is the point, so clippy's unit_arg is off.
 #[allow(clippy::unit_arg)]
 pub(in crate::defs) static DEFS: &[O] = &[
-    // mtd, nbd
+    // mtd, nbd, libiscsi
     O::new("skip_bad", BOOL, C::Engine, "Skip known bad blocks").def("0").engines(&["mtd"]).to(|s, v| Ok(s.engine.mtd.skip_bad = v.flag())),
     O::new("uri", K::Str, C::Engine, "Name of NBD URI").engines(&["nbd"]).to(|s, v| Ok(s.engine.nbd.uri = v.written())),
+    O::new("initiator", K::Str, C::Engine, "initiator name").def(DEFAULT_INITIATOR).engines(&["libiscsi"]).to(|s, v| Ok(s.engine.libiscsi.initiator = v.text())),
 ];
+
+/// The iSCSI name fio 3.33's libiscsi engine logs in with unless `initiator=` says otherwise
+/// (its `--enghelp=libiscsi,initiator`).
+pub const DEFAULT_INITIATOR: &str = "iqn.2019-04.org.fio:fio";
 
 /// mtd's options.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -25,6 +30,13 @@ pub struct NbdOpts {
     pub uri: Option<String>,
 }
 
+/// libiscsi's options: the iSCSI name the initiator logs in with (targets may admit only some
+/// names).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LibiscsiOpts {
+    pub initiator: String,
+}
+
 #[cfg(test)]
 mod tests {
     use crate::spec::bind::check::lands;
@@ -34,6 +46,8 @@ mod tests {
         lands(&[
             ("ioengine=mtd skip_bad=1", |s| s.engine.mtd.skip_bad),
             ("ioengine=nbd uri=nbd://h/d", |s| s.engine.nbd.uri.as_deref() == Some("nbd://h/d")),
+            ("ioengine=libiscsi", |s| s.engine.libiscsi.initiator == super::DEFAULT_INITIATOR),
+            ("ioengine=libiscsi initiator=iqn.2020-01.x:y", |s| s.engine.libiscsi.initiator == "iqn.2020-01.x:y"),
         ]);
     }
 }

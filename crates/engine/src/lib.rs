@@ -277,6 +277,7 @@ pub static ENGINES: &[EngineInfo] = &[
     engines::rados::INFO,
     engines::rbd::INFO,
     engines::http::INFO,
+    engines::libblkio::INFO,
 ];
 
 impl EngineInfo {

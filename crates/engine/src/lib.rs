@@ -19,6 +19,7 @@ mod ceph;
 mod conformance;
 mod dl;
 mod engines;
+mod map;
 mod mem;
 mod queue;
 pub mod sigv4;

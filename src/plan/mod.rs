@@ -534,8 +534,8 @@ fn remote_files(
                 "job '{}': size {len} from offset {region_start} exceeds the nbd export ({size} bytes)",
                 spec.name
             ),
-            // fio's libiscsi job stops at the LUN's end, as on a block device.
-            (Some(size), Some(len)) if region_start + len > size && spec.ioengine == "libiscsi" => size - region_start,
+            // fio's libiscsi job and fio 3.42's libblkio job stop at the device's end, as on a block device.
+            (Some(size), Some(len)) if region_start + len > size && matches!(spec.ioengine, "libiscsi" | "libblkio") => size - region_start,
             (Some(size), Some(len)) if region_start + len > size => bail!(
                 "job '{}': size {len} from offset {region_start} exceeds the {} image ({size} bytes); fiox does not create a local file instead (fio would)",
                 spec.name,

@@ -19,6 +19,7 @@ mod ceph;
 mod conformance;
 mod dl;
 mod engines;
+mod map;
 mod mem;
 mod queue;
 pub mod sigv4;
@@ -278,6 +279,7 @@ pub static ENGINES: &[EngineInfo] = &[
     engines::rados::INFO,
     engines::rbd::INFO,
     engines::http::INFO,
+    engines::libblkio::INFO,
 ];
 
 impl EngineInfo {

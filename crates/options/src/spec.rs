@@ -18,8 +18,8 @@ pub mod bind;
 mod replay;
 mod verify;
 pub use crate::defs::engine::{
-    CephOpts, CmdPrioOpts, CpuioOpts, E4defragOpts, EngineOpts, ExecOpts, GfapiOpts, IoUringOpts, LibaioOpts, MtdOpts,
-    NbdOpts, NetOpts, Pvsync2Opts, RdmaOpts, SgOpts,
+    CephOpts, CmdPrioOpts, CpuioOpts, E4defragOpts, EngineOpts, ExecOpts, GfapiOpts, IoUringOpts, LibaioOpts,
+    LibblkioOpts, LibblkioWaitMode, MtdOpts, NbdOpts, NetOpts, Pvsync2Opts, RdmaOpts, SgOpts,
 };
 pub use crate::defs::engine::{HttpMode, HttpOpts, Https};
 pub use bind::{Arg, Binder};
@@ -890,8 +890,8 @@ impl JobSpec {
             return err("bs must be at least 1 byte".into());
         }
         // cpuio and exec have no file: their jobs end on time, not on a size.
-        // nbd and rbd take their size from the export or the image.
-        let sized = !matches!(self.ioengine, "cpuio" | "exec" | "nbd" | "rbd");
+        // nbd, rbd and libblkio take their size from the export, the image or the device.
+        let sized = !matches!(self.ioengine, "cpuio" | "exec" | "nbd" | "rbd" | "libblkio");
         if sized
             && self.replay.is_none()
             && self.filename.is_none()

@@ -2,5 +2,6 @@
 //! Linux engine list (`linux`), and offload submission, sync_file_range and the other
 //! submission options (`offload`).
 
+mod libblkio;
 mod linux;
 mod offload;

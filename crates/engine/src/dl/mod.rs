@@ -5,6 +5,7 @@
 //! its own here (the Ceph libraries' in `ceph/ffi.rs`); a table is resolved whole before it is
 //! used, so a library missing a symbol is refused as a whole and no call reaches a null pointer.
 
+pub(crate) mod blkio;
 pub(crate) mod gfapi;
 pub(crate) mod iscsi;
 pub(crate) mod nbd;

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use super::{devices, found, is_device, job_files};
 use crate::dl::pmem::Copier;
+use crate::map::Map;
 use crate::{Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, Setup};
 
 /// The sysfs directory of a character device: /sys/dev/char/MAJOR:MINOR.
@@ -65,11 +66,6 @@ pub(super) fn pmem_block_rule(engine: &str, spec: &fiox_options::JobSpec) -> Res
     Ok(())
 }
 
-struct Map {
-    ptr: *mut u8,
-    len: usize,
-}
-
 #[derive(Default)]
 pub struct DevDax {
     pmem: Option<Copier>,
@@ -92,7 +88,8 @@ impl IoEngine for DevDax {
                 let e = io::Error::last_os_error();
                 return Err(io::Error::new(e.kind(), format!("mmap of {len} bytes of '{}': {e}", path.display())));
             }
-            self.maps.push(Map { ptr: p.cast(), len });
+            // SAFETY: the mapping just made, unmapped only when the engine is dropped.
+            self.maps.push(unsafe { Map::new(p.cast(), len) });
         }
         Ok(())
     }
@@ -100,22 +97,13 @@ impl IoEngine for DevDax {
     fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let pmem = self.pmem.expect("init loaded libpmem");
         let m = &self.maps[io.file_index as usize];
-        let (off, len) = (io.offset as usize, io.len as usize);
         let result = match io.ddir {
             Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
-            Ddir::Read | Ddir::Write if off.checked_add(len).is_none_or(|end| end > m.len) => -(libc::EINVAL as i64),
-            Ddir::Read => {
-                // SAFETY: off..off+len is inside the mapping (checked above) and the buffer holds
-                // at least len bytes; heap and device mapping cannot overlap.
-                unsafe { std::ptr::copy_nonoverlapping(m.ptr.add(off), io.buf, len) };
-                len as i64
-            }
-            Ddir::Write => {
-                // SAFETY: as for reads, in the other direction; the mapping is writable for
-                // jobs that write.
-                unsafe { pmem.copy_persist(m.ptr.add(off), io.buf, len) };
-                len as i64
-            }
+            Ddir::Read | Ddir::Write => m.transfer(io, |dst, src, len| {
+                // SAFETY: transfer hands a span inside the mapping, writable for jobs that
+                // write, and the unit's buffer, `len` bytes each and apart.
+                unsafe { pmem.copy_persist(dst, src, len) }
+            }),
             Ddir::Sync | Ddir::DataSync => {
                 pmem.drain();
                 0
@@ -130,7 +118,7 @@ impl Drop for DevDax {
     fn drop(&mut self) {
         for m in &self.maps {
             // SAFETY: each mapping made in init, unmapped once.
-            unsafe { libc::munmap(m.ptr.cast(), m.len) };
+            unsafe { libc::munmap(m.base().cast(), m.len()) };
         }
     }
 }

@@ -11,6 +11,7 @@ use std::io;
 
 use super::{devices, found, job_files};
 use crate::dl::pmem::{Copier, MEM_NODRAIN, MEM_NONTEMPORAL, MEM_TEMPORAL};
+use crate::map::Map;
 use crate::{Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, Setup};
 
 /// The mount point, type and options of the file system holding `path` (longest matching
@@ -49,11 +50,6 @@ fn preflight(spec: &fiox_options::JobSpec) -> Result<(), String> {
     Copier::load("libpmem").map(|_| ()).map_err(|e| e.to_string())
 }
 
-struct Map {
-    ptr: *mut u8,
-    len: usize,
-}
-
 #[derive(Default)]
 pub struct Libpmem {
     pmem: Option<Copier>,
@@ -70,7 +66,9 @@ impl IoEngine for Libpmem {
             if setup.sync { 0 } else { MEM_NODRAIN } | if setup.direct { MEM_NONTEMPORAL } else { MEM_TEMPORAL };
         for (path, &size) in setup.paths.iter().zip(setup.sizes) {
             let (ptr, len, is_pmem) = pmem.map_file(path)?;
-            self.maps.push(Map { ptr, len });
+            // SAFETY: pmem_map_file mapped it read-write; it is unmapped only when the engine
+            // is dropped.
+            self.maps.push(unsafe { Map::new(ptr, len) });
             if !is_pmem {
                 return Err(io::Error::new(
                     io::ErrorKind::Unsupported,
@@ -93,21 +91,13 @@ impl IoEngine for Libpmem {
     fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let pmem = self.pmem.expect("init loaded libpmem");
         let m = &self.maps[io.file_index as usize];
-        let (off, len) = (io.offset as usize, io.len as usize);
         let result = match io.ddir {
             Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
-            Ddir::Read | Ddir::Write if off.checked_add(len).is_none_or(|end| end > m.len) => -(libc::EINVAL as i64),
-            Ddir::Read => {
-                // SAFETY: off..off+len is inside the mapping (checked above) and the buffer holds
-                // at least len bytes; heap and file mapping cannot overlap.
-                unsafe { std::ptr::copy_nonoverlapping(m.ptr.add(off), io.buf, len) };
-                len as i64
-            }
-            Ddir::Write => {
-                // SAFETY: as for reads, in the other direction; pmem_map_file maps read-write.
-                unsafe { pmem.copy(m.ptr.add(off), io.buf, len, self.flags) };
-                len as i64
-            }
+            Ddir::Read | Ddir::Write => m.transfer(io, |dst, src, len| {
+                // SAFETY: transfer hands a span inside the mapping (pmem_map_file maps
+                // read-write) and the unit's buffer, `len` bytes each and apart.
+                unsafe { pmem.copy(dst, src, len, self.flags) }
+            }),
             Ddir::Sync | Ddir::DataSync => {
                 pmem.drain();
                 0
@@ -123,7 +113,7 @@ impl Drop for Libpmem {
         if let Some(pmem) = self.pmem {
             for m in &self.maps {
                 // SAFETY: each mapping made by pmem_map_file in init, unmapped once.
-                unsafe { pmem.unmap(m.ptr, m.len) };
+                unsafe { pmem.unmap(m.base(), m.len()) };
             }
         }
     }

@@ -3,12 +3,8 @@
 
 use std::io;
 
+use crate::map::Map;
 use crate::{Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, Setup};
-
-struct Map {
-    ptr: *mut u8,
-    len: usize,
-}
 
 #[derive(Default)]
 pub struct Mmap {
@@ -27,32 +23,24 @@ impl IoEngine for Mmap {
                     format!("mmap: cannot map {size} bytes: {}", io::Error::last_os_error()),
                 ));
             }
-            self.maps.push(Map { ptr: p.cast(), len: size as usize });
+            // SAFETY: the mapping just made, unmapped only when the engine is dropped.
+            self.maps.push(unsafe { Map::new(p.cast(), size as usize) });
         }
         Ok(())
     }
 
     fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         let m = &self.maps[io.file_index as usize];
-        let (off, len) = (io.offset as usize, io.len as usize);
         let result = match io.ddir {
             Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
-            Ddir::Read | Ddir::Write if off.checked_add(len).is_none_or(|end| end > m.len) => -(libc::EINVAL as i64),
-            Ddir::Read => {
-                // SAFETY: off..off+len is inside the mapping (checked above) and the buffer holds
-                // at least len bytes; the regions cannot overlap (heap vs file mapping).
-                unsafe { std::ptr::copy_nonoverlapping(m.ptr.add(off), io.buf, len) };
-                len as i64
-            }
-            Ddir::Write => {
-                // SAFETY: as for reads, in the other direction; the mapping is writable for
-                // jobs that write.
-                unsafe { std::ptr::copy_nonoverlapping(io.buf, m.ptr.add(off), len) };
-                len as i64
-            }
+            Ddir::Read | Ddir::Write => m.transfer(io, |dst, src, len| {
+                // SAFETY: transfer hands a span inside the mapping, writable for jobs that
+                // write, and the unit's buffer, `len` bytes each and apart.
+                unsafe { std::ptr::copy_nonoverlapping(src, dst, len) }
+            }),
             Ddir::Sync | Ddir::DataSync => {
                 // SAFETY: msync of the whole mapping made in init.
-                if unsafe { libc::msync(m.ptr.cast(), m.len, libc::MS_SYNC) } == 0 {
+                if unsafe { libc::msync(m.base().cast(), m.len(), libc::MS_SYNC) } == 0 {
                     0
                 } else {
                     -(io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as i64)
@@ -68,7 +56,7 @@ impl Drop for Mmap {
     fn drop(&mut self) {
         for m in &self.maps {
             // SAFETY: each mapping made in init, unmapped once.
-            unsafe { libc::munmap(m.ptr.cast(), m.len) };
+            unsafe { libc::munmap(m.base().cast(), m.len()) };
         }
     }
 }

@@ -12,6 +12,7 @@ pub mod http;
 pub mod io_uring;
 pub mod io_uring_cmd;
 pub mod libaio;
+pub mod libblkio;
 pub mod libiscsi;
 pub mod libpmem;
 pub mod mmap;

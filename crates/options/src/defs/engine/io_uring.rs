@@ -18,7 +18,7 @@ pub(in crate::defs) static DEFS: &[O] = &[
     // each of those engines (io_uring, io_uring_cmd, libaio, pvsync2 and sg), since that listing
     // follows this table.
     O::new("userspace_reap", K::Flag, C::Engine, "Reap completions from user space instead of io_getevents").def("0").engines(&["libaio"]).to(|s, v| Ok(s.engine.libaio.userspace_reap = v.flag())),
-    O::new("hipri", K::Flag, C::Engine, "Use polled I/O completions (needs poll queues)").def("0").engines(&["io_uring", "io_uring_cmd", "pvsync2", "sg"]).to(hipri),
+    O::new("hipri", K::Flag, C::Engine, "Use polled I/O completions (needs poll queues)").def("0").engines(&["io_uring", "io_uring_cmd", "pvsync2", "sg", "libblkio"]).to(hipri),
     O::new("cmdprio_percentage", K::Int { min: 0, max: 100 }, C::Engine, "Percentage of I/Os sent with the cmdprio_class/cmdprio priority").per_dir().engines(&["io_uring", "io_uring_cmd", "libaio"]).to(|s, v| Ok(s.engine.cmdprio.percentage = v.per_dir_u64().map(|p| p as u32))),
     O::new("cmdprio_class", K::Int { min: 1, max: 3 }, C::Engine, "Priority class of those I/Os (1 realtime, 2 best effort, 3 idle)").per_dir().engines(&["io_uring", "io_uring_cmd", "libaio"]).to(|s, v| Ok(s.engine.cmdprio.class = v.per_dir().map(|d| match d { Some(Value::Int(c)) => Some(c as u32), _ => None }))),
     O::new("cmdprio", K::Int { min: 0, max: 7 }, C::Engine, "Priority level of those I/Os (0 is highest)").per_dir().engines(&["io_uring", "io_uring_cmd", "libaio"]).to(|s, v| Ok(s.engine.cmdprio.level = v.per_dir_u64().map(|l| l as u32))),
@@ -103,7 +103,7 @@ impl CmdPrioOpts {
 
 fn hipri(s: &mut JobSpec, v: &Arg<'_>) -> Result<()> {
     let on = v.flag();
-    (s.engine.io_uring.hipri, s.engine.pvsync2.hipri, s.engine.sg.hipri) = (on, on, on);
+    (s.engine.io_uring.hipri, s.engine.pvsync2.hipri, s.engine.sg.hipri, s.engine.libblkio.hipri) = (on, on, on, on);
     Ok(())
 }
 

@@ -12,6 +12,7 @@ pub(super) mod exec;
 pub(super) mod gfapi;
 pub(crate) mod http;
 pub(super) mod io_uring;
+pub(super) mod libblkio;
 pub(super) mod net;
 pub(super) mod others;
 pub(super) mod sg;
@@ -23,6 +24,7 @@ pub use exec::ExecOpts;
 pub use gfapi::GfapiOpts;
 pub use http::{HttpMode, HttpOpts, Https};
 pub use io_uring::{CmdPrioOpts, IoUringOpts, LibaioOpts, Pvsync2Opts};
+pub use libblkio::{LibblkioOpts, WaitMode as LibblkioWaitMode};
 pub use net::{NetOpts, RdmaOpts};
 pub use others::{LibiscsiOpts, MtdOpts, NbdOpts};
 pub use sg::SgOpts;
@@ -46,6 +48,8 @@ pub struct EngineOpts {
     /// libiscsi: the initiator's iSCSI name.
     pub libiscsi: LibiscsiOpts,
     pub gfapi: GfapiOpts,
+    /// libblkio (fio 3.42): the driver, its path and properties, and how to wait.
+    pub libblkio: LibblkioOpts,
     /// rbd and rados: which cluster, client, configuration, pool and image.
     pub ceph: CephOpts,
     /// http: the server, authentication mode and credentials (`https`, `http_*`).
@@ -100,6 +104,10 @@ static ENGINES: &[Choice] = &[
     Choice { word: "exec", help: "Run a program alongside" },
     Choice { word: "e4defrag", help: "ext4 online defragmentation" },
     Choice { word: "http", help: "HTTP, WebDAV and S3" },
+    Choice {
+        word: "libblkio",
+        help: "Block devices and files through libblkio's drivers (fio 3.42; package libblkio1)",
+    },
     Choice { word: "libiscsi", help: "iSCSI LUNs through libiscsi (package libiscsi7), filename=iscsi://HOST/IQN/LUN" },
     // fio 3.33 engines that Debian's build leaves out (they need libraries or hardware Debian's
     // fio is not built with). fio's --parse-only accepts job files naming them, so fiox does

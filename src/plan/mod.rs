@@ -9,6 +9,7 @@ pub mod device;
 pub mod io;
 pub mod opendir;
 pub mod replay;
+pub mod sprandom;
 pub mod verify;
 pub mod zbd;
 
@@ -138,8 +139,10 @@ pub fn build(set: JobSet, readonly: bool, max_jobs: Option<u64>) -> Result<Plan>
 }
 
 /// The rules fio checks when it sets a job up rather than when it parses it, so that
-/// `--parse-only` passes them as fio's does and a run stops on them before any I/O.
-fn init_rules(set: &JobSet) -> Result<()> {
+/// `--parse-only` passes them as fio's does and a run stops on them before any I/O; and the
+/// notes fio prints as it sets jobs up (what sprandom chose).
+fn init_rules(set: &JobSet) -> Result<Vec<String>> {
+    let mut notes = Vec::new();
     for (i, job) in set.jobs.iter().enumerate() {
         let spec = &job.spec;
         if let Some(target) = &spec.wait_for {
@@ -151,12 +154,14 @@ fn init_rules(set: &JobSet) -> Result<()> {
                 );
             }
         }
+        crate::plan::sprandom::rules(spec)?;
+        notes.extend(crate::plan::sprandom::notes(spec));
         // fio 3.42's rule, in its words.
         if spec.log_issue_time && (spec.write_lat_log.is_none() || !spec.log_offset) {
             bail!("job '{}': log_issue_time option requires write_lat_log and log_offset options", spec.name);
         }
     }
-    Ok(())
+    Ok(notes)
 }
 
 /// [`build`] for a multi-host server: `client_uid` is what `$clientuid` stands for, the
@@ -165,7 +170,7 @@ fn init_rules(set: &JobSet) -> Result<()> {
 /// none, as in fio. A parameter, not process state, so that sessions cannot see each other's.
 pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, client_uid: &str) -> Result<Plan> {
     let uid: Arc<str> = Arc::from(client_uid);
-    init_rules(&set)?;
+    let mut notes = init_rules(&set)?;
     let total: u64 = set.jobs.iter().map(|j| j.spec.numjobs as u64).sum();
     if total > MAX_JOBS {
         // fio 3.33 refuses the same runs ("maximum number of jobs reached"), so no job file
@@ -176,7 +181,6 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
         bail!("{total} jobs (counting numjobs clones) exceed --max-jobs={max}");
     }
     let mut workers = Vec::new();
-    let mut notes = Vec::new();
     let mut warnings = Vec::new();
     // Files written by the phases before the current one, and by the current one so far: a
     // later phase may read a file an earlier phase creates (fio's surface-scan example).
@@ -360,6 +364,14 @@ fn io_bytes(w: &WorkerPlan) -> Result<u64> {
         && !spec.norandommap
         && matches!(spec.random_distribution, fiox_options::RandomDist::Random);
     let whole: u64 = files.iter().map(|f| f.region_len / min_bs * min_bs).sum();
+    // sprandom writes the physical size at most, whatever io_size says (as in fio 3.42); fio
+    // refuses its impossible layouts when the job starts, before any I/O.
+    if spec.sprandom.on {
+        let len = files.first().map_or(0, |f| f.region_len);
+        let layout =
+            crate::plan::sprandom::Layout::new(spec, len).map_err(|e| anyhow::anyhow!("job '{}': {e}", spec.name))?;
+        return Ok(layout.physical_blocks * layout.bs);
+    }
     // A replay moves what its trace holds; size and io_size do not apply (as in fio).
     let io_bytes = match (replay, explicit_io_size(spec)) {
         (Some(rp), _) => rp.totals().0.iter().sum(),

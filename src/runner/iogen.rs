@@ -149,10 +149,14 @@ pub struct IoGen {
     last: Option<NextIo>,
     /// trimwrite: the write that follows the trim just issued.
     pending_write: Option<NextIo>,
+    /// `sprandom`: fio 3.42's preconditioning order of blocks, which replaces the random
+    /// offsets of the job's one file.
+    sprandom: Option<Box<super::sprandom::Sprandom>>,
 }
 
 impl IoGen {
     pub fn new(spec: &JobSpec, regions: &[(u64, u64)], seed: u64) -> IoGen {
+        let sprandom = sprandom(spec, regions, seed, 1);
         let sizes = [0, 1, 2].map(|d| BlockSizes::of(spec, d));
         let on = if spec.bs_is_seq_rand {
             // The first list serves sequential I/O, the second random I/O.
@@ -232,6 +236,7 @@ impl IoGen {
             run_left: 0,
             last: None,
             pending_write: None,
+            sprandom,
         }
     }
 
@@ -269,8 +274,12 @@ impl IoGen {
     /// Draws the directions from fio's stream for the job fio numbers `thread_number` with
     /// `randseed`, so that a mixed job reads and writes as often, and in the same order, as
     /// fio's. Without it (the tests' generators) the stream follows the generator's seed.
-    pub fn follow_fio(&mut self, randseed: u64, thread_number: u64) {
+    pub fn follow_fio(&mut self, randseed: u64, thread_number: u64, spec: &JobSpec) {
         self.mix = super::offsets::MixStream::fio(randseed, thread_number);
+        if self.sprandom.is_some() {
+            let regions: Vec<(u64, u64)> = self.regions.iter().map(|r| (r.start, r.len)).collect();
+            self.sprandom = sprandom(spec, &regions, randseed, thread_number);
+        }
     }
 
     /// Whether the job mixes reads and writes (so a rate limit can steer the direction).
@@ -304,6 +313,20 @@ impl IoGen {
                 let file = self.last.map_or(0, |l| l.file);
                 return Some(NextIo { ddir, file, offset: 0, len: 0, check: false });
             }
+        }
+        if let Some(s) = &mut self.sprandom {
+            let block = s.next_block()?;
+            let bs = s.block_size();
+            let io = NextIo {
+                ddir: Ddir::Write,
+                file: 0,
+                offset: self.regions[0].start + block * bs,
+                len: bs as u32,
+                check: false,
+            };
+            self.last = Some(io);
+            self.count_write(io.ddir);
+            return Some(io);
         }
         let ddir = self.pick_ddir();
         let d = ddir as usize;
@@ -449,6 +472,19 @@ impl IoGen {
             self.sync_due = false;
         }
     }
+}
+
+/// The sprandom order of blocks over the job's one file region, when the job asks for it (the
+/// plan has checked its layout).
+fn sprandom(
+    spec: &JobSpec,
+    regions: &[(u64, u64)],
+    randseed: u64,
+    thread_number: u64,
+) -> Option<Box<super::sprandom::Sprandom>> {
+    let &(_, len) = regions.first().filter(|_| spec.sprandom.on)?;
+    let layout = crate::plan::sprandom::Layout::new(spec, len).ok()?;
+    Some(Box::new(super::sprandom::Sprandom::new(layout, randseed, thread_number)))
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod offsets;
 pub mod pacer;
 pub mod replay;
 pub mod source;
+pub mod sprandom;
 pub mod steady;
 pub mod trigger;
 pub mod verify;

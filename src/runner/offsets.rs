@@ -37,6 +37,18 @@ impl Rng {
     }
 }
 
+/// The seed fio derives from `randseed` for its random stream number `index` of the job it
+/// numbers `thread_number`: `randseed` multiplied by 0x9e370001 four times and then once more
+/// per stream, times the thread number, plus the stream's index (observed, see [`MixStream`]).
+pub fn fio_seed(randseed: u64, thread_number: u64, index: u64) -> u64 {
+    const MUL: u64 = 0x9e37_0001;
+    let mut s = randseed;
+    for _ in 0..4 + index {
+        s = s.wrapping_mul(MUL);
+    }
+    s.wrapping_mul(thread_number).wrapping_add(index)
+}
+
 /// fio's read/write mix stream, reproduced so that a mixed job issues the same sequence of
 /// reads and writes as fio with the same `randseed`: L'Ecuyer's three-component Tausworthe
 /// generator (taus88), which fio 3.33 and 3.42 both use for the direction of each I/O.
@@ -50,17 +62,16 @@ pub struct MixStream([u32; 3]);
 
 impl MixStream {
     /// The stream of the job fio numbers `thread_number` (1-based, clones counted) with
-    /// `randseed`. fio derives one seed per random stream from `randseed`, multiplying it by
-    /// 0x9e370001 four times and then once more per stream, times the thread number, plus the
-    /// stream's index; the direction stream is the fifth.
+    /// `randseed`. fio derives one seed per random stream from `randseed` ([`fio_seed`]); the
+    /// direction stream is the fifth.
     pub fn fio(randseed: u64, thread_number: u64) -> MixStream {
-        const MUL: u64 = 0x9e37_0001;
-        const INDEX: u64 = 4;
-        let mut s = randseed;
-        for _ in 0..4 + INDEX {
-            s = s.wrapping_mul(MUL);
-        }
-        MixStream::seeded(s.wrapping_mul(thread_number).wrapping_add(INDEX) as u32)
+        MixStream::seeded(fio_seed(randseed, thread_number, 4) as u32)
+    }
+
+    /// fio's taus88 stream number `index` of the job (the same generator, another seed): the
+    /// 23rd (index 22) is sprandom's, found by matching its state under gdb.
+    pub fn fio_stream(randseed: u64, thread_number: u64, index: u64) -> MixStream {
+        MixStream::seeded(fio_seed(randseed, thread_number, index) as u32)
     }
 
     /// Seeds the three components from a 32-bit seed through a 69069 linear congruence (each
@@ -79,7 +90,7 @@ impl MixStream {
     }
 
     #[inline]
-    fn next_u32(&mut self) -> u32 {
+    pub fn next_u32(&mut self) -> u32 {
         let [s1, s2, s3] = &mut self.0;
         *s1 = ((*s1 & 0xffff_fffe) << 12) ^ (((*s1 << 13) ^ *s1) >> 19);
         *s2 = ((*s2 & 0xffff_fff8) << 4) ^ (((*s2 << 2) ^ *s2) >> 25);

@@ -174,9 +174,14 @@ impl RandomDist {
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Sprandom {
     pub on: bool,
-    pub regions: u64,
+    /// `spr_num_regions`, as given (fio refuses less than one when the job starts).
+    pub regions: i64,
     pub op: f64,
     pub cache: u64,
+    /// Whether sprandom chose `random_generator=lfsr` and `norandommap=1` because the job did
+    /// not set them: fio 3.42 says so ("fio: sprandom sets ...") before the job header.
+    pub set_lfsr: bool,
+    pub set_norandommap: bool,
 }
 
 /// What steady state is judged on (`steadystate`, `ss_dur`, `ss_ramp`).
@@ -746,6 +751,18 @@ impl JobSpec {
         // The rows of latency_target and steadystate fill these in; their modes are on only
         // with a target or a window.
         self.latency_target = self.latency_target.filter(|l| l.target_us > 0);
+        // sprandom picks fio's LFSR and no random map unless the job chose otherwise, which
+        // fio 3.42 then refuses when it starts the job (`plan::sprandom::rules`).
+        if self.sprandom.on {
+            self.sprandom.set_lfsr = !m.is_set("random_generator");
+            self.sprandom.set_norandommap = !m.is_set("norandommap");
+            if self.sprandom.set_lfsr {
+                self.random_generator = RandomGenerator::Lfsr;
+            }
+            if self.sprandom.set_norandommap {
+                self.norandommap = true;
+            }
+        }
         self.steadystate = self.steadystate.filter(|ss| ss.dur_s > 0);
         // cpus_allowed (bound) wins over cpumask.
         if let (false, Some(mask)) = (m.is_set("cpus_allowed"), m.int("cpumask")?) {

@@ -437,7 +437,7 @@ impl<'a> Worker<'a> {
         let regions: Vec<(u64, u64)> = plan.files.iter().map(|f| (f.region_start, f.region_len)).collect();
         let mut gen = IoGen::new(spec, &regions, seed);
         if spec.randrepeat {
-            gen.follow_fio(spec.randseed, plan.number as u64);
+            gen.follow_fio(spec.randseed, plan.number as u64, spec);
         }
         let mut zone_resets = 0;
         let source = match (&plan.replay, spec.zones.mode) {

@@ -15,13 +15,13 @@ use std::process::Command;
 use crate::util::{fiox, json, scratch, skip, Out};
 
 /// The fio 3.42 binary, when it is built here.
-fn fio342() -> Option<PathBuf> {
+pub(super) fn fio342() -> Option<PathBuf> {
     let p = std::env::var_os("FIOX_FIO342").map_or_else(|| PathBuf::from("/var/tmp/fio-3.42/fio"), PathBuf::from);
     p.exists().then_some(p)
 }
 
 /// fio 3.42 on `args` in `dir`, `None` where it is not built.
-fn fio342_run(dir: &Path, args: &[&str]) -> Option<Out> {
+pub(super) fn fio342_run(dir: &Path, args: &[&str]) -> Option<Out> {
     let bin = fio342()?;
     let out = Command::new("timeout").args(["-k", "5", "120"]).arg(bin).args(args).current_dir(dir).output();
     Some(Out::from(out.expect("cannot start fio 3.42")))

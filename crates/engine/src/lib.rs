@@ -271,6 +271,7 @@ pub static ENGINES: &[EngineInfo] = &[
     engines::pmemblk::INFO,
     engines::mtd::INFO,
     engines::nbd::INFO,
+    engines::nfs::INFO,
     engines::rdma::INFO,
     engines::gfapi::GFAPI,
     engines::gfapi::GFAPI_ASYNC,

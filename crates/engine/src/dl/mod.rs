@@ -7,6 +7,7 @@
 
 pub(crate) mod gfapi;
 pub(crate) mod nbd;
+pub(crate) mod nfs;
 pub(crate) mod pmem;
 
 use std::ffi::{c_void, CStr};

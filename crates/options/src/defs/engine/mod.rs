@@ -24,7 +24,7 @@ pub use gfapi::GfapiOpts;
 pub use http::{HttpMode, HttpOpts, Https};
 pub use io_uring::{CmdPrioOpts, IoUringOpts, LibaioOpts, Pvsync2Opts};
 pub use net::{NetOpts, RdmaOpts};
-pub use others::{MtdOpts, NbdOpts};
+pub use others::{MtdOpts, NbdOpts, NfsOpts};
 pub use sg::SgOpts;
 
 /// Options that only some engines read, one struct per engine (or family sharing rows), each
@@ -43,6 +43,7 @@ pub struct EngineOpts {
     pub rdma: RdmaOpts,
     pub mtd: MtdOpts,
     pub nbd: NbdOpts,
+    pub nfs: NfsOpts,
     pub gfapi: GfapiOpts,
     /// rbd and rados: which cluster, client, configuration, pool and image.
     pub ceph: CephOpts,
@@ -102,7 +103,7 @@ static ENGINES: &[Choice] = &[
     // fio is not built with). fio's --parse-only accepts job files naming them, so fiox does
     // too; a run refuses them before any I/O.
     Choice { word: "libiscsi", help: "iSCSI initiator in user space" },
-    Choice { word: "nfs", help: "NFS client in user space (libnfs)" },
+    Choice { word: "nfs", help: "NFS client in user space through libnfs (package libnfs13)" },
     Choice { word: "libhdfs", help: "Hadoop HDFS" },
     Choice { word: "cpp_null", help: "The null engine, written in C++" },
     Choice { word: "ime_psync", help: "DDN IME, synchronous" },

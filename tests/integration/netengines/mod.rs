@@ -1,6 +1,7 @@
 //! Engines that talk to a storage service, each against a real server the test starts: `nbd`
-//! against nbdkit, `gfapi`/`gfapi_async` against a one-brick GlusterFS volume. fio 3.33
-//! (Debian's, built with libnbd and libgfapi) runs the same jobs; what must agree is compared
+//! against nbdkit, `gfapi`/`gfapi_async` against a one-brick GlusterFS volume, `nfs` against
+//! NFS-Ganesha. fio 3.33 (Debian's, built with libnbd and libgfapi; for nfs, the fio of
+//! `scripts/fio-ext.sh`) runs the same jobs; what must agree is compared
 //! (bytes and I/O counts per direction, the data each tool wrote as the other reads it), and
 //! an unreachable, refusing or dying server must end the run with one clear line and exit 1,
 //! never a panic or a hang.
@@ -11,6 +12,7 @@ use crate::util::{fio_within, fiox, json, Out};
 
 mod gfapi;
 mod nbd;
+mod nfs;
 
 fn run(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
     if fiox_run {

@@ -181,8 +181,10 @@ pub(crate) struct Mount {
     lib: &'static Nfs,
     ctx: Ctx,
     files: Vec<Fh>,
-    /// Completions the callbacks recorded and the engine has not taken yet (boxed: the slots
-    /// point at it).
+    /// Completions the callbacks recorded and the engine has not taken yet. Boxed although a
+    /// VecDeque's items are on the heap already: the slots point at the VecDeque itself, which
+    /// must not move when the Mount does.
+    #[allow(clippy::box_collection)]
     done: Box<VecDeque<(u32, i64)>>,
 }
 

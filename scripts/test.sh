@@ -37,6 +37,9 @@ need 0 "the nbd engine tests" nbdkit nbdinfo -- nbdkit libnbd-bin
 # The gfapi engine tests start a one-brick GlusterFS volume (glusterd in a network namespace) and
 # run fio's and fiox's gfapi engines against it (libgfapi0 comes with glusterfs-server).
 need 0 "the gfapi engine tests" glusterd gluster -- glusterfs-server
+# The nfs engine tests run NFS-Ganesha (user space: the kernel has no nfsd) with an rpcbind of
+# its own in a network namespace, and fio's and fiox's nfs engines through libnfs13.
+need 0 "the nfs engine tests" ganesha.nfsd rpcbind -- nfs-ganesha nfs-ganesha-vfs rpcbind libnfs13
 # The Ceph tests start a one-node cluster (ceph-mon, ceph-osd on memstore) and run fio's and
 # fiox's rbd/rados engines against it; without recommends it is about 50 packages, ~30 s.
 need 0 "the Ceph tests" ceph-mon ceph-osd rados rbd -- --no-install-recommends ceph-mon ceph-osd ceph-common

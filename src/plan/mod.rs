@@ -495,7 +495,7 @@ type CephFacts = Box<fiox_engine::ceph_facts::Facts>;
 /// fio's rules (`offset`, `offset_increment`, `size` shared among the files): on an image the
 /// region is `size` bytes from the offset, and one past the image's end is refused (fio would
 /// lay out a local file named after it); an object is `size / nrfiles` bytes and the region
-/// runs from the offset to its end.
+/// runs from the offset to its end (a file on an NFS export: `size / nrfiles` from the offset).
 fn remote_files(
     spec: &JobSpec,
     clone: u32,
@@ -555,6 +555,9 @@ fn remote_files(
             ),
             (Some(_), Some(len)) => len,
             (Some(size), None) => size - region_start,
+            // A file on an NFS export is a file: its region is `size / nrfiles` bytes from the
+            // offset, and it grows to hold them, as fio's nfs engine writes it.
+            (None, Some(len)) if spec.ioengine == "nfs" => len,
             // An object is `size / nrfiles` long and the region runs from the offset to its
             // end, as fio sizes a diskless engine's files.
             (None, Some(len)) if region_start >= len => bail!(

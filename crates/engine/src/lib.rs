@@ -273,6 +273,7 @@ pub static ENGINES: &[EngineInfo] = &[
     engines::mtd::INFO,
     engines::nbd::INFO,
     engines::libiscsi::INFO,
+    engines::nfs::INFO,
     engines::rdma::INFO,
     engines::gfapi::GFAPI,
     engines::gfapi::GFAPI_ASYNC,

@@ -19,7 +19,7 @@ mod replay;
 mod verify;
 pub use crate::defs::engine::{
     CephOpts, CmdPrioOpts, CpuioOpts, E4defragOpts, EngineOpts, ExecOpts, GfapiOpts, IoUringOpts, LibaioOpts,
-    LibblkioOpts, LibblkioWaitMode, MtdOpts, NbdOpts, NetOpts, Pvsync2Opts, RdmaOpts, SgOpts,
+    LibblkioOpts, LibblkioWaitMode, MtdOpts, NbdOpts, NetOpts, NfsOpts, Pvsync2Opts, RdmaOpts, SgOpts,
 };
 pub use crate::defs::engine::{HttpMode, HttpOpts, Https};
 pub use bind::{Arg, Binder};

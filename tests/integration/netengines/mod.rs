@@ -1,7 +1,8 @@
 //! Engines that talk to a storage service, each against a real server the test starts: `nbd`
 //! against nbdkit, `gfapi`/`gfapi_async` against a one-brick GlusterFS volume, `libiscsi`
-//! against tgtd. fio 3.33 (Debian's, built with libnbd and libgfapi; for libiscsi a build of
-//! its own, `$FIOX_FIO_EXT`) runs the same jobs; what must agree is compared
+//! against tgtd, `nfs` against NFS-Ganesha. fio 3.33 (Debian's, built with libnbd and libgfapi;
+//! for libiscsi and nfs a build of its own, `$FIOX_FIO_EXT` from `scripts/fio-ext.sh`) runs the
+//! same jobs; what must agree is compared
 //! (bytes and I/O counts per direction, the data each tool wrote as the other reads it), and
 //! an unreachable, refusing or dying server must end the run with one clear line and exit 1,
 //! never a panic or a hang.
@@ -13,6 +14,7 @@ use crate::util::{fio_within, fiox, json, Out};
 mod gfapi;
 mod iscsi;
 mod nbd;
+mod nfs;
 
 fn run(fiox_run: bool, dir: &Path, args: &[&str]) -> Out {
     if fiox_run {

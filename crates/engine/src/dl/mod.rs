@@ -9,6 +9,7 @@ pub(crate) mod blkio;
 pub(crate) mod gfapi;
 pub(crate) mod iscsi;
 pub(crate) mod nbd;
+pub(crate) mod nfs;
 pub(crate) mod pmem;
 pub(crate) mod rdma;
 

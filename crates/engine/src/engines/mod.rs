@@ -19,6 +19,7 @@ pub mod mmap;
 pub mod mtd;
 pub mod nbd;
 pub mod net;
+pub mod nfs;
 pub mod null;
 pub mod pmemblk;
 pub mod posixaio;

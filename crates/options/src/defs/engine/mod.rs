@@ -26,7 +26,7 @@ pub use http::{HttpMode, HttpOpts, Https};
 pub use io_uring::{CmdPrioOpts, IoUringOpts, LibaioOpts, Pvsync2Opts};
 pub use libblkio::{LibblkioOpts, WaitMode as LibblkioWaitMode};
 pub use net::{NetOpts, RdmaOpts};
-pub use others::{LibiscsiOpts, MtdOpts, NbdOpts};
+pub use others::{LibiscsiOpts, MtdOpts, NbdOpts, NfsOpts};
 pub use sg::SgOpts;
 
 /// Options that only some engines read, one struct per engine (or family sharing rows), each
@@ -47,6 +47,8 @@ pub struct EngineOpts {
     pub nbd: NbdOpts,
     /// libiscsi: the initiator's iSCSI name.
     pub libiscsi: LibiscsiOpts,
+    /// nfs: the export, as a libnfs URL.
+    pub nfs: NfsOpts,
     pub gfapi: GfapiOpts,
     /// libblkio (fio 3.42): the driver, its path and properties, and how to wait.
     pub libblkio: LibblkioOpts,
@@ -112,7 +114,7 @@ static ENGINES: &[Choice] = &[
     // fio 3.33 engines that Debian's build leaves out (they need libraries or hardware Debian's
     // fio is not built with). fio's --parse-only accepts job files naming them, so fiox does
     // too; a run refuses them before any I/O.
-    Choice { word: "nfs", help: "NFS client in user space (libnfs)" },
+    Choice { word: "nfs", help: "NFS client in user space through libnfs (package libnfs13)" },
     Choice { word: "libhdfs", help: "Hadoop HDFS" },
     Choice { word: "cpp_null", help: "The null engine, written in C++" },
     Choice { word: "ime_psync", help: "DDN IME, synchronous" },

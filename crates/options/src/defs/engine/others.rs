@@ -1,4 +1,4 @@
-//! The engines with one option of their own: mtd, nbd and libiscsi.
+//! The engines with one option of their own: mtd, nbd, libiscsi and nfs.
 
 use crate::table::{Category as C, Kind as K, OptDef as O};
 
@@ -8,10 +8,11 @@ const BOOL: K = K::Bool;
 // Binders write `Ok(s.field = value)`: the assignment is the point, so clippy's unit_arg is off.
 #[allow(clippy::unit_arg)]
 pub(in crate::defs) static DEFS: &[O] = &[
-    // mtd, nbd, libiscsi
+    // mtd, nbd, libiscsi, nfs
     O::new("skip_bad", BOOL, C::Engine, "Skip known bad blocks").def("0").engines(&["mtd"]).to(|s, v| Ok(s.engine.mtd.skip_bad = v.flag())),
     O::new("uri", K::Str, C::Engine, "Name of NBD URI").engines(&["nbd"]).to(|s, v| Ok(s.engine.nbd.uri = v.written())),
     O::new("initiator", K::Str, C::Engine, "initiator name").def(DEFAULT_INITIATOR).engines(&["libiscsi"]).to(|s, v| Ok(s.engine.libiscsi.initiator = v.text())),
+    O::new("nfs_url", K::Str, C::Engine, "URL in libnfs format, eg nfs://<server|ipv4|ipv6>/path[?arg=val[&arg=val]*]").engines(&["nfs"]).to(|s, v| Ok(s.engine.nfs.url = v.written())),
 ];
 
 /// The iSCSI name fio 3.33's libiscsi engine logs in with unless `initiator=` says otherwise
@@ -35,6 +36,10 @@ pub struct NbdOpts {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LibiscsiOpts {
     pub initiator: String,
+/// nfs's options: the export, as a libnfs URL.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NfsOpts {
+    pub url: Option<String>,
 }
 
 #[cfg(test)]
@@ -48,6 +53,7 @@ mod tests {
             ("ioengine=nbd uri=nbd://h/d", |s| s.engine.nbd.uri.as_deref() == Some("nbd://h/d")),
             ("ioengine=libiscsi", |s| s.engine.libiscsi.initiator == super::DEFAULT_INITIATOR),
             ("ioengine=libiscsi initiator=iqn.2020-01.x:y", |s| s.engine.libiscsi.initiator == "iqn.2020-01.x:y"),
+            ("ioengine=nfs nfs_url=nfs://h/e", |s| s.engine.nfs.url.as_deref() == Some("nfs://h/e")),
         ]);
     }
 }

@@ -36,6 +36,8 @@ pub struct NbdOpts {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LibiscsiOpts {
     pub initiator: String,
+}
+
 /// nfs's options: the export, as a libnfs URL.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NfsOpts {

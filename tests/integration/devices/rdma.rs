@@ -19,8 +19,12 @@ struct Pair {
     verb: &'static str,
 }
 
+/// The server posts as many receives as the client sends blocks (16), all before the first send:
+/// with fewer, a receiver slowed by TCG can leave a send without a posted receive, which ends in
+/// "RNR retry counter exceeded" however often the sender retries (seen with fio on both ends,
+/// and with fio serving fiox in CI).
 fn server_args(port: &str) -> Vec<String> {
-    ["--name=srv", "--ioengine=rdma", "--rw=read", "--bs=16k", "--size=256k", "--iodepth=4", "--output-format=json"]
+    ["--name=srv", "--ioengine=rdma", "--rw=read", "--bs=16k", "--size=256k", "--iodepth=16", "--output-format=json"]
         .iter()
         .map(|s| s.to_string())
         .chain([format!("--port={port}")])

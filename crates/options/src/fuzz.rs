@@ -27,6 +27,9 @@ pub fn option_value(data: &[u8]) {
     let text = String::from_utf8_lossy(rest);
     for o in table::all() {
         let _ = value::parse(o, &text, &ctx);
+        // How several lines combine, and whether a line changes anything at all.
+        let _ = value::leaves_unchanged(o, &text, &ctx);
+        let _ = value::fold_readings(o.pieces, value::readings(o, &text, &ctx));
     }
 }
 
@@ -149,6 +152,19 @@ mod tests {
             "1:5:99.9",
             "0x10",
             ",8k,",
+            "20%:4k",
+            "4k:20%x",
+            "1s:3s",
+            "4k:8k:16k:32k",
+            "1k-2k-3k",
+            ":8k",
+            ",",
+            "8k-1k,4k-2k",
+            "randread:",
+            "read,write",
+            "50:99,5",
+            "-",
+            "%",
         ]
         .iter()
         .map(|s| s.as_bytes().to_vec())

@@ -11,7 +11,7 @@ use crate::choices::{
 use crate::error::{Error, Origin, Result};
 use crate::host::{self, HostSettings};
 use crate::jobfile::RawOpt;
-use crate::table::{self, Kind, OptDef, Support};
+use crate::table::{self, Kind, OptDef, Pieces, Support};
 use crate::value::{self, Ctx, Parsed, RwMode, Value};
 
 pub mod bind;
@@ -413,7 +413,8 @@ pub struct JobSpec {
     pub offload: bool,
     pub number_ios: u64,
     pub invalidate: bool,
-    pub startdelay_us: u64,
+    /// `startdelay`'s range in microseconds; each clone waits a time drawn from it.
+    pub startdelay_us: (u64, u64),
     pub exitall: bool,
     pub thinktime_us: u64,
     pub thinktime_spin_us: u64,
@@ -598,6 +599,12 @@ impl<'a> Merged<'a> {
         for o in options {
             parse_raw(o, &m.ctx)?;
         }
+        // A line fio reads as no change (`verify_backlog=:4`) leaves the earlier line's value.
+        m.by_name = options
+            .iter()
+            .filter(|o| !value::leaves_unchanged(o.def, o.value.as_deref().unwrap_or(""), &m.ctx))
+            .map(|o| (o.def.name, o))
+            .collect();
         Ok(m)
     }
 
@@ -657,6 +664,7 @@ impl<'a> Merged<'a> {
             let Some(bind) = def.bind else { continue };
             let raw = self.by_name.get(def.name).copied();
             let parsed = match (raw, def.default) {
+                (Some(_), _) if matches!(def.pieces, Pieces::ScaledByPct | Pieces::PctSticks) => self.folded(def),
                 (Some(r), _) => parse_raw(r, &self.ctx)?,
                 (None, Some(d)) => value::parse(def, d, &self.ctx).expect("defaults are tested to parse"),
                 (None, None) => continue,
@@ -667,10 +675,24 @@ impl<'a> Merged<'a> {
     }
 }
 
+impl Merged<'_> {
+    /// A row whose lines combine rather than replace one another (`size=20%` in `[global]`
+    /// and `size=64k` in the job is 20% of 64 KiB, as fio reads them): every line's readings
+    /// in order, folded. Each line has parsed already, so one reading at least exists.
+    fn folded(&self, def: &'static OptDef) -> Parsed {
+        let lines = self.all.iter().filter(|o| o.def.name == def.name);
+        let all = lines.flat_map(|o| value::readings(def, o.value.as_deref().unwrap_or(""), &self.ctx));
+        Parsed::One(value::fold_readings(def.pieces, all).expect("a parsed line has a reading"))
+    }
+}
+
 /// Parses one raw option's value, checking that fiox supports it.
 pub(crate) fn parse_raw(r: &RawOpt, ctx: &Ctx) -> Result<Parsed> {
     let raw = r.value.as_deref().unwrap_or("");
-    let parsed = value::parse(r.def, raw, ctx).map_err(|reason| Error::BadValue {
+    // A flag written bare is on; written with `=` and nothing after it, fio refuses it.
+    let empty = r.value.as_deref() == Some("") && matches!(r.def.kind, Kind::Bool | Kind::Flag);
+    let parsed = if empty { Err("the value is empty".to_string()) } else { value::parse(r.def, raw, ctx) };
+    let parsed = parsed.map_err(|reason| Error::BadValue {
         option: r.typed.clone(),
         value: raw.to_string(),
         origin: r.origin.clone(),

@@ -70,8 +70,19 @@ pub enum Pieces {
     /// its default (`number_ios=:5` is no limit).
     First,
     /// Each piece read replaces the one before, so the last readable one counts
-    /// (`size=4k:8k` is 8 KiB, `offset=8k:junk` 8 KiB).
+    /// (`io_size=4k:8k` is 8 KiB, `offset_increment=8k:junk` 8 KiB).
     Last,
+    /// `size`: as `Last`, except that a percentage and a size are kept apart: a percentage
+    /// drops the size read before it, and a size read after a percentage is that share of it
+    /// (`size=4k:20%` is 20% of the file, `size=20%:64k` is 12.8 KiB). Lines of the job
+    /// follow one another the same way (`size=20%` in `[global]`, `size=64k` in the job).
+    ScaledByPct,
+    /// `offset`: as `Last`, except that a percentage, once read, outlasts any size after it
+    /// (`offset=20%:64k` is 20%), on later lines too.
+    PctSticks,
+    /// `startdelay`: a range from the whole text's reading (0 when it has none) to the last
+    /// readable piece's (`1:3`, `1-3` and `1:2:3` are 1 to 3 s, `:3` is 0 to 3 s).
+    Range,
 }
 
 /// Where an option appears in `--cmdhelp` and the docs; the groups follow the sections of fio's
@@ -202,6 +213,11 @@ impl OptDef {
     /// fio reads the value piece by piece and keeps the last readable piece (see [`Pieces`]).
     pub const fn last_piece(mut self) -> Self {
         self.pieces = Pieces::Last;
+        self
+    }
+    /// fio reads the value piece by piece and combines the pieces (see [`Pieces`]).
+    pub const fn pieces(mut self, pieces: Pieces) -> Self {
+        self.pieces = pieces;
         self
     }
     /// Says how the value lands in the job model: called with the job's value or the row's

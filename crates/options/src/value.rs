@@ -147,23 +147,8 @@ pub fn parse(opt: &OptDef, raw: &str, ctx: &Ctx) -> Result<Parsed, String> {
     LENIENCY.with(|l| l.borrow_mut().clear());
     let raw = substitute_keywords(raw.trim(), ctx);
     if opt.per_dir && !matches!(opt.kind, Kind::Str) {
-        let parts: Vec<&str> = split_top_level(&raw, ',');
-        if parts.len() > 3 {
-            return Err(format!("'{raw}' has {} comma-separated values; at most 3 (read,write,trim)", parts.len()));
-        }
-        if parts.len() > 1 {
-            let mut out: [Option<Value>; 3] = [None, None, None];
-            for (i, p) in parts.iter().enumerate() {
-                if !p.trim().is_empty() {
-                    out[i] = Some(parse_one(opt.kind, p.trim(), ctx)?);
-                }
-            }
-            // A list shorter than three repeats its last entry, so `bs=8k,32k` gives trims 32k.
-            let last = parts.len() - 1;
-            for slot in parts.len()..3 {
-                out[slot] = out[last].clone();
-            }
-            return Ok(Parsed::PerDir(out));
+        if let Some(dirs) = per_direction(opt.kind, &raw, ctx)? {
+            return Ok(Parsed::PerDir(dirs));
         }
     }
     match opt.pieces {
@@ -172,22 +157,81 @@ pub fn parse(opt: &OptDef, raw: &str, ctx: &Ctx) -> Result<Parsed, String> {
     }
 }
 
+/// A per-direction value with more than one field, as fio 3.33 reads it (observed with
+/// `--debug=parse` and the header line): fields split at `,`, and for a plain number (`bs`,
+/// `ba`, `rate`, `rate_iops`) also at `:`, or at `-` when neither `,` nor `:` is there
+/// (`bs=4k:8k` and `bs=4k-8k` are 4k reads and 8k writes), while ranges and splits keep `:`
+/// and `-` for themselves. Fields past the third are ignored, an unreadable field keeps its
+/// direction's default (`bs=junk,8k`), and a list shorter than three repeats its last entry,
+/// so `bs=8k,32k` gives trims 32k. `None` for a single field.
+fn per_direction(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Option<[Option<Value>; 3]>, String> {
+    let plain = !matches!(kind, Kind::Range | Kind::BsSplit | Kind::PrioSplit);
+    let seps: &[char] = match () {
+        _ if !plain => &[','],
+        _ if raw.contains([',', ':']) => &[',', ':'],
+        _ => &['-'],
+    };
+    let parts = split_top_level(raw, seps);
+    if parts.len() < 2 {
+        return Ok(None);
+    }
+    let mut out: [Option<Value>; 3] = [None, None, None];
+    let mut first_err = None;
+    let mut notes = Vec::new();
+    for (i, p) in parts.iter().take(3).enumerate().filter(|(_, p)| !p.trim().is_empty()) {
+        match parse_one(kind, p.trim(), ctx) {
+            Ok(v) => out[i] = Some(v),
+            Err(e) => {
+                notes.push(format!("'{}' is unreadable, so that direction keeps its default", p.trim()));
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    let given = out.iter().filter(|v| v.is_some()).count();
+    if given == 0 {
+        return Err(first_err.unwrap_or_else(|| format!("'{raw}' has no read, write or trim value")));
+    }
+    if let Some(other) = seps.iter().find(|&&c| c != ',' && raw.contains(c)) {
+        notes.push(format!("'{other}' separates read, write and trim values as ',' does"));
+    }
+    if parts.len() > 3 && parts[3..].iter().any(|p| !p.trim().is_empty()) {
+        notes.push(format!("ignoring '{}' after the third value", parts[3..].join(&seps[0].to_string())));
+    }
+    // A list shorter than three repeats its last entry.
+    let last = parts.len().min(3) - 1;
+    for slot in parts.len()..3 {
+        out[slot] = out[last].clone();
+    }
+    if !notes.is_empty() {
+        lenient(format!("'{raw}' read per direction: {}", notes.join("; ")));
+    }
+    Ok(Some(out))
+}
+
 /// Reads a value as fio reads its "string or value" options (see [`Pieces`]): the whole text,
 /// then the text after each `:`, `-` or `,` outside parentheses.
 fn parse_pieces(opt: &OptDef, raw: &str, ctx: &Ctx, keep: Pieces) -> Result<Value, String> {
     let whole = parse_one(opt.kind, raw, ctx);
-    let mut depth = 0i32;
-    let mut starts = Vec::new();
-    for (i, c) in raw.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ':' | '-' | ',' if depth == 0 => starts.push(i + 1),
-            _ => {}
-        }
+    let starts = piece_starts(raw);
+    if keep == Pieces::Range {
+        return time_range(raw, whole, &starts, ctx, opt.kind);
     }
     if starts.is_empty() || (keep == Pieces::First && whole.is_ok()) {
         return whole;
+    }
+    if matches!(keep, Pieces::ScaledByPct | Pieces::PctSticks) {
+        LENIENCY.with(|l| l.borrow_mut().clear());
+        let all = readings(opt, raw, ctx);
+        let v = fold_readings(keep, all.iter().cloned()).ok_or_else(|| whole.clone().unwrap_err())?;
+        let how = match (&v, all.last()) {
+            (Value::Size(_), Some(Value::Size(b))) if Some(&v) != all.last() => {
+                format!(", {}% of {b}", all.iter().rev().find_map(pct_of).unwrap_or(0.0))
+            }
+            (_, Some(last)) if last == &v => ", the last of its values".to_string(),
+            _ => ", the percentage among its values".to_string(),
+        };
+        lenient(format!("'{raw}' read as {}{how}", shown(&v)));
+        return Ok(v);
     }
     // The pieces' own readings are not what the value was read as: one note says that.
     let first_notes = LENIENCY.with(|l| std::mem::take(&mut *l.borrow_mut()));
@@ -203,14 +247,115 @@ fn parse_pieces(opt: &OptDef, raw: &str, ctx: &Ctx, keep: Pieces) -> Result<Valu
             Ok(v)
         }
         (_, None, Err(e)) => Err(e),
-        (_, Some(_), _) => {
-            // `First` with an unreadable first piece: fio leaves the option as it was.
-            let default = opt.default.ok_or_else(|| format!("'{raw}' does not start with a value"))?;
-            let v = parse_one(opt.kind, default, ctx)?;
-            lenient(format!("'{raw}' read as the default {default}: its first value is unreadable"));
-            Ok(v)
+        (_, Some(later), _) => {
+            // `First` with an unreadable first piece: fio leaves the option as it was (the
+            // job's earlier value, else the default), which `leaves_unchanged` tells the
+            // resolver; the value returned here only stands for that.
+            lenient(format!("'{raw}' leaves {} as it was: its first value is unreadable", opt.name));
+            match opt.default {
+                Some(default) => parse_one(opt.kind, default, ctx),
+                None => Ok(later),
+            }
         }
     }
+}
+
+fn pct_of(v: &Value) -> Option<f64> {
+    match v {
+        Value::Pct(p) => Some(*p),
+        _ => None,
+    }
+}
+
+/// Every reading fio makes of a value it reads piece by piece, in its order: the whole text,
+/// then the text after each separator; unreadable pieces are skipped.
+pub fn readings(opt: &OptDef, raw: &str, ctx: &Ctx) -> Vec<Value> {
+    let raw = substitute_keywords(raw.trim(), ctx);
+    let starts = std::iter::once(0).chain(piece_starts(&raw));
+    let out = starts.filter_map(|s| parse_one(opt.kind, raw[s..].trim(), ctx).ok()).collect();
+    LENIENCY.with(|l| l.borrow_mut().clear());
+    out
+}
+
+/// What a row's readings, in order, leave it set to (see [`Pieces`]); `None` without any.
+pub fn fold_readings(keep: Pieces, values: impl IntoIterator<Item = Value>) -> Option<Value> {
+    let (mut pct, mut size, mut last) = (None, None, None);
+    for v in values {
+        match v {
+            Value::Pct(p) => (pct, size) = (Some(p), None),
+            Value::Size(b) => size = Some(b),
+            _ => {}
+        }
+        last = Some(v);
+    }
+    match (keep, pct, size) {
+        (Pieces::ScaledByPct, Some(p), Some(b)) => Some(Value::Size((b as f64 * p / 100.0) as u64)),
+        (Pieces::ScaledByPct, Some(p), None) | (Pieces::PctSticks, Some(p), _) => Some(Value::Pct(p)),
+        _ => last,
+    }
+}
+
+/// `startdelay`'s range (see [`Pieces::Range`]), in microseconds; a range whose low end is
+/// above its high end is refused (fio waits for ever).
+fn time_range(
+    raw: &str,
+    whole: Result<Value, String>,
+    starts: &[usize],
+    ctx: &Ctx,
+    kind: Kind,
+) -> Result<Value, String> {
+    let notes = LENIENCY.with(|l| std::mem::take(&mut *l.borrow_mut()));
+    let last = starts.iter().rev().find_map(|&s| parse_one(kind, raw[s..].trim(), ctx).ok());
+    LENIENCY.with(|l| l.borrow_mut().clear());
+    let us = |v: &Value| if let Value::Time(t) = v { *t } else { 0 };
+    let (lo, hi) = match (&whole, &last) {
+        (Ok(w), None) => {
+            LENIENCY.with(|l| *l.borrow_mut() = notes);
+            return Ok(Value::Range(us(w), us(w)));
+        }
+        (Err(e), None) => return Err(e.clone()),
+        (w, Some(l)) => (w.as_ref().map_or(0, us), us(l)),
+    };
+    if lo > hi {
+        return Err(format!("the range's low end {lo} us is above its high end {hi} us"));
+    }
+    // `1:3` and `1-3` are the documented spelling; anything else gets a note.
+    let low = starts.first().and_then(|&s| parse_one(kind, raw[..s - 1].trim(), ctx).ok());
+    let clean = starts.len() == 1 && low.as_ref().map(us) == Some(lo) && take_leniency().is_none();
+    LENIENCY.with(|l| l.borrow_mut().clear());
+    if !clean {
+        lenient(format!("'{raw}' read as a random time from {lo} us to {hi} us"));
+    }
+    Ok(Value::Range(lo, hi))
+}
+
+/// Whether fio reads `raw` as no change to `opt` at all: a first-piece option whose first
+/// value is unreadable while a later one is readable (`verify_backlog=:4`, `number_ios=junk:5`).
+/// The option keeps what an earlier line set, or its default.
+pub fn leaves_unchanged(opt: &OptDef, raw: &str, ctx: &Ctx) -> bool {
+    if opt.pieces != Pieces::First {
+        return false;
+    }
+    let raw = substitute_keywords(raw.trim(), ctx);
+    let unchanged = parse_one(opt.kind, &raw, ctx).is_err()
+        && piece_starts(&raw).iter().any(|&s| parse_one(opt.kind, raw[s..].trim(), ctx).is_ok());
+    LENIENCY.with(|l| l.borrow_mut().clear());
+    unchanged
+}
+
+/// Where each piece after the first starts: after each `:`, `-` or `,` outside parentheses.
+fn piece_starts(raw: &str) -> Vec<usize> {
+    let mut depth = 0i32;
+    let mut starts = Vec::new();
+    for (i, c) in raw.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ':' | '-' | ',' if depth == 0 => starts.push(i + 1),
+            _ => {}
+        }
+    }
+    starts
 }
 
 /// A value as a note shows it.
@@ -224,8 +369,9 @@ fn shown(v: &Value) -> String {
     }
 }
 
-/// Splits on `sep` outside parentheses, so `(1,2)`-style text survives.
-fn split_top_level(s: &str, sep: char) -> Vec<&str> {
+/// Splits at any of `seps` outside parentheses, so `(1,2)`-style text survives; a `-` at
+/// the very start is a sign, not a separator.
+fn split_top_level<'a>(s: &'a str, seps: &[char]) -> Vec<&'a str> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut start = 0;
@@ -233,7 +379,7 @@ fn split_top_level(s: &str, sep: char) -> Vec<&str> {
         match c {
             '(' => depth += 1,
             ')' => depth -= 1,
-            c if c == sep && depth == 0 => {
+            c if seps.contains(&c) && depth == 0 && !(c == '-' && i == 0) => {
                 out.push(&s[start..i]);
                 start = i + c.len_utf8();
             }
@@ -283,24 +429,30 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
             _ => match parse_int(raw)? {
                 0 => Ok(Value::Bool(false)),
                 1 => Ok(Value::Bool(true)),
+                // A flag is on for any other number too (`thread=2` runs threads in fio 3.33).
+                v if kind == Kind::Flag => {
+                    lenient(format!("'{raw}' read as 1 (on): any number but 0 sets it"));
+                    Ok(Value::Bool(v != 0))
+                }
                 v => Err(format!("{v} is not a boolean")),
             },
         },
         Kind::Size => parse_size(raw, ctx).map(Value::Size),
-        Kind::SizeOrPct => {
-            // `12.5%` is fio's 12 bytes: its parser stops at the point, so the `%` is lost too.
-            // A unit before the `%` makes it a size with a trailing character (`8k%` is 8 KiB).
-            let pct = raw.strip_suffix('%').filter(|p| !p.contains('.') && p.trim().parse::<f64>().is_ok());
-            if let Some(p) = pct {
-                let v: f64 = p.trim().parse().map_err(|_| format!("'{raw}' is not a percentage"))?;
-                if !(0.0..=100.0).contains(&v) || v == 0.0 && p.trim().starts_with('-') {
+        // `12.5%` is fio's 12 bytes: its parser stops at the point, so the `%` is lost too.
+        // A unit before the `%` makes it a size with a trailing character (`8k%` is 8 KiB);
+        // what follows a `%` is ignored (`20%x` is 20%).
+        Kind::SizeOrPct => match percent_prefix(raw) {
+            Some((v, rest)) => {
+                if !(0..=100).contains(&v) {
                     return Err(format!("{v}% is not within 0% to 100%"));
                 }
-                Ok(Value::Pct(v))
-            } else {
-                parse_size(raw, ctx).map(Value::Size)
+                if !rest.is_empty() {
+                    lenient(format!("'{raw}' read as {v}%, ignoring '{rest}'"));
+                }
+                Ok(Value::Pct(v as f64))
             }
-        }
+            None => parse_size(raw, ctx).map(Value::Size),
+        },
         Kind::Range => {
             let (lo, hi) = match split_range(raw) {
                 Some((a, b)) => (parse_size(a, ctx)?, parse_size(b, ctx)?),
@@ -310,7 +462,9 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
                 }
             };
             if lo > hi {
-                return Err(format!("the range's low end {lo} is above its high end {hi}"));
+                // fio reads a range either way round (`bsrange=8k-1k` is 1k to 8k).
+                lenient(format!("'{raw}' read as {hi} to {lo}, low end first"));
+                return Ok(Value::Range(hi, lo));
             }
             Ok(Value::Range(lo, hi))
         }
@@ -325,7 +479,7 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
         Kind::FloatList => {
             let mut out = Vec::new();
             for p in raw.split(':') {
-                let v = parse_float(p.trim())?;
+                let v = float_prefix(p.trim())?;
                 if !(0.0..=100.0).contains(&v) {
                     return Err(format!("{v} is not a percentile between 0 and 100"));
                 }
@@ -340,8 +494,16 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
         Kind::PrioSplit => parse_priosplit(raw, ctx),
         Kind::Rw => {
             let (word, modifier) = match raw.split_once(':') {
-                Some((w, m)) => (w, Some(m)),
+                Some((w, m)) => (w, Some(m).filter(|m| !m.trim().is_empty())),
                 None => (raw, None),
+            };
+            // As for any choice, fio ignores what follows a ',' (`rw=read,write` is read).
+            let word = match word.split_once(',') {
+                Some((head, rest)) => {
+                    lenient(format!("'{raw}' read as {head}, ignoring ',{rest}'"));
+                    head
+                }
+                None => word,
             };
             let mode = RwMode::WORDS
                 .iter()
@@ -362,6 +524,16 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
             Ok(Value::Rw(mode, n))
         }
     }
+}
+
+/// A whole percentage at the start of `raw` (`20%`, `+20%`) and what follows its `%`; a
+/// negative one is left to the size reading, which refuses it.
+fn percent_prefix(raw: &str) -> Option<(i64, &str)> {
+    let body = raw.strip_prefix('+').unwrap_or(raw);
+    let n = body.bytes().take_while(u8::is_ascii_digit).count();
+    let rest = body[n..].strip_prefix('%').filter(|_| n > 0)?;
+    // More digits than any percentage has: out of range whatever they say.
+    Some((body[..n].parse::<i64>().unwrap_or(i64::MAX), rest))
 }
 
 /// Finds the `-` of a range, skipping a leading sign and anything inside parentheses.
@@ -485,6 +657,25 @@ fn plain_number(t: &str) -> Result<i128, String> {
         return Err(format!("'{t}' is too large"));
     }
     Ok(if neg { -v } else { v })
+}
+
+/// A float as fio's float lists read one: the longest number at the start, the rest ignored
+/// (`percentile_list=50:99,5` is 50 and 99); without a number at the start, refused.
+fn float_prefix(raw: &str) -> Result<f64, String> {
+    if let Ok(v) = parse_float(raw) {
+        return Ok(v);
+    }
+    let end = (1..=raw.len())
+        .rev()
+        .filter(|&i| raw.is_char_boundary(i))
+        .find(|&i| raw[..i].parse::<f64>().is_ok_and(f64::is_finite));
+    match end {
+        Some(i) if raw[..i].bytes().all(|b| b.is_ascii_digit() || b == b'.') => {
+            lenient(format!("'{raw}' read as {}, ignoring '{}'", &raw[..i], &raw[i..]));
+            parse_float(&raw[..i])
+        }
+        _ => Err(format!("'{raw}' is not a number")),
+    }
 }
 
 fn parse_float(raw: &str) -> Result<f64, String> {
@@ -1016,13 +1207,25 @@ mod tests {
         assert_eq!(v("8k,32k"), [Some(8192), Some(32768), Some(32768)]);
         assert_eq!(v("8k,32k,"), [Some(8192), Some(32768), None]);
         assert_eq!(v(",8k"), [None, Some(8192), Some(8192)]);
-        assert!(p("bs", "1k,2k,3k,4k").is_err());
+        // fio 3.33's readings (--debug=parse and the job's header line).
+        assert_eq!(v("1k,2k,3k,junk"), [Some(1024), Some(2048), Some(3072)]);
+        assert_eq!(v("4k:8k"), [Some(4096), Some(8192), Some(8192)]);
+        assert_eq!(v("4k-8k"), [Some(4096), Some(8192), Some(8192)]);
+        assert_eq!(v("1k-2k-3k"), [Some(1024), Some(2048), Some(3072)]);
+        assert_eq!(v("4k,8k:16k"), [Some(4096), Some(8192), Some(16384)]);
+        assert_eq!(v("4k-8k,16k"), [Some(4096), Some(16384), Some(16384)]);
+        assert_eq!(v(":8k"), [None, Some(8192), Some(8192)]);
+        assert_eq!(v("4k,junk,8k"), [Some(4096), None, Some(8192)]);
+        assert_eq!(v("4k,,8k"), [Some(4096), None, Some(8192)]);
+        assert!(take_leniency().is_none());
+        assert!(p("bs", ",").is_err());
+        assert!(p("bs", "junk,junk").is_err());
     }
 
     #[test]
     fn ranges_and_splits() {
         assert_eq!(p("bsrange", "4k-64k").unwrap(), Parsed::One(Value::Range(4096, 65536)));
-        assert!(p("bsrange", "64k-4k").is_err());
+        assert_eq!(p("bsrange", "64k-4k").unwrap(), Parsed::One(Value::Range(4096, 65536)));
         assert_eq!(p("bssplit", "4k/50:64k/50").unwrap(), Parsed::One(Value::Split(vec![(4096, 50.0), (65536, 50.0)])));
         assert_eq!(
             p("bssplit", "4k/20:8k/:64k/").unwrap(),

@@ -152,6 +152,17 @@ pub struct WorkerResult {
     pub latency_depth: Option<u32>,
 }
 
+/// The start delay of one clone: a time drawn from `startdelay`'s range with the clone's
+/// seed, so `randrepeat=1` (the default) repeats it from run to run and each `randseed`
+/// moves it, as fio 3.33 does (docs/fio-observed/values.md).
+fn start_delay((lo, hi): (u64, u64), seed: u64) -> u64 {
+    match (hi - lo).checked_add(1) {
+        _ if hi == lo => lo,
+        Some(span) => lo + crate::plan::mix64(seed ^ 0x5354_4152_5444_4c59) % span,
+        None => crate::plan::mix64(seed),
+    }
+}
+
 /// Runs one worker to the end. `stop` asks every worker to finish early (Ctrl-C, exitall).
 pub fn run(
     plan: &WorkerPlan,
@@ -176,8 +187,9 @@ pub fn run(
     }
     // As in fio, a delayed job does nothing before its delay has passed: a net sender must not
     // connect before the receiver it was delayed for listens.
-    if spec.startdelay_us > 0 {
-        let until = Instant::now() + std::time::Duration::from_micros(spec.startdelay_us);
+    let delay_us = start_delay(spec.startdelay_us, seed);
+    if delay_us > 0 {
+        let until = Instant::now() + std::time::Duration::from_micros(delay_us);
         while Instant::now() < until && !stop.load(Ordering::Relaxed) {
             std::thread::sleep((until - Instant::now()).min(std::time::Duration::from_millis(100)));
         }

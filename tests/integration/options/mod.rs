@@ -13,3 +13,4 @@ mod replay;
 mod sprandom;
 mod steady;
 pub(crate) mod surface;
+mod values;

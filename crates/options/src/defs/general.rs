@@ -4,7 +4,7 @@ use crate::choices::{ExitWhat, Fallocate, FileService, LockMode};
 use crate::error::Result;
 use crate::host;
 use crate::spec::{Arg, JobSpec, FILE_SERVICE_FORMS};
-use crate::table::{Category as C, Choice, Kind as K, OptDef as O, TimeUnit};
+use crate::table::{Category as C, Choice, Kind as K, OptDef as O, Pieces, TimeUnit};
 
 const INT0: K = K::Int { min: 0, max: i64::MAX };
 const INT1: K = K::Int { min: 1, max: i64::MAX };
@@ -37,7 +37,7 @@ pub(super) static DEFS: &[O] = &[
     O::new("ramp_time", K::Time { unit: TimeUnit::Sec }, C::Time, "Run this long before counting statistics").def("0").first_piece().to(|s, v| Ok(s.ramp_time_us = v.time())),
     O::new("ramp_size", K::Size, C::Time, "Do this many bytes of I/O before counting statistics (fio 3.42; with group_reporting, the group's bytes together)").def("0").to(|s, v| Ok(s.ramp_size = v.size())),
     O::new("job_start_clock_id", K::Int { min: i32::MIN as i64, max: i32::MAX as i64 }, C::Time, "clock_gettime clock whose reading at the job's start the JSON report shows as job_start (fio 3.42; 0: CLOCK_REALTIME, in ms)").def("0").to(|s, v| Ok(s.job_start_clock = (!v.is_default()).then(|| v.int() as i32))),
-    O::new("startdelay", K::Time { unit: TimeUnit::Sec }, C::Time, "Wait this long before starting the job").def("0").to(|s, v| Ok(s.startdelay_us = v.time())),
+    O::new("startdelay", K::Time { unit: TimeUnit::Sec }, C::Time, "Wait this long before starting the job").def("0").pieces(Pieces::Range).to(|s, v| Ok(s.startdelay_us = v.range())),
     O::new("hang_timeout", K::Time { unit: TimeUnit::Sec }, C::Time, "fiox: a job is hung when none of its I/O completes for this long; its in-flight I/O is then reported as dropped (after a stop request: at most 5 s)").def("300").to(|s, v| Ok(s.hang_timeout_us = v.time())),
     O::new("loops", INT1, C::Time, "Repeat the job's workload this many times").def("1").to(|s, v| Ok(s.loops = v.u32()?)),
     O::new("number_ios", INT0, C::IoSize, "Stop after this many I/Os (0: no limit)").def("0").first_piece().to(|s, v| Ok(s.number_ios = v.u64())),
@@ -50,10 +50,10 @@ pub(super) static DEFS: &[O] = &[
     O::new("nrfiles", INT1, C::Target, "Number of files per job").alias(&["nr_files"]).def("1").to(|s, v| Ok(s.nrfiles = v.u32()?)),
     O::new("openfiles", INT0, C::Target, "How many of the job's files are used at a time (0: all); the next one is taken in when one is done").def("0").to(|s, v| Ok(s.openfiles = v.u32()?)),
     O::new("file_service_type", K::Str, C::Target, "How the next file is chosen: roundrobin[:N], sequential, random[:N], zipf:θ, pareto:h, normal:σ (gauss)").def("roundrobin").to(|s, v| Ok(s.file_service = v.custom(FileService::parse, FILE_SERVICE_FORMS)?)),
-    O::new("size", K::SizeOrPct, C::IoSize, "Total size of the job's I/O region (split across its files), or a percentage of the file or device").last_piece().to(|s, v| Ok(s.size = Some(v.size_spec()))),
+    O::new("size", K::SizeOrPct, C::IoSize, "Total size of the job's I/O region (split across its files), or a percentage of the file or device").pieces(Pieces::ScaledByPct).to(|s, v| Ok(s.size = Some(v.size_spec()))),
     O::new("filesize", K::Range, C::IoSize, "Size of each file (a range picks a random size per file)").to(|s, v| Ok(s.filesize = Some(v.range()))),
     O::new("io_size", K::SizeOrPct, C::IoSize, "Bytes to transfer, if different from size").alias(&["io_limit"]).last_piece().to(|s, v| Ok(s.io_size = Some(v.size_spec()))),
-    O::new("offset", K::SizeOrPct, C::IoSize, "Start of the I/O region within each file").def("0").alias(&["fileoffset"]).last_piece().to(|s, v| Ok(s.offset = v.size_spec())),
+    O::new("offset", K::SizeOrPct, C::IoSize, "Start of the I/O region within each file").def("0").alias(&["fileoffset"]).pieces(Pieces::PctSticks).to(|s, v| Ok(s.offset = v.size_spec())),
     O::new("offset_increment", K::SizeOrPct, C::IoSize, "Added to offset for each further clone of the job").def("0").last_piece().to(|s, v| Ok(s.offset_increment = v.size_spec())),
     O::new("fill_device", K::Bool, C::IoSize, "Write until the file system is full (ENOSPC ends the job, not as an error); without size=, the size is the free space").alias(&["fill_fs"]).def("0").to(|s, v| Ok(s.fill_device = v.flag())),
     O::new("create_on_open", K::Bool, C::Target, "Create files only when the job opens them for I/O").def("0").to(|s, v| Ok(s.create_on_open = v.flag())),
@@ -155,7 +155,9 @@ mod tests {
             ("lockmem=1m", |s| s.lockmem == 1 << 20),
             ("runtime=2 time_based", |s| s.runtime_us == 2_000_000 && s.time_based),
             ("ramp_time=1 startdelay=3 hang_timeout=7", |s| {
-                s.ramp_time_us == 1_000_000 && s.startdelay_us == 3_000_000 && s.hang_timeout_us == 7_000_000
+                s.ramp_time_us == 1_000_000
+                    && s.startdelay_us == (3_000_000, 3_000_000)
+                    && s.hang_timeout_us == 7_000_000
             }),
             ("loops=4 number_ios=9", |s| s.loops == 4 && s.number_ios == 9),
             ("filename=/tmp/x directory=/tmp", |s| {

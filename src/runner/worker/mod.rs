@@ -1198,7 +1198,11 @@ impl<'a> Worker<'a> {
             return;
         }
         if result == 0 && io.len > 0 && self.q.peer_done() {
-            // The peer ended the stream (net): the job is over, and this I/O did not happen.
+            // The peer ended the stream (net): the job is over, and this I/O did not happen,
+            // unless the engine counts it as fio does (one I/O of no bytes).
+            if self.q.end_counts() {
+                self.acct.empty_io(&io);
+            }
             self.end.exhausted();
             return;
         }

@@ -89,18 +89,7 @@ fn nbd_moves_what_fio_moves() {
         &["--rw=randwrite", "--bs=4k", "--size=2m", "--verify=crc32c"],
         &["--rw=write", "--bs=8k", "--size=1m", "--verify=md5", "--verify_backlog=16"],
     ];
-    for job in jobs {
-        for depth in ["--iodepth=1", "--iodepth=8"] {
-            let mut a = vec!["--name=n", "--ioengine=nbd", uri, depth, "--output-format=json"];
-            a.extend_from_slice(job);
-            let fio = run(false, d.path(), &a);
-            assert_eq!(fio.code, 0, "fio {a:?}: {}", fio.stderr);
-            let ours = run(true, d.path(), &a);
-            assert_eq!(ours.code, 0, "fiox {a:?}: {}", ours.stderr);
-            assert_eq!(ours.stderr, "", "fiox {a:?}: a clean run prints nothing on stderr");
-            assert_eq!(figures(&ours), figures(&fio), "{a:?}: fiox (left) and fio (right)");
-        }
-    }
+    super::same_figures(d.path(), &["--name=n", "--ioengine=nbd", uri], jobs, run, |_| 4);
     // A mixed job: the split between reads and writes is the random generator's (and differs
     // from fio's on every engine), the total is not. Flushes (fsync=) count as fio counts them
     // at depth 1; at a deeper queue fio 3.33 issues a flush again while one is in flight (as

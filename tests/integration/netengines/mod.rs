@@ -48,8 +48,9 @@ fn silent_server_gives_up(job: impl Fn(u16) -> Vec<String>, says: &str) {
 }
 
 /// A host the network cannot reach (fiox run in a network namespace of its own, with no
-/// route anywhere): each engine ends at once with one line naming its option and the host,
-/// exit 1, no report. (rdma's is tested in the guest, over soft-RoCE.)
+/// route but loopback's) and, for gfapi, a host where nothing listens: each engine ends at
+/// once with one line naming its option and the host, exit 1, no report. (rdma's are tested
+/// in the guest, over soft-RoCE; the other engines' refused connections with their servers.)
 #[test]
 fn unreachable_hosts_are_one_clear_line() {
     if std::process::Command::new("unshare").arg("--version").output().is_err() {
@@ -64,6 +65,13 @@ fn unreachable_hosts_are_one_clear_line() {
             &["--ioengine=gfapi", "--volume=fxv", "--brick=192.0.2.1", "--filename=f"],
             "volume=fxv through brick=192.0.2.1",
             "not connected",
+        ),
+        // Nothing listens on glusterd's port.
+        (
+            "libgfapi.so.0",
+            &["--ioengine=gfapi", "--volume=fxv", "--brick=127.0.0.1", "--filename=f"],
+            "volume=fxv through brick=127.0.0.1",
+            "is glusterd running on 127.0.0.1",
         ),
         (
             "libnbd.so.0",
@@ -91,8 +99,9 @@ fn unreachable_hosts_are_one_clear_line() {
         }
         let a = [&["--name=u", "--rw=read", "--bs=4k", "--size=64k"][..], opts].concat();
         let t0 = Instant::now();
+        // Only loopback is up in the namespace: nothing listens there, nothing else is reachable.
         let o = std::process::Command::new("unshare")
-            .arg("-n")
+            .args(["-n", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""])
             .arg(crate::util::fiox_bin())
             .args(&a)
             .current_dir(d.path())
@@ -138,6 +147,24 @@ fn same_figures(
             let n = n(depth);
             assert_eq!(figures(&ours)[..n], figures(&fio)[..n], "{a:?}: fiox (left) and fio (right)");
         }
+    }
+}
+
+/// For each `(writer is fiox, verify, depth)` of `plan`: one tool writes 4 MiB at 2 MiB with
+/// verification headers (after `base`: name, engine, target), the other reads them back and
+/// verifies them.
+fn verify_across(dir: &Path, base: &[&str], plan: &[(bool, &str, &str)], run: impl Fn(bool, &Path, &[&str]) -> Out) {
+    for &(writer_fiox, verify, depth) in plan {
+        let v = format!("--verify={verify}");
+        let q = format!("--iodepth={depth}");
+        let common = [base, &["--bs=4k", "--size=4m", "--offset=2m", &v, &q]].concat();
+        let w = [&common[..], &["--rw=randwrite", "--do_verify=0", "--output-format=json"]].concat();
+        let out = run(writer_fiox, dir, &w);
+        assert_eq!(out.code, 0, "writing {w:?}: {}", out.stderr);
+        let r = [&common[..], &["--rw=read", "--output-format=json"]].concat();
+        let out = run(!writer_fiox, dir, &r);
+        assert_eq!(out.code, 0, "reading back {r:?} (writer fiox: {writer_fiox}): {}", out.stderr);
+        assert_eq!(json(&out)["jobs"][0]["read"]["io_bytes"].as_u64(), Some(4 << 20), "{r:?}");
     }
 }
 

@@ -631,6 +631,39 @@ fn lenient_times_are_read_as_fio_reads_them() {
     }
 }
 
+/// `write_iolog` over several loops logs the files' closing and opening between loops and the
+/// loops' syncs as fio 3.33 does: a synchronous engine closes the files, then opens each again
+/// to sync it; an asynchronous one syncs, then closes. Compared line by line without the times.
+#[test]
+fn write_iolog_logs_each_loops_close_and_sync_as_fio_does() {
+    let dir = scratch();
+    let log = |run: fn(&std::path::Path, &[&str]) -> crate::util::Out, args: &[&str]| -> Vec<String> {
+        let _ = std::fs::remove_dir_all(dir.path().join("d"));
+        std::fs::create_dir(dir.path().join("d")).unwrap();
+        let path = dir.path().join("io.log");
+        // fio appends to an existing log.
+        let _ = std::fs::remove_file(&path);
+        let common = ["--name=j", "--directory=d", "--size=64k", "--bs=16k", "--write_iolog=io.log"];
+        let out = run(dir.path(), &[&common[..], args].concat());
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        let text = std::fs::read_to_string(&path).unwrap();
+        text.lines().skip(1).map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string()).collect()
+    };
+    for args in [
+        &["--rw=write", "--fsync_on_close=1", "--loops=3"][..],
+        &["--rw=write", "--loops=3"],
+        &["--rw=write", "--end_fsync=1", "--loops=2", "--nrfiles=2"],
+        &["--rw=read", "--fsync_on_close=1", "--loops=2", "--nrfiles=2"],
+        &["--rw=write", "--fsync=3", "--fsync_on_close=1", "--loops=2"],
+        &["--rw=write", "--fsync_on_close=1", "--loops=2", "--ioengine=libaio", "--iodepth=4"],
+        &["--rw=write", "--end_fsync=1", "--loops=2", "--ioengine=io_uring", "--nrfiles=2"],
+    ] {
+        let (by_fio, by_fiox) = (log(fio, args), log(fiox, args));
+        assert!(by_fio.iter().filter(|l| l.ends_with(" close")).count() >= 2, "{args:?}: {by_fio:?}");
+        assert_eq!(by_fiox, by_fio, "write_iolog for {args:?}");
+    }
+}
+
 /// `end_fsync` syncs a writing job's files at the end of every loop, and a job that only reads
 /// not at all, as fio 3.33 does: fsync calls counted under strace for both tools.
 #[test]

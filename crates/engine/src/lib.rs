@@ -161,6 +161,11 @@ pub(crate) trait IoEngine {
     fn peer_done(&self) -> bool {
         false
     }
+    /// Asked once the peer has ended: whether the I/O that saw the end counts as one I/O of no
+    /// bytes (rdma's passive server, whose wait for the client's end fio counts so).
+    fn end_counts(&mut self) -> bool {
+        false
+    }
     /// Why unit `index`'s last I/O failed beyond its errno, in the engine's words, given once
     /// (sg: the SCSI status and sense data; http: the request, the status and the server's error
     /// code); `None`: the errno says it all.

@@ -397,6 +397,11 @@ impl IoQueue {
         self.engine.peer_done()
     }
 
+    /// Once the peer has ended: whether the I/O that saw it counts as one I/O of no bytes.
+    pub fn end_counts(&mut self) -> bool {
+        self.engine.end_counts()
+    }
+
     /// Bounds how long one `reap` may wait (`None`: as long as it takes).
     pub fn set_wait_limit(&mut self, limit: Option<Duration>) {
         self.engine.set_wait_limit(limit);

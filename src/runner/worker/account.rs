@@ -125,6 +125,14 @@ impl Accountant {
         now.saturating_sub(self.start) / 1_000_000
     }
 
+    /// Books one I/O that moved nothing and took no measured time: counted, with no bytes and
+    /// no latency sample (fio's count of rdma's passive server).
+    pub(super) fn empty_io(&mut self, io: &Io) {
+        if self.measuring && matches!(io.ddir, Ddir::Read | Ddir::Write | Ddir::Trim) {
+            self.ts.dirs[io.ddir as usize].total_ios += 1;
+        }
+    }
+
     /// Books one I/O that moved `result` bytes (`result >= 0`). `start` is when it was
     /// prepared (`None` for I/Os with no submission phase: no slat), `issue` when the engine
     /// got it, `done` when it was seen complete; `due` when a paced job's schedule wanted it

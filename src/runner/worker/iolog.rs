@@ -64,6 +64,31 @@ impl IoLog {
         }
     }
 
+    /// The end of one loop of several: fio closes the files the loop opened (the next loop
+    /// opens them again on first use). Returns those files, for [`IoLog::loop_synced`].
+    pub(super) fn loop_closed(&mut self, now_ns: u64) -> Vec<usize> {
+        use std::fmt::Write as _;
+        let mut closed = Vec::new();
+        for (i, open) in self.opened.iter_mut().enumerate() {
+            if std::mem::take(open) {
+                let _ = writeln!(self.text, "{} {} close", now_ns / 1_000, self.names[i]);
+                closed.push(i);
+            }
+        }
+        closed
+    }
+
+    /// `end_fsync` or `fsync_on_close` between two loops: fio opens each file the loop used
+    /// again, syncs it and closes it (observed in fio 3.33's logs), after the loop's closes.
+    pub(super) fn loop_synced(&mut self, files: &[usize], now_ns: u64) {
+        use std::fmt::Write as _;
+        let us = now_ns / 1_000;
+        for &i in files {
+            let (name, last) = (&self.names[i], self.last[i]);
+            let _ = writeln!(self.text, "{us} {name} open\n{us} {name} sync {last} 0\n{us} {name} close");
+        }
+    }
+
     pub(super) fn finish(mut self, now_ns: u64, path: &str) -> Result<()> {
         for (n, open) in self.names.iter().zip(&self.opened) {
             if *open {

@@ -393,8 +393,8 @@ struct Worker<'a> {
     ramp_bytes_left: u64,
     /// `thinkcycles` (fio 3.42): busy-loop iterations after each completed I/O.
     thinkcycles: u64,
-    /// Something happens between loops (`unlink_each_loop`, `end_syncfs`, `end_fsync`): see
-    /// [`Worker::between_loops`].
+    /// Something happens between loops (`unlink_each_loop`, `end_syncfs`, `end_fsync`, a
+    /// `write_iolog` that logs the files' closing): see [`Worker::between_loops`].
     loop_work: bool,
     stamps: Stamps,
     /// Units queued since the last commit.
@@ -503,7 +503,11 @@ impl<'a> Worker<'a> {
             ramp_ns,
             ramp_bytes_left: spec.ramp_size,
             thinkcycles: spec.thinkcycles,
-            loop_work: spec.unlink_each_loop || spec.end_syncfs || spec.end_fsync || spec.fsync_on_close,
+            loop_work: spec.unlink_each_loop
+                || spec.end_syncfs
+                || spec.end_fsync
+                || spec.fsync_on_close
+                || spec.write_iolog.is_some(),
             stamps: Stamps {
                 start: vec![0; depth as usize],
                 issue: vec![0; depth as usize],
@@ -876,8 +880,9 @@ impl<'a> Worker<'a> {
         Ok((false, false))
     }
 
-    /// Between two loops of a job with `unlink_each_loop`, `end_syncfs` or `end_fsync`: once
-    /// the loop's I/O has completed (false until then), `end_fsync`'s sync of the files (fio
+    /// Between two loops of a job with `unlink_each_loop`, `end_syncfs`, `end_fsync` or
+    /// `write_iolog`: once the loop's I/O has completed (false until then), the files' closing
+    /// in the iolog, `end_fsync`'s sync of the files (fio
     /// syncs at the end of every loop, not only the last), fio 3.42's syncfs after a loop of
     /// writes, then the files deleted and made again.
     #[cold]
@@ -888,6 +893,14 @@ impl<'a> Worker<'a> {
         // fio ends each loop of a writing job with a sync under end_fsync or fsync_on_close,
         // and under fsync_on_close syncs again as it closes the files for the next loop: 2N-1
         // syncs a file over N loops (strace of fio 3.33; one at the job's end).
+        // In fio's iolog a synchronous engine's files close as the loop's last I/O completes,
+        // and the loop's sync opens each again; an asynchronous engine syncs them first, while
+        // they are open, then closes them (fio 3.33's logs with psync, libaio and io_uring).
+        let sync_engine = self.plan.engine.sync;
+        let used = match &mut self.iolog {
+            Some(l) if sync_engine => l.loop_closed(self.clock.now()),
+            _ => Vec::new(),
+        };
         if (self.spec.end_fsync || self.spec.fsync_on_close) && self.spec.rw.writes() {
             let times = if self.spec.fsync_on_close { 2 } else { 1 };
             for _ in 0..times {
@@ -895,9 +908,14 @@ impl<'a> Worker<'a> {
                     f.sync_all().ok();
                 }
             }
-            if let Some(log) = &mut self.iolog {
-                log.end_sync(self.clock.now());
+            match &mut self.iolog {
+                Some(log) if sync_engine => log.loop_synced(&used, self.clock.now()),
+                Some(log) => log.end_sync(self.clock.now()),
+                None => {}
             }
+        }
+        if let Some(log) = self.iolog.as_mut().filter(|_| !sync_engine) {
+            log.loop_closed(self.clock.now());
         }
         if self.spec.end_syncfs && self.spec.rw.writes() {
             sync_fs(self.q.files());
@@ -1192,7 +1210,11 @@ impl<'a> Worker<'a> {
             return;
         }
         if result == 0 && io.len > 0 && self.q.peer_done() {
-            // The peer ended the stream (net): the job is over, and this I/O did not happen.
+            // The peer ended the stream (net): the job is over, and this I/O did not happen,
+            // unless the engine counts it as fio does (one I/O of no bytes).
+            if self.q.end_counts() {
+                self.acct.empty_io(&io);
+            }
             self.end.exhausted();
             return;
         }

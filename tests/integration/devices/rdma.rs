@@ -74,7 +74,17 @@ fn rdma_over_soft_roce_matches_fio_both_ways() {
     }
     // Nothing listens on this port: fiox says so at once.
     b.run("refused", Tool::Fiox, "", &client_args("7999", "write").iter().map(String::as_str).collect::<Vec<_>>());
+    // No such host on the RDMA network: fiox gives up in bounded time, naming it.
+    let far = with(client_args("7998", "write"), &["--hostname=10.9.0.77"]);
+    b.run("unreachable", Tool::Fiox, "", &far.iter().map(String::as_str).collect::<Vec<_>>());
+    clones(&mut b);
     let r = b.boot();
+    let far = r.out("unreachable", Tool::Fiox);
+    assert_ne!(far.code, 0);
+    assert_eq!(far.stderr.trim_end().lines().count(), 1, "{}", far.stderr);
+    assert!(far.stderr.contains("10.9.0.77:7998"), "{}", far.stderr);
+    eprintln!("unreachable: {}", far.stderr.trim_end());
+    check_clones(&r);
 
     let nodev = r.out("nodevice", Tool::Fiox);
     assert_ne!(nodev.code, 0);
@@ -95,11 +105,50 @@ fn rdma_over_soft_roce_matches_fio_both_ways() {
             // A receiving server counts each block it received.
             ("send", _) => (262144, 16),
             // A passive server moves nothing: fio counts its wait for the client's end as one
-            // I/O of no bytes, fiox counts none.
-            (_, Tool::Fio) => (0, 1),
-            (_, Tool::Fiox) => (0, 0),
+            // I/O of no bytes, and so does fiox.
+            _ => (0, 1),
         };
         assert_eq!(server, want, "{}: the server", p.name);
         eprintln!("{}: client {:?}, server {:?}", p.name, (262144, 16), server);
+    }
+}
+
+fn with(args: Vec<String>, more: &[&str]) -> Vec<String> {
+    args.into_iter().chain(more.iter().map(|s| s.to_string())).collect()
+}
+
+/// `numjobs=2`: fio 3.33 gives both clones the same port (observed in the guest: one RDMA-CM id
+/// listens on it, and the second server clone's bind fails with EADDRNOTAVAIL), and so does
+/// fiox. A second server clone fails at once naming the port; a server turns away the second
+/// client clone, which fails at once (fio's own server leaves it waiting for ever).
+fn clones(b: &mut Batch) {
+    let srv2 = with(server_args("7300"), &["--numjobs=2"]);
+    b.run("srv-clones", Tool::Fiox, "", &srv2.iter().map(String::as_str).collect::<Vec<_>>());
+    for (i, client) in [Tool::Fio, Tool::Fiox].into_iter().enumerate() {
+        let port = (7310 + i).to_string();
+        let name = format!("cli-clones-{i}");
+        let s = server_args(&port);
+        let c = with(client_args(&port, "write"), &["--numjobs=2"]);
+        b.spawn(&format!("{name}.srv"), Tool::Fiox, &s.iter().map(String::as_str).collect::<Vec<_>>(), 2.0);
+        b.run(&name, client, "", &c.iter().map(String::as_str).collect::<Vec<_>>());
+        b.wait();
+    }
+}
+
+fn check_clones(r: &Results) {
+    let srv = r.out("srv-clones", Tool::Fiox);
+    assert_ne!(srv.code, 0, "{}", srv.stderr);
+    assert!(srv.stderr.contains("port=7300 is taken on 0.0.0.0"), "{}", srv.stderr);
+    // fio's client: the first clone writes, the second is rejected and ends with nothing done.
+    let (bytes, ios, _) = r.totals("cli-clones-0", Tool::Fio);
+    assert_eq!((bytes[1], ios[1]), (262144, 16), "fio's two clients against one fiox server");
+    assert!(r.out("cli-clones-0", Tool::Fio).stderr.contains("REJECTED"));
+    // fiox's client: the rejected clone fails with the port named, in bounded time.
+    let cli = r.out("cli-clones-1", Tool::Fiox);
+    assert_ne!(cli.code, 0, "{}", cli.stderr);
+    assert!(cli.stderr.contains("10.9.0.1:7311 refused the connection"), "{}", cli.stderr);
+    for name in ["cli-clones-0.srv", "cli-clones-1.srv"] {
+        let out = r.out(name, Tool::Fiox);
+        assert!(out.code == 0 || out.code == 1, "{name} ended by the time limit: {}", out.stderr);
     }
 }

@@ -89,18 +89,7 @@ fn nbd_moves_what_fio_moves() {
         &["--rw=randwrite", "--bs=4k", "--size=2m", "--verify=crc32c"],
         &["--rw=write", "--bs=8k", "--size=1m", "--verify=md5", "--verify_backlog=16"],
     ];
-    for job in jobs {
-        for depth in ["--iodepth=1", "--iodepth=8"] {
-            let mut a = vec!["--name=n", "--ioengine=nbd", uri, depth, "--output-format=json"];
-            a.extend_from_slice(job);
-            let fio = run(false, d.path(), &a);
-            assert_eq!(fio.code, 0, "fio {a:?}: {}", fio.stderr);
-            let ours = run(true, d.path(), &a);
-            assert_eq!(ours.code, 0, "fiox {a:?}: {}", ours.stderr);
-            assert_eq!(ours.stderr, "", "fiox {a:?}: a clean run prints nothing on stderr");
-            assert_eq!(figures(&ours), figures(&fio), "{a:?}: fiox (left) and fio (right)");
-        }
-    }
+    super::same_figures(d.path(), &["--name=n", "--ioengine=nbd", uri], jobs, run, |_| 4);
     // A mixed job: the split between reads and writes is the random generator's (and differs
     // from fio's on every engine), the total is not. Flushes (fsync=) count as fio counts them
     // at depth 1; at a deeper queue fio 3.33 issues a flush again while one is in flight (as
@@ -125,20 +114,8 @@ fn nbd_data_crosses_between_fio_and_fiox() {
     let d = scratch();
     let uri = srv.uri();
     let uri = uri.as_str();
-    for (writer_fiox, verify, depth) in
-        [(false, "crc32c", "1"), (true, "crc32c", "8"), (false, "md5", "8"), (true, "sha256", "1")]
-    {
-        let v = format!("--verify={verify}");
-        let q = format!("--iodepth={depth}");
-        let common = ["--name=x", "--ioengine=nbd", uri, "--bs=4k", "--size=4m", "--offset=2m", &v, &q];
-        let w = [&common[..], &["--rw=randwrite", "--do_verify=0", "--output-format=json"]].concat();
-        let out = run(writer_fiox, d.path(), &w);
-        assert_eq!(out.code, 0, "writing {w:?}: {}", out.stderr);
-        let r = [&common[..], &["--rw=read", "--output-format=json"]].concat();
-        let out = run(!writer_fiox, d.path(), &r);
-        assert_eq!(out.code, 0, "reading back {r:?} (writer fiox: {writer_fiox}): {}", out.stderr);
-        assert_eq!(json(&out)["jobs"][0]["read"]["io_bytes"].as_u64(), Some(4 << 20), "{r:?}");
-    }
+    let plan = [(false, "crc32c", "1"), (true, "crc32c", "8"), (false, "md5", "8"), (true, "sha256", "1")];
+    super::verify_across(d.path(), &["--name=x", "--ioengine=nbd", uri], &plan, run);
     // Plain bytes: fiox writes a pattern at 1 MiB; the server's file has it there and only there.
     let out = fiox(
         d.path(),

@@ -15,7 +15,7 @@ use std::io;
 use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use super::Lib;
+use super::{Lib, Op};
 
 type FsT = *mut c_void;
 type FdT = *mut c_void;
@@ -243,16 +243,6 @@ impl Drop for Volume {
         // SAFETY: a live handle; every File holds an Arc to its Volume, so none is open now.
         unsafe { (self.lib.fini)(self.fs) };
     }
-}
-
-/// What an operation on a [`File`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Op {
-    Read,
-    Write,
-    Trim,
-    Sync,
-    DataSync,
 }
 
 /// An open file on a volume (`glfs_fd_t`), used by one job thread at a time; it keeps its

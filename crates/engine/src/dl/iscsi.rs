@@ -14,7 +14,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::Lib;
+use super::{Lib, Op};
 
 type Ctx = *mut c_void;
 type Task = *mut c_void;
@@ -221,15 +221,6 @@ const SENSE_KEYS: [&str; 16] = [
     "COMPLETED",
 ];
 
-/// What an operation on a [`Session`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Op {
-    Read,
-    Write,
-    /// SYNCHRONIZE CACHE over the whole LUN.
-    Sync,
-}
-
 /// A finished command: the caller's tag, and `Ok` or the errno and what the target or
 /// libiscsi said.
 pub(crate) struct Done {
@@ -324,6 +315,19 @@ pub(crate) struct Session {
 // time (it is not Sync), and its raw pointers are its own.
 unsafe impl Send for Session {}
 
+/// `url` as messages show it: a CHAP password (`user%password@`) written `***`, so that an
+/// error line or a log does not carry it.
+pub(crate) fn without_password(url: &str) -> String {
+    let Some(rest) = url.strip_prefix("iscsi://") else { return url.to_string() };
+    match rest.split_once('@') {
+        Some((who, host)) if !who.contains('/') => match who.split_once('%') {
+            Some((user, _)) => format!("iscsi://{user}%***@{host}"),
+            None => url.to_string(),
+        },
+        _ => url.to_string(),
+    }
+}
+
 impl Session {
     /// Logs in to the LUN that `url` names (`iscsi://[user[%password]@]host[:port]/iqn/lun`)
     /// as `initiator`, and reads its capacity. Login and the first command must be over
@@ -331,7 +335,8 @@ impl Session {
     /// cannot hold the run. The error is one line naming the URL and the reason.
     pub(crate) fn connect(url: &str, initiator: &str, timeout: Duration) -> Result<Session, String> {
         let lib = lib()?;
-        let fail = |why: String| format!("ioengine=libiscsi: cannot use filename={url}: {why}");
+        let shown = without_password(url);
+        let fail = |why: String| format!("ioengine=libiscsi: cannot use filename={shown}: {why}");
         let curl = CString::new(url).map_err(|_| fail("it holds a NUL byte".into()))?;
         let cinit = CString::new(initiator).map_err(|_| fail("initiator= holds a NUL byte".into()))?;
         // SAFETY: a NUL-terminated name, which libiscsi copies.
@@ -469,7 +474,11 @@ impl Session {
         offset: u64,
     ) -> Result<(), (i32, String)> {
         let bs = self.block as u64;
-        if op != Op::Sync && (offset % bs != 0 || len as u64 % bs != 0) {
+        if op == Op::Trim {
+            // fio's engine has no trim (it fails one with EINVAL); nor does fiox's.
+            return Err((libc::EINVAL, "the libiscsi engine does not trim".to_string()));
+        }
+        if matches!(op, Op::Read | Op::Write) && (offset % bs != 0 || len as u64 % bs != 0) {
             return Err((
                 libc::EINVAL,
                 format!("offset {offset} or length {len} is not a multiple of the LUN's block size ({bs} bytes)"),
@@ -522,8 +531,9 @@ impl Session {
                     iov,
                     1,
                 ),
-                // LBA 0 and 0 blocks: the whole medium.
-                Op::Sync => {
+                // SYNCHRONIZE CACHE for both syncs; LBA 0 and 0 blocks: the whole medium.
+                Op::Trim => unreachable!("a trim is refused above"),
+                Op::Sync | Op::DataSync => {
                     (self.lib.synchronizecache16_task)(self.ctx, self.lun, 0, 0, 0, 0, finished, pending.cast())
                 }
             }
@@ -584,5 +594,18 @@ impl Drop for Session {
             }
             (self.lib.destroy_context)(self.ctx);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_password;
+
+    #[test]
+    fn a_chap_password_is_not_shown() {
+        assert_eq!(without_password("iscsi://u%pw@h:3260/iqn.x:y/1"), "iscsi://u%***@h:3260/iqn.x:y/1");
+        assert_eq!(without_password("iscsi://u@h/iqn/1"), "iscsi://u@h/iqn/1");
+        assert_eq!(without_password("iscsi://h/iqn.a@b/1"), "iscsi://h/iqn.a@b/1");
+        assert_eq!(without_password("/dev/sda"), "/dev/sda");
     }
 }

@@ -15,6 +15,36 @@ pub(crate) mod rdma;
 
 use std::ffi::{c_void, CStr};
 
+use crate::Ddir;
+
+/// What an engine asks of its library for one I/O: one enum for every library here, so each
+/// engine maps fio's directions the same way. A library without an operation (trim over NFS
+/// or iSCSI) refuses it with EINVAL, as fio's engines do; one that cannot tell an fdatasync
+/// from an fsync does a sync for both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    Read,
+    Write,
+    Trim,
+    Sync,
+    DataSync,
+}
+
+impl Op {
+    /// The operation for an I/O of direction `ddir`; `None` for `sync_file_range`, which the
+    /// IoQueue does itself and never hands an engine.
+    pub(crate) fn of(ddir: Ddir) -> Option<Op> {
+        match ddir {
+            Ddir::Read => Some(Op::Read),
+            Ddir::Write => Some(Op::Write),
+            Ddir::Trim => Some(Op::Trim),
+            Ddir::Sync => Some(Op::Sync),
+            Ddir::DataSync => Some(Op::DataSync),
+            Ddir::SyncRange => None,
+        }
+    }
+}
+
 /// A library loaded for the rest of the process's life. Libraries such as librados keep
 /// global state (threads) that outlives any handle, so none is ever unloaded (no `Drop`, no
 /// dlclose).

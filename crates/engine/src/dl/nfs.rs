@@ -14,7 +14,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use super::Lib;
+use super::{Lib, Op};
 
 type Ctx = *mut c_void;
 type Fh = *mut c_void;
@@ -117,15 +117,6 @@ fn text(p: *const c_char) -> Option<String> {
     (!p.is_null()).then(|| unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned())
 }
 
-/// What an operation on a [`Mount`] is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Op {
-    Read,
-    Write,
-    /// NFSv3 COMMIT of the file's unstable writes (`nfs_fsync`).
-    Sync,
-}
-
 /// The argument each asynchronous call's callback gets: where its unit's completion goes and,
 /// for a read, where the data goes. One per I/O unit, at a fixed address while the call is in
 /// flight.
@@ -152,7 +143,7 @@ unsafe extern "C" fn finished(status: c_int, _ctx: Ctx, data: *mut c_void, slot:
             unsafe { std::ptr::copy_nonoverlapping(data as *const u8, slot.buf, n) };
             n as i64
         }
-        Op::Sync if status == 0 => slot.len as i64,
+        Op::Sync | Op::DataSync if status == 0 => slot.len as i64,
         _ => status as i64,
     };
     // SAFETY: see above; only this thread touches the queue.
@@ -394,7 +385,10 @@ impl Mount {
                 Op::Write => {
                     (self.lib.pwrite_async)(self.ctx, fh, offset, len as u64, buf.cast_const().cast(), finished, arg)
                 }
-                Op::Sync => (self.lib.fsync_async)(self.ctx, fh, finished, arg),
+                // NFS's COMMIT of the file's unstable writes (`nfs_fsync`), for both syncs.
+                Op::Sync | Op::DataSync => (self.lib.fsync_async)(self.ctx, fh, finished, arg),
+                // NFS has no trim; fio's engine fails one with EINVAL.
+                Op::Trim => return Err(libc::EINVAL),
             }
         };
         if r != 0 {

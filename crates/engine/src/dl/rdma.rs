@@ -177,6 +177,7 @@ struct Rdma {
     destroy_qp: unsafe extern "C" fn(CmId),
     connect: unsafe extern "C" fn(CmId, *mut ConnParam) -> c_int,
     accept: unsafe extern "C" fn(CmId, *mut ConnParam) -> c_int,
+    reject: unsafe extern "C" fn(CmId, *const c_void, u8) -> c_int,
     disconnect: unsafe extern "C" fn(CmId) -> c_int,
     event_str: unsafe extern "C" fn(c_int) -> *const c_char,
     alloc_pd: unsafe extern "C" fn(Ctx) -> Pd,
@@ -221,6 +222,7 @@ fn open() -> Result<Rdma, String> {
             destroy_qp: cm.get(c"rdma_destroy_qp")?,
             connect: cm.get(c"rdma_connect")?,
             accept: cm.get(c"rdma_accept")?,
+            reject: cm.get(c"rdma_reject")?,
             disconnect: cm.get(c"rdma_disconnect")?,
             event_str: cm.get(c"rdma_event_str")?,
             alloc_pd: verbs.get_version(c"ibv_alloc_pd", v)?,
@@ -387,7 +389,18 @@ impl Endpoint {
         let (s, _) = sockaddr(&addr);
         // SAFETY: a live id and a valid socket address.
         if unsafe { (ep.lib.bind_addr)(ep.id, (&s as *const libc::sockaddr_storage).cast()) } != 0 {
-            return Err(format!("cannot bind to {addr}: {}", errno_text()));
+            let e = std::io::Error::last_os_error();
+            if matches!(e.raw_os_error(), Some(libc::EADDRINUSE | libc::EADDRNOTAVAIL)) {
+                // fio gives every clone of a job the same port, so a second server clone
+                // (numjobs>1) lands here, as fio's does.
+                return Err(format!(
+                    "port={} is taken on {} (another server listens there; the clones of a job \
+                     share its port, so only one of them can serve): {e}",
+                    addr.port(),
+                    addr.ip()
+                ));
+            }
+            return Err(format!("cannot bind to {addr}: {e}"));
         }
         // SAFETY: a bound id.
         if unsafe { (ep.lib.listen)(ep.id, 1) } != 0 {
@@ -509,7 +522,32 @@ impl Endpoint {
         if unsafe { (self.lib.accept)(self.conn, &mut param) } != 0 {
             return Err(format!("cannot accept the connection: {}", errno_text()));
         }
-        self.expect(EV_ESTABLISHED, Duration::from_secs(10), "accepting the connection")?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err("accepting the connection: no answer within 10 s".to_string());
+            }
+            let Some(ev) = self.event(left)? else { continue };
+            match ev.kind {
+                EV_ESTABLISHED => break,
+                // Another client (a clone of a numjobs>1 client: they all connect to the one
+                // port) asks while this one is accepted: the endpoint serves one connection,
+                // so the other is turned away at once rather than left waiting.
+                // SAFETY: the id came with this connection request and is used once.
+                EV_CONNECT_REQUEST => unsafe {
+                    (self.lib.reject)(ev.id, std::ptr::null(), 0);
+                },
+                k => {
+                    return Err(format!(
+                        "accepting the connection: {} (status {}) instead of {}",
+                        event_name(k),
+                        ev.status,
+                        event_name(EV_ESTABLISHED)
+                    ))
+                }
+            }
+        }
         self.connected = true;
         Ok(())
     }
@@ -654,8 +692,18 @@ impl Endpoint {
     }
 
     /// Whether the peer has disconnected (an event waiting says so).
+    /// Whether the peer has disconnected. A server's later connection requests (another clone
+    /// of a numjobs>1 client) are rejected here, so that they end at once.
     pub(crate) fn disconnected(&self) -> bool {
-        matches!(self.event(Duration::ZERO), Ok(Some(ev)) if ev.kind == EV_DISCONNECTED)
+        match self.event(Duration::ZERO) {
+            Ok(Some(ev)) if ev.kind == EV_CONNECT_REQUEST => {
+                // SAFETY: the id came with this connection request and is used once.
+                unsafe { (self.lib.reject)(ev.id, std::ptr::null(), 0) };
+                false
+            }
+            Ok(Some(ev)) => ev.kind == EV_DISCONNECTED,
+            _ => false,
+        }
     }
 }
 

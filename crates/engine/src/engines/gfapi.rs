@@ -20,8 +20,9 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::dl::gfapi::{Done, File, Op, Slot, Volume};
-use crate::{Completion, Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, RemoteFile};
+use crate::dl::gfapi::{Done, File, Slot, Volume};
+use crate::dl::Op;
+use crate::{Completion, EngineInfo, IoEngine, IoUnit, QueueStatus, RemoteFile};
 
 /// The volume and server, which fio requires too.
 fn target<'a>(engine: &str, opts: &'a crate::EngineOpts) -> Result<(&'a str, &'a str), String> {
@@ -105,17 +106,6 @@ fn fill(file: &File, len: u64) -> Result<(), i32> {
     Ok(())
 }
 
-fn op(ddir: Ddir) -> Option<Op> {
-    match ddir {
-        Ddir::Read => Some(Op::Read),
-        Ddir::Write => Some(Op::Write),
-        Ddir::Trim => Some(Op::Trim),
-        Ddir::Sync => Some(Op::Sync),
-        Ddir::DataSync => Some(Op::DataSync),
-        Ddir::SyncRange => None,
-    }
-}
-
 /// `gfapi`: one blocking call per I/O.
 struct Gfapi {
     engine: &'static str,
@@ -129,7 +119,7 @@ impl IoEngine for Gfapi {
     }
 
     fn queue(&mut self, _index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
-        let (Some(op), Some(file)) = (op(io.ddir), self.files.get(io.file_index as usize)) else {
+        let (Some(op), Some(file)) = (Op::of(io.ddir), self.files.get(io.file_index as usize)) else {
             return Ok(QueueStatus::Completed(-(libc::EINVAL as i64)));
         };
         // SAFETY: for reads and writes the unit's buffer holds at least `len` bytes and is
@@ -160,7 +150,7 @@ impl IoEngine for GfapiAsync {
     }
 
     fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
-        let (Some(op), Some(file)) = (op(io.ddir), self.files.get(io.file_index as usize)) else {
+        let (Some(op), Some(file)) = (Op::of(io.ddir), self.files.get(io.file_index as usize)) else {
             return Ok(QueueStatus::Completed(-(libc::EINVAL as i64)));
         };
         let Some(slot) = self.slots.get_mut(index as usize) else {

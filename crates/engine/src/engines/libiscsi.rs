@@ -16,8 +16,9 @@ use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
-use crate::dl::iscsi::{Op, Session};
-use crate::{Completion, Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, RemoteFile};
+use crate::dl::iscsi::Session;
+use crate::dl::Op;
+use crate::{Completion, EngineInfo, IoEngine, IoUnit, QueueStatus, RemoteFile};
 use fiox_options::spec::SizeSpec;
 
 /// How long a login (and the first command) may take. A target answers in milliseconds; one
@@ -32,7 +33,7 @@ fn remote(spec: &fiox_options::JobSpec, _clone: u32, names: &[String]) -> Result
         .iter()
         .map(|n| {
             let s = Session::connect(n, &spec.engine.libiscsi.initiator, CONNECT_TIMEOUT)?;
-            whole_blocks(spec, n, s.block_size())?;
+            whole_blocks(spec, &crate::dl::iscsi::without_password(n), s.block_size())?;
             Ok(RemoteFile { name: n.clone(), size: Some(s.size()), written: None, facts: None })
         })
         .collect()
@@ -163,13 +164,7 @@ impl IoEngine for Libiscsi {
     }
 
     fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
-        let op = match io.ddir {
-            Ddir::Read => Op::Read,
-            Ddir::Write => Op::Write,
-            Ddir::Sync | Ddir::DataSync => Op::Sync,
-            // fio's engine has no trim (it fails one with EINVAL); nor does fiox's.
-            Ddir::Trim | Ddir::SyncRange => return Ok(QueueStatus::Completed(-(libc::EINVAL as i64))),
-        };
+        let Some(op) = Op::of(io.ddir) else { return Ok(QueueStatus::Completed(-(libc::EINVAL as i64))) };
         let s = self
             .sessions
             .get_mut(io.file_index as usize)

@@ -20,8 +20,9 @@
 use std::io;
 use std::time::Duration;
 
-use crate::dl::nfs::{Mount, Op, Slot};
-use crate::{Completion, Ddir, EngineInfo, IoEngine, IoUnit, QueueStatus, RemoteFile};
+use crate::dl::nfs::{Mount, Slot};
+use crate::dl::Op;
+use crate::{Completion, EngineInfo, IoEngine, IoUnit, QueueStatus, RemoteFile};
 
 /// How long the mount, and each call that sets the files up, may take. A server answers in
 /// milliseconds; one that accepts and then says nothing must not hold the run.
@@ -111,12 +112,7 @@ impl IoEngine for Nfs {
     }
 
     fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
-        let op = match io.ddir {
-            Ddir::Read => Op::Read,
-            Ddir::Write => Op::Write,
-            Ddir::Sync | Ddir::DataSync => Op::Sync,
-            Ddir::Trim | Ddir::SyncRange => return Ok(QueueStatus::Completed(-(libc::EINVAL as i64))),
-        };
+        let Some(op) = Op::of(io.ddir) else { return Ok(QueueStatus::Completed(-(libc::EINVAL as i64))) };
         let mount = self.mount.as_mut().ok_or_else(|| io::Error::other("nfs: not mounted"))?;
         let Some(slot) = self.slots.get_mut(index as usize) else {
             return Err(io::Error::other(format!("nfs: unit {index} beyond the queue's depth")));

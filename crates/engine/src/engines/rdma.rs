@@ -19,8 +19,12 @@
 //!   first message again, which ends the server's job; `send`: each block is one message, and
 //!   the server's job ends when it has received its size (or the client disconnects).
 //!
-//! A passive server (write, read) moves no data itself: fio reports that side as one I/O of
-//! no bytes, fiox as none.
+//! A passive server (write, read) moves no data itself: its wait for the client's closing
+//! message is its one I/O, of no bytes and with no latency sample, as fio reports it.
+//!
+//! fio gives every clone of a job (`numjobs`) the same port, and so does fiox: a second server
+//! clone cannot listen there and fails, and a server turns away the connection requests that
+//! come once it serves a client (further client clones), so that they fail at once.
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -131,6 +135,9 @@ pub struct Rdma {
     failed: Vec<Option<i32>>,
     /// The peer has ended the exchange.
     ended: bool,
+    /// A passive server got the client's closing message: that wait is its one I/O, as fio
+    /// counts it (taken once by `end_counts`).
+    closing_io: bool,
     wait_limit: Option<Duration>,
     port: u16,
     bind: Option<SocketAddr>,
@@ -284,6 +291,7 @@ impl Rdma {
                 if d.wr_id == CTRL_RECV || d.wr_id == CTRL_SEND {
                     if d.wr_id == CTRL_RECV {
                         self.ended = true;
+                        self.closing_io = true;
                         return Ok(QueueStatus::Completed(0));
                     }
                     continue;
@@ -414,6 +422,10 @@ impl IoEngine for Rdma {
 
     fn peer_done(&self) -> bool {
         self.ended
+    }
+
+    fn end_counts(&mut self) -> bool {
+        std::mem::take(&mut self.closing_io)
     }
 
     fn error_detail(&mut self, index: u32) -> Option<crate::ErrorDetail> {

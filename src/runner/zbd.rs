@@ -15,7 +15,8 @@
 //!   random one is moved into the nearest zone holding data.
 //! - A trim of a sequential zone resets it instead (counted as a reset when the zone held
 //!   data; the trim itself completes with its full length), fio's trim block being the zone
-//!   size; a random trim drawn in an empty zone goes to the nearest zone holding data.
+//!   size, once the write in flight to that zone (any job's) has completed; a random trim
+//!   drawn in an empty zone goes to the nearest zone holding data.
 //! - A sequential job skips the part of each zone beyond its capacity and ends at the
 //!   region's end.
 //! - `zoneskip`: a sequential job done with a zone goes on a zone and `zoneskip` bytes after
@@ -162,7 +163,8 @@ pub struct Zbd {
     /// A write placed and not yet handed to the engine (file, zone): its zone's count of
     /// writes is given back if the job ends first.
     placed: Option<(usize, usize)>,
-    /// A write drawn while its zone was busy, drawn again next time.
+    /// A write (or a trim that resets a zone) drawn while its zone was busy, drawn again next
+    /// time.
     held: Option<NextIo>,
     /// The trim placed last, when it went to a sequential zone: done by the runner in place
     /// of the engine's discard.
@@ -245,7 +247,7 @@ impl Zbd {
         self.held.take()
     }
 
-    /// Whether a write waits for its zone.
+    /// Whether a write (or a zone-resetting trim) waits for its zone.
     pub fn waiting(&self) -> bool {
         self.held.is_some()
     }
@@ -413,6 +415,7 @@ impl Zbd {
     /// zone (the job's trim block is the zone size). A random trim drawn in an empty zone goes
     /// to the nearest zone holding data instead, and the job ends when none does.
     fn place_trim(&mut self, mut io: NextIo) -> Option<NextIo> {
+        let raw = io;
         let f = self.files.get(io.file)?;
         let mut d = f.dev.lock().unwrap_or_else(|e| e.into_inner());
         if io.offset >= f.region_end {
@@ -426,6 +429,12 @@ impl Zbd {
         let z = &mut d.zones[zi];
         if !z.seq {
             return Some(io);
+        }
+        if z.writing > 0 && io.offset == z.start {
+            // A write to the zone is in flight (this job's or another's): the reset waits for
+            // it, as in fio, lest it land on a zone reset under it.
+            self.held = Some(raw);
+            return None;
         }
         self.trim = Some(if io.offset != z.start {
             ZoneTrim::Misaligned

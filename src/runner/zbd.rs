@@ -129,6 +129,9 @@ struct FileZones {
     /// at first), and the generator's offset then.
     zone_base: u64,
     gen_base: u64,
+    /// The block device that resets the zones when the job's file cannot (an NVMe generic
+    /// character device, whose namespace's block device can).
+    resetter: Option<File>,
 }
 
 /// A zone reset the job must make before its next I/O: file, zone start, zone length.
@@ -197,6 +200,7 @@ impl Zbd {
                 skip: 0,
                 zone_base: f.region_start,
                 gen_base: f.region_start,
+                resetter: resetter(&f.path).with_context(|| format!("job '{}'", spec.name))?,
             });
         }
         let every = spec.zones.reset_frequency.filter(|&f| f > 0.0).map(|f| (1.0 / f).min(u32::MAX as f64) as u64);
@@ -224,7 +228,7 @@ impl Zbd {
                 for zi in f.first..f.end {
                     let zone = &mut d.zones[zi];
                     if zone.seq && zone.wp != zone.start {
-                        reset(&files[i], zone.start, zone.len)
+                        reset(f.resetter.as_ref().unwrap_or(&files[i]), zone.start, zone.len)
                             .with_context(|| format!("job '{}': cannot reset a zone", spec.name))?;
                         zone.wp = zone.start;
                         resets += 1;
@@ -277,7 +281,7 @@ impl Zbd {
     /// Makes the reset due, on the job's file.
     pub fn do_reset(&mut self, files: &[File]) -> std::io::Result<()> {
         if let Some((f, start, len)) = self.reset_due.take() {
-            reset(&files[f], start, len)?;
+            self.trim_reset(files, (f, start, len))?;
         }
         Ok(())
     }
@@ -449,7 +453,8 @@ impl Zbd {
 
     /// Resets a zone for a trim (see [`ZoneTrim`]).
     pub fn trim_reset(&self, files: &[File], (f, start, len): Reset) -> std::io::Result<()> {
-        reset(&files[f], start, len)
+        let by = self.files.get(f).and_then(|z| z.resetter.as_ref());
+        reset(by.unwrap_or(&files[f]), start, len)
     }
 }
 
@@ -502,6 +507,16 @@ fn nearest(from: usize, first: usize, end: usize, ok: impl Fn(usize) -> bool) ->
         }
     }
     None
+}
+
+/// The block device to reset zones through, when the job's file is not it.
+fn resetter(path: &std::path::Path) -> Result<Option<File>> {
+    let node = crate::plan::zbd::zone_node(path);
+    if node == path {
+        return Ok(None);
+    }
+    let f = std::fs::OpenOptions::new().read(true).write(true).open(&node);
+    Ok(Some(f.with_context(|| format!("cannot open '{}' to reset its zones", node.display()))?))
 }
 
 fn reset(file: &File, start: u64, len: u64) -> std::io::Result<()> {

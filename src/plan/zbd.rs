@@ -20,9 +20,9 @@ pub fn device_max_open(path: &Path) -> u32 {
     sysfs_queue(path, "max_open_zones").and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
-/// The zones of the block device at `path`.
+/// The zones of the block device at `path` (or behind it: [`zone_node`]).
 pub fn zones_of(path: &Path) -> Result<Vec<Zone>> {
-    let f = std::fs::File::open(path).with_context(|| format!("cannot open '{}'", path.display()))?;
+    let f = std::fs::File::open(zone_node(path)).with_context(|| format!("cannot open '{}'", path.display()))?;
     report_zones(f.as_raw_fd()).with_context(|| format!("cannot read the zones of '{}'", path.display()))
 }
 
@@ -71,8 +71,9 @@ pub fn plan(spec: &JobSpec, files: &mut [FilePlan], engine: &EngineInfo, notes: 
                 spec.zones.size
             );
         }
-        // Buffered writes could reach a host-managed device out of write-pointer order.
-        if managed && !spec.direct && spec.rw.writes() {
+        // Buffered writes could reach a host-managed device out of write-pointer order
+        // (passthrough commands have no page cache to go through).
+        if managed && !spec.direct && spec.rw.writes() && zone_node(&f.path) == f.path {
             bail!("job '{name}': Using direct I/O is mandatory for writing to ZBD drives");
         }
         let device = if managed { device_max_open(&f.path) } else { 0 };
@@ -153,10 +154,26 @@ fn block_sizes(spec: &JobSpec, path: &str, zsize: u64) -> Result<()> {
     Ok(())
 }
 
+/// The block device whose zones a job's file has: itself, or for an NVMe generic character
+/// device (`/dev/ngXnY`, io_uring_cmd's passthrough node) its namespace's block device
+/// (`/dev/nvmeXnY`), through which the kernel reports and resets the zones.
+pub fn zone_node(path: &Path) -> std::path::PathBuf {
+    use std::os::unix::fs::FileTypeExt;
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let is_char = std::fs::metadata(path).is_ok_and(|m| m.file_type().is_char_device());
+    if let (true, Some(ns)) = (is_char, name.strip_prefix("ng")) {
+        let block = path.with_file_name(format!("nvme{ns}"));
+        if std::fs::metadata(&block).is_ok_and(|m| m.file_type().is_block_device()) {
+            return block;
+        }
+    }
+    path.to_path_buf()
+}
+
 /// A value of the block device's request queue in sysfs (for a partition, its disk's).
 fn sysfs_queue(path: &Path, what: &str) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
-    let rdev = std::fs::metadata(path).map(|m| m.rdev()).ok()?;
+    let rdev = std::fs::metadata(zone_node(path)).map(|m| m.rdev()).ok()?;
     let (major, minor) = (libc::major(rdev), libc::minor(rdev));
     ["queue", "../queue"]
         .iter()
@@ -168,7 +185,7 @@ fn sysfs_queue(path: &Path, what: &str) -> Option<String> {
 /// `host-managed`), and the sysfs file it came from.
 fn zoned_model(path: &Path) -> (String, String) {
     use std::os::unix::fs::MetadataExt;
-    let rdev = std::fs::metadata(path).map(|m| m.rdev()).unwrap_or(0);
+    let rdev = std::fs::metadata(zone_node(path)).map(|m| m.rdev()).unwrap_or(0);
     let (major, minor) = (libc::major(rdev), libc::minor(rdev));
     // A partition has no queue of its own; its disk's is one level up.
     for rel in ["queue/zoned", "../queue/zoned"] {

@@ -15,7 +15,8 @@
 //!   random one is moved into the nearest zone holding data.
 //! - A trim of a sequential zone resets it instead (counted as a reset when the zone held
 //!   data; the trim itself completes with its full length), fio's trim block being the zone
-//!   size; a random trim drawn in an empty zone goes to the nearest zone holding data.
+//!   size, once the write in flight to that zone (any job's) has completed; a random trim
+//!   drawn in an empty zone goes to the nearest zone holding data.
 //! - A sequential job skips the part of each zone beyond its capacity and ends at the
 //!   region's end.
 //! - `zoneskip`: a sequential job done with a zone goes on a zone and `zoneskip` bytes after
@@ -128,6 +129,9 @@ struct FileZones {
     /// at first), and the generator's offset then.
     zone_base: u64,
     gen_base: u64,
+    /// The block device that resets the zones when the job's file cannot (an NVMe generic
+    /// character device, whose namespace's block device can).
+    resetter: Option<File>,
 }
 
 /// A zone reset the job must make before its next I/O: file, zone start, zone length.
@@ -162,7 +166,8 @@ pub struct Zbd {
     /// A write placed and not yet handed to the engine (file, zone): its zone's count of
     /// writes is given back if the job ends first.
     placed: Option<(usize, usize)>,
-    /// A write drawn while its zone was busy, drawn again next time.
+    /// A write (or a trim that resets a zone) drawn while its zone was busy, drawn again next
+    /// time.
     held: Option<NextIo>,
     /// The trim placed last, when it went to a sequential zone: done by the runner in place
     /// of the engine's discard.
@@ -195,6 +200,7 @@ impl Zbd {
                 skip: 0,
                 zone_base: f.region_start,
                 gen_base: f.region_start,
+                resetter: resetter(&f.path).with_context(|| format!("job '{}'", spec.name))?,
             });
         }
         let every = spec.zones.reset_frequency.filter(|&f| f > 0.0).map(|f| (1.0 / f).min(u32::MAX as f64) as u64);
@@ -222,7 +228,7 @@ impl Zbd {
                 for zi in f.first..f.end {
                     let zone = &mut d.zones[zi];
                     if zone.seq && zone.wp != zone.start {
-                        reset(&files[i], zone.start, zone.len)
+                        reset(f.resetter.as_ref().unwrap_or(&files[i]), zone.start, zone.len)
                             .with_context(|| format!("job '{}': cannot reset a zone", spec.name))?;
                         zone.wp = zone.start;
                         resets += 1;
@@ -245,7 +251,7 @@ impl Zbd {
         self.held.take()
     }
 
-    /// Whether a write waits for its zone.
+    /// Whether a write (or a zone-resetting trim) waits for its zone.
     pub fn waiting(&self) -> bool {
         self.held.is_some()
     }
@@ -275,7 +281,7 @@ impl Zbd {
     /// Makes the reset due, on the job's file.
     pub fn do_reset(&mut self, files: &[File]) -> std::io::Result<()> {
         if let Some((f, start, len)) = self.reset_due.take() {
-            reset(&files[f], start, len)?;
+            self.trim_reset(files, (f, start, len))?;
         }
         Ok(())
     }
@@ -413,6 +419,7 @@ impl Zbd {
     /// zone (the job's trim block is the zone size). A random trim drawn in an empty zone goes
     /// to the nearest zone holding data instead, and the job ends when none does.
     fn place_trim(&mut self, mut io: NextIo) -> Option<NextIo> {
+        let raw = io;
         let f = self.files.get(io.file)?;
         let mut d = f.dev.lock().unwrap_or_else(|e| e.into_inner());
         if io.offset >= f.region_end {
@@ -427,6 +434,12 @@ impl Zbd {
         if !z.seq {
             return Some(io);
         }
+        if z.writing > 0 && io.offset == z.start {
+            // A write to the zone is in flight (this job's or another's): the reset waits for
+            // it, as in fio, lest it land on a zone reset under it.
+            self.held = Some(raw);
+            return None;
+        }
         self.trim = Some(if io.offset != z.start {
             ZoneTrim::Misaligned
         } else if z.wp > z.start {
@@ -440,7 +453,8 @@ impl Zbd {
 
     /// Resets a zone for a trim (see [`ZoneTrim`]).
     pub fn trim_reset(&self, files: &[File], (f, start, len): Reset) -> std::io::Result<()> {
-        reset(&files[f], start, len)
+        let by = self.files.get(f).and_then(|z| z.resetter.as_ref());
+        reset(by.unwrap_or(&files[f]), start, len)
     }
 }
 
@@ -493,6 +507,16 @@ fn nearest(from: usize, first: usize, end: usize, ok: impl Fn(usize) -> bool) ->
         }
     }
     None
+}
+
+/// The block device to reset zones through, when the job's file is not it.
+fn resetter(path: &std::path::Path) -> Result<Option<File>> {
+    let node = crate::plan::zbd::zone_node(path);
+    if node == path {
+        return Ok(None);
+    }
+    let f = std::fs::OpenOptions::new().read(true).write(true).open(&node);
+    Ok(Some(f.with_context(|| format!("cannot open '{}' to reset its zones", node.display()))?))
 }
 
 fn reset(file: &File, start: u64, len: u64) -> std::io::Result<()> {

@@ -181,6 +181,9 @@ pub enum ErrorDetail {
     Inline(String),
     /// Lines of their own after the `io_u error` line, as fio prints sg's sense data.
     Lines(String),
+    /// fio reports the error as one of the engine's steps (`func=mtd_erase`), with no `io_u
+    /// error` line; `line`, the engine's account of it, goes before the error line.
+    Step { func: &'static str, line: Option<String> },
 }
 
 /// What the planner knows of a job when it asks an engine whether the job can run here.

@@ -219,8 +219,18 @@ impl ErrorRule {
         ts: &mut ThreadStat,
         diag: &mut dyn Write,
     ) {
+        // fio reports a trim that a synchronous engine failed (and an engine's own steps) as
+        // the error of the step that failed (`func=`), with no `io_u error` line.
+        let step = match &detail {
+            Some(fiox_engine::ErrorDetail::Step { func, .. }) => Some(*func),
+            None if io.ddir == Ddir::Trim && plan.engine.sync => Some("td_io_queue"),
+            _ => None,
+        };
         if ts.error == 0 {
             ts.error = errno;
+            if let Some(func) = step {
+                self.func.get_or_insert(func);
+            }
         }
         // fio's error types: EILSEQ is a verify error whatever the direction.
         let kind = match io.ddir {
@@ -241,6 +251,14 @@ impl ErrorRule {
             return;
         }
         let e = fiox_report::units::strerror(errno);
+        if let Some(func) = step {
+            let line = match detail {
+                Some(fiox_engine::ErrorDetail::Step { line, .. }) => line,
+                _ => None,
+            };
+            self.step_failed(errno, func, line, fatal, plan, diag);
+            return;
+        }
         let file = plan.files.get(io.file as usize).map(|f| f.path.display().to_string()).unwrap_or_default();
         let what = match io.ddir {
             Ddir::Read => "read",
@@ -258,6 +276,31 @@ impl ErrorRule {
             // The engine's account of the failure (sg: SCSI status, sense data, the command).
             let _ = writeln!(diag, "fiox: {}", d.trim_end());
         }
+        if fatal && self.first.is_none() {
+            self.first = Some(msg);
+        }
+    }
+
+    /// An I/O failed in a step fio names (`func=`): a trim in its queueing step
+    /// (`td_io_queue`), an engine's own step (mtd's `mtd_erase`). fio prints no `io_u error`
+    /// line then, but `pid=N, err=E, func=..., error=...` (with its source file and line), after
+    /// the engine's account of the failure if it gave one.
+    #[cold]
+    fn step_failed(
+        &mut self,
+        errno: i32,
+        func: &'static str,
+        line: Option<String>,
+        fatal: bool,
+        plan: &WorkerPlan,
+        diag: &mut dyn Write,
+    ) {
+        if let Some(l) = line {
+            let _ = writeln!(diag, "fiox: {}", l.trim_end());
+        }
+        let pid = crate::plan::clock::thread_id(plan.number);
+        let msg = format!("pid={pid}, err={errno}, func={func}, error={}", fiox_report::units::strerror(errno));
+        let _ = writeln!(diag, "fiox: {msg}");
         if fatal && self.first.is_none() {
             self.first = Some(msg);
         }

@@ -224,6 +224,46 @@ impl Results {
         (bytes, ios, err)
     }
 
+    /// A run's exit status, job error, bytes and I/O counts per direction (summed over its
+    /// jobs, whatever its exit status) and the `func=..., error=...` of its first job line with
+    /// an error (fio names its source file and line there too, which is left out).
+    pub fn outcome(&self, name: &str, tool: Tool) -> (i32, i64, [u64; 3], [u64; 3], Option<String>) {
+        let out = self.out(name, tool);
+        let at = if out.stdout.starts_with('{') { 0 } else { out.stdout.find("\n{").map_or(0, |i| i + 1) };
+        let v: serde_json::Value = serde_json::Deserializer::from_str(&out.stdout[at..])
+            .into_iter()
+            .next()
+            .and_then(Result::ok)
+            .unwrap_or_else(|| panic!("{name}: {tool:?} printed no JSON: {}\n{}", out.stdout, out.stderr));
+        let (mut bytes, mut ios, mut err) = ([0; 3], [0; 3], 0);
+        for j in v["jobs"].as_array().expect("jobs") {
+            for (d, dir) in ["read", "write", "trim"].iter().enumerate() {
+                bytes[d] += j[dir]["io_bytes"].as_u64().unwrap_or(0);
+                ios[d] += j[dir]["total_ios"].as_u64().unwrap_or(0);
+            }
+            err = err.max(j["error"].as_i64().unwrap_or(0));
+        }
+        let func = out.stdout.lines().find_map(|l| {
+            let inner = l.split_once("): err=")?.1.split_once(" (")?.1;
+            Some(inner[inner.find("func=")?..].split("): pid=").next()?.to_string())
+        });
+        (out.code, err, bytes, ios, func)
+    }
+
+    /// Asserts that fio and fiox ended `name` alike, failed or not: exit status, job error,
+    /// bytes and I/O counts, the step the error names (`func=`) and, when `ordered`, the I/Os
+    /// logged in order. For runs that print `--output-format=normal,json`. Returns the job error.
+    pub fn same_outcome(&self, name: &str, ordered: bool) -> i64 {
+        let (f, x) = (self.outcome(name, Tool::Fio), self.outcome(name, Tool::Fiox));
+        assert_eq!(f, x, "{name}: exit status, error, bytes, I/Os, func= (fio, fiox)");
+        if ordered {
+            let ios = |t| self.iolog(name, t).into_iter().map(|(_, a, o, l)| (a, o, l)).collect::<Vec<_>>();
+            assert_eq!(ios(Tool::Fio), ios(Tool::Fiox), "{name}: logged I/Os");
+        }
+        eprintln!("{name}: fio and fiox: {f:?}");
+        f.1
+    }
+
     /// Asserts that fio and fiox moved the same bytes in the same number of I/Os per
     /// direction without error, and issued the same I/Os (direction, offset, length): in the
     /// same order when `ordered`,

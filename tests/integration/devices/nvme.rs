@@ -43,6 +43,13 @@ fn nvme_passthrough_matches_fio() {
         &["--name=z", "--filename=/dev/ng0n1", PT, json, "--rw=write", "--bs=64k", "--size=16m"],
     );
     b.both("zns-read", "", &["--name=z", "--filename=/dev/ng0n1", PT, json, "--rw=randread", "--bs=4k", "--size=4m"]);
+    // zonemode=zbd through the passthrough node: zones reported and reset through the
+    // namespace's block device; the second run finds both zones full and resets them.
+    let zbd = ["--name=z", "--filename=/dev/ng0n1", PT, "--output-format=normal,json", "--zonemode=zbd"];
+    let zbd_cases = ["zbd-write", "zbd-overwrite"];
+    for (name, before) in zbd_cases.iter().zip([reset, ""]) {
+        b.both(name, before, &[&zbd[..], &["--rw=write", "--bs=64k", "--size=32M"]].concat());
+    }
     // Trims are Dataset Management deallocations. fio 3.33's io_uring_cmd issues no trims at
     // all, so fiox's are compared with fio's libaio trims of the same namespace's block device;
     // then what was trimmed must read back as zeros (the emulated drive deallocates to zeros).
@@ -68,6 +75,16 @@ fn nvme_passthrough_matches_fio() {
     r.same("zns-write", true);
     r.same("zns-read", false);
     r.same("trim", false);
+    for name in zbd_cases {
+        assert_eq!(r.same_outcome(name, true), 0, "{name}");
+    }
+    for t in [Tool::Fio, Tool::Fiox] {
+        assert!(
+            r.out("zbd-overwrite", t).stdout.contains("; 2 zone resets"),
+            "{t:?}: {}",
+            r.out("zbd-overwrite", t).stdout
+        );
+    }
     let g = &r.guest;
     assert!(
         g.stdout.contains("trimmed-to-zeros"),

@@ -1,11 +1,14 @@
 //! `mtd`: raw flash through the Linux MTD character devices (/dev/mtdN), as fio 3.33's engine
 //! drives them: each I/O is split at erase-block boundaries; reads and writes are pread/pwrite
-//! of each piece; a trim erases whole erase blocks (MEMERASE) and fails with EINVAL when it does
+//! of each piece; a trim erases whole erase blocks (MEMERASE64) and fails with EINVAL when it does
 //! not cover whole blocks (fio then erases the block anyway; fiox erases nothing it was not
 //! asked to). A failed piece does not stop the rest of the I/O, whose error is the last piece's.
 //! With `skip_bad`, pieces in blocks the device reports bad (MEMGETBADBLOCK) are skipped and
 //! fail the I/O with EIO, and a block whose I/O fails with EIO is marked bad (MEMSETBADBLOCK).
-//! Syncs do nothing: an MTD character device writes through.
+//! Syncs do nothing: an MTD character device writes through. Failures are reported as fio
+//! reports them: a failed erase as `func=mtd_erase`, a misaligned trim under the alignment
+//! rule's words, a skipped bad block as the queueing step's (`td_io_queue`). The device's size
+//! comes from sysfs, as MEMGETINFO's is 32 bits wide (a device of 4 GiB or more).
 
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
@@ -27,17 +30,18 @@ struct MtdInfo {
     padding: u64,
 }
 
-/// `struct erase_info_user`.
+/// `struct erase_info_user64`: erase blocks past 4 GiB need the 64-bit form of MEMERASE.
 #[repr(C)]
-struct EraseInfo {
-    start: u32,
-    length: u32,
+struct EraseInfo64 {
+    start: u64,
+    length: u64,
 }
 
-/// The ioctls of mtd-abi.h: `_IOR('M', 1, struct mtd_info_user)`, `_IOW('M', 2, struct
-/// erase_info_user)`, `_IOW('M', 11, __kernel_loff_t)`, `_IOW('M', 12, __kernel_loff_t)`.
+/// The ioctls of mtd-abi.h: `_IOR('M', 1, struct mtd_info_user)`, `_IOW('M', 11,
+/// __kernel_loff_t)`, `_IOW('M', 12, __kernel_loff_t)`, `_IOW('M', 20, struct
+/// erase_info_user64)`.
 const MEMGETINFO: libc::c_ulong = 0x8020_4d01;
-const MEMERASE: libc::c_ulong = 0x4008_4d02;
+const MEMERASE64: libc::c_ulong = 0x4010_4d14;
 const MEMGETBADBLOCK: libc::c_ulong = 0x4008_4d0b;
 const MEMSETBADBLOCK: libc::c_ulong = 0x4008_4d0c;
 /// `MTD_NANDFLASH` and `MTD_MLCNANDFLASH`: the device types with bad blocks.
@@ -50,6 +54,13 @@ fn info(fd: RawFd) -> io::Result<MtdInfo> {
         return Err(io::Error::last_os_error());
     }
     Ok(info)
+}
+
+/// The device's size in bytes from sysfs (`/sys/dev/char/MAJ:MIN/size`): MEMGETINFO's size is
+/// 32 bits wide, so a device of 4 GiB reads as 0 there (and one of 5 GiB as 1 GiB).
+fn sysfs_size(rdev: u64) -> Option<u64> {
+    let at = format!("/sys/dev/char/{}:{}/size", libc::major(rdev), libc::minor(rdev));
+    std::fs::read_to_string(at).ok()?.trim().parse().ok()
 }
 
 /// The device's size in bytes (its erase blocks are checked per I/O, as fio does).
@@ -68,7 +79,7 @@ fn device_size(path: &Path) -> Result<(u64, u64), String> {
     if i.erasesize == 0 {
         return Err(format!("'{}' reports an erase block of 0 bytes", path.display()));
     }
-    Ok((i.size as u64, 1))
+    Ok((sysfs_size(meta.rdev()).unwrap_or(i.size as u64), 1))
 }
 
 fn preflight(spec: &fiox_options::JobSpec) -> Result<(), String> {
@@ -96,8 +107,8 @@ struct Device {
 pub struct Mtd {
     devices: Vec<Device>,
     skip_bad: bool,
-    /// Per unit: why its last I/O failed, when fio names more than the errno.
-    details: Vec<Option<String>>,
+    /// Per unit: how fio reports its last I/O's failure (the step it names, and a line).
+    details: Vec<Option<ErrorDetail>>,
 }
 
 impl Mtd {
@@ -152,7 +163,7 @@ impl IoEngine for Mtd {
                 match self.is_bad(d, block) {
                     Err(e) => {
                         errno = e.raw_os_error().unwrap_or(libc::EIO);
-                        detail = Some("mtd_is_bad".to_string());
+                        detail = Some(step("mtd_is_bad", None));
                         break;
                     }
                     Ok(true) => {
@@ -172,21 +183,25 @@ impl IoEngine for Mtd {
                     Ddir::Write => libc::pwrite(d.fd, buf.cast(), piece as usize, at as libc::off_t) as i64,
                     Ddir::Trim if in_block != 0 || piece != d.erase => {
                         errno = libc::EINVAL;
-                        detail = Some("trim on MTD must be erase block-aligned".to_string());
+                        detail = Some(step("trim on MTD must be erase block-aligned", None));
                         done += piece;
                         continue;
                     }
                     Ddir::Trim => {
-                        let e = EraseInfo { start: (block * d.erase) as u32, length: d.erase as u32 };
-                        // MEMERASE reads a `struct erase_info_user`, passed by address.
-                        libc::ioctl(d.fd, MEMERASE as _, &e) as i64
+                        let e = EraseInfo64 { start: block * d.erase, length: d.erase };
+                        // MEMERASE64 reads a `struct erase_info_user64`, passed by address.
+                        libc::ioctl(d.fd, MEMERASE64 as _, &e) as i64
                     }
                     Ddir::Sync | Ddir::DataSync => 0,
                     Ddir::SyncRange => unreachable!("the queue does ranged syncs itself"),
                 }
             };
             if rc < 0 {
-                errno = io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+                let e = io::Error::last_os_error();
+                errno = e.raw_os_error().unwrap_or(libc::EIO);
+                if io.ddir == Ddir::Trim {
+                    detail = Some(step("mtd_erase", Some(format!("MEMERASE64 failed for erase block {block}: {e}"))));
+                }
                 self.maybe_mark_bad(d, block, errno);
             } else if io.ddir != Ddir::Trim && (rc as u64) < piece {
                 // A short transfer on flash: the piece did not fit the device.
@@ -194,13 +209,22 @@ impl IoEngine for Mtd {
             }
             done += piece;
         }
+        if errno != 0 && detail.is_none() && (self.skip_bad || io.ddir == Ddir::Trim) {
+            // A bad block skipped, or an erase: fio reports either as its queueing step's error.
+            detail = Some(step("td_io_queue", None));
+        }
         self.details[index as usize] = detail;
         Ok(QueueStatus::Completed(if errno != 0 { -(errno as i64) } else { len as i64 }))
     }
 
     fn error_detail(&mut self, index: u32) -> Option<ErrorDetail> {
-        self.details.get_mut(index as usize)?.take().map(ErrorDetail::Inline)
+        self.details.get_mut(index as usize)?.take()
     }
+}
+
+/// How fio reports an I/O that failed in step `func`.
+fn step(func: &'static str, line: Option<String>) -> ErrorDetail {
+    ErrorDetail::Step { func, line }
 }
 
 pub const INFO: EngineInfo = EngineInfo {

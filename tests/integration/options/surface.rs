@@ -429,16 +429,26 @@ fn falloc_and_ftruncate_engines_like_fio() {
 fn flow_keeps_jobs_in_proportion_like_fio() {
     // A thread spinning beside the jobs, as on a loaded CI machine: the jobs' threads start
     // and wake late by milliseconds, which must not skew their proportion.
-    let busy = std::sync::atomic::AtomicBool::new(true);
-    std::thread::scope(|s| {
-        s.spawn(|| {
+    let busy = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let spinner = {
+        let busy = busy.clone();
+        std::thread::spawn(move || {
             while busy.load(std::sync::atomic::Ordering::Relaxed) {
                 std::hint::spin_loop();
             }
-        });
-        flow_pairs_keep_their_ratio();
-        busy.store(false, std::sync::atomic::Ordering::Relaxed);
-    });
+        })
+    };
+    // The spinner stops however the comparison ends (a failed assertion included).
+    struct Stop(std::sync::Arc<std::sync::atomic::AtomicBool>);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            self.0.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    let stop = Stop(busy);
+    flow_pairs_keep_their_ratio();
+    drop(stop);
+    spinner.join().unwrap();
     let dir = scratch();
     let args = [
         "--output-format=json",

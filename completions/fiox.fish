@@ -77,7 +77,7 @@ complete -c fiox -n __fiox_fio_args -l fill_fs -x -a '0 1' -d 'Write until the f
 complete -c fiox -n __fiox_fio_args -l create_on_open -x -a '0 1' -d 'Create files only when the job opens them for I/O'
 complete -c fiox -n __fiox_fio_args -l flow -x -d 'Weight of the job'\''s I/O among the jobs of its flow_id (8 beside 1: eight I/Os to one)'
 complete -c fiox -n __fiox_fio_args -l flow_id -x -d 'Group of jobs whose I/O flow keeps in proportion'
-complete -c fiox -n __fiox_fio_args -l flow_sleep -x -d 'Microseconds a job ahead of its flow group waits before checking again (0: yield)'
+complete -c fiox -n __fiox_fio_args -l flow_sleep -x -d 'Microseconds a job ahead of its flow group waits before checking again (0: the shortest sleep)'
 complete -c fiox -n __fiox_fio_args -l exec_prerun -x -d 'Shell command run before the job (output in JOBNAME.prerun.txt)'
 complete -c fiox -n __fiox_fio_args -l exec_postrun -x -d 'Shell command run after the job (output in JOBNAME.postrun.txt)'
 complete -c fiox -n __fiox_fio_args -l pre_read -x -a '0 1' -d 'Read the job'\''s region into the page cache before the job starts (not counted)'

@@ -81,6 +81,14 @@ if fio_ext=$(bash scripts/fio-ext.sh 2>/dev/null); then
 else
   echo "scripts/test.sh: cannot build fio 3.33 with libiscsi and nfs; the tests comparing those engines with fio will skip" >&2
 fi
+# The test of fio's own test jobs reads t/jobs/*.fio from fio 3.33's complete source (Debian's
+# orig tarball; ../shared/fio-src leaves t/jobs out): scripts/fio-tests.sh fetches it with apt,
+# once, under a private apt state.
+if fio_tests=$(bash scripts/fio-tests.sh 2>/dev/null); then
+  export FIOX_FIO_TESTS=$fio_tests
+else
+  echo "scripts/test.sh: cannot fetch fio 3.33's source with its test jobs; that test will skip" >&2
+fi
 # The libblkio engine tests compare fiox with a fio 3.42 built with its libblkio engine; Debian 12
 # has no libblkio, so scripts/fio-blkio.sh fetches Debian 13's libblkio1 and libblkio-dev with apt
 # (a private apt state; nothing installed) and unpacks them beside that fio (about 2 minutes, once).

@@ -168,6 +168,17 @@ impl Clock {
         Clock { kind, base, fake: Cell::new(0) }
     }
 
+    /// Moves the clock's start `ns` back, as if it had been started that long ago (the test
+    /// clock stays as it is).
+    pub fn set_back(&mut self, ns: u64) {
+        let ticks = match self.kind {
+            Kind::Tsc(t) => ((ns as u128) << 32).checked_div(t.mult as u128).unwrap_or(0) as u64,
+            Kind::Monotonic | Kind::GetTimeOfDay => ns,
+            Kind::Test(_) => 0,
+        };
+        self.base = self.base.saturating_sub(ticks);
+    }
+
     /// Nanoseconds since [`Clock::start`]. Differences saturate: counters the kernel keeps in
     /// step may still differ by a few cycles between CPUs, and a thread that moves just after
     /// starting must not read 2^64.
@@ -220,6 +231,14 @@ mod tests {
         let a = c.now();
         let b = c.now();
         assert!(a < 1_000_000_000 && b >= a);
+    }
+
+    #[test]
+    fn a_clock_set_back_reads_that_much_more() {
+        let mut c = Clock::start(Source::Monotonic);
+        c.set_back(5_000_000_000);
+        let t = c.now();
+        assert!((5_000_000_000..6_000_000_000).contains(&t), "{t}");
     }
 
     #[test]

@@ -33,9 +33,9 @@ impl BlockSizes {
         }
         match spec.bsrange[d] {
             Some((lo, hi)) if hi > lo => {
-                // Sizes in a range are multiples of the low end (when it is a power of two),
-                // unless bs_unaligned says otherwise, as in fio.
-                let align = if spec.bs_unaligned || !lo.is_power_of_two() { 1 } else { lo };
+                // Sizes in a range are multiples of the low end (a power of two or not: fio
+                // draws 1000, 2000 and 2500 from 1000-2500), unless bs_unaligned says otherwise.
+                let align = if spec.bs_unaligned { 1 } else { lo };
                 BlockSizes::Range { lo, hi, align }
             }
             Some((lo, _)) => BlockSizes::Fixed(lo),

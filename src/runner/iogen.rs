@@ -92,8 +92,11 @@ impl BlockSizes {
         match self {
             BlockSizes::Fixed(b) => *b,
             BlockSizes::Range { lo, hi, align } => {
-                let v = lo + rng.below(hi - lo + 1);
-                (v / align * align).max(*lo)
+                // fio's draw, as measured: uniform on [lo, hi + lo), down to a multiple of
+                // `align`, at most hi. So 512-4k gives the eight multiples of 512 alike, and
+                // 1000-2500 gives 1000 and 2000 for two fifths each, 2500 for the last fifth.
+                let v = lo + rng.below(*hi);
+                (v / align * align).clamp(*lo, *hi)
             }
             BlockSizes::Split(v) => {
                 let r = rng.below(10_000) as f64 / 100.0;
@@ -600,6 +603,21 @@ mod tests {
         for _ in 0..100 {
             let n = g.next().unwrap();
             assert!(n.len % 4096 == 0 && (4096..=16384).contains(&n.len), "{n:?}");
+        }
+        // Multiples of the low end (a power of two or not), the high end as likely as the
+        // others or capped from the rest of the span, as fio draws them.
+        for (range, want) in
+            [("512-4k", &[(512, 0.125), (4096, 0.125)][..]), ("1000-2500", &[(1000, 0.4), (2500, 0.2)])]
+        {
+            let s = spec(&["--rw=read", &format!("--bsrange={range}"), "--size=1g", "--norandommap"]);
+            let mut g = IoGen::new(&s, &[(0, 1 << 30)], 5);
+            let lens: Vec<u64> = (0..20_000).map(|_| u64::from(g.next().unwrap().len)).collect();
+            let lo = if range == "512-4k" { 512 } else { 1000 };
+            assert!(lens.iter().all(|l| l % lo == 0 || *l == 2500), "{range}");
+            for &(len, share) in want {
+                let got = lens.iter().filter(|&&l| l == len).count() as f64 / 20_000.0;
+                assert!((got - share).abs() < 0.02, "{range}: {len} drawn {got}");
+            }
         }
     }
 

@@ -12,6 +12,7 @@ mod docs;
 mod engines;
 mod examples;
 mod faults;
+mod fio_tests;
 mod lab;
 mod multihost;
 mod netengines;

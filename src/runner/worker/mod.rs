@@ -213,14 +213,17 @@ pub fn run(
     if let Some(line) = q.banner() {
         (env.notice)(&line);
     }
+    if plan.engine.no_io || plan.engine.metadata {
+        // Its operations are not I/Os the group counts: it holds nobody back.
+        if let Some(f) = &flow {
+            f.finish();
+        }
+    }
     let res = if plan.engine.no_io {
         noio::run(plan, &mut q, stop, progress, env.io_peers)?
     } else if plan.engine.metadata {
         meta::run(plan, &mut q, stop, progress, diag)?
     } else {
-        if let Some(f) = &flow {
-            f.start();
-        }
         let verify = match &spec.verify {
             Some(v) => Some(Verifier::new(plan, v, q.depth(), seed, run_id())?),
             None => None,
@@ -560,6 +563,7 @@ impl<'a> Worker<'a> {
     }
 
     fn run(mut self) -> Result<WorkerResult> {
+        self.join_flow();
         if self.acct.measuring {
             self.publisher.progress.measuring.store(true, Ordering::Relaxed);
         }
@@ -589,6 +593,21 @@ impl<'a> Worker<'a> {
             self.run_until_done()?;
         }
         self.finish()
+    }
+
+    /// Waits for the job's flow group to start together; the job's time then counts from the
+    /// group's start.
+    fn join_flow(&mut self) {
+        let Some(f) = &self.flow else { return };
+        let activity = &self.publisher.progress.activity;
+        activity.store(Activity::IDLE, Ordering::Relaxed);
+        let late_ns = f.start_together(self.stop);
+        activity.store(Activity::IO, Ordering::Relaxed);
+        self.clock = Clock::start(self.plan.clock);
+        self.clock.set_back(late_ns);
+        if self.acct.measuring {
+            self.acct.start_measuring(0);
+        }
     }
 
     /// The next loop of a verifying write job, after the read-back of the last one.

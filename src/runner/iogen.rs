@@ -363,7 +363,7 @@ impl IoGen {
                     let salt = r.pass.wrapping_mul(0x9e37_79b9) ^ r.done.wrapping_mul(0x2545_f491);
                     r.perm = Permutation::new(r.nblocks, self.seed ^ (file as u64) << 32 ^ salt);
                 }
-                let mut b = r.perm.get(r.next);
+                let mut b = r.perm.next();
                 r.next += 1;
                 if mapped {
                     b = r.next_free(b);

@@ -20,22 +20,27 @@ pub enum Source {
 
 impl Source {
     /// The next I/O; `None` when the pattern (or the trace) is used up.
-    // Always inlined into the worker's draw, with the generator's body once (the plain and
-    // zoned sources share it): a drawn I/O returned through memory cost a stalled
+    // The plain generator's draw is inlined into the worker's and its I/O stays in registers;
+    // the other sources are a call of their own. Sharing one return slot with them made every
+    // drawn I/O go through memory, written field by field and read back whole: a stalled
     // store-to-load forward per I/O.
     #[inline(always)]
     pub fn next(&mut self) -> Option<NextIo> {
-        let (g, zones) = match self {
-            Source::Gen(g) => (g, None),
-            Source::Zoned(g, z) => (g, Some(z)),
-            Source::Zbd(g, z) => return z.take_held().or_else(|| g.next()).and_then(|io| z.place(io)),
-            Source::Replay(r) => return r.next(),
-        };
-        let io = g.next()?;
-        Some(match zones {
-            Some(z) => z.place(io),
-            None => io,
-        })
+        match self {
+            Source::Gen(g) => g.next(),
+            _ => self.next_other(),
+        }
+    }
+
+    /// The next I/O of the zoned, zbd and replayed sources.
+    #[inline(never)]
+    fn next_other(&mut self) -> Option<NextIo> {
+        match self {
+            Source::Gen(g) => g.next(),
+            Source::Zoned(g, z) => g.next().map(|io| z.place(io)),
+            Source::Zbd(g, z) => z.take_held().or_else(|| g.next()).and_then(|io| z.place(io)),
+            Source::Replay(r) => r.next(),
+        }
     }
 
     /// The zoned device's state, when the job does zoned I/O.

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use fiox_engine::ceph_facts::Facts;
-use fiox_report::{CephImage, CephManifest, CephObjects, DeviceInfo, Manifest, Overhead, RunReport};
+use fiox_report::{CephImage, CephManifest, CephObjects, DeviceInfo, EngineSetup, Manifest, Overhead, RunReport};
 
 use crate::plan::Plan;
 use crate::runner::worker::WorkerResult;
@@ -84,6 +84,18 @@ pub fn build(plan: &Plan, results: &[WorkerResult], report: &RunReport) -> Manif
         overhead,
         repeat: None,
         ceph: ceph(plan, results),
+        engine_setup: plan
+            .workers
+            .iter()
+            .zip(results)
+            .filter(|(_, r)| !r.engine_features.is_empty())
+            .map(|(w, r)| EngineSetup {
+                job: w.spec.name.clone(),
+                clone: w.clone,
+                engine: w.engine.name.to_string(),
+                features: r.engine_features.iter().map(|f| f.to_string()).collect(),
+            })
+            .collect(),
     }
 }
 

@@ -172,6 +172,11 @@ pub(crate) trait IoEngine {
     fn error_detail(&mut self, _index: u32) -> Option<ErrorDetail> {
         None
     }
+    /// The kernel features the engine set up and that took effect (io_uring's setup flags and
+    /// registrations), for the report; empty for engines without any.
+    fn features(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
 }
 
 /// An engine's account of a failed I/O, and where the runner prints it.

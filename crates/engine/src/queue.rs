@@ -380,6 +380,11 @@ impl IoQueue {
         self.engine.think_ns()
     }
 
+    /// The kernel features the engine set up and that took effect (io_uring), for the report.
+    pub fn features(&self) -> Vec<&'static str> {
+        self.engine.features()
+    }
+
     /// The line the engine prints when the job starts, if any (cpuio, exec).
     pub fn banner(&self) -> Option<String> {
         self.engine.banner()

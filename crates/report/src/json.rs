@@ -542,6 +542,19 @@ fn manifest(m: &crate::model::Manifest) -> Obj {
     if !m.ceph.is_empty() {
         o.put("ceph", V::A(m.ceph.iter().map(|c| V::O(ceph(c))).collect()));
     }
+    if !m.engine_setup.is_empty() {
+        let setups = m
+            .engine_setup
+            .iter()
+            .map(|e| {
+                let mut x = Obj::default();
+                x.s("job", &e.job).u("clone", e.clone as u64).s("engine", &e.engine);
+                x.put("features", V::A(e.features.iter().map(|f| V::S(f.clone())).collect()));
+                V::O(x)
+            })
+            .collect();
+        o.put("engine_setup", V::A(setups));
+    }
     if let Some(r) = &m.repeat {
         let mut x = Obj::default();
         x.s("metric", &r.metric)

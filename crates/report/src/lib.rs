@@ -19,9 +19,9 @@ pub mod units;
 mod testutil;
 
 pub use model::{
-    CephImage, CephManifest, CephObjects, ClientsReport, DeviceInfo, DiskAggr, DiskFigures, DiskUtil, FirstDone,
-    HostEntry, JobReport, LatencyTargetReport, Manifest, Overhead, RepeatSummary, RunReport, SteadyReport, Units,
-    DEFAULT_PERCENTILES,
+    CephImage, CephManifest, CephObjects, ClientsReport, DeviceInfo, DiskAggr, DiskFigures, DiskUtil, EngineSetup,
+    FirstDone, HostEntry, JobReport, LatencyTargetReport, Manifest, Overhead, RepeatSummary, RunReport, SteadyReport,
+    Units, DEFAULT_PERCENTILES,
 };
 
 /// fio's output formats (`--output-format`).

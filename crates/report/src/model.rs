@@ -239,6 +239,21 @@ pub struct Manifest {
     /// Ceph jobs (`rbd`, `rados`): what their cluster, pool and image were, one per job.
     #[serde(default)]
     pub ceph: Vec<CephManifest>,
+    /// Jobs whose engine set up kernel features (io_uring's setup flags and registrations):
+    /// which took effect, since the kernel may refuse some and the engine then goes on
+    /// without them.
+    #[serde(default)]
+    pub engine_setup: Vec<EngineSetup>,
+}
+
+/// What one worker's engine set up in the kernel and the kernel took.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EngineSetup {
+    pub job: String,
+    pub clone: u32,
+    pub engine: String,
+    /// `SINGLE_ISSUER`, `DEFER_TASKRUN`, `NO_SQARRAY`, `REGISTERED_RING`, `FIXED_BUFFERS`, ...
+    pub features: Vec<String>,
 }
 
 /// A Ceph job's cluster as fiox saw it before and after the run (reference/ceph.md §9.1.5).

@@ -150,6 +150,9 @@ pub struct WorkerResult {
     pub steady: Option<fiox_report::SteadyReport>,
     /// The queue depth latency-target mode settled on.
     pub latency_depth: Option<u32>,
+    /// The kernel features the engine set up and that took effect (io_uring's setup flags and
+    /// registrations), for the run manifest.
+    pub engine_features: Vec<&'static str>,
 }
 
 /// The start delay of one clone: a time drawn from `startdelay`'s range with the clone's
@@ -242,6 +245,7 @@ pub fn run(
     if spec.end_syncfs && spec.rw.writes() && !res.abandoned {
         sync_fs(q.files());
     }
+    let engine_features = q.features();
     // Closes the files; the queue keeps (leaks) engine and buffers if I/O is still in flight.
     drop(q);
     if spec.unlink && !plan.engine.diskless {
@@ -251,7 +255,7 @@ pub fn run(
             }
         }
     }
-    Ok(WorkerResult { pid: clock::thread_id(plan.number), ..res })
+    Ok(WorkerResult { pid: clock::thread_id(plan.number), engine_features, ..res })
 }
 
 /// `end_syncfs` (fio 3.42): one syncfs(2) for the job's files, on the first one's file system

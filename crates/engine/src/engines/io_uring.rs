@@ -28,9 +28,38 @@ pub struct Uring {
     iovecs: Vec<libc::iovec>,
     unqueued: u32,
     wait_limit: Option<std::time::Duration>,
+    /// The ring's registered index for this thread, or -1 (see [`register_ring_fd`]).
+    reg: i32,
+    /// The setup flags and registrations that took effect, for the report.
+    features: Vec<&'static str>,
 }
 
-fn build(depth: u32, setup: &Setup<'_>, modern: bool) -> io::Result<IoUring> {
+/// The setup flags fiox asks for, newest first; each is recorded when the kernel took it.
+/// `SINGLE_ISSUER` lets the kernel drop submit-side locking (one thread submits, the worker);
+/// `DEFER_TASKRUN` runs completion work only when the worker asks for completions, batched;
+/// without it (a runner that polls), `COOP_TASKRUN` spares interrupting the task to run
+/// completion work and `TASKRUN_FLAG` says when an enter is needed to run it; `NO_SQARRAY`
+/// drops the submission queue's index array (one cache line less per entry).
+const SETUP_FLAGS: [&str; 5] = ["SINGLE_ISSUER", "DEFER_TASKRUN", "COOP_TASKRUN", "TASKRUN_FLAG", "NO_SQARRAY"];
+
+/// Which of [`SETUP_FLAGS`] a job's ring asks for: the first four depend on how the runner
+/// waits and on SQPOLL (whose kernel thread is the issuer).
+fn wanted_flags(setup: &Setup<'_>) -> Vec<&'static str> {
+    let o = &setup.opts.io_uring;
+    let mut want = Vec::new();
+    if !o.sqthread_poll {
+        want.push("SINGLE_ISSUER");
+        if setup.waits_for_completions {
+            want.push("DEFER_TASKRUN");
+        } else {
+            want.extend(["COOP_TASKRUN", "TASKRUN_FLAG"]);
+        }
+    }
+    want.push("NO_SQARRAY");
+    want
+}
+
+fn build(depth: u32, setup: &Setup<'_>, flags: &[&str]) -> io::Result<IoUring> {
     let mut b = IoUring::builder();
     b.setup_cqsize(depth * 2);
     let o = &setup.opts.io_uring;
@@ -43,15 +72,112 @@ fn build(depth: u32, setup: &Setup<'_>, modern: bool) -> io::Result<IoUring> {
     if o.hipri {
         b.setup_iopoll();
     }
-    if modern && !o.sqthread_poll {
-        b.setup_single_issuer();
-        if setup.waits_for_completions {
-            b.setup_defer_taskrun();
-        } else {
-            b.setup_coop_taskrun();
-        }
+    for f in flags {
+        match *f {
+            "SINGLE_ISSUER" => b.setup_single_issuer(),
+            "DEFER_TASKRUN" => b.setup_defer_taskrun(),
+            "COOP_TASKRUN" => b.setup_coop_taskrun(),
+            "TASKRUN_FLAG" => b.setup_taskrun_flag(),
+            _ => b.setup_no_sqarray(),
+        };
     }
     b.build(depth)
+}
+
+/// Sets up the ring with as many of the wanted flags as the kernel takes: an older kernel
+/// refuses an unknown flag with EINVAL, so the newest flag still asked for is dropped and the
+/// setup tried again (`NO_SQARRAY` is 6.6, `DEFER_TASKRUN` 6.1, `SINGLE_ISSUER` 6.0, the
+/// task-run flags 5.19). Returns the ring and the flags it took.
+fn build_ring(depth: u32, setup: &Setup<'_>) -> io::Result<(IoUring, Vec<&'static str>)> {
+    let mut flags = wanted_flags(setup);
+    loop {
+        match build(depth, setup, &flags) {
+            Ok(r) => return Ok((r, flags)),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) && !flags.is_empty() => {
+                // Newest first: NO_SQARRAY, then DEFER_TASKRUN (or TASKRUN_FLAG), and so on.
+                let newest = SETUP_FLAGS.iter().rev().position(|f| flags.contains(f)).map(|i| SETUP_FLAGS[4 - i]);
+                flags.retain(|f| Some(*f) != newest);
+            }
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("io_uring: cannot set up a ring of {depth} entries: {e}"),
+                ));
+            }
+        }
+    }
+}
+
+const IORING_REGISTER_RING_FDS: libc::c_uint = 20;
+const IORING_UNREGISTER_RING_FDS: libc::c_uint = 21;
+const IORING_ENTER_GETEVENTS: libc::c_uint = 1;
+const IORING_ENTER_REGISTERED_RING: libc::c_uint = 1 << 4;
+
+/// The kernel's `struct io_uring_rsrc_update`.
+#[repr(C)]
+struct RsrcUpdate {
+    offset: u32,
+    resv: u32,
+    data: u64,
+}
+
+/// Registers the ring's own descriptor with the calling thread (5.18), so that each enter
+/// skips looking up and counting the ring's file; returns its index, or -1 when the kernel
+/// cannot. The registration belongs to the thread, which is the one that submits.
+pub(super) fn register_ring_fd(fd: i32) -> i32 {
+    let mut up = RsrcUpdate { offset: u32::MAX, resv: 0, data: fd as u64 };
+    // SAFETY: io_uring_register reads and writes one io_uring_rsrc_update, which `up` is.
+    let r = unsafe {
+        libc::syscall(libc::SYS_io_uring_register, fd, IORING_REGISTER_RING_FDS, &mut up as *mut RsrcUpdate, 1)
+    };
+    if r == 1 {
+        up.offset as i32
+    } else {
+        -1
+    }
+}
+
+/// Undoes [`register_ring_fd`] (when the ring is dropped on the thread that registered it;
+/// elsewhere the kernel refuses, and the registration ends with that thread).
+pub(super) fn unregister_ring_fd(fd: i32, index: i32) {
+    if index >= 0 {
+        let mut up = RsrcUpdate { offset: index as u32, resv: 0, data: 0 };
+        // SAFETY: as in register_ring_fd.
+        unsafe {
+            libc::syscall(libc::SYS_io_uring_register, fd, IORING_UNREGISTER_RING_FDS, &mut up as *mut RsrcUpdate, 1)
+        };
+    }
+}
+
+/// One `io_uring_enter` submitting what the submission queue holds and, with `want` > 0,
+/// waiting for that many completions; through the registered ring index when there is one
+/// (`reg` >= 0, never with SQPOLL), otherwise as the io-uring crate does it.
+fn enter<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    ring: &mut IoUring<S, C>,
+    reg: i32,
+    want: u32,
+) -> io::Result<usize> {
+    if reg < 0 {
+        return ring.submit_and_wait(want as usize);
+    }
+    let iopoll = ring.params().is_setup_iopoll();
+    let sq = ring.submission();
+    let to_submit = sq.len() as libc::c_uint;
+    // Completion work (deferred or flagged) and an overflowed completion queue are only dealt
+    // with by an enter that asks for completions.
+    let get = want > 0 || iopoll || sq.cq_overflow() || sq.taskrun();
+    drop(sq);
+    let flags = IORING_ENTER_REGISTERED_RING | if get { IORING_ENTER_GETEVENTS } else { 0 };
+    // SAFETY: a plain io_uring_enter without an argument structure; the entries it submits
+    // were pushed by `queue`, whose buffers stay the units' until reaped.
+    let r = unsafe {
+        libc::syscall(libc::SYS_io_uring_enter, reg, to_submit, want, flags, std::ptr::null::<libc::c_void>(), 0usize)
+    };
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
 }
 
 impl Uring {
@@ -67,16 +193,8 @@ impl IoEngine for Uring {
 
     fn init(&mut self, setup: &Setup<'_>) -> io::Result<()> {
         let depth = setup.depth.max(1).next_power_of_two();
-        let ring = match build(depth, setup, true) {
-            Ok(r) => r,
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => build(depth, setup, false)?,
-            Err(e) => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!("io_uring: cannot set up a ring of {depth} entries: {e}"),
-                ));
-            }
-        };
+        let (ring, flags) = build_ring(depth, setup)?;
+        self.features = flags;
         let mut probe = Probe::new();
         ring.submitter()
             .register_probe(&mut probe)
@@ -113,7 +231,10 @@ impl IoEngine for Uring {
             // SAFETY: the buffers belong to the job's pool, which the IoQueue keeps alive until
             // after this engine (and so the ring and its registration) is dropped.
             match unsafe { ring.submitter().register_buffers(&iovecs) } {
-                Ok(()) => self.fixedbufs = true,
+                Ok(()) => {
+                    self.fixedbufs = true;
+                    self.features.push("FIXED_BUFFERS");
+                }
                 Err(e) if o.fixedbufs => {
                     return Err(io::Error::new(
                         e.kind(),
@@ -124,7 +245,10 @@ impl IoEngine for Uring {
             }
         }
         match ring.submitter().register_files(setup.fds) {
-            Ok(()) => self.registerfiles = true,
+            Ok(()) => {
+                self.registerfiles = true;
+                self.features.push("FIXED_FILES");
+            }
             Err(e) if o.registerfiles => {
                 return Err(io::Error::new(e.kind(), format!("io_uring: cannot register files: {e}")));
             }
@@ -133,8 +257,20 @@ impl IoEngine for Uring {
         self.rw_flags = (if o.nowait { RWF_NOWAIT } else { 0 }) | (if o.uncached { RWF_DONTCACHE } else { 0 });
         self.force_async = o.force_async;
         self.iovecs = vec![libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; setup.buffers.count()];
+        self.reg = -1;
+        if !o.sqthread_poll {
+            use std::os::fd::AsRawFd;
+            self.reg = register_ring_fd(ring.as_raw_fd());
+            if self.reg >= 0 {
+                self.features.push("REGISTERED_RING");
+            }
+        }
         self.ring = Some(ring);
         Ok(())
+    }
+
+    fn features(&self) -> Vec<&'static str> {
+        self.features.clone()
     }
 
     fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
@@ -182,13 +318,13 @@ impl IoEngine for Uring {
 
     fn commit(&mut self) -> io::Result<u32> {
         let ring = self.ring.as_mut().expect("io_uring used before init");
-        commit(ring, &mut self.unqueued)
+        commit(ring, self.reg, &mut self.unqueued)
     }
 
     fn getevents(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
         let ring = self.ring.as_mut().expect("io_uring used before init");
         let done = |cqe: &cqueue::Entry| Completion { index: cqe.user_data() as u32, result: cqe.result() as i64 };
-        reap(ring, &mut self.unqueued, self.wait_limit, min, max, out, done)
+        reap(ring, self.reg, &mut self.unqueued, self.wait_limit, min, max, out, done)
     }
 }
 
@@ -196,13 +332,14 @@ impl IoEngine for Uring {
 /// submits nothing: the runner reaps and commits again. Shared with io_uring_cmd's ring.
 pub(super) fn commit<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
     ring: &mut IoUring<S, C>,
+    reg: i32,
     unqueued: &mut u32,
 ) -> io::Result<u32> {
     if *unqueued == 0 {
         return Ok(0);
     }
     loop {
-        match ring.submit() {
+        match enter(ring, reg, 0) {
             Ok(_) => break,
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
             Err(e) if matches!(e.raw_os_error(), Some(libc::EBUSY) | Some(libc::EAGAIN)) => return Ok(0),
@@ -216,8 +353,10 @@ pub(super) fn commit<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
 /// `done`: what the completion queue holds, then waits (submitting what is unqueued, and for no
 /// longer than `wait_limit`) for the rest. Shared with io_uring_cmd's ring, whose completions
 /// are of another size and say other things.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn reap<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
     ring: &mut IoUring<S, C>,
+    reg: i32,
     unqueued: &mut u32,
     wait_limit: Option<std::time::Duration>,
     min: u32,
@@ -239,7 +378,7 @@ pub(super) fn reap<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
                 let args = types::SubmitArgs::new().timespec(&ts);
                 ring.submitter().submit_with_args(want, &args)
             }
-            None => ring.submit_and_wait(want),
+            None => enter(ring, reg, want as u32),
         };
         match r {
             Ok(_) => *unqueued = 0,
@@ -312,6 +451,15 @@ impl Uring {
             with_fd!(types::Fixed(io.file_index))
         } else {
             with_fd!(types::Fd(io.fd))
+        }
+    }
+}
+
+impl Drop for Uring {
+    fn drop(&mut self) {
+        if let Some(ring) = &self.ring {
+            use std::os::fd::AsRawFd;
+            unregister_ring_fd(ring.as_raw_fd(), self.reg);
         }
     }
 }

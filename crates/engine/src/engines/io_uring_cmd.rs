@@ -154,6 +154,17 @@ pub struct UringCmd {
     ranges: Vec<[u32; 4]>,
     unqueued: u32,
     wait_limit: Option<std::time::Duration>,
+    /// The ring's registered index for this thread, or -1 (as io_uring's).
+    reg: i32,
+}
+
+impl Drop for UringCmd {
+    fn drop(&mut self) {
+        if let Some(ring) = &self.ring {
+            use std::os::fd::AsRawFd;
+            super::io_uring::unregister_ring_fd(ring.as_raw_fd(), self.reg);
+        }
+    }
 }
 
 impl UringCmd {
@@ -245,6 +256,11 @@ impl IoEngine for UringCmdEngine {
         e.iovecs = vec![libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; units];
         e.ranges = vec![[0; 4]; units];
         self.lens.0 = vec![0; units];
+        e.reg = -1;
+        if !o.sqthread_poll {
+            use std::os::fd::AsRawFd;
+            e.reg = super::io_uring::register_ring_fd(ring.as_raw_fd());
+        }
         e.ring = Some(ring);
         Ok(())
     }
@@ -326,13 +342,13 @@ impl IoEngine for UringCmdEngine {
     fn commit(&mut self) -> io::Result<u32> {
         let e = &mut self.inner;
         let ring = e.ring.as_mut().expect("io_uring_cmd used before init");
-        super::io_uring::commit(ring, &mut e.unqueued)
+        super::io_uring::commit(ring, e.reg, &mut e.unqueued)
     }
 
     fn getevents(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
         let (e, lens) = (&mut self.inner, &self.lens.0);
         let ring = e.ring.as_mut().expect("io_uring_cmd used before init");
-        super::io_uring::reap(ring, &mut e.unqueued, e.wait_limit, min, max, out, |cqe| completion(cqe, lens))
+        super::io_uring::reap(ring, e.reg, &mut e.unqueued, e.wait_limit, min, max, out, |cqe| completion(cqe, lens))
     }
 }
 

@@ -60,6 +60,13 @@ pub const FLAGS: &[Flag] = &[
          intended start (no coordinated omission); --concurrent bounds\n\
          the requests in flight",
     ),
+    Flag::value(
+        "--rate.process",
+        "linear|poisson",
+        "--rate's arrivals: evenly spaced (linear, the default) or\n\
+         Poisson (exponential gaps with the same mean, as fio's\n\
+         rate_process=poisson): bursts as independent clients make them",
+    ),
     Flag::value("--get-distrib", "W", "mixed: the weight of GET (default 45)"),
     Flag::value("--stat-distrib", "W", "mixed: the weight of HEAD (default 30)"),
     Flag::value("--put-distrib", "W", "mixed: the weight of PUT (default 15)"),
@@ -100,6 +107,8 @@ pub struct Opts {
     pub duration: Duration,
     /// Open loop: requests started per second.
     pub rate: Option<f64>,
+    /// Open loop: exponential gaps between intended starts (Poisson arrivals) rather than equal.
+    pub poisson: bool,
     pub weights: [u32; 4],
     pub noclear: bool,
     pub json: bool,
@@ -194,6 +203,7 @@ pub fn parse(args: &[String]) -> Result<Opts> {
         part_size: 5 << 20,
         duration: Duration::from_secs(300),
         rate: None,
+        poisson: false,
         weights: [45, 30, 15, 10],
         noclear: false,
         json: false,
@@ -234,6 +244,13 @@ pub fn parse(args: &[String]) -> Result<Opts> {
             "--part.size" => o.part_size = size_arg(flag, &value)?,
             "--duration" => o.duration = time_arg(flag, &value)?,
             "--rate" => o.rate = Some(rate_arg(flag, &value)?),
+            "--rate.process" => {
+                o.poisson = match value.as_str() {
+                    "linear" => false,
+                    "poisson" => true,
+                    v => bail!("s3 bench: --rate.process={v}: linear or poisson"),
+                }
+            }
             "--get-distrib" => o.weights[0] = int(&value)? as u32,
             "--stat-distrib" => o.weights[1] = int(&value)? as u32,
             "--put-distrib" => o.weights[2] = int(&value)? as u32,
@@ -254,6 +271,9 @@ pub fn parse(args: &[String]) -> Result<Opts> {
         .or_else(|| env("AWS_SECRET_ACCESS_KEY"))
         .or_else(|| from_file.map(|f| f.1))
         .context("s3 bench: no secret key (--secret-key, $AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)")?;
+    if o.poisson && o.rate.is_none() {
+        bail!("s3 bench: --rate.process=poisson spaces --rate's requests: give --rate too");
+    }
     if o.hosts.is_empty() {
         bail!("s3 bench: --host is empty");
     }
@@ -300,13 +320,14 @@ mod tests {
                         "SIZE" => "4KiB",
                         "TIME" => "2s",
                         "N/s" => "10/s",
+                        "linear|poisson" => "poisson",
                         "N" | "W" => "3",
                         _ => "x",
                     }
                     .to_string(),
                 );
             }
-            args.extend(["--access-key=k", "--secret-key=s"].map(String::from));
+            args.extend(["--access-key=k", "--secret-key=s", "--rate=5"].map(String::from));
             parse(&args).unwrap_or_else(|e| panic!("{}: {e}", f.name));
         }
     }
@@ -327,6 +348,8 @@ mod tests {
             "s3 bench: --rate=0/s: not a rate (a number above 0, then /s or /m: 200/s)"
         );
         assert_eq!(e(&["put", "--rate=5/y"]), "s3 bench: --rate=5/y: unknown unit '/y' (/s, /m, /h)");
+        assert_eq!(e(&["put", "--rate.process=bursty"]), "s3 bench: --rate.process=bursty: linear or poisson");
+        assert!(p(&["put", "--rate=5", "--rate.process=poisson"]).unwrap().poisson);
         assert_eq!(e(&["put", "--concurrent=0"]), "s3 bench: --concurrent=0: from 1 to 4096");
         assert_eq!(
             e(&["nope"]),

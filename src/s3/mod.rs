@@ -57,8 +57,8 @@ struct Shared {
     first_error: Mutex<Option<String>>,
     /// Random bytes, as many as the largest object: every body is a prefix of it.
     body: Vec<u8>,
-    /// Open loop: the next request's place in the schedule.
-    slot: AtomicU64,
+    /// Open loop: when the next request is due.
+    schedule: Mutex<Schedule>,
     /// Open loop: requests that started more than a millisecond after their intended time.
     behind: AtomicU64,
 }
@@ -79,6 +79,31 @@ impl Shared {
     /// A body for a new object, its size drawn from `--obj.size`.
     fn body(&self, rng: &mut u64) -> &[u8] {
         &self.body[..self.opts.sizes.draw(rand(rng)) as usize]
+    }
+}
+
+/// The open loop's arrivals, shared by the workers: each takes the next intended start.
+/// Linear arrivals are `1/rate` apart; Poisson arrivals are apart by exponentially
+/// distributed gaps of the same mean (fio's `rate_process=poisson`), so the requests come in
+/// the bursts many independent clients make, and a server's queue shows in the latencies.
+struct Schedule {
+    /// Seconds after the start.
+    next: f64,
+    rng: u64,
+}
+
+impl Schedule {
+    /// The next intended start (seconds after the start), moving the schedule on.
+    fn take(&mut self, rate: f64, poisson: bool) -> f64 {
+        let due = self.next;
+        let mut gap = 1.0 / rate;
+        if poisson {
+            // Inverse transform: -ln(1 - U) is exponential with mean 1 for U uniform in [0, 1).
+            let u = (rand(&mut self.rng) >> 11) as f64 / (1u64 << 53) as f64;
+            gap *= -(1.0 - u).ln();
+        }
+        self.next += gap;
+        due
     }
 }
 
@@ -369,8 +394,8 @@ fn worker(sh: &Shared, w: usize, start: Instant, end: Instant) -> Stats {
             None if Instant::now() >= end => break,
             None => Duration::ZERO,
             Some(rate) => {
-                let slot = sh.slot.fetch_add(1, Ordering::Relaxed);
-                let due = start + Duration::from_secs_f64(slot as f64 / rate);
+                let at = sh.schedule.lock().unwrap().take(rate, sh.opts.poisson);
+                let due = start + Duration::from_secs_f64(at);
                 // Every slot scheduled before the end runs, however late: the count is exact.
                 if due >= end {
                     break;
@@ -437,7 +462,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         stop: AtomicBool::new(false),
         first_error: Mutex::new(None),
         body,
-        slot: AtomicU64::new(0),
+        schedule: Mutex::new(Schedule { next: 0.0, rng: seed | 1 }),
         behind: AtomicU64::new(0),
     });
     let result = (|| -> Result<(Vec<OpStat>, Duration)> {
@@ -489,4 +514,29 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     }
     // Errors beside successes are reported (stderr, `total_err`); a run that did nothing fails.
     Ok(if done == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Schedule;
+
+    /// Linear arrivals are evenly spaced; Poisson ones have exponential gaps of the same mean:
+    /// a coefficient of variation near 1 and about 63% of the gaps under the mean.
+    #[test]
+    fn arrivals_are_spaced_by_the_process() {
+        let gaps = |poisson: bool| -> Vec<f64> {
+            let mut s = Schedule { next: 0.0, rng: 0x1234_5678_9abc_def1 };
+            let t: Vec<f64> = (0..20_000).map(|_| s.take(100.0, poisson)).collect();
+            t.windows(2).map(|w| w[1] - w[0]).collect()
+        };
+        let linear = gaps(false);
+        assert!(linear.iter().all(|g| (g - 0.01).abs() < 1e-9));
+        let p = gaps(true);
+        let mean = p.iter().sum::<f64>() / p.len() as f64;
+        let sd = (p.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / p.len() as f64).sqrt();
+        assert!((mean - 0.01).abs() < 0.0003, "{mean}");
+        assert!((sd / mean - 1.0).abs() < 0.03, "{}", sd / mean);
+        let under = p.iter().filter(|&&g| g < mean).count() as f64 / p.len() as f64;
+        assert!((under - (1.0 - (-1.0f64).exp())).abs() < 0.01, "{under}");
+    }
 }

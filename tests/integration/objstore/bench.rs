@@ -238,6 +238,17 @@ fn s3_bench_multipart_uploads_whole_objects() {
     assert!(!bucket_exists(s3, "fiox-bench-m"));
 }
 
+/// Answers as an empty bucket that takes every PUT (its body is dropped).
+fn quick_s3() -> super::Answer {
+    Box::new(|s: &Seen, _: &mut std::collections::HashMap<String, Vec<u8>>| {
+        Some(match s.method.as_str() {
+            "GET" => (200, b"<ListBucketResult></ListBucketResult>".to_vec()),
+            "DELETE" => (204, Vec::new()),
+            _ => (200, Vec::new()),
+        })
+    })
+}
+
 /// The open loop against a server that takes 50 ms a request, at 40 requests a second through
 /// one connection: the schedule outruns it, the backlog grows, and the latencies, counted from
 /// each request's intended start, show it (the last waits about a second), where the closed
@@ -278,4 +289,74 @@ fn s3_bench_open_loop_has_no_coordinated_omission() {
     let (out, _) = run(&args(&[]));
     let w = &report(&out)["jobs"][0]["write"];
     assert!(w["clat_ns"]["max"].as_u64().unwrap() < 400_000_000, "{w}");
+
+    // Poisson arrivals at 60 a second: n of them in the second, served 50 ms each, so the
+    // last ends about n * 50 ms after the start and waited at least that less a second.
+    seen.lock().unwrap().clear();
+    let (out, _) = run(&args(&["--rate=60/s", "--rate.process=poisson", "--prefix=pq"]));
+    let j = report(&out);
+    let w = &j["jobs"][0]["write"];
+    let n = w["total_ios"].as_u64().unwrap();
+    let (p50, max) = (w["clat_ns"]["percentile"]["50.000000"].as_u64().unwrap(), w["clat_ns"]["max"].as_u64().unwrap());
+    assert!(n >= 35, "{n} Poisson arrivals at 60/s in 1 s");
+    let backlog = (n * 50_000_000).saturating_sub(1_000_000_000);
+    assert!(max >= backlog * 9 / 10 && p50 > 150_000_000, "n {n} p50 {p50} max {max}");
+    assert_eq!(j["fiox"]["s3 bench"]["open_loop"]["process"], "poisson");
+}
+
+/// The open loop's arrivals as the server sees them: at 100 a second for 2 s, evenly spaced
+/// (gaps of 10 ms, little spread) or Poisson (exponential gaps: a mean of 10 ms, a standard
+/// deviation as large as the mean, about 63% of the gaps shorter than the mean, and a
+/// Kolmogorov-Smirnov distance to the exponential distribution small enough for ~200 draws).
+#[test]
+fn s3_bench_poisson_arrivals_reach_the_server_exponentially_spaced() {
+    let (port, seen) = recorder(Some(quick_s3()));
+    let gaps = |process: &str| -> Vec<f64> {
+        seen.lock().unwrap().clear();
+        let mut v: Vec<String> =
+            ["s3", "bench", "put", "--access-key=k", "--secret-key=s", "--bucket=b"].map(String::from).to_vec();
+        v.push(format!("--host=127.0.0.1:{port}"));
+        v.push(format!("--rate.process={process}"));
+        v.extend(
+            ["--concurrent=1", "--duration=2s", "--obj.size=1KiB", "--json", "--rate=100/s", "--noclear"]
+                .map(String::from),
+        );
+        let j = report(&run(&v).0);
+        let times: Vec<std::time::Instant> = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.method == "PUT" && s.path.starts_with("/b/fiox-"))
+            .map(|s| s.at)
+            .collect();
+        assert_eq!(j["jobs"][0]["write"]["total_ios"].as_u64().unwrap(), times.len() as u64, "{process}");
+        times.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect()
+    };
+    let stats = |g: &[f64]| {
+        let mean = g.iter().sum::<f64>() / g.len() as f64;
+        let sd = (g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / g.len() as f64).sqrt();
+        (mean, sd / mean)
+    };
+    let linear = gaps("linear");
+    let (mean, cv) = stats(&linear);
+    assert!((195..=201).contains(&(linear.len() + 1)), "{} linear arrivals", linear.len() + 1);
+    assert!((mean - 0.01).abs() < 0.001 && cv < 0.35, "linear: mean {mean} cv {cv}");
+
+    let mut p = gaps("poisson");
+    assert!((140..=260).contains(&p.len()), "{} Poisson arrivals at 100/s in 2 s", p.len() + 1);
+    let (mean, cv) = stats(&p);
+    assert!((mean - 0.01).abs() < 0.002 && (0.7..1.3).contains(&cv), "Poisson: mean {mean} cv {cv}");
+    let under = p.iter().filter(|&&g| g < 0.01).count() as f64 / p.len() as f64;
+    assert!((0.5..0.76).contains(&under), "{under} of the gaps under 10 ms");
+    p.sort_by(f64::total_cmp);
+    let ks = p
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let f = 1.0 - (-g / 0.01).exp();
+            (f - i as f64 / p.len() as f64).abs().max((f - (i + 1) as f64 / p.len() as f64).abs())
+        })
+        .fold(0.0, f64::max);
+    // 1.95 / sqrt(n) is the 0.1% critical value; loopback and sleep jitter add a little.
+    assert!(ks < 1.95 / (p.len() as f64).sqrt() + 0.03, "KS distance {ks}");
 }

@@ -271,6 +271,8 @@ struct Seen {
     path: String,
     headers: Vec<(String, String)>,
     body: usize,
+    /// When its request line arrived.
+    at: Instant,
 }
 
 impl Seen {
@@ -301,6 +303,7 @@ fn recorder(answer: Option<Answer>) -> (u16, Arc<Mutex<Vec<Seen>>>) {
                 if r.read_line(&mut line).unwrap_or(0) == 0 {
                     break;
                 }
+                let at = Instant::now();
                 let mut parts = line.split_whitespace();
                 let method = parts.next().unwrap_or("").to_string();
                 let path = parts.next().unwrap_or("").to_string();
@@ -321,7 +324,7 @@ fn recorder(answer: Option<Answer>) -> (u16, Arc<Mutex<Vec<Seen>>>) {
                     .map_or(0, |(_, v)| v.parse().unwrap());
                 let mut body = vec![0; len];
                 r.read_exact(&mut body).unwrap();
-                let s = Seen { method, path, headers, body: len };
+                let s = Seen { method, path, headers, body: len, at };
                 log.lock().unwrap().push(s.clone());
                 let reply = match &answer {
                     Some(a) => a(&s, &mut store),

@@ -10,7 +10,7 @@ use super::sizes::{size_arg, Sizes};
 use crate::cli::{self, Arg, Flag, Syntax, HELP};
 
 /// The modes, warp's words.
-pub const MODES: &[&str] = &["put", "get", "delete", "stat", "list", "mixed", "multipart"];
+pub const MODES: &[&str] = &["put", "get", "delete", "stat", "list", "mixed", "multipart", "multipart-put"];
 
 /// The column where `--help` starts the flags' descriptions.
 const COLUMN: usize = 32;
@@ -51,7 +51,20 @@ pub const FLAGS: &[Flag] = &[
     ),
     Flag::value("--objects", "N", "objects uploaded first for get, stat, delete, list, mixed\n(default 2500; delete: until they are gone)"),
     Flag::value("--part.size", "SIZE", "multipart: the size of each part but the last (default 5MiB, S3's\nsmallest; a server may refuse smaller ones)"),
+    Flag::value(
+        "--part.concurrent",
+        "N",
+        "multipart: parts of one upload sent at once, each on a\n\
+         connection of its own (default 1; warp's flag): --concurrent\n\
+         uploads take --concurrent x N connections",
+    ),
     Flag::value("--duration", "TIME", "how long to measure (default 5m; 30s, 2m)"),
+    Flag::value(
+        "--timeout",
+        "TIME",
+        "a request not answered in TIME fails (default 60s): a stalled\n\
+         server ends the run with the results so far",
+    ),
     Flag::value(
         "--rate",
         "N/s",
@@ -104,7 +117,11 @@ pub struct Opts {
     pub sizes: Sizes,
     pub objects: usize,
     pub part_size: u64,
+    /// Parts of one upload in flight at once.
+    pub part_concurrent: usize,
     pub duration: Duration,
+    /// Each request's bound, connecting included.
+    pub timeout: Duration,
     /// Open loop: requests started per second.
     pub rate: Option<f64>,
     /// Open loop: exponential gaps between intended starts (Poisson arrivals) rather than equal.
@@ -182,6 +199,9 @@ pub fn parse(args: &[String]) -> Result<Opts> {
     if !MODES.contains(&mode.as_str()) {
         bail!("s3 bench: unknown mode '{mode}' (modes: {})", MODES.join(", "));
     }
+    // warp's multipart-put (--concurrent uploads of --part.concurrent parts each) is fiox's
+    // multipart.
+    let mode = if mode == "multipart-put" { "multipart".to_string() } else { mode.clone() };
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let mut o = Opts {
         mode: mode.clone(),
@@ -201,7 +221,9 @@ pub fn parse(args: &[String]) -> Result<Opts> {
         sizes: Sizes::Fixed(10 << 20),
         objects: 2500,
         part_size: 5 << 20,
+        part_concurrent: 1,
         duration: Duration::from_secs(300),
+        timeout: Duration::from_secs(60),
         rate: None,
         poisson: false,
         weights: [45, 30, 15, 10],
@@ -242,7 +264,9 @@ pub fn parse(args: &[String]) -> Result<Opts> {
             "--obj.randsize" => randsize = true,
             "--objects" => o.objects = int(&value)? as usize,
             "--part.size" => o.part_size = size_arg(flag, &value)?,
+            "--part.concurrent" => o.part_concurrent = int(&value)? as usize,
             "--duration" => o.duration = time_arg(flag, &value)?,
+            "--timeout" => o.timeout = time_arg(flag, &value)?,
             "--rate" => o.rate = Some(rate_arg(flag, &value)?),
             "--rate.process" => {
                 o.poisson = match value.as_str() {
@@ -282,6 +306,13 @@ pub fn parse(args: &[String]) -> Result<Opts> {
     }
     if o.concurrent == 0 || o.concurrent > 4096 {
         bail!("s3 bench: --concurrent={}: from 1 to 4096", o.concurrent);
+    }
+    if o.part_concurrent == 0 || o.concurrent * o.part_concurrent > 4096 {
+        bail!(
+            "s3 bench: --part.concurrent={}: from 1, and at most 4096 connections with --concurrent={}",
+            o.part_concurrent,
+            o.concurrent
+        );
     }
     if !matches!(o.mode.as_str(), "put" | "multipart") && o.objects == 0 {
         bail!("s3 bench: --objects must be at least 1 for {}", o.mode);
@@ -353,10 +384,13 @@ mod tests {
         assert_eq!(e(&["put", "--concurrent=0"]), "s3 bench: --concurrent=0: from 1 to 4096");
         assert_eq!(
             e(&["nope"]),
-            "s3 bench: unknown mode 'nope' (modes: put, get, delete, stat, list, mixed, multipart)"
+            "s3 bench: unknown mode 'nope' (modes: put, get, delete, stat, list, mixed, multipart, multipart-put)"
         );
         assert!(e(&["multipart", "--obj.size=1GiB", "--part.size=1KiB"]).contains("more than S3's 10000 parts"));
         assert!(e(&["put", "extra"]).contains("unexpected argument 'extra'"));
+        assert!(e(&["multipart", "--concurrent=64", "--part.concurrent=65"]).contains("at most 4096 connections"));
+        let o = p(&["multipart-put", "--part.concurrent=4"]).unwrap();
+        assert_eq!((o.mode.as_str(), o.part_concurrent), ("multipart", 4));
     }
 
     #[test]

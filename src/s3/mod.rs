@@ -206,8 +206,7 @@ fn multipart(conns: &mut [Client], sh: &Shared, stats: &mut Stats, rng: &mut u64
         return fail(stats, "the server's answer has no UploadId".into());
     };
     let ttfb = created.ttfb;
-    let mut why = None;
-    match upload_parts(conns, &path, &id, body, sh.opts.part_size as usize, &mut stats[PART]) {
+    let why = match upload_parts(conns, &path, &id, body, sh.opts.part_size as usize, &mut stats[PART]) {
         Ok(etags) => {
             let mut xml = String::from("<CompleteMultipartUpload>");
             for (i, e) in etags.iter().enumerate() {
@@ -215,23 +214,24 @@ fn multipart(conns: &mut [Client], sh: &Shared, stats: &mut Stats, rng: &mut u64
             }
             xml.push_str("</CompleteMultipartUpload>");
             sh.made.lock().unwrap().insert(key.clone());
-            match conns[0].call("POST", &path, &[("uploadId", &id)], xml.as_bytes(), true) {
+            let why = match conns[0].call("POST", &path, &[("uploadId", &id)], xml.as_bytes(), true) {
                 // S3 may answer 200 with an error inside when completing fails late.
                 Ok(d) if (200..300).contains(&d.status) && client::tag(&d.body, "Code").is_none() => {
                     stats[MULTIPART].add(ns(late + ttfb), ns(late + t0.elapsed()), body.len() as u64);
                     sh.pool.lock().unwrap().push(key);
                     return;
                 }
-                Ok(d) => why = Some(format!("completing: {}", describe(d.status, &d.body))),
-                Err(e) => why = Some(format!("completing: {e}")),
-            }
+                Ok(d) => format!("completing: {}", describe(d.status, &d.body)),
+                Err(e) => format!("completing: {e}"),
+            };
             sh.made.lock().unwrap().remove(&key);
+            why
         }
-        Err(e) => why = Some(e),
-    }
+        Err(e) => e,
+    };
     // Abort, so the parts uploaded so far do not linger on the server.
     let _ = conns[0].call("DELETE", &path, &[("uploadId", &id)], &[], false);
-    fail(stats, why.unwrap_or_default());
+    fail(stats, why);
 }
 
 /// Sends `body` as parts of `part_size` bytes of upload `id`, on every connection of `conns`

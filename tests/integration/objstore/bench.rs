@@ -390,11 +390,7 @@ fn s3_bench_failures_end_clearly_with_results_so_far() {
     let (port, _) = tls_recorder(Some(quick_s3()));
     let (out, took) = bench_at(port, &["--tls"]);
     assert_eq!(out.code, 1);
-    assert!(
-        out.stderr.contains("certificate is not trusted") && out.stderr.contains("--insecure"),
-        "{}",
-        out.stderr
-    );
+    assert!(out.stderr.contains("certificate is not trusted") && out.stderr.contains("--insecure"), "{}", out.stderr);
     assert!(took < limit, "{took:?}");
     let (out, _) = bench_at(port, &["--tls", "--insecure"]);
     assert!(report(&out)["jobs"][0]["write"]["total_ios"].as_u64().unwrap() > 10);
@@ -411,27 +407,35 @@ fn s3_bench_failures_end_clearly_with_results_so_far() {
     assert_eq!(out.stderr, "fiox: s3 bench: cannot create bucket 'b': HTTP 403 AccessDenied: Access Denied\n");
 
     let puts = std::sync::atomic::AtomicUsize::new(0);
-    let stall: super::Answer = Box::new(move |s: &Seen, _: &mut std::collections::HashMap<String, Vec<u8>>| {
-        match s.method.as_str() {
+    let stall: super::Answer =
+        Box::new(move |s: &Seen, _: &mut std::collections::HashMap<String, Vec<u8>>| match s.method.as_str() {
             "PUT" if puts.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 5 => None,
             "GET" => Some((200, b"<ListBucketResult></ListBucketResult>".to_vec())),
             _ => Some((200, Vec::new())),
-        }
-    });
+        });
     let (port, _) = recorder(Some(stall));
     let (out, took) = bench_at(port, &["--timeout=2s", "--prefix=st"]);
     assert!(took < limit, "{took:?}");
     let j: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|_| panic!("{}", out.stderr));
     assert_eq!(j["jobs"][0]["write"]["total_ios"], 5, "the PUTs answered before the stall");
     assert_eq!(j["jobs"][0]["total_err"], 1);
-    assert!(out.stderr.contains("PUT http://127.0.0.1:") && out.stderr.contains("no answer in 2.0 s (--timeout)"), "{}", out.stderr);
-    assert!(out.stderr.contains("cleanup stopped") && out.stderr.contains("6 objects this run made remain under b/st/"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("PUT http://127.0.0.1:") && out.stderr.contains("no answer in 2.0 s (--timeout)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("cleanup stopped") && out.stderr.contains("6 objects this run made remain under b/st/"),
+        "{}",
+        out.stderr
+    );
 
     let busy: super::Answer = Box::new(|s: &Seen, _: &mut std::collections::HashMap<String, Vec<u8>>| {
         Some(match s.method.as_str() {
-            "PUT" if s.path != "/b" => {
-                (503, b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>".to_vec())
-            }
+            "PUT" if s.path != "/b" => (
+                503,
+                b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>".to_vec(),
+            ),
             "GET" => (200, b"<ListBucketResult></ListBucketResult>".to_vec()),
             _ => (200, Vec::new()),
         })
@@ -484,19 +488,22 @@ fn s3_bench_part_concurrent_uploads_parts_at_once() {
                         now.fetch_sub(1, SeqCst);
                         (200, Vec::new())
                     }
-                    "POST" if s.path.ends_with("?uploads=") || s.path.ends_with("?uploads") => {
-                        (200, b"<InitiateMultipartUploadResult><UploadId>u1</UploadId></InitiateMultipartUploadResult>".to_vec())
-                    }
+                    "POST" if s.path.ends_with("?uploads=") || s.path.ends_with("?uploads") => (
+                        200,
+                        b"<InitiateMultipartUploadResult><UploadId>u1</UploadId></InitiateMultipartUploadResult>"
+                            .to_vec(),
+                    ),
                     "GET" => (200, b"<ListBucketResult></ListBucketResult>".to_vec()),
                     "DELETE" => (204, Vec::new()),
                     _ => (200, b"<CompleteMultipartUploadResult></CompleteMultipartUploadResult>".to_vec()),
                 })
             })
         });
-        let mut args: Vec<String> = ["s3", "bench", "multipart", "--access-key=k", "--secret-key=s", "--bucket=b"]
-            .map(String::from)
-            .to_vec();
-        args.extend(["--concurrent=1", "--duration=1s", "--obj.size=256KiB", "--part.size=64KiB", "--json"].map(String::from));
+        let mut args: Vec<String> =
+            ["s3", "bench", "multipart", "--access-key=k", "--secret-key=s", "--bucket=b"].map(String::from).to_vec();
+        args.extend(
+            ["--concurrent=1", "--duration=1s", "--obj.size=256KiB", "--part.size=64KiB", "--json"].map(String::from),
+        );
         args.push(format!("--host=127.0.0.1:{port}"));
         args.push(format!("--part.concurrent={parallel}"));
         let (out, _) = run(&args);
@@ -512,7 +519,15 @@ fn s3_bench_part_concurrent_uploads_parts_at_once() {
         s3,
         "multipart-put",
         "fiox-bench-pc",
-        &["--obj.size=16MiB", "--part.size=5MiB", "--part.concurrent=4", "--concurrent=1", "--noclear", "--prefix=pc", "--json"],
+        &[
+            "--obj.size=16MiB",
+            "--part.size=5MiB",
+            "--part.concurrent=4",
+            "--concurrent=1",
+            "--noclear",
+            "--prefix=pc",
+            "--json",
+        ],
     ));
     let n = j["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
     assert!(n >= 1);

@@ -10,7 +10,7 @@ use super::sizes::{size_arg, Sizes};
 use crate::cli::{self, Arg, Flag, Syntax, HELP};
 
 /// The modes, warp's words.
-pub const MODES: &[&str] = &["put", "get", "delete", "stat", "list", "mixed", "multipart"];
+pub const MODES: &[&str] = &["put", "get", "delete", "stat", "list", "mixed", "multipart", "multipart-put"];
 
 /// The column where `--help` starts the flags' descriptions.
 const COLUMN: usize = 32;
@@ -51,7 +51,20 @@ pub const FLAGS: &[Flag] = &[
     ),
     Flag::value("--objects", "N", "objects uploaded first for get, stat, delete, list, mixed\n(default 2500; delete: until they are gone)"),
     Flag::value("--part.size", "SIZE", "multipart: the size of each part but the last (default 5MiB, S3's\nsmallest; a server may refuse smaller ones)"),
+    Flag::value(
+        "--part.concurrent",
+        "N",
+        "multipart: parts of one upload sent at once, each on a\n\
+         connection of its own (default 1; warp's flag): --concurrent\n\
+         uploads take --concurrent x N connections",
+    ),
     Flag::value("--duration", "TIME", "how long to measure (default 5m; 30s, 2m)"),
+    Flag::value(
+        "--timeout",
+        "TIME",
+        "a request not answered in TIME fails (default 60s): a stalled\n\
+         server ends the run with the results so far",
+    ),
     Flag::value(
         "--rate",
         "N/s",
@@ -59,6 +72,13 @@ pub const FLAGS: &[Flag] = &[
          whatever the server's pace; latency counts from each request's\n\
          intended start (no coordinated omission); --concurrent bounds\n\
          the requests in flight",
+    ),
+    Flag::value(
+        "--rate.process",
+        "linear|poisson",
+        "--rate's arrivals: evenly spaced (linear, the default) or\n\
+         Poisson (exponential gaps with the same mean, as fio's\n\
+         rate_process=poisson): bursts as independent clients make them",
     ),
     Flag::value("--get-distrib", "W", "mixed: the weight of GET (default 45)"),
     Flag::value("--stat-distrib", "W", "mixed: the weight of HEAD (default 30)"),
@@ -97,9 +117,15 @@ pub struct Opts {
     pub sizes: Sizes,
     pub objects: usize,
     pub part_size: u64,
+    /// Parts of one upload in flight at once.
+    pub part_concurrent: usize,
     pub duration: Duration,
+    /// Each request's bound, connecting included.
+    pub timeout: Duration,
     /// Open loop: requests started per second.
     pub rate: Option<f64>,
+    /// Open loop: exponential gaps between intended starts (Poisson arrivals) rather than equal.
+    pub poisson: bool,
     pub weights: [u32; 4],
     pub noclear: bool,
     pub json: bool,
@@ -173,6 +199,9 @@ pub fn parse(args: &[String]) -> Result<Opts> {
     if !MODES.contains(&mode.as_str()) {
         bail!("s3 bench: unknown mode '{mode}' (modes: {})", MODES.join(", "));
     }
+    // warp's multipart-put (--concurrent uploads of --part.concurrent parts each) is fiox's
+    // multipart.
+    let mode = if mode == "multipart-put" { "multipart".to_string() } else { mode.clone() };
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let mut o = Opts {
         mode: mode.clone(),
@@ -192,8 +221,11 @@ pub fn parse(args: &[String]) -> Result<Opts> {
         sizes: Sizes::Fixed(10 << 20),
         objects: 2500,
         part_size: 5 << 20,
+        part_concurrent: 1,
         duration: Duration::from_secs(300),
+        timeout: Duration::from_secs(60),
         rate: None,
+        poisson: false,
         weights: [45, 30, 15, 10],
         noclear: false,
         json: false,
@@ -232,8 +264,17 @@ pub fn parse(args: &[String]) -> Result<Opts> {
             "--obj.randsize" => randsize = true,
             "--objects" => o.objects = int(&value)? as usize,
             "--part.size" => o.part_size = size_arg(flag, &value)?,
+            "--part.concurrent" => o.part_concurrent = int(&value)? as usize,
             "--duration" => o.duration = time_arg(flag, &value)?,
+            "--timeout" => o.timeout = time_arg(flag, &value)?,
             "--rate" => o.rate = Some(rate_arg(flag, &value)?),
+            "--rate.process" => {
+                o.poisson = match value.as_str() {
+                    "linear" => false,
+                    "poisson" => true,
+                    v => bail!("s3 bench: --rate.process={v}: linear or poisson"),
+                }
+            }
             "--get-distrib" => o.weights[0] = int(&value)? as u32,
             "--stat-distrib" => o.weights[1] = int(&value)? as u32,
             "--put-distrib" => o.weights[2] = int(&value)? as u32,
@@ -254,6 +295,9 @@ pub fn parse(args: &[String]) -> Result<Opts> {
         .or_else(|| env("AWS_SECRET_ACCESS_KEY"))
         .or_else(|| from_file.map(|f| f.1))
         .context("s3 bench: no secret key (--secret-key, $AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)")?;
+    if o.poisson && o.rate.is_none() {
+        bail!("s3 bench: --rate.process=poisson spaces --rate's requests: give --rate too");
+    }
     if o.hosts.is_empty() {
         bail!("s3 bench: --host is empty");
     }
@@ -262,6 +306,13 @@ pub fn parse(args: &[String]) -> Result<Opts> {
     }
     if o.concurrent == 0 || o.concurrent > 4096 {
         bail!("s3 bench: --concurrent={}: from 1 to 4096", o.concurrent);
+    }
+    if o.part_concurrent == 0 || o.concurrent * o.part_concurrent > 4096 {
+        bail!(
+            "s3 bench: --part.concurrent={}: from 1, and at most 4096 connections with --concurrent={}",
+            o.part_concurrent,
+            o.concurrent
+        );
     }
     if !matches!(o.mode.as_str(), "put" | "multipart") && o.objects == 0 {
         bail!("s3 bench: --objects must be at least 1 for {}", o.mode);
@@ -300,13 +351,14 @@ mod tests {
                         "SIZE" => "4KiB",
                         "TIME" => "2s",
                         "N/s" => "10/s",
+                        "linear|poisson" => "poisson",
                         "N" | "W" => "3",
                         _ => "x",
                     }
                     .to_string(),
                 );
             }
-            args.extend(["--access-key=k", "--secret-key=s"].map(String::from));
+            args.extend(["--access-key=k", "--secret-key=s", "--rate=5"].map(String::from));
             parse(&args).unwrap_or_else(|e| panic!("{}: {e}", f.name));
         }
     }
@@ -327,13 +379,18 @@ mod tests {
             "s3 bench: --rate=0/s: not a rate (a number above 0, then /s or /m: 200/s)"
         );
         assert_eq!(e(&["put", "--rate=5/y"]), "s3 bench: --rate=5/y: unknown unit '/y' (/s, /m, /h)");
+        assert_eq!(e(&["put", "--rate.process=bursty"]), "s3 bench: --rate.process=bursty: linear or poisson");
+        assert!(p(&["put", "--rate=5", "--rate.process=poisson"]).unwrap().poisson);
         assert_eq!(e(&["put", "--concurrent=0"]), "s3 bench: --concurrent=0: from 1 to 4096");
         assert_eq!(
             e(&["nope"]),
-            "s3 bench: unknown mode 'nope' (modes: put, get, delete, stat, list, mixed, multipart)"
+            "s3 bench: unknown mode 'nope' (modes: put, get, delete, stat, list, mixed, multipart, multipart-put)"
         );
         assert!(e(&["multipart", "--obj.size=1GiB", "--part.size=1KiB"]).contains("more than S3's 10000 parts"));
         assert!(e(&["put", "extra"]).contains("unexpected argument 'extra'"));
+        assert!(e(&["multipart", "--concurrent=64", "--part.concurrent=65"]).contains("at most 4096 connections"));
+        let o = p(&["multipart-put", "--part.concurrent=4"]).unwrap();
+        assert_eq!((o.mode.as_str(), o.part_concurrent), ("multipart", 4));
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub struct Endpoint {
 /// One worker's connection.
 pub struct Client {
     ep: Endpoint,
+    timeout: Duration,
     agent: ureq::Agent,
     signer: Signer,
 }
@@ -57,6 +58,28 @@ pub fn tag(body: &[u8], name: &str) -> Option<String> {
     Some(text[s..e].to_string())
 }
 
+/// A transport failure in words a user acts on: refused, no answer in time, an untrusted
+/// certificate (with the flags that change it), without ureq's type names.
+pub fn transport(e: &ureq::Error, timeout: Duration) -> String {
+    match e {
+        ureq::Error::Timeout(_) => format!("no answer in {:.1} s (--timeout)", timeout.as_secs_f64()),
+        ureq::Error::HostNotFound => "the host name does not resolve".into(),
+        ureq::Error::ConnectionFailed => "cannot connect".into(),
+        ureq::Error::Rustls(rustls::Error::InvalidCertificate(c)) => untrusted(c),
+        ureq::Error::Rustls(r) => format!("TLS: {r}"),
+        // rustls's refusals come wrapped in an I/O error.
+        ureq::Error::Io(io) => match io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+            Some(rustls::Error::InvalidCertificate(c)) => untrusted(c),
+            _ => io.to_string(),
+        },
+        other => other.to_string(),
+    }
+}
+
+fn untrusted(c: &rustls::CertificateError) -> String {
+    format!("TLS: the server's certificate is not trusted ({c:?}); give --insecure to skip the check, or its CA in SSL_CERT_FILE")
+}
+
 impl Client {
     pub fn new(ep: &Endpoint, timeout: Duration) -> Client {
         let mut tls = ureq::tls::TlsConfig::builder()
@@ -83,7 +106,7 @@ impl Client {
             .user_agent(concat!("fiox/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
-        Client { signer: Signer::new(&ep.key_id, &ep.secret, &ep.region, "s3"), ep: ep.clone(), agent }
+        Client { signer: Signer::new(&ep.key_id, &ep.secret, &ep.region, "s3"), ep: ep.clone(), agent, timeout }
     }
 
     /// `method` on `/bucket[/key]` with `query` pairs and `body`; `keep` keeps the answer's
@@ -126,7 +149,7 @@ impl Client {
         } else {
             self.agent.run(builder.body(body).map_err(|e| e.to_string())?)
         };
-        let mut resp = result.map_err(|e| format!("{method} {url}: {e}"))?;
+        let mut resp = result.map_err(|e| format!("{method} {url}: {}", transport(&e, self.timeout)))?;
         let ttfb = t0.elapsed();
         let status = resp.status().as_u16();
         let etag = resp.headers().get("etag").and_then(|v| v.to_str().ok()).map(str::to_string);

@@ -57,8 +57,8 @@ struct Shared {
     first_error: Mutex<Option<String>>,
     /// Random bytes, as many as the largest object: every body is a prefix of it.
     body: Vec<u8>,
-    /// Open loop: the next request's place in the schedule.
-    slot: AtomicU64,
+    /// Open loop: when the next request is due.
+    schedule: Mutex<Schedule>,
     /// Open loop: requests that started more than a millisecond after their intended time.
     behind: AtomicU64,
 }
@@ -82,6 +82,31 @@ impl Shared {
     }
 }
 
+/// The open loop's arrivals, shared by the workers: each takes the next intended start.
+/// Linear arrivals are `1/rate` apart; Poisson arrivals are apart by exponentially
+/// distributed gaps of the same mean (fio's `rate_process=poisson`), so the requests come in
+/// the bursts many independent clients make, and a server's queue shows in the latencies.
+struct Schedule {
+    /// Seconds after the start.
+    next: f64,
+    rng: u64,
+}
+
+impl Schedule {
+    /// The next intended start (seconds after the start), moving the schedule on.
+    fn take(&mut self, rate: f64, poisson: bool) -> f64 {
+        let due = self.next;
+        let mut gap = 1.0 / rate;
+        if poisson {
+            // Inverse transform: -ln(1 - U) is exponential with mean 1 for U uniform in [0, 1).
+            let u = (rand(&mut self.rng) >> 11) as f64 / (1u64 << 53) as f64;
+            gap *= -(1.0 - u).ln();
+        }
+        self.next += gap;
+        due
+    }
+}
+
 /// xorshift64*: the workers' object, size and operation choices.
 fn rand(state: &mut u64) -> u64 {
     *state ^= *state >> 12;
@@ -90,20 +115,17 @@ fn rand(state: &mut u64) -> u64 {
     state.wrapping_mul(0x2545_f491_4f6c_dd1d)
 }
 
-fn timeout() -> Duration {
-    Duration::from_secs(60)
-}
-
 fn ns(d: Duration) -> u64 {
     d.as_nanos() as u64
 }
 
 /// One operation, recorded into `stats`. `late` is how long after its intended start the
 /// request goes out (open loop; zero otherwise): its latencies count from the intended start.
-fn one(c: &mut Client, sh: &Shared, op: usize, stats: &mut Stats, rng: &mut u64, late: Duration) {
+fn one(c: &mut [Client], sh: &Shared, op: usize, stats: &mut Stats, rng: &mut u64, late: Duration) {
     if op == MULTIPART {
         return multipart(c, sh, stats, rng, late);
     }
+    let c = &mut c[0];
     let pick = |rng: &mut u64, remove: bool| -> Option<String> {
         let mut pool = sh.pool.lock().unwrap();
         if pool.is_empty() {
@@ -163,8 +185,10 @@ fn one(c: &mut Client, sh: &Shared, op: usize, stats: &mut Stats, rng: &mut u64,
 
 /// One multipart upload (S3's CreateMultipartUpload, UploadPart for each `--part.size` piece,
 /// CompleteMultipartUpload), recorded as a MULTIPART operation from its first request to its
-/// last, with each part as a PART. A failed upload is aborted, so it leaves no parts behind.
-fn multipart(c: &mut Client, sh: &Shared, stats: &mut Stats, rng: &mut u64, late: Duration) {
+/// last, with each part as a PART. The parts go out on all of `conns` at once (warp's
+/// `--part.concurrent`); the first connection creates and completes. A failed upload is
+/// aborted, so it leaves no parts behind.
+fn multipart(conns: &mut [Client], sh: &Shared, stats: &mut Stats, rng: &mut u64, late: Duration) {
     let key = sh.new_name();
     let path = sh.path(&key);
     let body = sh.body(rng);
@@ -173,7 +197,7 @@ fn multipart(c: &mut Client, sh: &Shared, stats: &mut Stats, rng: &mut u64, late
         stats[MULTIPART].errors += 1;
         sh.error(format!("multipart upload of {path}: {why}"));
     };
-    let created = match c.call("POST", &path, &[("uploads", "")], &[], true) {
+    let created = match conns[0].call("POST", &path, &[("uploads", "")], &[], true) {
         Ok(d) if (200..300).contains(&d.status) => d,
         Ok(d) => return fail(stats, describe(d.status, &d.body)),
         Err(e) => return fail(stats, e),
@@ -182,50 +206,89 @@ fn multipart(c: &mut Client, sh: &Shared, stats: &mut Stats, rng: &mut u64, late
         return fail(stats, "the server's answer has no UploadId".into());
     };
     let ttfb = created.ttfb;
-    let mut etags = Vec::new();
-    let mut why = None;
-    for (i, part) in body.chunks(sh.opts.part_size as usize).enumerate() {
-        let n = (i + 1).to_string();
-        match c.call("PUT", &path, &[("partNumber", &n), ("uploadId", &id)], part, false) {
-            Ok(d) if (200..300).contains(&d.status) => {
-                stats[PART].add(ns(d.ttfb), ns(d.total), part.len() as u64);
-                etags.push(d.etag.unwrap_or_default());
+    let why = match upload_parts(conns, &path, &id, body, sh.opts.part_size as usize, &mut stats[PART]) {
+        Ok(etags) => {
+            let mut xml = String::from("<CompleteMultipartUpload>");
+            for (i, e) in etags.iter().enumerate() {
+                xml.push_str(&format!("<Part><PartNumber>{}</PartNumber><ETag>{e}</ETag></Part>", i + 1));
             }
-            Ok(d) => {
-                stats[PART].errors += 1;
-                why = Some(format!("part {n}: {}", describe(d.status, &d.body)));
-            }
-            Err(e) => {
-                stats[PART].errors += 1;
-                why = Some(format!("part {n}: {e}"));
-            }
+            xml.push_str("</CompleteMultipartUpload>");
+            sh.made.lock().unwrap().insert(key.clone());
+            let why = match conns[0].call("POST", &path, &[("uploadId", &id)], xml.as_bytes(), true) {
+                // S3 may answer 200 with an error inside when completing fails late.
+                Ok(d) if (200..300).contains(&d.status) && client::tag(&d.body, "Code").is_none() => {
+                    stats[MULTIPART].add(ns(late + ttfb), ns(late + t0.elapsed()), body.len() as u64);
+                    sh.pool.lock().unwrap().push(key);
+                    return;
+                }
+                Ok(d) => format!("completing: {}", describe(d.status, &d.body)),
+                Err(e) => format!("completing: {e}"),
+            };
+            sh.made.lock().unwrap().remove(&key);
+            why
         }
-        if why.is_some() {
-            break;
-        }
-    }
-    if why.is_none() {
-        let mut xml = String::from("<CompleteMultipartUpload>");
-        for (i, e) in etags.iter().enumerate() {
-            xml.push_str(&format!("<Part><PartNumber>{}</PartNumber><ETag>{e}</ETag></Part>", i + 1));
-        }
-        xml.push_str("</CompleteMultipartUpload>");
-        sh.made.lock().unwrap().insert(key.clone());
-        match c.call("POST", &path, &[("uploadId", &id)], xml.as_bytes(), true) {
-            // S3 may answer 200 with an error inside when completing fails late.
-            Ok(d) if (200..300).contains(&d.status) && client::tag(&d.body, "Code").is_none() => {
-                stats[MULTIPART].add(ns(late + ttfb), ns(late + t0.elapsed()), body.len() as u64);
-                sh.pool.lock().unwrap().push(key);
-                return;
-            }
-            Ok(d) => why = Some(format!("completing: {}", describe(d.status, &d.body))),
-            Err(e) => why = Some(format!("completing: {e}")),
-        }
-        sh.made.lock().unwrap().remove(&key);
-    }
+        Err(e) => e,
+    };
     // Abort, so the parts uploaded so far do not linger on the server.
-    let _ = c.call("DELETE", &path, &[("uploadId", &id)], &[], false);
-    fail(stats, why.unwrap_or_default());
+    let _ = conns[0].call("DELETE", &path, &[("uploadId", &id)], &[], false);
+    fail(stats, why);
+}
+
+/// Sends `body` as parts of `part_size` bytes of upload `id`, on every connection of `conns`
+/// at once, each taking the next part not yet sent; records each part into `part`. The parts'
+/// ETags in part order, or the first failure (the other connections stop after their part).
+fn upload_parts(
+    conns: &mut [Client],
+    path: &str,
+    id: &str,
+    body: &[u8],
+    part_size: usize,
+    part: &mut OpStat,
+) -> Result<Vec<String>, String> {
+    let chunks: Vec<&[u8]> = body.chunks(part_size).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let send = |c: &mut Client| {
+        let (mut st, mut tags, mut why) = (OpStat::default(), Vec::new(), None);
+        while !failed.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(chunk) = chunks.get(i) else { break };
+            let n = (i + 1).to_string();
+            match c.call("PUT", path, &[("partNumber", &n), ("uploadId", id)], chunk, false) {
+                Ok(d) if (200..300).contains(&d.status) => {
+                    st.add(ns(d.ttfb), ns(d.total), chunk.len() as u64);
+                    tags.push((i, d.etag.unwrap_or_default()));
+                    continue;
+                }
+                Ok(d) => why = Some(format!("part {n}: {}", describe(d.status, &d.body))),
+                Err(e) => why = Some(format!("part {n}: {e}")),
+            }
+            st.errors += 1;
+            failed.store(true, Ordering::Relaxed);
+        }
+        (st, tags, why)
+    };
+    let send = &send;
+    let results: Vec<_> = if conns.len() == 1 {
+        vec![send(&mut conns[0])]
+    } else {
+        std::thread::scope(|s| {
+            let running: Vec<_> = conns.iter_mut().map(|c| s.spawn(move || send(c))).collect();
+            running.into_iter().map(|t| t.join().expect("a part uploader panicked")).collect()
+        })
+    };
+    let mut tags = Vec::new();
+    let mut first = None;
+    for (st, t, why) in results {
+        part.merge(&st);
+        tags.extend(t);
+        first = first.or(why);
+    }
+    if let Some(why) = first {
+        return Err(why);
+    }
+    tags.sort();
+    Ok(tags.into_iter().map(|t| t.1).collect())
 }
 
 /// Uploads `n` objects with `concurrent` workers (not measured): the data get, stat, delete,
@@ -236,7 +299,7 @@ fn prepare(sh: &Arc<Shared>, n: usize) -> Result<()> {
         .map(|w| {
             let (sh, left) = (sh.clone(), left.clone());
             std::thread::spawn(move || {
-                let mut c = Client::new(&sh.endpoints[w % sh.endpoints.len()], timeout());
+                let mut c = Client::new(&sh.endpoints[w % sh.endpoints.len()], sh.opts.timeout);
                 let mut rng = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(w as u64 + 1);
                 while !interrupted()
                     && left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1)).is_ok()
@@ -300,19 +363,27 @@ fn bucket(c: &mut Client, o: &Opts) -> Result<bool> {
     }
 }
 
-fn cleanup(sh: &Arc<Shared>, created_bucket: bool) -> Result<usize> {
+/// Deletes every object this run made, then the bucket if the run made it. A request that
+/// gets no answer (a stalled or vanished server) ends the cleanup at once, naming what is
+/// left, rather than waiting `--timeout` for each object in turn.
+fn cleanup(sh: &Arc<Shared>, created_bucket: bool) -> usize {
     let keys: Vec<String> = std::mem::take(&mut *sh.made.lock().unwrap()).into_iter().collect();
     let n = keys.len();
     let keys = Arc::new(Mutex::new(keys));
+    let broken: Arc<Mutex<Option<(String, usize)>>> = Arc::new(Mutex::new(None));
     let workers: Vec<_> = (0..sh.opts.concurrent.min(n.max(1)))
         .map(|w| {
-            let (sh, keys) = (sh.clone(), keys.clone());
+            let (sh, keys, broken) = (sh.clone(), keys.clone(), broken.clone());
             std::thread::spawn(move || {
-                let mut c = Client::new(&sh.endpoints[w % sh.endpoints.len()], timeout());
-                loop {
+                let mut c = Client::new(&sh.endpoints[w % sh.endpoints.len()], sh.opts.timeout);
+                while broken.lock().unwrap().is_none() {
                     // The lock is let go before the request.
                     let Some(k) = keys.lock().unwrap().pop() else { break };
-                    let _ = c.call("DELETE", &sh.path(&k), &[], &[], false);
+                    if let Err(e) = c.call("DELETE", &sh.path(&k), &[], &[], false) {
+                        let mut b = broken.lock().unwrap();
+                        let lost = b.as_ref().map_or(0, |b| b.1);
+                        *b = Some((b.take().map_or(e, |b| b.0), lost + 1));
+                    }
                 }
             })
         })
@@ -320,14 +391,26 @@ fn cleanup(sh: &Arc<Shared>, created_bucket: bool) -> Result<usize> {
     for w in workers {
         let _ = w.join();
     }
+    if let Some((e, lost)) = broken.lock().unwrap().take() {
+        let left = keys.lock().unwrap().len() + lost;
+        eprintln!(
+            "fiox: s3 bench: cleanup stopped ({e}); {left} objects this run made remain under {}/{}/",
+            sh.opts.bucket, sh.opts.prefix
+        );
+        return n - left;
+    }
     if created_bucket {
-        let mut c = Client::new(&sh.endpoints[0], timeout());
-        let d = c.call("DELETE", &format!("/{}", sh.opts.bucket), &[], &[], true).map_err(|e| anyhow::anyhow!(e))?;
-        if !(200..300).contains(&d.status) {
-            eprintln!("fiox: s3 bench: cannot remove bucket '{}': {}", sh.opts.bucket, describe(d.status, &d.body));
+        let mut c = Client::new(&sh.endpoints[0], sh.opts.timeout);
+        let why = match c.call("DELETE", &format!("/{}", sh.opts.bucket), &[], &[], true) {
+            Ok(d) if (200..300).contains(&d.status) => None,
+            Ok(d) => Some(describe(d.status, &d.body)),
+            Err(e) => Some(e),
+        };
+        if let Some(why) = why {
+            eprintln!("fiox: s3 bench: cannot remove bucket '{}': {why}", sh.opts.bucket);
         }
     }
-    Ok(n)
+    n
 }
 
 /// The operation a worker runs next.
@@ -358,7 +441,10 @@ fn next_op(o: &Opts, rng: &mut u64) -> usize {
 /// or open loop, where it takes the schedule's next slot, waits for its time and measures from
 /// it, so a server that falls behind shows its backlog in the latencies.
 fn worker(sh: &Shared, w: usize, start: Instant, end: Instant) -> Stats {
-    let mut c = Client::new(&sh.endpoints[w % sh.endpoints.len()], timeout());
+    // A multipart upload's parts go out on --part.concurrent connections; other modes use one.
+    let conns = if sh.opts.mode == "multipart" { sh.opts.part_concurrent } else { 1 };
+    let mut c: Vec<Client> =
+        (0..conns).map(|_| Client::new(&sh.endpoints[w % sh.endpoints.len()], sh.opts.timeout)).collect();
     let mut stats: Stats = Default::default();
     let mut rng = 0x2545_f491_4f6c_dd1du64.wrapping_mul(w as u64 + 1);
     loop {
@@ -369,8 +455,8 @@ fn worker(sh: &Shared, w: usize, start: Instant, end: Instant) -> Stats {
             None if Instant::now() >= end => break,
             None => Duration::ZERO,
             Some(rate) => {
-                let slot = sh.slot.fetch_add(1, Ordering::Relaxed);
-                let due = start + Duration::from_secs_f64(slot as f64 / rate);
+                let at = sh.schedule.lock().unwrap().take(rate, sh.opts.poisson);
+                let due = start + Duration::from_secs_f64(at);
                 // Every slot scheduled before the end runs, however late: the count is exact.
                 if due >= end {
                     break;
@@ -419,7 +505,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         .collect();
     let created_bucket = {
         // Its connection closes before the workers open theirs.
-        let mut c0 = Client::new(&endpoints[0], Duration::from_secs(15));
+        let mut c0 = Client::new(&endpoints[0], o.timeout.min(Duration::from_secs(15)));
         bucket(&mut c0, &o)?
     };
     let mut body = vec![0u8; o.sizes.max() as usize];
@@ -437,7 +523,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         stop: AtomicBool::new(false),
         first_error: Mutex::new(None),
         body,
-        slot: AtomicU64::new(0),
+        schedule: Mutex::new(Schedule { next: 0.0, rng: seed | 1 }),
         behind: AtomicU64::new(0),
     });
     let result = (|| -> Result<(Vec<OpStat>, Duration)> {
@@ -461,7 +547,7 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         }
         Ok((all, start.elapsed()))
     })();
-    let removed = if o.noclear { 0 } else { cleanup(&sh, created_bucket)? };
+    let removed = if o.noclear { 0 } else { cleanup(&sh, created_bucket) };
     let (stats, elapsed) = result?;
     let first_error = sh.first_error.lock().unwrap().clone();
     // Parts alone are not a finished multipart upload.
@@ -489,4 +575,29 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
     }
     // Errors beside successes are reported (stderr, `total_err`); a run that did nothing fails.
     Ok(if done == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Schedule;
+
+    /// Linear arrivals are evenly spaced; Poisson ones have exponential gaps of the same mean:
+    /// a coefficient of variation near 1 and about 63% of the gaps under the mean.
+    #[test]
+    fn arrivals_are_spaced_by_the_process() {
+        let gaps = |poisson: bool| -> Vec<f64> {
+            let mut s = Schedule { next: 0.0, rng: 0x1234_5678_9abc_def1 };
+            let t: Vec<f64> = (0..20_000).map(|_| s.take(100.0, poisson)).collect();
+            t.windows(2).map(|w| w[1] - w[0]).collect()
+        };
+        let linear = gaps(false);
+        assert!(linear.iter().all(|g| (g - 0.01).abs() < 1e-9));
+        let p = gaps(true);
+        let mean = p.iter().sum::<f64>() / p.len() as f64;
+        let sd = (p.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / p.len() as f64).sqrt();
+        assert!((mean - 0.01).abs() < 0.0003, "{mean}");
+        assert!((sd / mean - 1.0).abs() < 0.03, "{}", sd / mean);
+        let under = p.iter().filter(|&&g| g < mean).count() as f64 / p.len() as f64;
+        assert!((under - (1.0 - (-1.0f64).exp())).abs() < 0.01, "{under}");
+    }
 }

@@ -65,7 +65,8 @@ pub fn text(r: &Run, stats: &[OpStat]) -> String {
     let secs = r.elapsed.as_secs_f64().max(1e-9);
     if let Some(rate) = o.rate {
         out.push_str(&format!(
-            "Open loop: {rate} requests/s scheduled, {} started late; latencies count from the intended start\n",
+            "Open loop: {rate} requests/s scheduled ({} arrivals), {} started late; latencies count from the intended start\n",
+            if o.poisson { "Poisson" } else { "evenly spaced" },
             r.behind
         ));
     }
@@ -174,7 +175,8 @@ pub fn json(r: &Run, stats: &[OpStat]) -> String {
     }
     let mut bench = serde_json::json!({ "mode": o.mode, "first_error": r.first_error, "seconds": secs });
     if let Some(rate) = o.rate {
-        bench["open_loop"] = serde_json::json!({ "rate": rate, "started_late": r.behind });
+        let process = if o.poisson { "poisson" } else { "linear" };
+        bench["open_loop"] = serde_json::json!({ "rate": rate, "process": process, "started_late": r.behind });
     }
     let doc = serde_json::json!({
         "fio version": crate::VERSION_STRING,

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{recorder, run, seaweed, Seen, KEY, S3, SECRET};
+use super::{recorder, run, seaweed, tls_recorder, Seen, KEY, S3, SECRET};
 use crate::util::Out;
 
 fn bench(s3: &S3, mode: &str, bucket: &str, more: &[&str]) -> Out {
@@ -238,6 +238,17 @@ fn s3_bench_multipart_uploads_whole_objects() {
     assert!(!bucket_exists(s3, "fiox-bench-m"));
 }
 
+/// Answers as an empty bucket that takes every PUT (its body is dropped).
+fn quick_s3() -> super::Answer {
+    Box::new(|s: &Seen, _: &mut std::collections::HashMap<String, Vec<u8>>| {
+        Some(match s.method.as_str() {
+            "GET" => (200, b"<ListBucketResult></ListBucketResult>".to_vec()),
+            "DELETE" => (204, Vec::new()),
+            _ => (200, Vec::new()),
+        })
+    })
+}
+
 /// The open loop against a server that takes 50 ms a request, at 40 requests a second through
 /// one connection: the schedule outruns it, the backlog grows, and the latencies, counted from
 /// each request's intended start, show it (the last waits about a second), where the closed
@@ -278,4 +289,257 @@ fn s3_bench_open_loop_has_no_coordinated_omission() {
     let (out, _) = run(&args(&[]));
     let w = &report(&out)["jobs"][0]["write"];
     assert!(w["clat_ns"]["max"].as_u64().unwrap() < 400_000_000, "{w}");
+
+    // Poisson arrivals at 60 a second: n of them in the second, served 50 ms each, so the
+    // last ends about n * 50 ms after the start and waited at least that less a second.
+    seen.lock().unwrap().clear();
+    let (out, _) = run(&args(&["--rate=60/s", "--rate.process=poisson", "--prefix=pq"]));
+    let j = report(&out);
+    let w = &j["jobs"][0]["write"];
+    let n = w["total_ios"].as_u64().unwrap();
+    let (p50, max) = (w["clat_ns"]["percentile"]["50.000000"].as_u64().unwrap(), w["clat_ns"]["max"].as_u64().unwrap());
+    assert!(n >= 35, "{n} Poisson arrivals at 60/s in 1 s");
+    let backlog = (n * 50_000_000).saturating_sub(1_000_000_000);
+    assert!(max >= backlog * 9 / 10 && p50 > 150_000_000, "n {n} p50 {p50} max {max}");
+    assert_eq!(j["fiox"]["s3 bench"]["open_loop"]["process"], "poisson");
+}
+
+/// The open loop's arrivals as the server sees them: at 100 a second for 2 s, evenly spaced
+/// (gaps of 10 ms, little spread) or Poisson (exponential gaps: a mean of 10 ms, a standard
+/// deviation as large as the mean, about 63% of the gaps shorter than the mean, and a
+/// Kolmogorov-Smirnov distance to the exponential distribution small enough for ~200 draws).
+#[test]
+fn s3_bench_poisson_arrivals_reach_the_server_exponentially_spaced() {
+    let (port, seen) = recorder(Some(quick_s3()));
+    let gaps = |process: &str| -> Vec<f64> {
+        seen.lock().unwrap().clear();
+        let mut v: Vec<String> =
+            ["s3", "bench", "put", "--access-key=k", "--secret-key=s", "--bucket=b"].map(String::from).to_vec();
+        v.push(format!("--host=127.0.0.1:{port}"));
+        v.push(format!("--rate.process={process}"));
+        v.extend(
+            ["--concurrent=1", "--duration=2s", "--obj.size=1KiB", "--json", "--rate=100/s", "--noclear"]
+                .map(String::from),
+        );
+        let j = report(&run(&v).0);
+        let times: Vec<std::time::Instant> = seen
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|s| s.method == "PUT" && s.path.starts_with("/b/fiox-"))
+            .map(|s| s.at)
+            .collect();
+        assert_eq!(j["jobs"][0]["write"]["total_ios"].as_u64().unwrap(), times.len() as u64, "{process}");
+        times.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect()
+    };
+    let stats = |g: &[f64]| {
+        let mean = g.iter().sum::<f64>() / g.len() as f64;
+        let sd = (g.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / g.len() as f64).sqrt();
+        (mean, sd / mean)
+    };
+    let linear = gaps("linear");
+    let (mean, cv) = stats(&linear);
+    assert!((195..=201).contains(&(linear.len() + 1)), "{} linear arrivals", linear.len() + 1);
+    assert!((mean - 0.01).abs() < 0.001 && cv < 0.35, "linear: mean {mean} cv {cv}");
+
+    let mut p = gaps("poisson");
+    assert!((140..=260).contains(&p.len()), "{} Poisson arrivals at 100/s in 2 s", p.len() + 1);
+    let (mean, cv) = stats(&p);
+    assert!((mean - 0.01).abs() < 0.002 && (0.7..1.3).contains(&cv), "Poisson: mean {mean} cv {cv}");
+    let under = p.iter().filter(|&&g| g < 0.01).count() as f64 / p.len() as f64;
+    assert!((0.5..0.76).contains(&under), "{under} of the gaps under 10 ms");
+    p.sort_by(f64::total_cmp);
+    let ks = p
+        .iter()
+        .enumerate()
+        .map(|(i, g)| {
+            let f = 1.0 - (-g / 0.01).exp();
+            (f - i as f64 / p.len() as f64).abs().max((f - (i + 1) as f64 / p.len() as f64).abs())
+        })
+        .fold(0.0, f64::max);
+    // 1.95 / sqrt(n) is the 0.1% critical value; loopback and sleep jitter add a little.
+    assert!(ks < 1.95 / (p.len() as f64).sqrt() + 0.03, "KS distance {ks}");
+}
+
+/// `fiox s3 bench put` at a loopback endpoint with more flags, JSON out; its output and time.
+fn bench_at(port: u16, more: &[&str]) -> (Out, Duration) {
+    let mut v: Vec<String> =
+        ["s3", "bench", "put", "--access-key=k", "--secret-key=s", "--bucket=b"].map(String::from).to_vec();
+    v.push(format!("--host=127.0.0.1:{port}"));
+    v.extend(["--concurrent=1", "--duration=1s", "--obj.size=1KiB", "--json"].map(String::from));
+    v.extend(more.iter().map(|s| s.to_string()));
+    run(&v)
+}
+
+/// Every way the endpoint can fail ends in bounded time with one clear line: nothing
+/// listening, a certificate no CA vouches for (and --insecure accepted), a bucket the server
+/// will not create, a server that stalls mid-run (the results so far are reported; the
+/// cleanup gives up at the first unanswered request and says what is left: the 5 objects
+/// and the one whose PUT went unanswered), and a server
+/// answering 503 to every PUT (the report counts the errors and the exit status is 1).
+#[test]
+fn s3_bench_failures_end_clearly_with_results_so_far() {
+    let limit = Duration::from_secs(15);
+    let port = crate::util::free_port();
+    let (out, took) = bench_at(port, &[]);
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""));
+    assert!(out.stderr.contains(&format!("HEAD http://127.0.0.1:{port}/b:")), "{}", out.stderr);
+    assert!(out.stderr.contains("onnect"), "{}", out.stderr);
+    assert!(took < limit, "{took:?}");
+
+    let (port, _) = tls_recorder(Some(quick_s3()));
+    let (out, took) = bench_at(port, &["--tls"]);
+    assert_eq!(out.code, 1);
+    assert!(out.stderr.contains("certificate is not trusted") && out.stderr.contains("--insecure"), "{}", out.stderr);
+    assert!(took < limit, "{took:?}");
+    let (out, _) = bench_at(port, &["--tls", "--insecure"]);
+    assert!(report(&out)["jobs"][0]["write"]["total_ios"].as_u64().unwrap() > 10);
+
+    let refuse: super::Answer = Box::new(|s: &Seen, _: &mut std::collections::HashMap<String, Vec<u8>>| {
+        Some(match s.method.as_str() {
+            "HEAD" => (404, Vec::new()),
+            _ => (403, b"<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>".to_vec()),
+        })
+    });
+    let (port, _) = recorder(Some(refuse));
+    let (out, _) = bench_at(port, &[]);
+    assert_eq!(out.code, 1);
+    assert_eq!(out.stderr, "fiox: s3 bench: cannot create bucket 'b': HTTP 403 AccessDenied: Access Denied\n");
+
+    let puts = std::sync::atomic::AtomicUsize::new(0);
+    let stall: super::Answer =
+        Box::new(move |s: &Seen, _: &mut std::collections::HashMap<String, Vec<u8>>| match s.method.as_str() {
+            "PUT" if puts.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 5 => None,
+            "GET" => Some((200, b"<ListBucketResult></ListBucketResult>".to_vec())),
+            _ => Some((200, Vec::new())),
+        });
+    let (port, _) = recorder(Some(stall));
+    let (out, took) = bench_at(port, &["--timeout=2s", "--prefix=st"]);
+    assert!(took < limit, "{took:?}");
+    let j: serde_json::Value = serde_json::from_str(&out.stdout).unwrap_or_else(|_| panic!("{}", out.stderr));
+    assert_eq!(j["jobs"][0]["write"]["total_ios"], 5, "the PUTs answered before the stall");
+    assert_eq!(j["jobs"][0]["total_err"], 1);
+    assert!(
+        out.stderr.contains("PUT http://127.0.0.1:") && out.stderr.contains("no answer in 2.0 s (--timeout)"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("cleanup stopped") && out.stderr.contains("6 objects this run made remain under b/st/"),
+        "{}",
+        out.stderr
+    );
+
+    let busy: super::Answer = Box::new(|s: &Seen, _: &mut std::collections::HashMap<String, Vec<u8>>| {
+        Some(match s.method.as_str() {
+            "PUT" if s.path != "/b" => (
+                503,
+                b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>".to_vec(),
+            ),
+            "GET" => (200, b"<ListBucketResult></ListBucketResult>".to_vec()),
+            _ => (200, Vec::new()),
+        })
+    });
+    let (port, _) = recorder(Some(busy));
+    let (out, took) = bench_at(port, &[]);
+    assert_eq!(out.code, 1, "nothing was done");
+    assert!(took < limit, "{took:?}");
+    let j: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert!(j["jobs"][0]["total_err"].as_u64().unwrap() > 10, "{}", out.stdout);
+    assert_eq!(j["jobs"][0]["write"]["total_ios"], 0);
+    assert!(out.stderr.contains("HTTP 503 SlowDown: Please reduce your request rate."), "{}", out.stderr);
+}
+
+/// A loopback S3 stand-in serving each connection on a thread of its own, each with the
+/// answers `make` gives it (the recorder serves one connection at a time).
+fn threaded(make: impl Fn() -> super::Answer + Send + 'static) -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in l.incoming().flatten() {
+            let answer = Some(make());
+            std::thread::spawn(move || {
+                let log = std::sync::Mutex::new(Vec::new());
+                super::serve(std::io::BufReader::new(conn), &answer, &mut Default::default(), &log);
+            });
+        }
+    });
+    port
+}
+
+/// `--part.concurrent`: the parts of one upload go out at once, each on a connection of its
+/// own. A server that takes 100 ms a part sees as many parts in flight as asked (4), and one
+/// at a time without the flag. On the strict server (warp's `multipart-put` spelling), each
+/// 16 MiB object is whole, made of 4 parts (its multipart ETag says so), and no upload is
+/// left open.
+#[test]
+fn s3_bench_part_concurrent_uploads_parts_at_once() {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    for (parallel, want) in [("4", 4), ("1", 1)] {
+        let (now, most) = (std::sync::Arc::new(AtomicUsize::new(0)), std::sync::Arc::new(AtomicUsize::new(0)));
+        let (n, m) = (now.clone(), most.clone());
+        let port = threaded(move || {
+            let (now, most) = (n.clone(), m.clone());
+            Box::new(move |s: &Seen, _: &mut std::collections::HashMap<String, Vec<u8>>| {
+                Some(match s.method.as_str() {
+                    "PUT" if s.path.contains("partNumber=") => {
+                        most.fetch_max(now.fetch_add(1, SeqCst) + 1, SeqCst);
+                        std::thread::sleep(Duration::from_millis(100));
+                        now.fetch_sub(1, SeqCst);
+                        (200, Vec::new())
+                    }
+                    "POST" if s.path.ends_with("?uploads=") || s.path.ends_with("?uploads") => (
+                        200,
+                        b"<InitiateMultipartUploadResult><UploadId>u1</UploadId></InitiateMultipartUploadResult>"
+                            .to_vec(),
+                    ),
+                    "GET" => (200, b"<ListBucketResult></ListBucketResult>".to_vec()),
+                    "DELETE" => (204, Vec::new()),
+                    _ => (200, b"<CompleteMultipartUploadResult></CompleteMultipartUploadResult>".to_vec()),
+                })
+            })
+        });
+        let mut args: Vec<String> =
+            ["s3", "bench", "multipart", "--access-key=k", "--secret-key=s", "--bucket=b"].map(String::from).to_vec();
+        args.extend(
+            ["--concurrent=1", "--duration=1s", "--obj.size=256KiB", "--part.size=64KiB", "--json"].map(String::from),
+        );
+        args.push(format!("--host=127.0.0.1:{port}"));
+        args.push(format!("--part.concurrent={parallel}"));
+        let (out, _) = run(&args);
+        let j = report(&out);
+        let uploads = j["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
+        assert!(uploads >= 1, "{}", out.stdout);
+        assert_eq!(j["jobs"][1]["write"]["total_ios"].as_u64().unwrap(), 4 * uploads);
+        assert_eq!(most.load(SeqCst), want, "parts in flight at once with --part.concurrent={parallel}");
+    }
+
+    s3_or_skip!(s3);
+    let j = report(&bench(
+        s3,
+        "multipart-put",
+        "fiox-bench-pc",
+        &[
+            "--obj.size=16MiB",
+            "--part.size=5MiB",
+            "--part.concurrent=4",
+            "--concurrent=1",
+            "--noclear",
+            "--prefix=pc",
+            "--json",
+        ],
+    ));
+    let n = j["jobs"][0]["write"]["total_ios"].as_u64().unwrap();
+    assert!(n >= 1);
+    assert_eq!(j["jobs"][1]["write"]["total_ios"].as_u64().unwrap(), 4 * n, "5 + 5 + 5 + 1 MiB");
+    let listed = listing(s3, "fiox-bench-pc", "pc");
+    assert_eq!(listed.len() as u64, n);
+    assert!(listed.iter().all(|k| k.1 == 16 << 20), "{listed:?}");
+    let etags = s3
+        .boto("print([o['ETag'] for o in c.list_objects_v2(Bucket='fiox-bench-pc',Prefix='pc/')['Contents']])")
+        .unwrap();
+    assert_eq!(etags.matches("-4").count() as u64, n, "{etags}");
+    let open = s3.boto("print(len(c.list_multipart_uploads(Bucket='fiox-bench-pc').get('Uploads',[])))").unwrap();
+    assert_eq!(open.trim(), "0");
+    drop_bucket(s3, "fiox-bench-pc");
 }

@@ -81,6 +81,9 @@ fn start_seaweed() -> Result<S3, String> {
         .arg(format!("-s3.config={}", config.display()))
         // Each bucket is a collection that takes up to 7 volumes: room for the benchmark's buckets.
         .args(["-master.volumeSizeLimitMB=16", "-volume.max=64"])
+        // Its Iceberg and Lance listeners default to fixed ports (8181, 9101): a second server
+        // on the machine (another test run) would find them taken and exit.
+        .args(["-s3.port.iceberg=0", "-s3.port.lance=0"])
         .stdin(Stdio::null())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
         .stderr(log)
@@ -271,6 +274,8 @@ struct Seen {
     path: String,
     headers: Vec<(String, String)>,
     body: usize,
+    /// When its request line arrived.
+    at: Instant,
 }
 
 impl Seen {
@@ -283,9 +288,26 @@ impl Seen {
 type Answer = Box<dyn Fn(&Seen, &mut std::collections::HashMap<String, Vec<u8>>) -> Option<(u16, Vec<u8>)> + Send>;
 
 /// A loopback HTTP/1.1 server that records every request and keeps PUT bodies: GET answers 200
-/// with a stored body or 404, DELETE 204, unless `answer` says otherwise (`None` from it: hang
-/// up without answering... or stall, see the tests).
+/// with a stored body or 404, DELETE 204, unless `answer` says otherwise (`None` from it:
+/// stall, keeping the connection open and never answering). One connection at a time.
 fn recorder(answer: Option<Answer>) -> (u16, Arc<Mutex<Vec<Seen>>>) {
+    recorder_on(answer, None)
+}
+
+/// The recorder over TLS with a self-signed certificate for 127.0.0.1 (no CA trusts it).
+fn tls_recorder(answer: Option<Answer>) -> (u16, Arc<Mutex<Vec<Seen>>>) {
+    let ck = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string(), "localhost".to_string()]).unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(ck.signing_key.serialize_der().into());
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![ck.cert.der().clone()], key)
+        .unwrap();
+    recorder_on(answer, Some(Arc::new(config)))
+}
+
+fn recorder_on(answer: Option<Answer>, tls: Option<Arc<rustls::ServerConfig>>) -> (u16, Arc<Mutex<Vec<Seen>>>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -294,62 +316,85 @@ fn recorder(answer: Option<Answer>) -> (u16, Arc<Mutex<Vec<Seen>>>) {
         let mut store = std::collections::HashMap::new();
         for conn in l.incoming() {
             let Ok(conn) = conn else { continue };
-            let mut r = BufReader::new(conn.try_clone().unwrap());
-            let mut w = conn;
-            loop {
-                let mut line = String::new();
-                if r.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
+            let go_on = match &tls {
+                Some(cfg) => {
+                    let tls = rustls::StreamOwned::new(rustls::ServerConnection::new(cfg.clone()).unwrap(), conn);
+                    serve(BufReader::new(tls), &answer, &mut store, &log)
                 }
-                let mut parts = line.split_whitespace();
-                let method = parts.next().unwrap_or("").to_string();
-                let path = parts.next().unwrap_or("").to_string();
-                let mut headers = Vec::new();
-                loop {
-                    let mut h = String::new();
-                    r.read_line(&mut h).unwrap();
-                    let h = h.trim_end();
-                    if h.is_empty() {
-                        break;
-                    }
-                    let (k, v) = h.split_once(':').unwrap();
-                    headers.push((k.trim().to_string(), v.trim().to_string()));
-                }
-                let len: usize = headers
-                    .iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-                    .map_or(0, |(_, v)| v.parse().unwrap());
-                let mut body = vec![0; len];
-                r.read_exact(&mut body).unwrap();
-                let s = Seen { method, path, headers, body: len };
-                log.lock().unwrap().push(s.clone());
-                let reply = match &answer {
-                    Some(a) => a(&s, &mut store),
-                    None => Some(match s.method.as_str() {
-                        "PUT" => {
-                            store.insert(s.path.clone(), body);
-                            (200, Vec::new())
-                        }
-                        "GET" => match store.get(&s.path) {
-                            Some(b) => (200, b.clone()),
-                            None => (404, Vec::new()),
-                        },
-                        _ => (204, Vec::new()),
-                    }),
-                };
-                let Some((status, body)) = reply else {
-                    // Stall: keep the connection open and never answer.
-                    std::thread::sleep(Duration::from_secs(3600));
-                    return;
-                };
-                let head = format!("HTTP/1.1 {status} X\r\nContent-Length: {}\r\n\r\n", body.len());
-                if w.write_all(head.as_bytes()).and_then(|_| w.write_all(&body)).is_err() {
-                    break;
-                }
+                None => serve(BufReader::new(conn), &answer, &mut store, &log),
+            };
+            if !go_on {
+                return;
             }
         }
     });
     (port, seen)
+}
+
+/// One connection's requests, until it closes (true) or `answer` says to stall (false).
+fn serve<S: Read + Write>(
+    mut r: BufReader<S>,
+    answer: &Option<Answer>,
+    store: &mut std::collections::HashMap<String, Vec<u8>>,
+    log: &Mutex<Vec<Seen>>,
+) -> bool {
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).unwrap_or(0) == 0 {
+            return true;
+        }
+        let at = Instant::now();
+        let mut parts = line.split_whitespace();
+        let method = parts.next().unwrap_or("").to_string();
+        let path = parts.next().unwrap_or("").to_string();
+        let mut headers = Vec::new();
+        loop {
+            let mut h = String::new();
+            if r.read_line(&mut h).unwrap_or(0) == 0 {
+                return true;
+            }
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            let (k, v) = h.split_once(':').unwrap();
+            headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        let len: usize = headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+            .map_or(0, |(_, v)| v.parse().unwrap());
+        let mut body = vec![0; len];
+        if r.read_exact(&mut body).is_err() {
+            return true;
+        }
+        let s = Seen { method, path, headers, body: len, at };
+        log.lock().unwrap().push(s.clone());
+        let reply = match answer {
+            Some(a) => a(&s, store),
+            None => Some(match s.method.as_str() {
+                "PUT" => {
+                    store.insert(s.path.clone(), body);
+                    (200, Vec::new())
+                }
+                "GET" => match store.get(&s.path) {
+                    Some(b) => (200, b.clone()),
+                    None => (404, Vec::new()),
+                },
+                _ => (204, Vec::new()),
+            }),
+        };
+        let Some((status, body)) = reply else {
+            // Stall: keep the connection open and never answer.
+            std::thread::sleep(Duration::from_secs(3600));
+            return false;
+        };
+        let head = format!("HTTP/1.1 {status} X\r\nContent-Length: {}\r\n\r\n", body.len());
+        let w = r.get_mut();
+        if w.write_all(head.as_bytes()).and_then(|_| w.write_all(&body)).and_then(|_| w.flush()).is_err() {
+            return true;
+        }
+    }
 }
 
 fn http_job(port: u16, more: &[&str]) -> Vec<String> {
@@ -456,15 +501,22 @@ fn methods_follow_each_io_after_a_trim() {
     );
 }
 
-/// A server that stalls fails the I/O after `http_timeout`, and a 503 names the server's code;
-/// neither hangs.
+/// A server that stalls fails the I/O after `http_timeout`, with the blocks written before
+/// the stall in the report; a 503 names the server's code; neither hangs.
 #[test]
 fn stalls_and_server_errors_end_clearly() {
-    let (port, _) = recorder(Some(Box::new(|_, _| None)));
-    let (out, took) = run(&http_job(port, &["--filename=/b/o", "--rw=write", "--size=8k", "--http_timeout=2"]));
+    let answered = std::sync::atomic::AtomicUsize::new(0);
+    let stall_after_two: Answer = Box::new(move |_, _| {
+        (answered.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < 2).then(|| (200, Vec::new()))
+    });
+    let (port, _) = recorder(Some(stall_after_two));
+    let (out, took) = run(&http_job(port, &["--filename=/b/o", "--rw=write", "--size=16k", "--http_timeout=2"]));
     assert_eq!(out.code, 1);
     assert!(took < Duration::from_secs(15), "{took:?}");
-    assert!(out.stderr.contains("no answer in time"), "{}", out.stderr);
+    assert!(out.stderr.contains("PUT http://127.0.0.1:") && out.stderr.contains("no answer in time"), "{}", out.stderr);
+    let j = json(&out);
+    assert_eq!(j["jobs"][0]["write"]["io_bytes"], 8192, "the two blocks before the stall");
+    assert_eq!(j["jobs"][0]["error"], libc::EIO);
     let busy: Answer = Box::new(|_, _| {
         Some((503, b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>".to_vec()))
     });
@@ -472,6 +524,28 @@ fn stalls_and_server_errors_end_clearly() {
     let (out, _) = run(&http_job(port, &["--filename=/b/o", "--rw=write", "--size=8k"]));
     assert_eq!(out.code, 1);
     assert!(out.stderr.contains("HTTP 503 SlowDown: Please reduce your request rate."), "{}", out.stderr);
+}
+
+/// `https=on` against a server whose certificate no CA vouches for (self-signed) fails the
+/// first I/O, saying so and what to do; `https=insecure` runs.
+#[test]
+fn https_refuses_an_untrusted_certificate() {
+    let (port, seen) = tls_recorder(None);
+    let (out, took) = run(&http_job(port, &["--filename=/b/o", "--rw=write", "--size=8k", "--https=on"]));
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert!(
+        out.stderr.contains("PUT https://127.0.0.1:")
+            && out.stderr.contains("certificate is not trusted")
+            && out.stderr.contains("https=insecure"),
+        "{}",
+        out.stderr
+    );
+    assert!(seen.lock().unwrap().is_empty(), "no request crossed the failed handshake");
+    let (out, _) = run(&http_job(port, &["--filename=/b/o", "--rw=write", "--size=8k", "--https=insecure"]));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(json(&out)["jobs"][0]["write"]["io_bytes"], 8192);
+    assert_eq!(seen.lock().unwrap().len(), 2);
 }
 
 /// WebDAV on wsgidav with basic authentication: write with verify, read back, trim; a wrong

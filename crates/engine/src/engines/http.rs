@@ -287,12 +287,22 @@ impl State {
 /// A transport failure in a few words (refused, timed out, TLS), without ureq's type names.
 fn transport_error(e: &ureq::Error) -> String {
     match e {
-        ureq::Error::Io(io) => io.to_string(),
+        ureq::Error::Io(io) => match io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()) {
+            Some(rustls::Error::InvalidCertificate(c)) => untrusted(c),
+            _ => io.to_string(),
+        },
         ureq::Error::Timeout(t) => format!("no answer in time ({t}; http_timeout)"),
         ureq::Error::HostNotFound => "the host name does not resolve".into(),
         ureq::Error::ConnectionFailed => "cannot connect".into(),
+        ureq::Error::Rustls(rustls::Error::InvalidCertificate(c)) => untrusted(c),
+        ureq::Error::Rustls(r) => format!("TLS: {r}"),
         other => other.to_string(),
     }
+}
+
+/// A certificate rustls refused (ureq hands it over inside an I/O error), and what to do.
+fn untrusted(c: &rustls::CertificateError) -> String {
+    format!("TLS: the server's certificate is not trusted ({c:?}); https=insecure skips the check, or give its CA in SSL_CERT_FILE")
 }
 
 /// The job's objects live on the server: checks the names and that the server can be

@@ -52,6 +52,8 @@ pub struct Run<'a> {
     pub first_error: Option<&'a str>,
     /// Open loop: requests started more than a millisecond after their intended time.
     pub behind: u64,
+    /// `--repeat-until`: every run's figure and the verdict (this report is the last run's).
+    pub repeat: Option<&'a fiox_report::RepeatSummary>,
 }
 
 fn ms(ns: u64) -> String {
@@ -99,6 +101,9 @@ pub fn text(r: &Run, stats: &[OpStat]) -> String {
             ms(at(&t, 1)),
             ms(at(&t, 2)),
         ));
+    }
+    if let Some(rep) = r.repeat {
+        out.push_str(&fiox_report::normal::repeat_lines(rep));
     }
     out
 }
@@ -176,11 +181,20 @@ pub fn json(r: &Run, stats: &[OpStat]) -> String {
     if let Some(rate) = o.rate {
         bench["open_loop"] = serde_json::json!({ "rate": rate, "started_late": r.behind });
     }
+    let mut fiox = serde_json::json!({ "s3 bench": bench });
+    if let Some(rep) = r.repeat {
+        // The keys of the jobs' `fiox.repeat_until`.
+        fiox["repeat_until"] = serde_json::json!({
+            "metric": rep.metric, "unit": rep.unit, "bound_pct": rep.bound_pct, "runs": rep.values.len(),
+            "max_runs": rep.max_runs, "mean": rep.mean, "ci95": rep.ci95, "ci95_pct": rep.ci95_pct,
+            "met": rep.met as u64, "values": rep.values,
+        });
+    }
     let doc = serde_json::json!({
         "fio version": crate::VERSION_STRING,
         "timestamp": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
         "jobs": jobs,
-        "fiox": { "s3 bench": bench },
+        "fiox": fiox,
     });
     format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default())
 }

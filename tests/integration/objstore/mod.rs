@@ -528,3 +528,4 @@ fn webdav_with_basic_auth() {
 }
 
 mod bench;
+mod watch;

@@ -768,6 +768,7 @@ complete -c fiox -n '__fish_seen_subcommand_from s3' -l repeat-until -x -d 'run 
 complete -c fiox -n '__fish_seen_subcommand_from s3' -l repeat-max -x -d 'at most N runs with --repeat-until (default 10, at least 3)'
 complete -c fiox -n '__fish_seen_subcommand_from s3' -l live -x -d 'serve a live page at http://ADDR/ (requests/s, MiB/s, latency'
 complete -c fiox -n '__fish_seen_subcommand_from s3' -l metrics -x -d 'serve Prometheus metrics at http://ADDR/metrics (per operation)'
+complete -c fiox -n '__fish_seen_subcommand_from s3' -l client -x -d 'run on a fiox server (fiox --server) too; repeat for more hosts:'
 complete -c fiox -n '__fish_seen_subcommand_from s3' -x -a 'bench'
 complete -c fiox -n '__fish_seen_subcommand_from man' -l help -d 'print the command'\''s help'
 complete -c fiox -n '__fish_seen_subcommand_from man' -f

@@ -84,6 +84,12 @@ pub const FLAGS: &[Flag] = &[
          or a port on 127.0.0.1)",
     ),
     Flag::value("--metrics", "ADDR", "serve Prometheus metrics at http://ADDR/metrics (per operation)"),
+    Flag::value(
+        "--client",
+        "HOST[,PORT]",
+        "run on a fiox server (fiox --server) too; repeat for more hosts:\n\
+         each runs the bench under PREFIX/hN, the report merges them",
+    ),
 ];
 
 /// `fiox s3 bench --help`.
@@ -277,6 +283,8 @@ pub fn parse(args: &[String]) -> Result<Opts> {
                 repeat_max =
                     Some(repeat::parse_max(&value).map_err(|e| anyhow::anyhow!("s3 bench: {flag}={value}: {e}"))?)
             }
+            // A bench with hosts goes to the multi-host wing, which takes them out first.
+            "--client" => {}
             "--live" | "--metrics" => {
                 let addr = fiox_options::spec::listen_addr(&value)
                     .map_err(|e| anyhow::anyhow!("s3 bench: {flag}={value}: {e}"))?;

@@ -11,6 +11,7 @@
 
 mod args;
 mod client;
+pub mod remote;
 mod report;
 mod sizes;
 mod watch;
@@ -460,9 +461,9 @@ fn endpoints(o: &Opts) -> Vec<Endpoint> {
 
 /// Uploads the objects the mode works on (not measured), then measures for `--duration`,
 /// handing `watch` the merged statistics each second.
-fn measure(sh: &Arc<Shared>, watch: Option<&Watch>) -> Result<(Vec<OpStat>, Duration)> {
+fn measure(sh: &Arc<Shared>, watch: Option<&Watch>, uploaded: bool) -> Result<(Vec<OpStat>, Duration)> {
     let o = &sh.opts;
-    if !matches!(o.mode.as_str(), "put" | "multipart") {
+    if !uploaded && !matches!(o.mode.as_str(), "put" | "multipart") {
         prepare(sh, o.objects)?;
     }
     sh.snap.store(0, Ordering::Relaxed);
@@ -525,24 +526,17 @@ fn judge(
     Ok((more, (!more).then(|| crate::lab::repeat::summary(values, until))))
 }
 
-/// The bench: the bucket checked (or made), then runs (one, or as many as `--repeat-until`
-/// needs), each cleaned up after; the bucket removed at the end if this bench made it.
-fn bench(o: &Opts, watch: Option<&Watch>) -> Result<Outcome> {
-    let endpoints = endpoints(o);
-    let created_bucket = {
-        // Its connection closes before the workers open theirs.
-        let mut c0 = Client::new(&endpoints[0], Duration::from_secs(15));
-        bucket(&mut c0, o)?
-    };
+/// The state the workers share, for a bench with options `o`.
+fn shared(o: &Opts, watched: bool) -> Arc<Shared> {
     let mut body = vec![0u8; o.sizes.max() as usize];
     let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ std::process::id() as u64;
     for chunk in body.chunks_mut(8) {
         let r = rand(&mut seed).to_le_bytes();
         chunk.copy_from_slice(&r[..chunk.len()]);
     }
-    let sh = Arc::new(Shared {
+    Arc::new(Shared {
         opts: o.clone(),
-        endpoints,
+        endpoints: endpoints(o),
         pool: Mutex::new(Vec::new()),
         made: Mutex::new(Default::default()),
         next: AtomicU64::new(0),
@@ -551,16 +545,27 @@ fn bench(o: &Opts, watch: Option<&Watch>) -> Result<Outcome> {
         body,
         slot: AtomicU64::new(0),
         behind: AtomicU64::new(0),
-        watched: watch.is_some(),
+        watched,
         snap: AtomicU64::new(0),
         slots: (0..o.concurrent).map(|_| Mutex::new((0, Default::default()))).collect(),
-    });
+    })
+}
+
+/// The bench: the bucket checked (or made), then runs (one, or as many as `--repeat-until`
+/// needs), each cleaned up after; the bucket removed at the end if this bench made it.
+fn bench(o: &Opts, watch: Option<&Watch>) -> Result<Outcome> {
+    let created_bucket = {
+        // Its connection closes before the workers open theirs.
+        let mut c0 = Client::new(&endpoints(o)[0], Duration::from_secs(15));
+        bucket(&mut c0, o)?
+    };
+    let sh = shared(o, watch.is_some());
     let (mut values, mut removed) = (Vec::new(), 0);
     for run in 1.. {
         if let Some(w) = watch {
             w.begin(run);
         }
-        let result = measure(&sh, watch);
+        let result = measure(&sh, watch, false);
         let judged = judge(&sh, &mut values, &result);
         let more = matches!(judged, Ok((true, _)));
         // The objects go after every run; the bucket (if this bench made it) after the last.

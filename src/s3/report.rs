@@ -198,3 +198,68 @@ pub fn json(r: &Run, stats: &[OpStat]) -> String {
     });
     format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default())
 }
+
+/// fio's report model of a bench (a host's share of a multi-host bench): a job per operation
+/// seen, named as in the JSON (`get`, `put`, ...), its group the operation's place in [`OPS`]
+/// (every host agrees on it, so the coordinator's per-group merges are per operation), the
+/// whole request as `clat` and `lat` with its histogram, so merged percentiles are exact.
+pub fn run_report(r: &Run, stats: &[OpStat]) -> fiox_report::RunReport {
+    use fiox_stats::{GroupStat, ThreadStat};
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let ctime = fiox_engine::sys::ctime(now.as_secs() as i64);
+    let runtime_ms = r.elapsed.as_millis() as u64;
+    let o = r.opts;
+    let (mut jobs, mut groups) = (Vec::new(), Vec::new());
+    for (i, s) in stats.iter().enumerate().filter(|(_, s)| s.total.samples > 0 || s.errors > 0) {
+        let d = match OPS[i] {
+            "PUT" | "MULTIPART" | "PART" => 1,
+            "DELETE" => 2,
+            _ => 0,
+        };
+        let mut ts = ThreadStat::default();
+        let dir = &mut ts.dirs[d];
+        dir.io_bytes = s.bytes;
+        dir.total_ios = s.total.samples;
+        dir.runtime_ms = runtime_ms;
+        dir.clat = s.total;
+        dir.lat = s.total;
+        dir.clat_hist = Some(s.total_hist.clone());
+        ts.issued[d] = s.total.samples + s.errors;
+        ts.total_err = s.errors;
+        ts.error = if s.errors > 0 { libc::EIO } else { 0 };
+        ts.job_runtime_ms = runtime_ms;
+        ts.jobs = 1;
+        groups.push(GroupStat::from_jobs(i as u32, std::iter::once(&ts)));
+        jobs.push(fiox_report::JobReport {
+            name: OPS[i].to_lowercase(),
+            groupid: i as u32,
+            pid: std::process::id(),
+            error: ts.error,
+            errors_counted: true,
+            job_options: vec![
+                ("mode".into(), o.mode.clone()),
+                ("host".into(), o.hosts.join(",")),
+                ("bucket".into(), o.bucket.clone()),
+                ("prefix".into(), o.prefix.clone()),
+                ("concurrent".into(), o.concurrent.to_string()),
+                ("obj.size".into(), o.sizes.describe()),
+            ],
+            ts,
+            clat_percentiles: true,
+            percentile_list: fiox_report::DEFAULT_PERCENTILES.to_vec(),
+            iodepth: o.concurrent as u32,
+            elapsed_s: r.elapsed.as_secs(),
+            ctime: ctime.clone(),
+            ..Default::default()
+        });
+    }
+    fiox_report::RunReport {
+        version: crate::VERSION_STRING.to_string(),
+        timestamp: now.as_secs(),
+        timestamp_ms: now.as_millis() as u64,
+        time: ctime,
+        jobs,
+        groups,
+        ..Default::default()
+    }
+}

@@ -528,4 +528,5 @@ fn webdav_with_basic_auth() {
 }
 
 mod bench;
+mod multihost;
 mod watch;

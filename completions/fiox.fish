@@ -767,6 +767,11 @@ complete -c fiox -n '__fish_seen_subcommand_from s3' -l put-distrib -x -d 'mixed
 complete -c fiox -n '__fish_seen_subcommand_from s3' -l delete-distrib -x -d 'mixed: the weight of DELETE (default 10; at most --put-distrib)'
 complete -c fiox -n '__fish_seen_subcommand_from s3' -l noclear -d 'keep the objects created'
 complete -c fiox -n '__fish_seen_subcommand_from s3' -l json -d 'fio-shaped JSON instead of the text summary'
+complete -c fiox -n '__fish_seen_subcommand_from s3' -l repeat-until -x -d 'run the bench again until the 95% confidence interval of'
+complete -c fiox -n '__fish_seen_subcommand_from s3' -l repeat-max -x -d 'at most N runs with --repeat-until (default 10, at least 3)'
+complete -c fiox -n '__fish_seen_subcommand_from s3' -l live -x -d 'serve a live page at http://ADDR/ (requests/s, MiB/s, latency'
+complete -c fiox -n '__fish_seen_subcommand_from s3' -l metrics -x -d 'serve Prometheus metrics at http://ADDR/metrics (per operation)'
+complete -c fiox -n '__fish_seen_subcommand_from s3' -l client -x -d 'run on a fiox server (fiox --server) too; repeat for more hosts:'
 complete -c fiox -n '__fish_seen_subcommand_from s3' -x -a 'bench'
 complete -c fiox -n '__fish_seen_subcommand_from man' -l help -d 'print the command'\''s help'
 complete -c fiox -n '__fish_seen_subcommand_from man' -f

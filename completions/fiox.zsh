@@ -49,7 +49,7 @@ _fiox_valued=(
     'create_on_open=:Create files only when the job opens them for I/O' \
     'flow=:Weight of the job'\''s I/O among the jobs of its flow_id (8 beside 1: eight I/Os to one)' \
     'flow_id=:Group of jobs whose I/O flow keeps in proportion' \
-    'flow_sleep=:Microseconds a job ahead of its flow group waits before checking again (0: the shortest sleep)' \
+    'flow_sleep=:Microseconds a job ahead of its flow group waits before checking again (0: yield)' \
     'exec_prerun=:Shell command run before the job (output in JOBNAME.prerun.txt)' \
     'exec_postrun=:Shell command run after the job (output in JOBNAME.postrun.txt)' \
     'pre_read=:Read the job'\''s region into the page cache before the job starts (not counted)' \
@@ -516,7 +516,7 @@ _fiox_sub_flags() {
         (rbd) REPLY='--help --conf --cluster --id --name --keyring --pool --namespace --image --io-type --io-size --io-threads --io-total --io-pattern --rw-mix-read --output-format --fiox-json' ;;
         (rados) REPLY='--help --conf --cluster --id --name --keyring --pool --namespace --concurrent-ios --block-size --object-size --max-objects --no-cleanup --no-hints --no-verify --reuse-bench --show-time --write-object --write-omap --write-xattr --striper --run-name --prefix --format --output --output-format --fiox-json' ;;
         (ceph) REPLY='--help --pool --conf --cluster --id --name --image --image-size --threads --runtime --sizes --layers --workloads --io-total --fio-numjobs --rgw-host --access-key --secret-key --out' ;;
-        (s3) REPLY='--help --host --access-key --secret-key --region --tls --insecure --bucket --use-existing --prefix --concurrent --obj.size --obj.randsize --objects --part.size --part.concurrent --duration --timeout --rate --rate.process --get-distrib --stat-distrib --put-distrib --delete-distrib --noclear --json' ;;
+        (s3) REPLY='--help --host --access-key --secret-key --region --tls --insecure --bucket --use-existing --prefix --concurrent --obj.size --obj.randsize --objects --part.size --duration --rate --get-distrib --stat-distrib --put-distrib --delete-distrib --noclear --json --repeat-until --repeat-max --live --metrics --client' ;;
         (man) REPLY='--help' ;;
         (completions) REPLY='--help' ;;
         (*) REPLY= ;;
@@ -601,15 +601,17 @@ _fiox_sub_values() {
         (s3:--obj.size) REPLY='@text' ;;
         (s3:--objects) REPLY='@text' ;;
         (s3:--part.size) REPLY='@text' ;;
-        (s3:--part.concurrent) REPLY='@text' ;;
         (s3:--duration) REPLY='@text' ;;
-        (s3:--timeout) REPLY='@text' ;;
         (s3:--rate) REPLY='@text' ;;
-        (s3:--rate.process) REPLY='@text' ;;
         (s3:--get-distrib) REPLY='@text' ;;
         (s3:--stat-distrib) REPLY='@text' ;;
         (s3:--put-distrib) REPLY='@text' ;;
         (s3:--delete-distrib) REPLY='@text' ;;
+        (s3:--repeat-until) REPLY='@text' ;;
+        (s3:--repeat-max) REPLY='@text' ;;
+        (s3:--live) REPLY='@text' ;;
+        (s3:--metrics) REPLY='@text' ;;
+        (s3:--client) REPLY='@text' ;;
         (*) REPLY= ;;
     esac
 }

@@ -123,7 +123,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
         flags: s3::FLAGS,
         syntax: cli::Syntax::Gnu,
         operands: cli::Operands::Words(&["bench"]),
-        run: s3::run,
+        run: s3_bench,
     },
     Subcommand {
         name: "man",
@@ -148,6 +148,14 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
 ];
 
 /// Runs fiox with the arguments after the program name.
+/// `fiox s3 ...`: with `--client`, the bench on fiox servers through the multi-host wing.
+fn s3_bench(args: &[String]) -> Result<ExitCode> {
+    if args.iter().any(|a| a == "--client" || a.starts_with("--client=")) {
+        return multihost::coordinator::run_s3(args);
+    }
+    s3::run(args)
+}
+
 pub fn run(args: Vec<String>) -> Result<ExitCode> {
     let Some(sub) = args.first().and_then(|a| SUBCOMMANDS.iter().find(|s| s.name == a)) else {
         return fio::run(args);

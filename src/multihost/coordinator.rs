@@ -499,6 +499,59 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     c.finish()
 }
 
+/// `fiox s3 bench MODE [flags] --client=HOST[,PORT] ...`: the bench on every host at once
+/// (each with `--concurrent` workers, under a prefix of its own), started at one barrier, the
+/// hosts' reports merged as a job run's are (per client, All clients, and per operation, the
+/// histograms bucket by bucket). `args` is the command line after `s3`.
+pub fn run_s3(args: &[String]) -> Result<ExitCode> {
+    let mut hosts = Vec::new();
+    let mut rest = Vec::new();
+    let mut it = args.iter().skip(1);
+    while let Some(a) = it.next() {
+        match a.strip_prefix("--client") {
+            Some("") => hosts.push(it.next().cloned().context("s3 bench: --client needs a value")?),
+            Some(v) if v.starts_with('=') => hosts.push(v[1..].to_string()),
+            _ => rest.push(a.clone()),
+        }
+    }
+    let claim = crate::s3::remote::claim(&rest)?;
+    let format = if claim.json() { "--output-format=json" } else { "--output-format=normal" };
+    let g = argv::parse(vec![format.to_string()])?.globals;
+    let run_id = format!("{:x}-{:x}", wall_ns(), std::process::id());
+    let mut specs = Vec::new();
+    let mut parts = Parts { preps: Vec::new(), hints: Vec::new(), live_at: None };
+    for (i, name) in hosts.iter().enumerate() {
+        if specs.iter().any(|s: &HostSpec| &s.name == name) {
+            bail!("s3 bench: host '{name}' is listed twice");
+        }
+        let route = Route::Net(net::parse_client(name).map_err(|e| anyhow!("{e}"))?);
+        let argv: Vec<String> = std::iter::once("s3".to_string()).chain(claim.host_args(i)).collect();
+        parts.hints.push(Vec::new());
+        parts.preps.push(Prepare {
+            run_id: run_id.clone(),
+            host_index: i as u32,
+            n_hosts: hosts.len() as u32,
+            host_name: name.clone(),
+            argv: argv.clone(),
+            interval_ms: 1000,
+            heartbeat_ms: heartbeat(&g).as_millis() as u64,
+            host_timeout_ms: g.multihost.host_timeout_ms,
+            ..Prepare::default()
+        });
+        specs.push(HostSpec { name: name.clone(), route, argv, files: Vec::new() });
+    }
+    let ran = (|| {
+        let transport = Transport::new(&g)?;
+        let mut c = Coordinator::connect(&g, specs, parts, &transport, &run_id)?;
+        while c.phase != Phase::Done {
+            c.step()?;
+        }
+        c.finish()
+    })();
+    claim.release();
+    ran
+}
+
 /// Every host's part, checked here and ready to send.
 struct Parts {
     preps: Vec<Prepare>,

@@ -428,6 +428,9 @@ fn serve(
     running: &Arc<AtomicBool>,
 ) -> Result<()> {
     runner::STOP.store(false, Ordering::Relaxed);
+    if prep.argv.first().map(String::as_str) == Some("s3") {
+        return serve_s3(prep, tx, erx, host_timeout, running);
+    }
     let (plan, header, laid_out) = match prepare(prep, policy, uid).and_then(|(plan, header)| {
         // The files are laid out now, before the barrier, so that a host with files to lay
         // out starts with the others (heartbeats keep going meanwhile). Its "Laying out" lines
@@ -471,6 +474,70 @@ fn serve(
             Event::Msg(other, _) => return Err(anyhow!("unexpected {} before start", other.name())),
             Event::Closed(why) => return Err(anyhow!("{why}")),
         }
+    }
+}
+
+/// A share of `fiox s3 bench` (`--client`): its objects uploaded before the barrier, the
+/// bench at the barrier, its report (a job per operation) as the final one. Its objects are
+/// removed however the session ends.
+fn serve_s3(
+    prep: &Prepare,
+    tx: &Sender,
+    erx: &mpsc::Receiver<Event>,
+    host_timeout: Duration,
+    running: &Arc<AtomicBool>,
+) -> Result<()> {
+    let share = match crate::s3::remote::prepare(&prep.argv[1..]) {
+        Ok(s) => s,
+        Err(e) => {
+            tx.send(&Msg::PrepareFailed { errors: vec![format!("{e:#}")] })?;
+            return Err(e.context("refused at prepare"));
+        }
+    };
+    tx.send(&Msg::Prepared { jobs: 1, groups: 1, warnings: Vec::new(), header: String::new() })?;
+    loop {
+        match erx.recv_timeout(host_timeout * 2).map_err(|_| anyhow!("no start from the coordinator"))? {
+            Event::Msg(Msg::ClockProbe { seq, t0 }, t1) => {
+                tx.send(&Msg::ClockReply { seq, t0, t1, t2: mono_ns(), wall_ns: wall_ns() })?;
+            }
+            Event::Msg(Msg::Start { at_host_ns }, _) => {
+                running.store(true, Ordering::Relaxed);
+                wait_until(at_host_ns);
+                let started = mono_ns();
+                tx.send(&Msg::Started { host_mono_ns: started, late: started > at_host_ns + 1_000_000 })?;
+                let r = share.run(&runner::STOP);
+                running.store(false, Ordering::Relaxed);
+                match r {
+                    Ok(report) => {
+                        let failed = report.jobs.iter().any(|j| j.error != 0);
+                        tx.send(&Msg::Final { report: Box::new(report) })?;
+                        tx.send(&Msg::Done { exit: failed as u8, error: None })?;
+                    }
+                    Err(e) => tx.send(&Msg::Done { exit: 1, error: Some(format!("{e:#}")) })?,
+                }
+                return Ok(());
+            }
+            Event::Msg(Msg::Stop { .. }, _) => return Ok(()),
+            Event::Msg(other, _) => return Err(anyhow!("unexpected {} before start", other.name())),
+            Event::Closed(why) => return Err(anyhow!("{why}")),
+        }
+    }
+}
+
+/// Waits for the barrier: sleeps to 200 µs before it, then spins (a stop ends the wait).
+fn wait_until(at: u64) {
+    loop {
+        let now = mono_ns();
+        if runner::STOP.load(Ordering::Relaxed) {
+            return;
+        }
+        if now + 200_000 >= at {
+            while mono_ns() < at {
+                std::hint::spin_loop();
+            }
+            return;
+        }
+        std::thread::sleep(Duration::from_nanos((at - now - 200_000).min(10_000_000)));
     }
 }
 
@@ -526,19 +593,7 @@ fn prepare(p: &Prepare, policy: &Policy, uid: &str) -> Result<(plan::Plan, Strin
 /// Waits for the barrier (sleeping to 200 µs before it, then spinning), runs the jobs with
 /// interval reports streamed, and sends the final report.
 fn run_at(plan: &plan::Plan, laid_out: runner::Prepared, prep: &Prepare, tx: &Sender, at: u64) -> Result<()> {
-    loop {
-        let now = mono_ns();
-        if runner::STOP.load(Ordering::Relaxed) {
-            break;
-        }
-        if now + 200_000 >= at {
-            while mono_ns() < at {
-                std::hint::spin_loop();
-            }
-            break;
-        }
-        std::thread::sleep(Duration::from_nanos((at - now - 200_000).min(10_000_000)));
-    }
+    wait_until(at);
     let started = mono_ns();
     tx.send(&Msg::Started { host_mono_ns: started, late: started > at + 1_000_000 })?;
     let text = |level: TextLevel| -> runner::Diag {

@@ -2,12 +2,14 @@
 //! (`crate::cli`), which parses them, writes the flag lines of `--help` and gives the man page
 //! and the completions their flags, and the options they become.
 
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
 use super::sizes::{size_arg, Sizes};
 use crate::cli::{self, Arg, Flag, Syntax, HELP};
+use fiox_options::repeat::{self, RepeatUntil};
 
 /// The modes, warp's words.
 pub const MODES: &[&str] = &["put", "get", "delete", "stat", "list", "mixed", "multipart", "multipart-put"];
@@ -86,6 +88,28 @@ pub const FLAGS: &[Flag] = &[
     Flag::value("--delete-distrib", "W", "mixed: the weight of DELETE (default 10; at most --put-distrib)"),
     Flag::switch("--noclear", "keep the objects created"),
     Flag::switch("--json", "fio-shaped JSON instead of the text summary"),
+    Flag::value(
+        "--repeat-until",
+        "METRIC:BOUND%",
+        "run the bench again until the 95% confidence interval of\n\
+         the metric's mean is within BOUND% of it (iops, bw, lat,\n\
+         p99; as fiox's --repeat-until); the report is the last run's",
+    ),
+    Flag::value("--repeat-max", "N", "at most N runs with --repeat-until (default 10, at least 3)"),
+    Flag::value(
+        "--live",
+        "ADDR",
+        "serve a live page at http://ADDR/ (requests/s, MiB/s, latency\n\
+         p50/p99/p99.9 each second, per operation; ADDR: host:port,\n\
+         or a port on 127.0.0.1)",
+    ),
+    Flag::value("--metrics", "ADDR", "serve Prometheus metrics at http://ADDR/metrics (per operation)"),
+    Flag::value(
+        "--client",
+        "HOST[,PORT]",
+        "run on a fiox server (fiox --server) too; repeat for more hosts:\n\
+         each runs the bench under PREFIX/hN, the report merges them",
+    ),
 ];
 
 /// `fiox s3 bench --help`.
@@ -130,6 +154,12 @@ pub struct Opts {
     pub noclear: bool,
     pub json: bool,
     pub use_existing: bool,
+    /// `--repeat-until` with `--repeat-max`.
+    pub repeat: Option<RepeatUntil>,
+    /// `--live`: the live page's address.
+    pub live: Option<SocketAddr>,
+    /// `--metrics`: the Prometheus endpoint's address.
+    pub metrics: Option<SocketAddr>,
 }
 
 fn time_arg(flag: &str, v: &str) -> Result<Duration> {
@@ -230,8 +260,12 @@ pub fn parse(args: &[String]) -> Result<Opts> {
         noclear: false,
         json: false,
         use_existing: false,
+        repeat: None,
+        live: None,
+        metrics: None,
     };
     let (mut key, mut secret, mut size, mut randsize) = (None, None, None, false);
+    let mut repeat_max = None;
     for arg in cli::args(FLAGS, Syntax::Gnu, &args[1..]) {
         let (f, value) = match arg.map_err(|e| anyhow::anyhow!(e.message("s3 bench")))? {
             Arg::Flag(f, v) => (f, v),
@@ -281,8 +315,29 @@ pub fn parse(args: &[String]) -> Result<Opts> {
             "--delete-distrib" => o.weights[3] = int(&value)? as u32,
             "--noclear" => o.noclear = true,
             "--json" => o.json = true,
+            "--repeat-until" => {
+                let (metric, bound_pct) =
+                    repeat::parse_until(&value).map_err(|e| anyhow::anyhow!("s3 bench: {flag}={value}: {e}"))?;
+                o.repeat = Some(RepeatUntil { metric, bound_pct, max_runs: repeat::DEFAULT_MAX });
+            }
+            "--repeat-max" => {
+                repeat_max =
+                    Some(repeat::parse_max(&value).map_err(|e| anyhow::anyhow!("s3 bench: {flag}={value}: {e}"))?)
+            }
+            // A bench with hosts goes to the multi-host wing, which takes them out first.
+            "--client" => {}
+            "--live" | "--metrics" => {
+                let addr = fiox_options::spec::listen_addr(&value)
+                    .map_err(|e| anyhow::anyhow!("s3 bench: {flag}={value}: {e}"))?;
+                *if flag == "--live" { &mut o.live } else { &mut o.metrics } = Some(addr);
+            }
             other => unreachable!("s3 bench: the flag table has {other}, which parse() does not read"),
         }
+    }
+    match (&mut o.repeat, repeat_max) {
+        (Some(r), Some(n)) => r.max_runs = n,
+        (None, Some(_)) => bail!("s3 bench: --repeat-max needs --repeat-until"),
+        _ => {}
     }
     o.sizes = Sizes::parse(size.as_deref().unwrap_or("10MiB"), randsize)?;
     let profile = env("AWS_PROFILE").unwrap_or_else(|| "default".into());
@@ -295,6 +350,12 @@ pub fn parse(args: &[String]) -> Result<Opts> {
         .or_else(|| env("AWS_SECRET_ACCESS_KEY"))
         .or_else(|| from_file.map(|f| f.1))
         .context("s3 bench: no secret key (--secret-key, $AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)")?;
+    check(&o)?;
+    Ok(o)
+}
+
+/// What no single flag can judge alone.
+fn check(o: &Opts) -> Result<()> {
     if o.poisson && o.rate.is_none() {
         bail!("s3 bench: --rate.process=poisson spaces --rate's requests: give --rate too");
     }
@@ -326,7 +387,7 @@ pub fn parse(args: &[String]) -> Result<Opts> {
     if o.mode == "multipart" && o.sizes.max().div_ceil(o.part_size) > 10_000 {
         bail!("s3 bench: --obj.size over --part.size makes more than S3's 10000 parts");
     }
-    Ok(o)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -353,12 +414,17 @@ mod tests {
                         "N/s" => "10/s",
                         "linear|poisson" => "poisson",
                         "N" | "W" => "3",
+                        "METRIC:BOUND%" => "iops:5%",
+                        "ADDR" => "9187",
                         _ => "x",
                     }
                     .to_string(),
                 );
             }
             args.extend(["--access-key=k", "--secret-key=s", "--rate=5"].map(String::from));
+            if f.name == "--repeat-max" {
+                args.push("--repeat-until=bw:3%".into());
+            }
             parse(&args).unwrap_or_else(|e| panic!("{}: {e}", f.name));
         }
     }
@@ -391,6 +457,17 @@ mod tests {
         assert!(e(&["multipart", "--concurrent=64", "--part.concurrent=65"]).contains("at most 4096 connections"));
         let o = p(&["multipart-put", "--part.concurrent=4"]).unwrap();
         assert_eq!((o.mode.as_str(), o.part_concurrent), ("multipart", 4));
+        assert_eq!(e(&["put", "--repeat-max=4"]), "s3 bench: --repeat-max needs --repeat-until");
+        assert!(
+            e(&["put", "--repeat-until=ops:2%"]).starts_with("s3 bench: --repeat-until=ops:2%: unknown metric 'ops'")
+        );
+        assert!(e(&["put", "--repeat-until=iops:2%", "--repeat-max=2"]).contains("at least 3 runs"));
+        assert!(e(&["put", "--live=nowhere"]).starts_with("s3 bench: --live=nowhere: nowhere: give host:port"));
+        let o =
+            p(&["get", "--repeat-until=p99:5%", "--repeat-max=4", "--live=9188", "--metrics=127.0.0.1:9189"]).unwrap();
+        let r = o.repeat.unwrap();
+        assert_eq!((r.metric.name(), r.bound_pct, r.max_runs), ("p99", 5.0, 4));
+        assert_eq!((o.live.unwrap().port(), o.metrics.unwrap().port()), (9188, 9189));
     }
 
     #[test]

@@ -11,8 +11,10 @@
 
 mod args;
 mod client;
+pub mod remote;
 mod report;
 mod sizes;
+mod watch;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -24,6 +26,7 @@ use anyhow::{bail, Result};
 use args::Opts;
 use client::{describe, Client, Endpoint};
 use report::OpStat;
+use watch::Watch;
 
 pub use args::{help, FLAGS};
 
@@ -61,6 +64,11 @@ struct Shared {
     schedule: Mutex<Schedule>,
     /// Open loop: requests that started more than a millisecond after their intended time.
     behind: AtomicU64,
+    /// `--live`/`--metrics`: each worker's copy of its statistics, made when `snap` (the
+    /// generation asked for) moves past the copy's; see [`Shared::snapshot`].
+    watched: bool,
+    snap: AtomicU64,
+    slots: Vec<Mutex<(u64, Stats)>>,
 }
 
 impl Shared {
@@ -76,6 +84,31 @@ impl Shared {
             *f = Some(e);
         }
     }
+    /// Every worker's statistics now, merged: asks each for a copy and waits for the copies
+    /// (a quarter of a second at most; a worker inside a slow request gives its last one).
+    fn snapshot(&self) -> Vec<OpStat> {
+        let g = self.snap.fetch_add(1, Ordering::Relaxed) + 1;
+        let until = Instant::now() + Duration::from_millis(250);
+        while Instant::now() < until && self.slots.iter().any(|s| s.lock().unwrap().0 < g) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let mut all = vec![OpStat::default(); report::OPS.len()];
+        for slot in &self.slots {
+            let slot = slot.lock().unwrap();
+            all.iter_mut().zip(slot.1.iter()).for_each(|(a, b)| a.merge(b));
+        }
+        all
+    }
+
+    /// Ready for another run of `--repeat-until` (the objects were removed by the cleanup).
+    fn reset(&self) {
+        self.pool.lock().unwrap().clear();
+        self.stop.store(false, Ordering::Relaxed);
+        self.schedule.lock().unwrap().next = 0.0;
+        self.behind.store(0, Ordering::Relaxed);
+        *self.first_error.lock().unwrap() = None;
+    }
+
     /// A body for a new object, its size drawn from `--obj.size`.
     fn body(&self, rng: &mut u64) -> &[u8] {
         &self.body[..self.opts.sizes.draw(rand(rng)) as usize]
@@ -447,6 +480,7 @@ fn worker(sh: &Shared, w: usize, start: Instant, end: Instant) -> Stats {
         (0..conns).map(|_| Client::new(&sh.endpoints[w % sh.endpoints.len()], sh.opts.timeout)).collect();
     let mut stats: Stats = Default::default();
     let mut rng = 0x2545_f491_4f6c_dd1du64.wrapping_mul(w as u64 + 1);
+    let mut copied = 0;
     loop {
         if sh.stop.load(Ordering::Relaxed) || interrupted() {
             break;
@@ -474,22 +508,28 @@ fn worker(sh: &Shared, w: usize, start: Instant, end: Instant) -> Stats {
         };
         let op = next_op(&sh.opts, &mut rng);
         one(&mut c, sh, op, &mut stats, &mut rng, late);
+        if sh.watched && sh.snap.load(Ordering::Relaxed) > copied {
+            copied = sh.snap.load(Ordering::Relaxed);
+            *sh.slots[w].lock().unwrap() = (copied, stats.clone());
+        }
     }
     stats
 }
 
-pub fn run(args: &[String]) -> Result<ExitCode> {
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        print!("{}", help());
-        return Ok(ExitCode::SUCCESS);
-    }
-    if args.first().map(String::as_str) != Some("bench") {
-        bail!("s3: the one command is 'fiox s3 bench MODE' (fiox s3 bench --help)");
-    }
-    let o = args::parse(&args[1..])?;
-    fiox_engine::sys::stop_on_signals(&INTERRUPTED);
-    let endpoints: Vec<Endpoint> = o
-        .hosts
+/// What a finished bench gives its caller: the last run's statistics and circumstances,
+/// the objects the cleanups removed, and `--repeat-until`'s judgement.
+struct Outcome {
+    stats: Vec<OpStat>,
+    elapsed: Duration,
+    first_error: Option<String>,
+    behind: u64,
+    removed: usize,
+    repeat: Option<fiox_report::RepeatSummary>,
+}
+
+/// The endpoints `--host` names, each with the credentials.
+fn endpoints(o: &Opts) -> Vec<Endpoint> {
+    o.hosts
         .iter()
         .map(|h| {
             let default = if o.tls { ":443" } else { ":80" };
@@ -502,21 +542,87 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
                 region: o.region.clone(),
             }
         })
-        .collect();
-    let created_bucket = {
-        // Its connection closes before the workers open theirs.
-        let mut c0 = Client::new(&endpoints[0], o.timeout.min(Duration::from_secs(15)));
-        bucket(&mut c0, &o)?
-    };
+        .collect()
+}
+
+/// Uploads the objects the mode works on (not measured), then measures for `--duration`,
+/// handing `watch` the merged statistics each second.
+fn measure(sh: &Arc<Shared>, watch: Option<&Watch>, uploaded: bool) -> Result<(Vec<OpStat>, Duration)> {
+    let o = &sh.opts;
+    if !uploaded && !matches!(o.mode.as_str(), "put" | "multipart") {
+        prepare(sh, o.objects)?;
+    }
+    sh.snap.store(0, Ordering::Relaxed);
+    for slot in &sh.slots {
+        *slot.lock().unwrap() = (0, Default::default());
+    }
+    if let Some(w) = watch {
+        w.measuring();
+    }
+    let start = Instant::now();
+    let end = start + o.duration;
+    let done = AtomicBool::new(false);
+    let mut all: Vec<OpStat> = vec![OpStat::default(); report::OPS.len()];
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..o.concurrent).map(|w| scope.spawn(move || worker(sh, w, start, end))).collect();
+        if let Some(watch) = watch {
+            let done = &done;
+            scope.spawn(move || {
+                let mut next = start + Duration::from_secs(1);
+                while !done.load(Ordering::Relaxed) {
+                    if Instant::now() < next {
+                        std::thread::sleep(Duration::from_millis(20));
+                        continue;
+                    }
+                    next += Duration::from_secs(1);
+                    watch.interval(&sh.snapshot());
+                }
+            });
+        }
+        for w in workers {
+            let s = w.join().expect("a bench worker panicked");
+            all.iter_mut().zip(s.iter()).for_each(|(a, b)| a.merge(b));
+        }
+        done.store(true, Ordering::Relaxed);
+    });
+    let elapsed = start.elapsed();
+    if let Some(w) = watch {
+        w.end(&all, elapsed);
+    }
+    Ok((all, elapsed))
+}
+
+/// `--repeat-until`: adds this run's figure and says whether another run is needed, with the
+/// summary once none is. A run that was interrupted or had a failed request ends the
+/// repetition (as a failed job ends the jobs'); one that completed nothing is an error.
+fn judge(
+    sh: &Shared,
+    values: &mut Vec<f64>,
+    result: &Result<(Vec<OpStat>, Duration)>,
+) -> Result<(bool, Option<fiox_report::RepeatSummary>)> {
+    let (Some(until), Ok((stats, elapsed))) = (&sh.opts.repeat, result) else { return Ok((false, None)) };
+    let failed = interrupted() || stats.iter().any(|s| s.errors > 0);
+    if !failed {
+        let Some(v) = watch::repeat_value(stats, *elapsed, until.metric) else {
+            bail!("s3 bench: --repeat-until: run {} completed no operation", values.len() + 1)
+        };
+        values.push(v);
+    }
+    let more = !failed && crate::lab::repeat::more(values, until);
+    Ok((more, (!more).then(|| crate::lab::repeat::summary(values, until))))
+}
+
+/// The state the workers share, for a bench with options `o`.
+fn shared(o: &Opts, watched: bool) -> Arc<Shared> {
     let mut body = vec![0u8; o.sizes.max() as usize];
     let mut seed = 0x9e37_79b9_7f4a_7c15u64 ^ std::process::id() as u64;
     for chunk in body.chunks_mut(8) {
         let r = rand(&mut seed).to_le_bytes();
         chunk.copy_from_slice(&r[..chunk.len()]);
     }
-    let sh = Arc::new(Shared {
+    Arc::new(Shared {
         opts: o.clone(),
-        endpoints,
+        endpoints: endpoints(o),
         pool: Mutex::new(Vec::new()),
         made: Mutex::new(Default::default()),
         next: AtomicU64::new(0),
@@ -525,44 +631,77 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         body,
         schedule: Mutex::new(Schedule { next: 0.0, rng: seed | 1 }),
         behind: AtomicU64::new(0),
-    });
-    let result = (|| -> Result<(Vec<OpStat>, Duration)> {
-        if !matches!(o.mode.as_str(), "put" | "multipart") {
-            prepare(&sh, o.objects)?;
+        watched,
+        snap: AtomicU64::new(0),
+        slots: (0..o.concurrent).map(|_| Mutex::new((0, Default::default()))).collect(),
+    })
+}
+
+/// The bench: the bucket checked (or made), then runs (one, or as many as `--repeat-until`
+/// needs), each cleaned up after; the bucket removed at the end if this bench made it.
+fn bench(o: &Opts, watch: Option<&Watch>) -> Result<Outcome> {
+    let created_bucket = {
+        // Its connection closes before the workers open theirs.
+        let mut c0 = Client::new(&endpoints(o)[0], o.timeout.min(Duration::from_secs(15)));
+        bucket(&mut c0, o)?
+    };
+    let sh = shared(o, watch.is_some());
+    let (mut values, mut removed) = (Vec::new(), 0);
+    for run in 1.. {
+        if let Some(w) = watch {
+            w.begin(run);
         }
-        let start = Instant::now();
-        let end = start + o.duration;
-        let workers: Vec<_> = (0..o.concurrent)
-            .map(|w| {
-                let sh = sh.clone();
-                std::thread::spawn(move || worker(&sh, w, start, end))
-            })
-            .collect();
-        let mut all: Vec<OpStat> = vec![OpStat::default(); report::OPS.len()];
-        for w in workers {
-            let s = w.join().expect("a bench worker panicked");
-            for (a, b) in all.iter_mut().zip(s.iter()) {
-                a.merge(b);
-            }
+        let result = measure(&sh, watch, false);
+        let judged = judge(&sh, &mut values, &result);
+        let more = matches!(judged, Ok((true, _)));
+        // The objects go after every run; the bucket (if this bench made it) after the last.
+        removed += if o.noclear { 0 } else { cleanup(&sh, created_bucket && !more) };
+        let (_, repeat) = judged?;
+        if more {
+            sh.reset();
+            continue;
         }
-        Ok((all, start.elapsed()))
-    })();
-    let removed = if o.noclear { 0 } else { cleanup(&sh, created_bucket) };
-    let (stats, elapsed) = result?;
-    let first_error = sh.first_error.lock().unwrap().clone();
+        let (stats, elapsed) = result?;
+        return Ok(Outcome {
+            stats,
+            elapsed,
+            first_error: sh.first_error.lock().unwrap().clone(),
+            behind: sh.behind.load(Ordering::Relaxed),
+            removed,
+            repeat,
+        });
+    }
+    unreachable!("the runs end with a return")
+}
+
+pub fn run(args: &[String]) -> Result<ExitCode> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{}", help());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if args.first().map(String::as_str) != Some("bench") {
+        bail!("s3: the one command is 'fiox s3 bench MODE' (fiox s3 bench --help)");
+    }
+    let o = args::parse(&args[1..])?;
+    let watch = Watch::start(&o)?;
+    fiox_engine::sys::stop_on_signals(&INTERRUPTED);
+    let out = bench(&o, watch.as_ref())?;
+    let stats = &out.stats;
     // Parts alone are not a finished multipart upload.
     let done: u64 = stats.iter().enumerate().filter(|(i, _)| *i != PART).map(|(_, s)| s.total.samples).sum();
     let r = report::Run {
         opts: &o,
-        elapsed,
-        first_error: first_error.as_deref(),
-        behind: sh.behind.load(Ordering::Relaxed),
+        elapsed: out.elapsed,
+        first_error: out.first_error.as_deref(),
+        behind: out.behind,
+        repeat: out.repeat.as_ref(),
     };
-    print!("{}", if o.json { report::json(&r, &stats) } else { report::text(&r, &stats) });
-    if let Some(e) = &first_error {
+    print!("{}", if o.json { report::json(&r, stats) } else { report::text(&r, stats) });
+    if let Some(e) = &out.first_error {
         let errors: u64 = stats.iter().map(|s| s.errors).sum();
         eprintln!("fiox: s3 bench: {errors} requests failed; the first: {e}");
     }
+    let removed = out.removed;
     if !o.noclear && removed > 0 && !o.json {
         println!("Cleanup: removed the {removed} objects this run created under {}/{}/", o.bucket, o.prefix);
     }
@@ -574,7 +713,11 @@ pub fn run(args: &[String]) -> Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     }
     // Errors beside successes are reported (stderr, `total_err`); a run that did nothing fails.
-    Ok(if done == 0 { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    if done == 0 {
+        return Ok(ExitCode::FAILURE);
+    }
+    // As the jobs': a repetition that never came within the bound exits with 2.
+    Ok(if out.repeat.is_some_and(|r| !r.met) { ExitCode::from(crate::lab::repeat::NOT_MET) } else { ExitCode::SUCCESS })
 }
 
 #[cfg(test)]

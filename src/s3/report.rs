@@ -52,6 +52,8 @@ pub struct Run<'a> {
     pub first_error: Option<&'a str>,
     /// Open loop: requests started more than a millisecond after their intended time.
     pub behind: u64,
+    /// `--repeat-until`: every run's figure and the verdict (this report is the last run's).
+    pub repeat: Option<&'a fiox_report::RepeatSummary>,
 }
 
 fn ms(ns: u64) -> String {
@@ -100,6 +102,9 @@ pub fn text(r: &Run, stats: &[OpStat]) -> String {
             ms(at(&t, 1)),
             ms(at(&t, 2)),
         ));
+    }
+    if let Some(rep) = r.repeat {
+        out.push_str(&fiox_report::normal::repeat_lines(rep));
     }
     out
 }
@@ -178,11 +183,85 @@ pub fn json(r: &Run, stats: &[OpStat]) -> String {
         let process = if o.poisson { "poisson" } else { "linear" };
         bench["open_loop"] = serde_json::json!({ "rate": rate, "process": process, "started_late": r.behind });
     }
+    let mut fiox = serde_json::json!({ "s3 bench": bench });
+    if let Some(rep) = r.repeat {
+        // The keys of the jobs' `fiox.repeat_until`.
+        fiox["repeat_until"] = serde_json::json!({
+            "metric": rep.metric, "unit": rep.unit, "bound_pct": rep.bound_pct, "runs": rep.values.len(),
+            "max_runs": rep.max_runs, "mean": rep.mean, "ci95": rep.ci95, "ci95_pct": rep.ci95_pct,
+            "met": rep.met as u64, "values": rep.values,
+        });
+    }
     let doc = serde_json::json!({
         "fio version": crate::VERSION_STRING,
         "timestamp": std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
         "jobs": jobs,
-        "fiox": { "s3 bench": bench },
+        "fiox": fiox,
     });
     format!("{}\n", serde_json::to_string_pretty(&doc).unwrap_or_default())
+}
+
+/// fio's report model of a bench (a host's share of a multi-host bench): a job per operation
+/// seen, named as in the JSON (`get`, `put`, ...), its group the operation's place in [`OPS`]
+/// (every host agrees on it, so the coordinator's per-group merges are per operation), the
+/// whole request as `clat` and `lat` with its histogram, so merged percentiles are exact.
+pub fn run_report(r: &Run, stats: &[OpStat]) -> fiox_report::RunReport {
+    use fiox_stats::{GroupStat, ThreadStat};
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let ctime = fiox_engine::sys::ctime(now.as_secs() as i64);
+    let runtime_ms = r.elapsed.as_millis() as u64;
+    let o = r.opts;
+    let (mut jobs, mut groups) = (Vec::new(), Vec::new());
+    for (i, s) in stats.iter().enumerate().filter(|(_, s)| s.total.samples > 0 || s.errors > 0) {
+        let d = match OPS[i] {
+            "PUT" | "MULTIPART" | "PART" => 1,
+            "DELETE" => 2,
+            _ => 0,
+        };
+        let mut ts = ThreadStat::default();
+        let dir = &mut ts.dirs[d];
+        dir.io_bytes = s.bytes;
+        dir.total_ios = s.total.samples;
+        dir.runtime_ms = runtime_ms;
+        dir.clat = s.total;
+        dir.lat = s.total;
+        dir.clat_hist = Some(s.total_hist.clone());
+        ts.issued[d] = s.total.samples + s.errors;
+        ts.total_err = s.errors;
+        ts.error = if s.errors > 0 { libc::EIO } else { 0 };
+        ts.job_runtime_ms = runtime_ms;
+        ts.jobs = 1;
+        groups.push(GroupStat::from_jobs(i as u32, std::iter::once(&ts)));
+        jobs.push(fiox_report::JobReport {
+            name: OPS[i].to_lowercase(),
+            groupid: i as u32,
+            pid: std::process::id(),
+            error: ts.error,
+            errors_counted: true,
+            job_options: vec![
+                ("mode".into(), o.mode.clone()),
+                ("host".into(), o.hosts.join(",")),
+                ("bucket".into(), o.bucket.clone()),
+                ("prefix".into(), o.prefix.clone()),
+                ("concurrent".into(), o.concurrent.to_string()),
+                ("obj.size".into(), o.sizes.describe()),
+            ],
+            ts,
+            clat_percentiles: true,
+            percentile_list: fiox_report::DEFAULT_PERCENTILES.to_vec(),
+            iodepth: o.concurrent as u32,
+            elapsed_s: r.elapsed.as_secs(),
+            ctime: ctime.clone(),
+            ..Default::default()
+        });
+    }
+    fiox_report::RunReport {
+        version: crate::VERSION_STRING.to_string(),
+        timestamp: now.as_secs(),
+        timestamp_ms: now.as_millis() as u64,
+        time: ctime,
+        jobs,
+        groups,
+        ..Default::default()
+    }
 }

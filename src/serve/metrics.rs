@@ -50,6 +50,13 @@ impl Metrics {
         }
     }
 
+    /// Puts a page made elsewhere in place (`fiox s3 bench`'s per-operation figures).
+    pub fn publish(&self, text: String) {
+        if let Ok(mut p) = self.page.lock() {
+            *p = text;
+        }
+    }
+
     /// Renews the page from the workers' figures so far.
     pub fn update(&self, plan: &Plan, results: &[WorkerResult]) {
         let now = Instant::now();

@@ -288,7 +288,7 @@ fn ceph_lines(c: &crate::model::CephManifest) -> String {
 
 /// `--repeat-until`'s summary: the runs, the mean and its 95% confidence interval, and whether
 /// the bound was reached.
-pub(crate) fn repeat_lines(r: &crate::model::RepeatSummary) -> String {
+pub fn repeat_lines(r: &crate::model::RepeatSummary) -> String {
     let verdict = if r.met {
         "within the bound".to_string()
     } else {

@@ -602,3 +602,5 @@ fn webdav_with_basic_auth() {
 }
 
 mod bench;
+mod multihost;
+mod watch;

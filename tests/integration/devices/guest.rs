@@ -212,16 +212,7 @@ impl Results {
     /// Per direction (read, write, trim): bytes and I/O count summed over a run's jobs, and
     /// the largest job error.
     pub fn totals(&self, name: &str, tool: Tool) -> ([u64; 3], [u64; 3], i64) {
-        let v = self.json(name, tool);
-        let (mut bytes, mut ios, mut err) = ([0; 3], [0; 3], 0);
-        for j in v["jobs"].as_array().expect("jobs") {
-            for (d, dir) in ["read", "write", "trim"].iter().enumerate() {
-                bytes[d] += j[dir]["io_bytes"].as_u64().unwrap_or(0);
-                ios[d] += j[dir]["total_ios"].as_u64().unwrap_or(0);
-            }
-            err = err.max(j["error"].as_i64().unwrap_or(0));
-        }
-        (bytes, ios, err)
+        sum_jobs(&self.json(name, tool))
     }
 
     /// A run's exit status, job error, bytes and I/O counts per direction (summed over its
@@ -235,14 +226,7 @@ impl Results {
             .next()
             .and_then(Result::ok)
             .unwrap_or_else(|| panic!("{name}: {tool:?} printed no JSON: {}\n{}", out.stdout, out.stderr));
-        let (mut bytes, mut ios, mut err) = ([0; 3], [0; 3], 0);
-        for j in v["jobs"].as_array().expect("jobs") {
-            for (d, dir) in ["read", "write", "trim"].iter().enumerate() {
-                bytes[d] += j[dir]["io_bytes"].as_u64().unwrap_or(0);
-                ios[d] += j[dir]["total_ios"].as_u64().unwrap_or(0);
-            }
-            err = err.max(j["error"].as_i64().unwrap_or(0));
-        }
+        let (bytes, ios, err) = sum_jobs(&v);
         let func = out.stdout.lines().find_map(|l| {
             let inner = l.split_once("): err=")?.1.split_once(" (")?.1;
             Some(inner[inner.find("func=")?..].split("): pid=").next()?.to_string())
@@ -299,4 +283,18 @@ impl Results {
         eprintln!("{name}: fio and fiox: bytes {fb:?}, I/Os {fi:?}, {} logged I/Os alike", f.len());
         (fb, fi)
     }
+}
+
+/// Per direction (read, write, trim): bytes and I/O count summed over a report's jobs, and the
+/// largest job error.
+fn sum_jobs(v: &serde_json::Value) -> ([u64; 3], [u64; 3], i64) {
+    let (mut bytes, mut ios, mut err) = ([0; 3], [0; 3], 0);
+    for j in v["jobs"].as_array().expect("jobs") {
+        for (d, dir) in ["read", "write", "trim"].iter().enumerate() {
+            bytes[d] += j[dir]["io_bytes"].as_u64().unwrap_or(0);
+            ios[d] += j[dir]["total_ios"].as_u64().unwrap_or(0);
+        }
+        err = err.max(j["error"].as_i64().unwrap_or(0));
+    }
+    (bytes, ios, err)
 }

@@ -120,6 +120,12 @@ set +e
 cargo test --workspace "$@" 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}
 set -e
+# Each failed test's own message (what its assertion said, before any backtrace), gathered here
+# so that the end of the log, which is what CI keeps, says why a test failed.
+awk '/^---- .* stdout ----$/ { name = $2; keep = 0; next }
+     /^stack backtrace:/ || /^note: / || /^failures:$/ { keep = 0 }
+     / panicked at / && name != "" { print "why " name " failed:"; keep = 1; n = 0 }
+     keep && n < 12 { print "  " $0; n++ }' "$log"
 # The skipped tests with their reasons, then one closing line with the totals over every test
 # binary (libtest counts a skipped test as passed; it is taken off the passes here).
 sort -t "$(printf '\t')" -u -k1,1 "$FIOX_SKIP_LOG" | awk -F '\t' '{ print "skipped: " $1 " (" $2 ")" }'

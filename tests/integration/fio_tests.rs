@@ -380,15 +380,35 @@ fn iops_windows(r: &Run, prefix: &str) -> Vec<Vec<f64>> {
         .collect()
 }
 
+/// Runs `job` under fio, then fiox, until `check` passes, three runs at most per tool. These
+/// jobs' checks rest on timing (rates and flow proportions): run-fio-tests.py runs them alone on a
+/// quiet machine, while this suite runs them beside qemu guests on two cores, where a starved run
+/// misses its window in either tool. A tool whose three runs all fail fails the test.
+fn timed(job: &str, check: fn(&Run) -> Result<(), String>) {
+    for fiox_run in [false, true] {
+        let mut misses = Vec::new();
+        while misses.len() < 3 {
+            let r = run_job(fiox_run, job, None, "json", Success::Default, as_is);
+            match check(&r) {
+                Ok(()) => break,
+                Err(why) => misses.push(why),
+            }
+        }
+        let tool = if fiox_run { "fiox" } else { "fio" };
+        assert!(misses.len() < 3, "{job}: {tool} missed the check three times: {misses:#?}");
+    }
+}
+
 /// t0011: a job of flow 1 held to 1000 IOPS beside one of flow 8: the first at 950-1050 IOPS,
 /// the second 6 to 10 times faster.
 #[test]
 fn flow_with_a_rate_keeps_its_proportion() {
     jobs_or_skip!();
-    both("t0011-5d2788d5.fio", None, "json", Success::Default, |r| {
+    timed("t0011-5d2788d5.fio", |r| {
         let iops = |i: usize| r.job(i)["read"]["iops"].as_f64().unwrap();
-        assert!((950.0..=1050.0).contains(&iops(0)), "{}", iops(0));
-        assert!((6.0..=10.0).contains(&(iops(1) / iops(0))), "{} / {}", iops(1), iops(0));
+        let (a, b) = (iops(0), iops(1));
+        let ok = (950.0..=1050.0).contains(&a) && (6.0..=10.0).contains(&(b / a));
+        ok.then_some(()).ok_or(format!("{a} IOPS, then {b} IOPS"))
     });
 }
 
@@ -397,11 +417,12 @@ fn flow_with_a_rate_keeps_its_proportion() {
 #[test]
 fn three_flows_keep_their_proportion() {
     jobs_or_skip!();
-    both("t0012.fio", None, "json", Success::Default, |r| {
+    timed("t0012.fio", |r| {
         let w = iops_windows(r, "t0012.fio");
         let sum = |j: usize| w[j][..9].iter().sum::<f64>();
         let (r1, r2) = (sum(2) / sum(1), sum(2) / sum(0));
-        assert!((1.0..=3.0).contains(&r1) && (7.0..=13.0).contains(&r2), "{w:?}");
+        let ok = (1.0..=3.0).contains(&r1) && (7.0..=13.0).contains(&r2);
+        ok.then_some(()).ok_or(format!("{w:?}"))
     });
 }
 
@@ -410,13 +431,15 @@ fn three_flows_keep_their_proportion() {
 #[test]
 fn flows_recalibrate_when_a_member_ends() {
     jobs_or_skip!();
-    both("t0014.fio", None, "json", Success::Default, |r| {
+    timed("t0014.fio", |r| {
         let w = iops_windows(r, "t0014.fio");
         let sum = |j: usize, n: usize| w[j][..n].iter().sum::<f64>();
         let (r1, r2) = (sum(0, 4) / sum(1, 4), sum(0, 4) / sum(2, 4));
-        assert!((0.43..=0.57).contains(&r1) && (0.21..=0.45).contains(&r2), "first 4 s: {w:?}");
+        if !((0.43..=0.57).contains(&r1) && (0.21..=0.45).contains(&r2)) {
+            return Err(format!("first 4 s: {w:?}"));
+        }
         let r1 = sum(0, 9) / sum(1, 9);
-        assert!((0.43..=0.57).contains(&r1), "9 s: {w:?}");
+        (0.43..=0.57).contains(&r1).then_some(()).ok_or(format!("9 s: {w:?}"))
     });
 }
 

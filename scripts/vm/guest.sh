@@ -143,7 +143,12 @@ run() {
   kernel="$CACHE/kernel/root/boot/vmlinux-$kver"
   [ -f "$kernel" ] || kernel="$CACHE/kernel/root/boot/vmlinuz-$kver"
   # Globals, as the exit trap needs them after this function has returned.
-  dir=$(mktemp -d "${TMPDIR:-/tmp}/fiox-guest.XXXXXX")
+  # The device images live in memory (/dev/shm) where there is one: on the host's disk, heavy
+  # writeback from other work (a large copy, other tests' files) stalled the emulated NVMe's
+  # writes for a minute, which a test then read as a hung device.
+  local base=${FIOX_GUEST_TMP:-/dev/shm}
+  [ -d "$base" ] && [ -w "$base" ] || base=${TMPDIR:-/tmp}
+  dir=$(mktemp -d "$base/fiox-guest.XXXXXX")
   qemu_pid=
   local ctl="$dir/ctl"
   mkdir "$ctl"

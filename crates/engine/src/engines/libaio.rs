@@ -192,6 +192,10 @@ impl IoEngine for Libaio {
                 self.in_flight += r as u32;
                 continue;
             }
+            if r == 0 {
+                // Nothing taken and no error to read: try again at the next commit.
+                break;
+            }
             let err = io::Error::last_os_error();
             match err.raw_os_error() {
                 Some(libc::EAGAIN) | Some(libc::EINTR) if submitted > 0 => break,
@@ -219,6 +223,10 @@ impl IoEngine for Libaio {
             got += n;
             self.in_flight -= n;
         }
+        // Never wait for more than the kernel holds: I/Os that io_submit put off (EAGAIN) are
+        // not in flight yet, and a wait for them would never end. The caller submits them
+        // again before its next reap.
+        let min = min.min(got + self.in_flight);
         // A ring reap counts as the non-blocking look; otherwise one system call with
         // min_nr=0 polls without waiting.
         let mut looked = self.userspace_reap;

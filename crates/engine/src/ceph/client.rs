@@ -194,13 +194,22 @@ impl ImageClient {
 
 unsafe extern "C" fn rbd_finished(c: ffi::RbdCompletionT, arg: *mut std::ffi::c_void) {
     let Some(lib) = ffi::rbd_loaded() else { return };
-    // SAFETY: `arg` is a `Slot` of a client, kept at its address while operations may finish;
-    // its `done` points to the client's boxed `Done`.
-    let slot = unsafe { &*(arg as *const Slot) };
     // SAFETY: the finished completion librbd passes, released later on the client's thread.
     let result = unsafe { (lib.aio_get_return_value)(c) } as i64;
-    // SAFETY: see above.
-    unsafe { &*slot.done }.push(Finished { index: slot.index, result, completion: c as usize });
+    // SAFETY: `arg` is the slot librbd was given with this completion.
+    unsafe { deliver(arg, result, c as usize) };
+}
+
+/// Hands a finished operation to its client: `arg` is the `Slot` given with the operation.
+///
+/// # Safety
+/// `arg` must point to a `Slot` of a live client, kept at its address while operations may
+/// finish, whose `done` points to the client's boxed `Done`.
+unsafe fn deliver(arg: *mut std::ffi::c_void, result: i64, completion: usize) {
+    // SAFETY: as the caller promises.
+    let slot = unsafe { &*(arg as *const Slot) };
+    // SAFETY: as the caller promises.
+    unsafe { &*slot.done }.push(Finished { index: slot.index, result, completion });
 }
 
 impl Drop for ImageClient {
@@ -511,13 +520,10 @@ impl PoolClient {
 
 unsafe extern "C" fn rados_finished(c: ffi::RadosCompletionT, arg: *mut std::ffi::c_void) {
     let Some(lib) = ffi::rados_loaded() else { return };
-    // SAFETY: `arg` is a `Slot` of a client, kept at its address while operations may finish;
-    // its `done` points to the client's boxed `Done`.
-    let slot = unsafe { &*(arg as *const Slot) };
     // SAFETY: the finished completion librados passes, released later on the client's thread.
     let result = unsafe { (lib.aio_get_return_value)(c) } as i64;
-    // SAFETY: see above.
-    unsafe { &*slot.done }.push(Finished { index: slot.index, result, completion: c as usize });
+    // SAFETY: `arg` is the slot librados was given with this completion.
+    unsafe { deliver(arg, result, c as usize) };
 }
 
 impl Drop for PoolClient {

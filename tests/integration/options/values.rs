@@ -177,6 +177,21 @@ fn per_direction_values_split_as_fio_splits_them() {
         "bs=4k,junk,8k",
         "bs=4k::8k",
         "bs=4kq,8k)",
+        "bs=4k:,8k",
+        "bs=8k:,16k",
+        "bs=8k,,16k",
+        "bs=4k,:8k",
+        "bs=4k:8k-16k",
+        "bs=8k-,16k",
+        "bs=8k,16k,",
+        "bs=8k-",
+        "bsrange=1k",
+        "bsrange=4k,1k-2k",
+        "bsrange=1k,,2k-4k",
+        "bsrange=1k-2k,4k",
+        "bsrange=1k,2k",
+        "bsrange=,1k",
+        "bsrange=1k)",
         "bsrange=1k-4k,2k:8k",
         "bsrange=1k-4k,,2k-8k",
         "bsrange=,1k-2k",
@@ -194,6 +209,14 @@ fn per_direction_values_split_as_fio_splits_them() {
         if x.code == 0 {
             assert_eq!(x.stderr, "", "{v}");
         }
+    }
+    // A range with one bound is refused, naming the option, the value, the file and the line.
+    let jf = dir.path().join("range.fio");
+    std::fs::write(&jf, "[a]\nioengine=null\nsize=1m\nbsrange=1k\n").unwrap();
+    let x = fiox(dir.path(), &[jf.to_str().unwrap()]);
+    assert_eq!((x.code, x.stdout.as_str()), (1, ""), "{}", x.stderr);
+    for part in ["'1k'", "'bsrange'", "range.fio", "line 4", "both bounds"] {
+        assert!(x.stderr.contains(part), "no {part} in {}", x.stderr);
     }
     // Where each direction's rate lands: both tools' --parse-only accept the spellings, and
     // fiox names the separator it read.

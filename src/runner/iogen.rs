@@ -466,6 +466,21 @@ impl IoGen {
         Some(io)
     }
 
+    /// The `fsync=N` sync the next draw would issue (the last I/O was a write that made the
+    /// writes issued a multiple of N), without drawing it.
+    pub fn due_fsync(&self) -> Option<NextIo> {
+        let n = self.writes;
+        let (_, ddir) = self.syncs.iter().find(|&&(every, _)| every > 0 && n % every == 0)?;
+        let file = self.last.map_or(0, |l| l.file);
+        (self.sync_due && *ddir == Ddir::Sync).then_some(NextIo {
+            ddir: Ddir::Sync,
+            file,
+            offset: 0,
+            len: 0,
+            check: false,
+        })
+    }
+
     #[inline]
     fn count_write(&mut self, ddir: Ddir) {
         if ddir == Ddir::Write {

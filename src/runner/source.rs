@@ -81,6 +81,11 @@ impl Source {
         }
     }
 
+    /// The generator's `fsync=N` sync due next, if one is (see [`IoGen::due_fsync`]).
+    pub fn due_fsync(&self) -> Option<NextIo> {
+        self.gen().and_then(IoGen::due_fsync)
+    }
+
     /// Whether the job mixes reads and writes (so a rate limit can steer the direction).
     pub fn mixes(&self) -> bool {
         self.gen().is_some_and(IoGen::mixes)

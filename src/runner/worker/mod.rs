@@ -514,7 +514,8 @@ impl<'a> Worker<'a> {
                 || spec.end_syncfs
                 || spec.end_fsync
                 || spec.fsync_on_close
-                || spec.write_iolog.is_some(),
+                || spec.write_iolog.is_some()
+                || (spec.fsync > 0 && plan.engine.sync),
             stamps: Stamps {
                 start: vec![0; depth as usize],
                 issue: vec![0; depth as usize],
@@ -920,11 +921,12 @@ impl<'a> Worker<'a> {
         // and the loop's sync opens each again; an asynchronous engine syncs them first, while
         // they are open, then closes them (fio 3.33's logs with psync, libaio and io_uring).
         let sync_engine = self.plan.engine.sync;
+        let due = self.loop_ends_on_fsync();
         let used = match &mut self.iolog {
             Some(l) if sync_engine => l.loop_closed(self.clock.now()),
             _ => Vec::new(),
         };
-        if (self.spec.end_fsync || self.spec.fsync_on_close) && self.spec.rw.writes() {
+        if (self.spec.end_fsync || self.spec.fsync_on_close) && self.spec.rw.writes() && !due {
             let times = if self.spec.fsync_on_close { 2 } else { 1 };
             for _ in 0..times {
                 for f in self.q.files() {
@@ -948,6 +950,22 @@ impl<'a> Worker<'a> {
         }
         self.end.next_loop();
         Ok(true)
+    }
+
+    /// A synchronous engine's loop that ends on an `fsync=N` sync makes it before the files
+    /// close, as fio 3.33 does: the file is then clean, so `end_fsync`'s and `fsync_on_close`'s
+    /// sync between loops is not made, and the next loop starts with the same sync again
+    /// (fio's iolog and strace: sync, close, open, sync). Whether it did.
+    fn loop_ends_on_fsync(&mut self) -> bool {
+        let due = self.source.due_fsync().filter(|_| self.plan.engine.sync && self.spec.rw.writes());
+        let Some(io) = due else { return false };
+        if let Some(f) = self.q.files().get(io.file) {
+            f.sync_all().ok();
+        }
+        if let Some(log) = &mut self.iolog {
+            log.issue(self.clock.now(), &io);
+        }
+        true
     }
 
     /// The zone reset that goes before the next write, once the job's I/O in flight has

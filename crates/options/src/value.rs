@@ -278,7 +278,11 @@ fn parse_pieces(opt: &OptDef, raw: &str, ctx: &Ctx, keep: Pieces) -> Result<Valu
         let v = fold_readings(keep, all.iter().cloned()).ok_or_else(|| whole.clone().unwrap_err())?;
         let how = match (&v, all.last()) {
             (Value::Size(_), Some(Value::Size(b))) if Some(&v) != all.last() => {
-                format!(", {}% of {b}", all.iter().rev().find_map(pct_of).unwrap_or(0.0))
+                let p = all.iter().rev().find_map(pct_of).unwrap_or(0.0);
+                format!(
+                    ", {p}% of {b} (the block size is checked against {b}; only whole blocks of the {} are moved)",
+                    shown(&v)
+                )
             }
             (_, Some(last)) if last == &v => ", the last of its values".to_string(),
             _ => ", the percentage among its values".to_string(),
@@ -346,6 +350,20 @@ pub fn fold_readings(keep: Pieces, values: impl IntoIterator<Item = Value>) -> O
         (Pieces::ScaledByPct, Some(p), None) | (Pieces::PctSticks, Some(p), _) => Some(Value::Pct(p)),
         _ => last,
     }
+}
+
+/// The size a percentage scales in a `ScaledByPct` row's readings (`size=20%:4k`: 4096), if
+/// the readings scale one: fio checks that size, not the scaled one, against the block size.
+pub fn scaled_base(values: impl IntoIterator<Item = Value>) -> Option<u64> {
+    let (mut pct, mut size) = (false, None);
+    for v in values {
+        match v {
+            Value::Pct(_) => (pct, size) = (true, None),
+            Value::Size(b) => size = Some(b),
+            _ => {}
+        }
+    }
+    size.filter(|_| pct)
 }
 
 /// `startdelay`'s range (see [`Pieces::Range`]), in microseconds; a range whose low end is

@@ -481,6 +481,11 @@ impl IoGen {
         })
     }
 
+    /// Makes the last write's sync due again (drawn next), as after a loop that ended on it.
+    pub fn rearm_sync(&mut self) {
+        self.sync_due = true;
+    }
+
     #[inline]
     fn count_write(&mut self, ddir: Ddir) {
         if ddir == Ddir::Write {

@@ -671,6 +671,13 @@ fn write_iolog_logs_each_loops_close_and_sync_as_fio_does() {
         assert!(by_fio.iter().filter(|l| l.ends_with(" close")).count() >= 2, "{args:?}: {by_fio:?}");
         assert_eq!(by_fiox, by_fio, "write_iolog for {args:?}");
     }
+    // The sync a loop ends on is an I/O of the job's, counted in its sync statistics.
+    for extra in ["--fsync_on_close=0", "--fsync_on_close=1"] {
+        let args = ["--name=j", "--filename=s.dat", "--size=64k", "--bs=16k", "--rw=write", "--fsync=4", "--loops=3"];
+        let args = [&args[..], &[extra, "--output-format=json"]].concat();
+        let syncs = |o: crate::util::Out| json(&o)["jobs"][0]["sync"]["total_ios"].as_i64();
+        assert_eq!(syncs(fiox(dir.path(), &args)), syncs(fio(dir.path(), &args)), "{extra}: syncs");
+    }
 }
 
 /// `end_fsync` syncs a writing job's files at the end of every loop, and a job that only reads

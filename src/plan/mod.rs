@@ -380,6 +380,16 @@ fn io_bytes(w: &WorkerPlan) -> Result<u64> {
         (None, None) if mapped && whole > 0 => whole,
         (None, None) => region,
     };
+    // A size a percentage scaled (`size=20%:4k`): fio checks the size it scaled against the
+    // block size, and the scaled size holding no whole block moves nothing (observed).
+    if let Some(base) = spec.size_scaled_from.filter(|_| replay.is_none() && explicit_io_size(spec).is_none()) {
+        if base < min_bs {
+            bail!("job '{}': the size ({base} bytes) is smaller than the block size ({min_bs} bytes)", spec.name);
+        }
+        if io_bytes < min_bs {
+            return Ok(0);
+        }
+    }
     // An io_size below the block size moves one whole block, as in fio (see `EndRules::fit`);
     // a size below it is refused, as fio refuses it.
     if io_bytes < min_bs && !spec.time_based && replay.is_none() && explicit_io_size(spec).is_none() {

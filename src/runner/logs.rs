@@ -143,6 +143,14 @@ struct Window {
     max: u64,
 }
 
+/// An averaging window's time and the bytes and I/Os per direction completed in it.
+#[derive(Clone, Copy)]
+struct Rates {
+    at: u64,
+    bytes: [u64; 3],
+    ios: [u64; 3],
+}
+
 struct Log {
     kind: Kind,
     sink: Sink,
@@ -185,6 +193,9 @@ pub struct JobLogs {
     window_end: u64,
     window_bytes: [u64; 3],
     window_ios: [u64; 3],
+    /// The last closed window's bytes and I/Os, whose bandwidth and IOPS lines are not
+    /// written yet (see `close_window`).
+    pending: Option<Rates>,
     /// When the buffers are next written out whatever their size, in ms since measurement
     /// started.
     next_flush_ms: u64,
@@ -260,6 +271,7 @@ impl JobLogs {
             window_end: spec.log_avg_msec,
             window_bytes: [0; 3],
             window_ios: [0; 3],
+            pending: None,
             next_flush_ms: FLUSH_EVERY_MS,
         })
     }
@@ -328,40 +340,58 @@ impl JobLogs {
         }
     }
 
-    /// Writes the open window's lines with time `at` and starts a new window; with
-    /// `latency_only`, only the latency logs' lines.
+    /// Writes the open window's latency lines with time `at` and starts a new window. Its
+    /// bandwidth and IOPS lines (unless `latency_only`) wait until the next window closes or
+    /// the job ends: fio writes none for a window that ends as the job ends (`end_windows`).
     fn close_window(&mut self, at: u64, latency_only: bool) {
-        let (bytes, ios) = (self.window_bytes, self.window_ios);
+        let rates = Rates { at, bytes: self.window_bytes, ios: self.window_ios };
+        if !latency_only {
+            if let Some(before) = self.pending.replace(rates) {
+                self.write_window(&before, false);
+            }
+        }
+        self.write_window(&rates, true);
+        self.window_bytes = [0; 3];
+        self.window_ios = [0; 3];
+    }
+
+    /// Writes a window's lines with time `w.at`: those of the latency logs, or those of the
+    /// bandwidth and IOPS logs.
+    fn write_window(&mut self, w: &Rates, latency: bool) {
         // A window mixes priorities: fio writes 0 (0x0000 under log_prio).
         let prio = if self.log_prio { Prio::Value(0) } else { Prio::Flag(false) };
         for log in &mut self.logs {
+            let is_latency = !matches!(log.kind, Kind::Bw | Kind::Iops);
+            if latency != is_latency {
+                continue;
+            }
             for d in 0..3 {
                 let (avg, max) = match log.kind {
                     // KiB/s and I/Os per second over the window.
-                    Kind::Bw if bytes[d] > 0 && !latency_only => {
-                        let v = bytes[d] * 1000 / self.avg_ms / 1024;
+                    Kind::Bw if w.bytes[d] > 0 => {
+                        let v = w.bytes[d] * 1000 / self.avg_ms / 1024;
                         (v, v)
                     }
-                    Kind::Iops if ios[d] > 0 && !latency_only => {
-                        let v = ios[d] * 1000 / self.avg_ms;
+                    Kind::Iops if w.ios[d] > 0 => {
+                        let v = w.ios[d] * 1000 / self.avg_ms;
                         (v, v)
                     }
                     Kind::Lat | Kind::Clat | Kind::Slat | Kind::Intended if log.windows[d].n > 0 => {
-                        let w = log.windows[d];
-                        (w.sum / w.n, w.max)
+                        let lw = log.windows[d];
+                        (lw.sum / lw.n, lw.max)
                     }
                     _ => continue,
                 };
                 let value = if self.window_value == 1 { max } else { avg };
                 let second = (self.window_value == 2).then_some(max);
-                let t = self.time_base + at;
+                let t = self.time_base + w.at;
                 let issue = self.issue_time.then_some(0);
                 line(&mut log.sink, t, value, second, d as u8, 0, self.offset.then_some(0), prio, issue);
-                log.windows[d] = Window::default();
+                if is_latency {
+                    log.windows[d] = Window::default();
+                }
             }
         }
-        self.window_bytes = [0; 3];
-        self.window_ios = [0; 3];
     }
 
     /// Measurement starts now: under `log_unix_epoch`/`log_alternate_epoch`, times count from
@@ -374,6 +404,12 @@ impl JobLogs {
     /// lines are written with that time, as fio writes them (bandwidth and IOPS lines are not).
     pub fn end_windows(&mut self, time_ms: u64) {
         self.roll(time_ms);
+        // The last full window's bandwidth and IOPS lines are written unless it ended as the
+        // job ended: fio 3.33 samples them while the job runs, never at its end, so a 3 s job
+        // under log_avg_msec=1000 has lines at 1000 and 2000 only (its latency logs have 3000).
+        if let Some(last) = self.pending.take().filter(|w| w.at != time_ms) {
+            self.write_window(&last, false);
+        }
         // A window that would start and end at the job's end (its I/O completed in the same
         // millisecond as the last full window ended) is not written, as in fio.
         if self.avg_ms == 0 || time_ms + self.avg_ms <= self.window_end {

@@ -81,6 +81,18 @@ impl Source {
         }
     }
 
+    /// The generator's `fsync=N` sync due next, if one is (see [`IoGen::due_fsync`]).
+    pub fn due_fsync(&self) -> Option<NextIo> {
+        self.gen().and_then(IoGen::due_fsync)
+    }
+
+    /// See [`IoGen::rearm_sync`].
+    pub fn rearm_sync(&mut self) {
+        if let Source::Gen(g) | Source::Zoned(g, _) | Source::Zbd(g, _) = self {
+            g.rearm_sync();
+        }
+    }
+
     /// Whether the job mixes reads and writes (so a rate limit can steer the direction).
     pub fn mixes(&self) -> bool {
         self.gen().is_some_and(IoGen::mixes)

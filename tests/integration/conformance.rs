@@ -657,10 +657,26 @@ fn write_iolog_logs_each_loops_close_and_sync_as_fio_does() {
         &["--rw=write", "--fsync=3", "--fsync_on_close=1", "--loops=2"],
         &["--rw=write", "--fsync_on_close=1", "--loops=2", "--ioengine=libaio", "--iodepth=4"],
         &["--rw=write", "--end_fsync=1", "--loops=2", "--ioengine=io_uring", "--nrfiles=2"],
+        // A loop that ends on an fsync=N sync: sync, close, open, sync (no sync between loops
+        // for end_fsync or fsync_on_close), with a synchronous engine; an asynchronous one
+        // closes first.
+        &["--rw=write", "--fsync=4", "--loops=2"],
+        &["--rw=write", "--fsync=2", "--loops=3"],
+        &["--rw=write", "--fsync=4", "--loops=2", "--fsync_on_close=1"],
+        &["--rw=write", "--fsync=4", "--loops=3", "--end_fsync=1"],
+        &["--rw=write", "--fsync=4", "--loops=2", "--ioengine=libaio"],
+        &["--rw=write", "--fsync=4", "--loops=2", "--fsync_on_close=1", "--ioengine=libaio"],
     ] {
         let (by_fio, by_fiox) = (log(fio, args), log(fiox, args));
         assert!(by_fio.iter().filter(|l| l.ends_with(" close")).count() >= 2, "{args:?}: {by_fio:?}");
         assert_eq!(by_fiox, by_fio, "write_iolog for {args:?}");
+    }
+    // The sync a loop ends on is an I/O of the job's, counted in its sync statistics.
+    for extra in ["--fsync_on_close=0", "--fsync_on_close=1"] {
+        let args = ["--name=j", "--filename=s.dat", "--size=64k", "--bs=16k", "--rw=write", "--fsync=4", "--loops=3"];
+        let args = [&args[..], &[extra, "--output-format=json"]].concat();
+        let syncs = |o: crate::util::Out| json(&o)["jobs"][0]["sync"]["total_ios"].as_i64();
+        assert_eq!(syncs(fiox(dir.path(), &args)), syncs(fio(dir.path(), &args)), "{extra}: syncs");
     }
 }
 
@@ -698,6 +714,11 @@ fn end_fsync_syncs_each_loop_of_a_writing_job_as_fio_does() {
         &["--rw=write", "--fsync_on_close=1", "--loops=3"],
         &["--rw=randwrite", "--fsync_on_close=1", "--loops=2", "--end_fsync=1"],
         &["--rw=read", "--fsync_on_close=1", "--loops=3"],
+        // A loop that ends on an fsync=N sync makes it before its files close, and again as
+        // the next loop starts.
+        &["--rw=write", "--fsync=4", "--loops=2"],
+        &["--rw=write", "--fsync=4", "--loops=2", "--fsync_on_close=1"],
+        &["--rw=write", "--fsync=2", "--loops=3", "--end_fsync=1"],
     ] {
         let (by_fio, by_fiox) = (fsyncs(fio_bin(), args), fsyncs(fiox_bin(), args));
         assert_eq!(by_fiox, by_fio, "fsync calls for {args:?}");

@@ -321,6 +321,10 @@ pub struct JobSpec {
     /// Block size per direction (read, write, trim).
     pub bs: [u64; 3],
     pub size: Option<SizeSpec>,
+    /// The size a percentage scaled into `size` (`size=20%:4k`: 4096, and `size` is 819
+    /// bytes): fio checks it against the block size, and the job moves the whole blocks of the
+    /// scaled size, none when it holds no block (observed). `None` when nothing was scaled.
+    pub size_scaled_from: Option<u64>,
     pub filesize: Option<(u64, u64)>,
     pub io_size: Option<SizeSpec>,
     pub offset: SizeSpec,
@@ -679,6 +683,12 @@ impl Merged<'_> {
     /// A row whose lines combine rather than replace one another (`size=20%` in `[global]`
     /// and `size=64k` in the job is 20% of 64 KiB, as fio reads them): every line's readings
     /// in order, folded. Each line has parsed already, so one reading at least exists.
+    fn scaled_base(&self, name: &str) -> Option<u64> {
+        let def = table::lookup(name)?;
+        let lines = self.all.iter().filter(|o| o.def.name == def.name);
+        value::scaled_base(lines.flat_map(|o| value::readings(def, o.value.as_deref().unwrap_or(""), &self.ctx)))
+    }
+
     fn folded(&self, def: &'static OptDef) -> Parsed {
         let lines = self.all.iter().filter(|o| o.def.name == def.name);
         let all = lines.flat_map(|o| value::readings(def, o.value.as_deref().unwrap_or(""), &self.ctx));
@@ -747,6 +757,7 @@ impl JobSpec {
 
     /// Values that depend on more than one row, once every row is bound.
     fn derive(&mut self, m: &Merged<'_>) -> Result<()> {
+        self.size_scaled_from = m.scaled_base("size");
         // rwmixwrite gives the read share only when rwmixread is not set.
         if !m.is_set("rwmixread") && m.is_set("rwmixwrite") {
             self.rwmixread = 100 - m.int("rwmixwrite")?.map_or(0, |w| w as u32);

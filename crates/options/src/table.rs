@@ -300,6 +300,7 @@ impl OptDef {
             Kind::Flag => "no value (or =0 / =1)".to_string(),
             Kind::Size => "a size: a number with an optional k/m/g/t/p suffix (4k, 1MiB, 0x1000, (4*1024))".to_string(),
             Kind::SizeOrPct => "a size (4k, 1g, ...) or a percentage (50%)".to_string(),
+            Kind::Range if self.per_dir => "a size range low-high (4k-64k)".to_string(),
             Kind::Range => "a size range low-high (4k-64k) or a single size".to_string(),
             Kind::Time { unit } => {
                 let u = match unit {

@@ -150,6 +150,7 @@ pub fn parse(opt: &OptDef, raw: &str, ctx: &Ctx) -> Result<Parsed, String> {
         if let Some(dirs) = per_direction(opt.kind, &raw, ctx)? {
             return Ok(Parsed::PerDir(dirs));
         }
+        both_bounds(opt.kind, &raw)?;
     }
     match opt.pieces {
         Pieces::One => parse_one(opt.kind, &raw, ctx).map(Parsed::One),
@@ -158,31 +159,25 @@ pub fn parse(opt: &OptDef, raw: &str, ctx: &Ctx) -> Result<Parsed, String> {
 }
 
 /// A per-direction value with more than one field, as fio 3.33 reads it (observed with
-/// `--debug=parse` and the header line): fields split at `,`, and for a plain number (`bs`,
-/// `ba`, `rate`, `rate_iops`) also at `:`, or at `-` when neither `,` nor `:` is there
-/// (`bs=4k:8k` and `bs=4k-8k` are 4k reads and 8k writes), while ranges and splits keep `:`
-/// and `-` for themselves. Fields past the third are ignored, an unreadable field keeps its
-/// direction's default (`bs=junk,8k`), and a list shorter than three repeats its last entry,
-/// so `bs=8k,32k` gives trims 32k. `None` for a single field.
+/// `--debug=parse` and the header line): see [`direction_fields`] for where the fields split.
+/// Fields past the third are ignored, an unreadable field keeps its direction's default
+/// (`bs=junk,8k`), and a list shorter than three repeats its last entry, so `bs=8k,32k` gives
+/// trims 32k. `None` for a single field.
 fn per_direction(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Option<[Option<Value>; 3]>, String> {
     let plain = !matches!(kind, Kind::Range | Kind::BsSplit | Kind::PrioSplit);
-    let seps: &[char] = match () {
-        _ if !plain => &[','],
-        _ if raw.contains([',', ':']) => &[',', ':'],
-        _ => &['-'],
-    };
-    let parts = split_top_level(raw, seps);
+    let seps: &[char] = if plain { &[',', ':', '-'] } else { &[','] };
+    let parts = direction_fields(raw, seps);
     if parts.len() < 2 {
         return Ok(None);
     }
     let mut out: [Option<Value>; 3] = [None, None, None];
     let mut first_err = None;
     let mut notes = Vec::new();
-    for (i, p) in parts.iter().take(3).enumerate().filter(|(_, p)| !p.trim().is_empty()) {
-        match parse_one(kind, p.trim(), ctx) {
+    for (i, p) in parts.iter().take(3).enumerate().filter(|(_, p)| !p.text.trim().is_empty()) {
+        match both_bounds(kind, p.text.trim()).and_then(|()| parse_one(kind, p.text.trim(), ctx)) {
             Ok(v) => out[i] = Some(v),
             Err(e) => {
-                notes.push(format!("'{}' is unreadable, so that direction keeps its default", p.trim()));
+                notes.push(format!("'{}' is unreadable, so that direction keeps its default", p.text.trim()));
                 first_err.get_or_insert(e);
             }
         }
@@ -191,11 +186,11 @@ fn per_direction(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Option<[Option<Valu
     if given == 0 {
         return Err(first_err.unwrap_or_else(|| format!("'{raw}' has no read, write or trim value")));
     }
-    if let Some(other) = seps.iter().find(|&&c| c != ',' && raw.contains(c)) {
+    if let Some(other) = parts.iter().take(3).skip(1).map(|p| p.sep).find(|&c| c != ',') {
         notes.push(format!("'{other}' separates read, write and trim values as ',' does"));
     }
-    if parts.len() > 3 && parts[3..].iter().any(|p| !p.trim().is_empty()) {
-        notes.push(format!("ignoring '{}' after the third value", parts[3..].join(&seps[0].to_string())));
+    if let Some(rest) = parts.get(3).filter(|p| !raw[p.start..].trim().is_empty()) {
+        notes.push(format!("ignoring '{}' after the third value", &raw[rest.start..]));
     }
     // A list shorter than three repeats its last entry.
     let last = parts.len().min(3) - 1;
@@ -206,6 +201,64 @@ fn per_direction(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Option<[Option<Valu
         lenient(format!("'{raw}' read per direction: {}", notes.join("; ")));
     }
     Ok(Some(out))
+}
+
+/// One field of a per-direction value: its text, where it starts in the value, and the
+/// separator before it (`,` for the first, which has none).
+struct Field<'a> {
+    text: &'a str,
+    start: usize,
+    sep: char,
+}
+
+/// Splits a per-direction value into its fields as fio 3.33 does, one separator at a time:
+/// from where a field starts, the next field begins after the first `seps[0]` in the rest of
+/// the value, else after the first `seps[1]`, and so on. So `bs=4k:,8k` is `4k:` (read as 4k)
+/// then `8k`: 4k reads, 8k writes and trims, and `bs=4k:8k-16k` is 4k, 8k, 16k (observed with
+/// the job's header line). Separators inside parentheses, and a `-` opening the value, do not
+/// count.
+fn direction_fields<'a>(raw: &'a str, seps: &[char]) -> Vec<Field<'a>> {
+    let mut out = Vec::new();
+    let (mut start, mut sep) = (0, ',');
+    loop {
+        let rest = &raw[start..];
+        let next = seps.iter().find_map(|&c| top_level_find(rest, c, start == 0).map(|i| (i, c)));
+        match next {
+            Some((i, c)) => {
+                out.push(Field { text: &rest[..i], start, sep });
+                (start, sep) = (start + i + c.len_utf8(), c);
+            }
+            None => {
+                out.push(Field { text: rest, start, sep });
+                return out;
+            }
+        }
+    }
+}
+
+/// Where `c` first occurs in `s` outside parentheses (a `-` at the start of the value is a
+/// sign, not a separator).
+fn top_level_find(s: &str, c: char, value_start: bool) -> Option<usize> {
+    let mut depth = 0i32;
+    for (i, ch) in s.char_indices() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ if ch == c && depth == 0 && !(c == '-' && i == 0 && value_start) => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A per-direction range (`bsrange`) needs both bounds, as fio 3.33 reads it: `bsrange=1k` is
+/// refused, and a field `4k` in `bsrange=4k,1k-2k` keeps its direction's default, while
+/// `filesize`, a range of one value, also takes one size (observed).
+fn both_bounds(kind: Kind, raw: &str) -> Result<(), String> {
+    if matches!(kind, Kind::Range) && split_range(raw).is_none() {
+        return Err(format!("'{raw}' is one size where a range needs both bounds, low-high (1k-4k)"));
+    }
+    Ok(())
 }
 
 /// Reads a value as fio reads its "string or value" options (see [`Pieces`]): the whole text,
@@ -225,7 +278,11 @@ fn parse_pieces(opt: &OptDef, raw: &str, ctx: &Ctx, keep: Pieces) -> Result<Valu
         let v = fold_readings(keep, all.iter().cloned()).ok_or_else(|| whole.clone().unwrap_err())?;
         let how = match (&v, all.last()) {
             (Value::Size(_), Some(Value::Size(b))) if Some(&v) != all.last() => {
-                format!(", {}% of {b}", all.iter().rev().find_map(pct_of).unwrap_or(0.0))
+                let p = all.iter().rev().find_map(pct_of).unwrap_or(0.0);
+                format!(
+                    ", {p}% of {b} (the block size is checked against {b}; only whole blocks of the {} are moved)",
+                    shown(&v)
+                )
             }
             (_, Some(last)) if last == &v => ", the last of its values".to_string(),
             _ => ", the percentage among its values".to_string(),
@@ -293,6 +350,20 @@ pub fn fold_readings(keep: Pieces, values: impl IntoIterator<Item = Value>) -> O
         (Pieces::ScaledByPct, Some(p), None) | (Pieces::PctSticks, Some(p), _) => Some(Value::Pct(p)),
         _ => last,
     }
+}
+
+/// The size a percentage scales in a `ScaledByPct` row's readings (`size=20%:4k`: 4096), if
+/// the readings scale one: fio checks that size, not the scaled one, against the block size.
+pub fn scaled_base(values: impl IntoIterator<Item = Value>) -> Option<u64> {
+    let (mut pct, mut size) = (false, None);
+    for v in values {
+        match v {
+            Value::Pct(_) => (pct, size) = (true, None),
+            Value::Size(b) => size = Some(b),
+            _ => {}
+        }
+    }
+    size.filter(|_| pct)
 }
 
 /// `startdelay`'s range (see [`Pieces::Range`]), in microseconds; a range whose low end is
@@ -367,27 +438,6 @@ fn shown(v: &Value) -> String {
         Value::Time(us) => format!("{us} us"),
         other => format!("{other:?}"),
     }
-}
-
-/// Splits at any of `seps` outside parentheses, so `(1,2)`-style text survives; a `-` at
-/// the very start is a sign, not a separator.
-fn split_top_level<'a>(s: &'a str, seps: &[char]) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            c if seps.contains(&c) && depth == 0 && !(c == '-' && i == 0) => {
-                out.push(&s[start..i]);
-                start = i + c.len_utf8();
-            }
-            _ => {}
-        }
-    }
-    out.push(&s[start..]);
-    out
 }
 
 /// Replaces fio's reserved keywords. They are whole words starting with `$`.
@@ -1216,10 +1266,33 @@ mod tests {
         assert_eq!(v("4k-8k,16k"), [Some(4096), Some(16384), Some(16384)]);
         assert_eq!(v(":8k"), [None, Some(8192), Some(8192)]);
         assert_eq!(v("4k,junk,8k"), [Some(4096), None, Some(8192)]);
+        // One separator at a time: a ',' anywhere ahead wins over a nearer ':' or '-'.
+        assert_eq!(v("4k:,8k"), [Some(4096), Some(8192), Some(8192)]);
+        assert_eq!(v("4k:8k,16k"), [Some(4096), Some(16384), Some(16384)]);
+        assert_eq!(v("4k:8k-16k"), [Some(4096), Some(8192), Some(16384)]);
+        assert_eq!(v("4k-8k:16k"), [Some(4096), Some(16384), Some(16384)]);
+        assert_eq!(v("4k,:8k"), [Some(4096), None, Some(8192)]);
+        assert_eq!(v("(8k-4k):8k"), [Some(4096), Some(8192), Some(8192)]);
         assert_eq!(v("4k,,8k"), [Some(4096), None, Some(8192)]);
         assert!(take_leniency().is_none());
         assert!(p("bs", ",").is_err());
         assert!(p("bs", "junk,junk").is_err());
+    }
+
+    #[test]
+    fn a_block_size_range_needs_both_bounds() {
+        for one in ["1k", "1k)", "1k:", ":4k", "1k,", ",1k", "1k,2k"] {
+            let e = p("bsrange", one).unwrap_err();
+            assert!(e.contains("both bounds") || e.contains("not a size"), "{one}: {e}");
+        }
+        let dirs = |s| match p("bsrange", s).unwrap() {
+            Parsed::PerDir(d) => d,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(dirs("4k,1k-2k"), [None, Some(Value::Range(1024, 2048)), Some(Value::Range(1024, 2048))]);
+        assert_eq!(dirs("1k,,2k-4k"), [None, None, Some(Value::Range(2048, 4096))]);
+        // filesize is a range that also takes one size.
+        assert_eq!(p("filesize", "1k").unwrap(), Parsed::One(Value::Range(1024, 1024)));
     }
 
     #[test]

@@ -403,6 +403,9 @@ struct Worker<'a> {
     /// Something happens between loops (`unlink_each_loop`, `end_syncfs`, `end_fsync`, a
     /// `write_iolog` that logs the files' closing): see [`Worker::between_loops`].
     loop_work: bool,
+    /// The loop's end has let its due `fsync=N` sync be drawn (see
+    /// [`Worker::loop_ends_on_fsync`]).
+    loop_end_sync: bool,
     stamps: Stamps,
     /// Units queued since the last commit.
     batch: Vec<u32>,
@@ -510,11 +513,13 @@ impl<'a> Worker<'a> {
             ramp_ns,
             ramp_bytes_left: spec.ramp_size,
             thinkcycles: spec.thinkcycles,
+            loop_end_sync: false,
             loop_work: spec.unlink_each_loop
                 || spec.end_syncfs
                 || spec.end_fsync
                 || spec.fsync_on_close
-                || spec.write_iolog.is_some(),
+                || spec.write_iolog.is_some()
+                || (spec.fsync > 0 && plan.engine.sync),
             stamps: Stamps {
                 start: vec![0; depth as usize],
                 issue: vec![0; depth as usize],
@@ -920,11 +925,15 @@ impl<'a> Worker<'a> {
         // and the loop's sync opens each again; an asynchronous engine syncs them first, while
         // they are open, then closes them (fio 3.33's logs with psync, libaio and io_uring).
         let sync_engine = self.plan.engine.sync;
+        let Some(due) = self.loop_ends_on_fsync() else {
+            // The due sync is drawn, issued and counted as any I/O, then the loop ends.
+            return Ok(true);
+        };
         let used = match &mut self.iolog {
             Some(l) if sync_engine => l.loop_closed(self.clock.now()),
             _ => Vec::new(),
         };
-        if (self.spec.end_fsync || self.spec.fsync_on_close) && self.spec.rw.writes() {
+        if (self.spec.end_fsync || self.spec.fsync_on_close) && self.spec.rw.writes() && !due {
             let times = if self.spec.fsync_on_close { 2 } else { 1 };
             for _ in 0..times {
                 for f in self.q.files() {
@@ -948,6 +957,21 @@ impl<'a> Worker<'a> {
         }
         self.end.next_loop();
         Ok(true)
+    }
+
+    /// A synchronous engine's loop that ends on an `fsync=N` sync makes it before the files
+    /// close, as fio 3.33 does: the file is then clean, so `end_fsync`'s and `fsync_on_close`'s
+    /// sync between loops is not made, and the next loop starts with the same sync again
+    /// (fio's iolog, JSON and strace: sync, close, open, sync). `None` while that sync is still
+    /// to be drawn; then whether the loop ended on one.
+    fn loop_ends_on_fsync(&mut self) -> Option<bool> {
+        if std::mem::take(&mut self.loop_end_sync) {
+            self.source.rearm_sync();
+            return Some(true);
+        }
+        let due = self.source.due_fsync().is_some() && self.plan.engine.sync && self.spec.rw.writes();
+        self.loop_end_sync = due;
+        (!due).then_some(false)
     }
 
     /// The zone reset that goes before the next write, once the job's I/O in flight has

@@ -56,7 +56,10 @@ impl EndRules {
             end_ns: if runtime_ns > 0 && spec.ramp_size == 0 { ramp_ns + runtime_ns } else { u64::MAX },
             // A replay ends with its trace: fio 3.33 ignores size, io_size, loops and number_ios
             // then (measured).
-            limit: if spec.time_based || plan.replay.is_some() {
+            // A scaled size that holds no block (`size=20%:4k`) moves nothing, even time based.
+            limit: if plan.io_bytes == 0 && spec.size_scaled_from.is_some() {
+                0
+            } else if spec.time_based || plan.replay.is_some() {
                 u64::MAX
             } else if reads_back_per_loop(spec) {
                 // One loop at a time: its writes are read back before the next (as fio).

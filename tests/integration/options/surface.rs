@@ -281,6 +281,42 @@ fn log_priorities_and_the_last_window_like_fio() {
     }
 }
 
+/// Averaged logs' windows (`log_avg_msec`): a full window that ends as the job ends has
+/// latency lines but no bandwidth or IOPS lines, and a window still open at the end has
+/// latency lines only, as fio 3.33 writes them (a 3 s job: bw and iops at 1000 and 2000, lat
+/// at 1000, 2000 and 3000). Each log's times, to the nearest 100 ms (fio samples bandwidth on
+/// its helper thread, a millisecond or so late), compared; fio's sampling races its job's
+/// end, so a mismatch is tried again.
+#[test]
+fn averaged_logs_end_their_last_window_as_fio_does() {
+    let windows = |fiox_run: bool, runtime: &str| -> Vec<(String, Vec<u64>)> {
+        let dir = scratch();
+        let rt = format!("--runtime={runtime}");
+        let mut args = vec!["--name=w", "--ioengine=null", "--size=1g", "--time_based", &rt, "--rate_iops=1000"];
+        args.extend(["--log_avg_msec=1000", "--write_bw_log=w", "--write_iops_log=w", "--write_lat_log=w"]);
+        let out = tool(fiox_run, dir.path(), &args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        ["bw", "iops", "lat", "clat"]
+            .map(|k| {
+                let log = std::fs::read_to_string(dir.path().join(format!("w_{k}.1.log"))).unwrap();
+                let t = log.lines().map(|l| (l.split(',').next().unwrap().parse::<u64>().unwrap() + 50) / 100 * 100);
+                (k.to_string(), t.collect())
+            })
+            .to_vec()
+    };
+    for runtime in ["3", "2500ms"] {
+        let mut tries = 0;
+        loop {
+            let (by_fio, by_fiox) = (windows(false, runtime), windows(true, runtime));
+            tries += 1;
+            if by_fio == by_fiox || tries == 3 {
+                assert_eq!(by_fiox, by_fio, "runtime={runtime}: each log's times, fiox then fio");
+                break;
+            }
+        }
+    }
+}
+
 /// `log_unix_epoch` and `log_alternate_epoch` (with `log_alternate_epoch_clock_id`): log times
 /// count from the clock's epoch; `disk_util=0` leaves the disk statistics out. Both as in fio.
 #[test]

@@ -25,8 +25,15 @@ fn read_bytes(dir: &std::path::Path, args: &[&str]) -> [(i32, i64); 2] {
 #[test]
 fn percentages_and_sizes_combine_as_fio_reads_them() {
     let dir = scratch();
-    let cases: [&[&str]; 14] = [
+    let cases: [&[&str]; 20] = [
         &["--size=4k:20%"],
+        // A scaled size below a block moves nothing; the size it scales is what must hold one.
+        &["--size=20%:4k"],
+        &["--size=20%:2k"],
+        &["--size=50%:12k"],
+        &["--size=20%:4k", "--rw=randread"],
+        &["--size=20%:4k", "--time_based", "--runtime=1"],
+        &["--size=20%", "--size=4k"],
         &["--size=20%:64k"],
         &["--size=50%:512k"],
         &["--size=50%:2m"],
@@ -54,6 +61,14 @@ fn percentages_and_sizes_combine_as_fio_reads_them() {
     }
     let out = fiox(dir.path(), &["--parse-only", "--name=a", "--ioengine=null", "--size=20%:64k"]);
     assert!(out.stdout.contains("size=20%:64k: '20%:64k' read as 13107, 20% of 65536"), "{}", out.stdout);
+    // A null job too: fio accepts it and moves 0 bytes; --parse-only says how it is read.
+    let args = ["--name=a", "--ioengine=null", "--size=20%:4k", "--output-format=json"];
+    for o in [fio(dir.path(), &args), fiox(dir.path(), &args)] {
+        assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+        assert_eq!(json(&o)["jobs"][0]["read"]["io_bytes"].as_i64(), Some(0));
+    }
+    let out = fiox(dir.path(), &["--parse-only", "--name=a", "--ioengine=null", "--size=20%:4k"]);
+    assert!(out.stdout.contains("read as 819, 20% of 4096 (the block size is checked against 4096"), "{}", out.stdout);
 }
 
 /// The order of writes and verifying reads a `verify_backlog` value gives, from a write log.
@@ -177,6 +192,21 @@ fn per_direction_values_split_as_fio_splits_them() {
         "bs=4k,junk,8k",
         "bs=4k::8k",
         "bs=4kq,8k)",
+        "bs=4k:,8k",
+        "bs=8k:,16k",
+        "bs=8k,,16k",
+        "bs=4k,:8k",
+        "bs=4k:8k-16k",
+        "bs=8k-,16k",
+        "bs=8k,16k,",
+        "bs=8k-",
+        "bsrange=1k",
+        "bsrange=4k,1k-2k",
+        "bsrange=1k,,2k-4k",
+        "bsrange=1k-2k,4k",
+        "bsrange=1k,2k",
+        "bsrange=,1k",
+        "bsrange=1k)",
         "bsrange=1k-4k,2k:8k",
         "bsrange=1k-4k,,2k-8k",
         "bsrange=,1k-2k",
@@ -194,6 +224,14 @@ fn per_direction_values_split_as_fio_splits_them() {
         if x.code == 0 {
             assert_eq!(x.stderr, "", "{v}");
         }
+    }
+    // A range with one bound is refused, naming the option, the value, the file and the line.
+    let jf = dir.path().join("range.fio");
+    std::fs::write(&jf, "[a]\nioengine=null\nsize=1m\nbsrange=1k\n").unwrap();
+    let x = fiox(dir.path(), &[jf.to_str().unwrap()]);
+    assert_eq!((x.code, x.stdout.as_str()), (1, ""), "{}", x.stderr);
+    for part in ["'1k'", "'bsrange'", "range.fio", "line 4", "both bounds"] {
+        assert!(x.stderr.contains(part), "no {part} in {}", x.stderr);
     }
     // Where each direction's rate lands: both tools' --parse-only accept the spellings, and
     // fiox names the separator it read.

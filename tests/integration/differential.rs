@@ -288,9 +288,12 @@ fn same_offsets_as_fio() {
         ("read", &["--ioengine=libaio", "--iodepth=8"], true),
         ("write", &["--ioengine=io_uring", "--iodepth=16", "--bs=64k"], true),
         ("read", &["--loops=2"], true),
+        // sqthread_poll: the kernel's thread submits, the job polls for completions.
+        ("read", &["--ioengine=io_uring", "--sqthread_poll=1"], true),
         ("randread", &[], false),
         ("randwrite", &["--bs=8k"], false),
         ("randread", &["--ioengine=io_uring", "--iodepth=8", "--loops=2"], false),
+        ("randread", &["--ioengine=io_uring", "--iodepth=8", "--sqthread_poll=1"], false),
         ("randrw", &["--bs=8k"], false),
     ];
     for (rw, extra, ordered) in cases {

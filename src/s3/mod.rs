@@ -11,6 +11,7 @@
 
 mod args;
 mod client;
+mod pool;
 pub mod remote;
 mod report;
 mod sizes;
@@ -52,7 +53,7 @@ struct Shared {
     opts: Opts,
     endpoints: Vec<Endpoint>,
     /// Objects that exist now (made by this run): GET/STAT/DELETE pick from them.
-    pool: Mutex<Vec<String>>,
+    pool: pool::Pool,
     /// Every object this run made and has not deleted: what the cleanup removes.
     made: Mutex<std::collections::BTreeSet<String>>,
     next: AtomicU64,
@@ -102,7 +103,7 @@ impl Shared {
 
     /// Ready for another run of `--repeat-until` (the objects were removed by the cleanup).
     fn reset(&self) {
-        self.pool.lock().unwrap().clear();
+        self.pool.clear();
         self.stop.store(false, Ordering::Relaxed);
         self.schedule.lock().unwrap().next = 0.0;
         self.behind.store(0, Ordering::Relaxed);
@@ -159,19 +160,19 @@ fn one(c: &mut [Client], sh: &Shared, op: usize, stats: &mut Stats, rng: &mut u6
         return multipart(c, sh, stats, rng, late);
     }
     let c = &mut c[0];
-    let pick = |rng: &mut u64, remove: bool| -> Option<String> {
-        let mut pool = sh.pool.lock().unwrap();
-        if pool.is_empty() {
-            return None;
-        }
-        let i = (rand(rng) % pool.len() as u64) as usize;
-        Some(if remove { pool.swap_remove(i) } else { pool[i].clone() })
-    };
     let (method, key, body): (&str, Option<String>, &[u8]) = match op {
-        GET => ("GET", pick(rng, false), &[]),
+        GET => ("GET", sh.pool.read(rand(rng)), &[]),
         PUT => ("PUT", Some(sh.new_name()), sh.body(rng)),
-        DELETE => ("DELETE", pick(rng, true), &[]),
-        STAT => ("HEAD", pick(rng, false), &[]),
+        DELETE => match sh.pool.take(rand(rng)) {
+            pool::Take::Key(k) => ("DELETE", Some(k), &[]),
+            pool::Take::Empty => ("DELETE", None, &[]),
+            pool::Take::Busy => {
+                // Every object left is being read: another draw, a moment later.
+                std::thread::sleep(Duration::from_millis(1));
+                return;
+            }
+        },
+        STAT => ("HEAD", sh.pool.read(rand(rng)), &[]),
         _ => ("GET", None, &[]),
     };
     if op != LIST && key.is_none() {
@@ -190,11 +191,15 @@ fn one(c: &mut [Client], sh: &Shared, op: usize, stats: &mut Stats, rng: &mut u6
         sh.made.lock().unwrap().insert(key.clone().unwrap());
     }
     let s = &mut stats[op];
-    match c.call(method, &path, &query, body, false) {
+    let answer = c.call(method, &path, &query, body, false);
+    if matches!(op, GET | STAT) {
+        sh.pool.done(key.as_deref().unwrap_or_default());
+    }
+    match answer {
         Ok(d) if (200..300).contains(&d.status) => {
             s.add(ns(late + d.ttfb), ns(late + d.total), if op == PUT { body.len() as u64 } else { d.bytes });
             match op {
-                PUT => sh.pool.lock().unwrap().push(key.unwrap()),
+                PUT => sh.pool.add(key.unwrap()),
                 DELETE => {
                     sh.made.lock().unwrap().remove(key.as_ref().unwrap());
                 }
@@ -251,7 +256,7 @@ fn multipart(conns: &mut [Client], sh: &Shared, stats: &mut Stats, rng: &mut u64
                 // S3 may answer 200 with an error inside when completing fails late.
                 Ok(d) if (200..300).contains(&d.status) && client::tag(&d.body, "Code").is_none() => {
                     stats[MULTIPART].add(ns(late + ttfb), ns(late + t0.elapsed()), body.len() as u64);
-                    sh.pool.lock().unwrap().push(key);
+                    sh.pool.add(key);
                     return;
                 }
                 Ok(d) => format!("completing: {}", describe(d.status, &d.body)),
@@ -340,7 +345,7 @@ fn prepare(sh: &Arc<Shared>, n: usize) -> Result<()> {
                     let key = sh.new_name();
                     sh.made.lock().unwrap().insert(key.clone());
                     match c.call("PUT", &sh.path(&key), &[], sh.body(&mut rng), false) {
-                        Ok(d) if (200..300).contains(&d.status) => sh.pool.lock().unwrap().push(key),
+                        Ok(d) if (200..300).contains(&d.status) => sh.pool.add(key),
                         Ok(d) => {
                             sh.made.lock().unwrap().remove(&key);
                             return Err(format!("uploading {key}: {}", describe(d.status, &d.body)));
@@ -623,7 +628,7 @@ fn shared(o: &Opts, watched: bool) -> Arc<Shared> {
     Arc::new(Shared {
         opts: o.clone(),
         endpoints: endpoints(o),
-        pool: Mutex::new(Vec::new()),
+        pool: pool::Pool::new(o.mode == "mixed"),
         made: Mutex::new(Default::default()),
         next: AtomicU64::new(0),
         stop: AtomicBool::new(false),

@@ -447,6 +447,11 @@ fn dir(r: &RunReport, j: &JobReport, ddir: usize, plus: bool) -> Obj {
     if let Some(h) = calc::intended_hist(d) {
         o.o("fiox_intended_lat_ns", lat_obj(&d.intended, Some((h, &j.percentile_list[..])), plus));
     }
+    // `fiox s3 bench` on several hosts: each operation's time to first byte, under the key
+    // the bench's own JSON gives it.
+    if let Some(h) = calc::ttfb_hist(d) {
+        o.o("ttfb_ns", lat_obj(&d.ttfb, Some((h, &j.percentile_list[..])), plus));
+    }
     o
 }
 

@@ -523,6 +523,11 @@ fn dir_block(s: &mut String, r: &RunReport, job: &JobReport, ddir: usize, name: 
         s.push_str(&stat_line("intended lat", &d.intended));
         s.push_str(&percentile_block("intended lat", h, &job.percentile_list));
     }
+    // `fiox s3 bench` on several hosts: the time to the answer's first byte.
+    if let Some(h) = calc::ttfb_hist(d) {
+        s.push_str(&stat_line("ttfb", &d.ttfb));
+        s.push_str(&percentile_block("ttfb", h, &job.percentile_list));
+    }
 
     if d.bw.samples > 0 {
         s.push_str(&bw_line(&d.bw, calc::bw_agg_pct(r, job, ddir), u));

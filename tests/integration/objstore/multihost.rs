@@ -30,7 +30,8 @@ fn server() -> Server {
 
 /// Two hosts `get` from one bucket: the report (fio's client JSON) has each host's `get` job
 /// and All clients, whose request count and bytes are the hosts' sums and whose percentiles
-/// lie between the hosts' (the histograms added, not the percentiles averaged); the objects
+/// lie between the hosts' (the histograms added, not the percentiles averaged), for the whole
+/// request and for the time to first byte; the objects
 /// of both prefixes and the bucket are gone afterwards.
 #[test]
 fn s3_bench_on_two_hosts_merges_them() {
@@ -65,5 +66,11 @@ fn s3_bench_on_two_hosts_merges_them() {
     let (lo, hi) = (p99(hosts[0]).min(p99(hosts[1])), p99(hosts[0]).max(p99(hosts[1])));
     assert!((lo..=hi).contains(&p99(all)), "{lo} {} {hi}", p99(all));
     assert_eq!(all["read"]["clat_ns"]["N"].as_u64().unwrap(), ios.iter().sum::<u64>());
+    // The time to first byte is merged the same way, per operation.
+    let t99 = |v: &serde_json::Value| v["read"]["ttfb_ns"]["percentile"]["99.000000"].as_u64().unwrap();
+    let (lo, hi) = (t99(hosts[0]).min(t99(hosts[1])), t99(hosts[0]).max(t99(hosts[1])));
+    assert!((lo..=hi).contains(&t99(all)), "ttfb {lo} {} {hi}", t99(all));
+    assert_eq!(all["read"]["ttfb_ns"]["N"].as_u64().unwrap(), ios.iter().sum::<u64>());
+    assert!(t99(all) <= p99(all), "the first byte comes before the last");
     assert!(s3.boto("c.head_bucket(Bucket='fiox-multi-a')").is_err(), "the bucket it made is removed");
 }

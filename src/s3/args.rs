@@ -107,9 +107,23 @@ pub const FLAGS: &[Flag] = &[
     Flag::value(
         "--client",
         "HOST[,PORT]",
-        "run on a fiox server (fiox --server) too; repeat for more hosts:\n\
-         each runs the bench under PREFIX/hN, the report merges them",
+        "run on a fiox server (fiox --server) too; repeat for more hosts\n\
+         (or name a file listing them): each runs the bench under\n\
+         PREFIX/hN, the report merges them; --live, --metrics and\n\
+         --repeat-until are the coordinator's, over the merged figures",
     ),
+    Flag::value("--hosts", "H1,H2,...", "run on these fiox servers (as --client for each)"),
+    Flag::value("--hosts-file", "FILE", "run on the fiox servers listed in FILE"),
+    Flag::value(
+        "--join",
+        "HOST:PORT",
+        "let --join-count servers (fiox --server=join:HOST:PORT) join\n\
+         here and run the bench; one run (no --repeat-until)",
+    ),
+    Flag::value("--join-count", "N", "with --join: how many servers join"),
+    Flag::value("--join-timeout", "TIME", "with --join: how long to wait for them (default 60s)"),
+    Flag::value("--connect-timeout", "TIME", "with hosts: give up connecting to one after TIME (default 5s)"),
+    Flag::value("--host-timeout", "TIME", "with hosts: a host silent for TIME is lost (default 10s)"),
 ];
 
 /// `fiox s3 bench --help`.
@@ -325,7 +339,8 @@ pub fn parse(args: &[String]) -> Result<Opts> {
                     Some(repeat::parse_max(&value).map_err(|e| anyhow::anyhow!("s3 bench: {flag}={value}: {e}"))?)
             }
             // A bench with hosts goes to the multi-host wing, which takes them out first.
-            "--client" => {}
+            "--client" | "--hosts" | "--hosts-file" | "--join" | "--join-count" | "--join-timeout"
+            | "--connect-timeout" | "--host-timeout" => {}
             "--live" | "--metrics" => {
                 let addr = fiox_options::spec::listen_addr(&value)
                     .map_err(|e| anyhow::anyhow!("s3 bench: {flag}={value}: {e}"))?;

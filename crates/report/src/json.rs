@@ -357,6 +357,9 @@ pub fn render_clients(c: &crate::model::ClientsReport, plus: bool, line: bool) -
     if let Some(d) = &c.degraded {
         fx.s("degraded_reason", d);
     }
+    if let Some(r) = &c.repeat {
+        fx.o("repeat_until", repeat_obj(r));
+    }
     top.o("fiox", fx);
     let doc = V::O(top);
     if line {
@@ -561,20 +564,25 @@ fn manifest(m: &crate::model::Manifest) -> Obj {
         o.put("engine_setup", V::A(setups));
     }
     if let Some(r) = &m.repeat {
-        let mut x = Obj::default();
-        x.s("metric", &r.metric)
-            .s("unit", &r.unit)
-            .f("bound_pct", r.bound_pct)
-            .u("runs", r.values.len() as u64)
-            .u("max_runs", r.max_runs as u64)
-            .f("mean", r.mean)
-            .f("ci95", r.ci95)
-            .f("ci95_pct", r.ci95_pct)
-            .u("met", r.met as u64);
-        x.put("values", V::A(r.values.iter().map(|&v| V::F(v)).collect()));
-        o.o("repeat_until", x);
+        o.o("repeat_until", repeat_obj(r));
     }
     o
+}
+
+/// `fiox.repeat_until`: `--repeat-until`'s runs, their figures and the verdict.
+fn repeat_obj(r: &crate::model::RepeatSummary) -> Obj {
+    let mut x = Obj::default();
+    x.s("metric", &r.metric)
+        .s("unit", &r.unit)
+        .f("bound_pct", r.bound_pct)
+        .u("runs", r.values.len() as u64)
+        .u("max_runs", r.max_runs as u64)
+        .f("mean", r.mean)
+        .f("ci95", r.ci95)
+        .f("ci95_pct", r.ci95_pct)
+        .u("met", r.met as u64);
+    x.put("values", V::A(r.values.iter().map(|&v| V::F(v)).collect()));
+    x
 }
 
 /// A Ceph job's manifest entry (`fiox.ceph[]`).

@@ -145,6 +145,9 @@ pub fn render_clients(c: &crate::model::ClientsReport) -> String {
         }
     }
     s.push_str(&hosts_table(c));
+    if let Some(r) = &c.repeat {
+        s.push_str(&repeat_lines(r));
+    }
     s
 }
 

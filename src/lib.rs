@@ -117,7 +117,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
     },
     Subcommand {
         name: "s3",
-        args: "bench put|get|delete|stat|list|mixed|multipart [options]",
+        args: "bench put|get|delete|stat|list|mixed|multipart|multipart-put [options]",
         summary: "S3 benchmark with warp's flags; exact merged percentiles, fio-shaped JSON",
         help: s3::help,
         flags: s3::FLAGS,

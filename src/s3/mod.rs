@@ -1,5 +1,5 @@
 //! `fiox s3 bench MODE`: an S3 benchmark with MinIO warp's command shape (`put`, `get`,
-//! `delete`, `stat`, `list`, `mixed`, `multipart`; warp's flags, `args`) and what warp lacks:
+//! `delete`, `stat`, `list`, `mixed`, `multipart`, `multipart-put`; warp's flags, `args`) and what warp lacks:
 //! percentiles from fio's mergeable histograms (exact under merging workers, where warp
 //! averages per-segment percentiles), per operation, for the time to first byte and the whole
 //! request, in fio's JSON layout (`report`); object sizes from a distribution (`sizes`); and an
@@ -184,9 +184,15 @@ fn one(c: &mut [Client], sh: &Shared, op: usize, stats: &mut Stats, rng: &mut u6
         Some(k) => sh.path(k),
         None => format!("/{}", sh.opts.bucket),
     };
-    let prefix_q = format!("{}/", sh.opts.prefix);
-    let query: Vec<(&str, &str)> =
-        if op == LIST { vec![("list-type", "2"), ("max-keys", "100"), ("prefix", &prefix_q)] } else { Vec::new() };
+    // Only LIST and multipart's GET (one part of the one object) carry a query.
+    let prefix_q = if op == LIST { format!("{}/", sh.opts.prefix) } else { String::new() };
+    let multipart_get = op == GET && sh.opts.mode == "multipart";
+    let part_n = if multipart_get { (rand(rng) % sh.opts.parts as u64 + 1).to_string() } else { String::new() };
+    let query: Vec<(&str, &str)> = match op {
+        LIST => vec![("list-type", "2"), ("max-keys", "100"), ("prefix", &prefix_q)],
+        GET if multipart_get => vec![("partNumber", &part_n)],
+        _ => Vec::new(),
+    };
     if op == PUT {
         sh.made.lock().unwrap().insert(key.clone().unwrap());
     }
@@ -223,67 +229,105 @@ fn one(c: &mut [Client], sh: &Shared, op: usize, stats: &mut Stats, rng: &mut u6
 
 /// One multipart upload (S3's CreateMultipartUpload, UploadPart for each `--part.size` piece,
 /// CompleteMultipartUpload), recorded as a MULTIPART operation from its first request to its
-/// last, with each part as a PART. The parts go out on all of `conns` at once (warp's
-/// `--part.concurrent`); the first connection creates and completes. A failed upload is
-/// aborted, so it leaves no parts behind.
+/// last, with each part as a PART (multipart-put).
 fn multipart(conns: &mut [Client], sh: &Shared, stats: &mut Stats, rng: &mut u64, late: Duration) {
     let key = sh.new_name();
-    let path = sh.path(&key);
     let body = sh.body(rng);
     let t0 = Instant::now();
-    let fail = |stats: &mut Stats, why: String| {
-        stats[MULTIPART].errors += 1;
-        sh.error(format!("multipart upload of {path}: {why}"));
-    };
+    let chunks: Vec<&[u8]> = body.chunks(sh.opts.part_size as usize).collect();
+    match upload(conns, sh, &key, &chunks, &mut stats[PART]) {
+        Ok(ttfb) => {
+            stats[MULTIPART].add(ns(late + ttfb), ns(late + t0.elapsed()), body.len() as u64);
+            sh.pool.add(key);
+        }
+        Err(why) => {
+            stats[MULTIPART].errors += 1;
+            sh.error(why);
+        }
+    }
+}
+
+/// Uploads `chunks` as the parts of object `key`: created on the first connection, the parts
+/// on all of `conns` at once (warp's `--part.concurrent`), each recorded into `part`, then
+/// completed. The time to the creation's first byte, or why it failed; a failed upload is
+/// aborted, so it leaves no parts behind.
+fn upload(
+    conns: &mut [Client],
+    sh: &Shared,
+    key: &str,
+    chunks: &[&[u8]],
+    part: &mut OpStat,
+) -> Result<Duration, String> {
+    let path = sh.path(key);
+    let why = |e: String| format!("multipart upload of {path}: {e}");
     let created = match conns[0].call("POST", &path, &[("uploads", "")], &[], true) {
         Ok(d) if (200..300).contains(&d.status) => d,
-        Ok(d) => return fail(stats, describe(d.status, &d.body)),
-        Err(e) => return fail(stats, e),
+        Ok(d) => return Err(why(describe(d.status, &d.body))),
+        Err(e) => return Err(why(e)),
     };
     let Some(id) = client::tag(&created.body, "UploadId") else {
-        return fail(stats, "the server's answer has no UploadId".into());
+        return Err(why("the server's answer has no UploadId".into()));
     };
-    let ttfb = created.ttfb;
-    let why = match upload_parts(conns, &path, &id, body, sh.opts.part_size as usize, &mut stats[PART]) {
+    let failed = match upload_parts(conns, &path, &id, chunks, part) {
         Ok(etags) => {
             let mut xml = String::from("<CompleteMultipartUpload>");
             for (i, e) in etags.iter().enumerate() {
                 xml.push_str(&format!("<Part><PartNumber>{}</PartNumber><ETag>{e}</ETag></Part>", i + 1));
             }
             xml.push_str("</CompleteMultipartUpload>");
-            sh.made.lock().unwrap().insert(key.clone());
-            let why = match conns[0].call("POST", &path, &[("uploadId", &id)], xml.as_bytes(), true) {
+            sh.made.lock().unwrap().insert(key.to_string());
+            let failed = match conns[0].call("POST", &path, &[("uploadId", &id)], xml.as_bytes(), true) {
                 // S3 may answer 200 with an error inside when completing fails late.
                 Ok(d) if (200..300).contains(&d.status) && client::tag(&d.body, "Code").is_none() => {
-                    stats[MULTIPART].add(ns(late + ttfb), ns(late + t0.elapsed()), body.len() as u64);
-                    sh.pool.add(key);
-                    return;
+                    return Ok(created.ttfb)
                 }
                 Ok(d) => format!("completing: {}", describe(d.status, &d.body)),
                 Err(e) => format!("completing: {e}"),
             };
-            sh.made.lock().unwrap().remove(&key);
-            why
+            sh.made.lock().unwrap().remove(key);
+            failed
         }
         Err(e) => e,
     };
     // Abort, so the parts uploaded so far do not linger on the server.
     let _ = conns[0].call("DELETE", &path, &[("uploadId", &id)], &[], false);
-    fail(stats, why);
+    Err(why(failed))
 }
 
-/// Sends `body` as parts of `part_size` bytes of upload `id`, on every connection of `conns`
-/// at once, each taking the next part not yet sent; records each part into `part`. The parts'
-/// ETags in part order, or the first failure (the other connections stop after their part).
+/// multipart (warp's): the one object of `--parts` parts of `--part.size`, uploaded with
+/// `--concurrent` connections before the measurement (not measured); each GET then reads one
+/// of its parts.
+fn upload_multipart(sh: &Shared) -> Result<()> {
+    let o = &sh.opts;
+    let key = format!("{}/{}", o.prefix, o.obj_name);
+    let mut conns: Vec<Client> =
+        (0..o.concurrent.min(o.parts)).map(|w| Client::new(&sh.endpoints[w % sh.endpoints.len()], o.timeout)).collect();
+    let chunks = vec![&sh.body[..]; o.parts];
+    upload(&mut conns, sh, &key, &chunks, &mut OpStat::default()).map_err(|e| anyhow::anyhow!("s3 bench: {e}"))?;
+    sh.pool.add(key);
+    Ok(())
+}
+
+/// What the mode works on, uploaded before the measurement: `--objects` objects, or
+/// multipart's one object; nothing for the modes that upload.
+fn upload_first(sh: &Arc<Shared>) -> Result<()> {
+    match sh.opts.mode.as_str() {
+        "put" | "multipart-put" => Ok(()),
+        "multipart" => upload_multipart(sh),
+        _ => prepare(sh, sh.opts.objects),
+    }
+}
+
+/// Sends `chunks` as the parts of upload `id`, on every connection of `conns` at once, each
+/// taking the next part not yet sent; records each part into `part`. The parts' ETags in part
+/// order, or the first failure (the other connections stop after their part).
 fn upload_parts(
     conns: &mut [Client],
     path: &str,
     id: &str,
-    body: &[u8],
-    part_size: usize,
+    chunks: &[&[u8]],
     part: &mut OpStat,
 ) -> Result<Vec<String>, String> {
-    let chunks: Vec<&[u8]> = body.chunks(part_size).collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let send = |c: &mut Client| {
@@ -459,7 +503,8 @@ fn next_op(o: &Opts, rng: &mut u64) -> usize {
         "delete" => DELETE,
         "stat" => STAT,
         "list" => LIST,
-        "multipart" => MULTIPART,
+        "multipart" => GET,
+        "multipart-put" => MULTIPART,
         _ => {
             let wsum: u32 = o.weights.iter().sum();
             let mut r = (rand(rng) % wsum as u64) as u32;
@@ -480,7 +525,7 @@ fn next_op(o: &Opts, rng: &mut u64) -> usize {
 /// it, so a server that falls behind shows its backlog in the latencies.
 fn worker(sh: &Shared, w: usize, start: Instant, end: Instant) -> Stats {
     // A multipart upload's parts go out on --part.concurrent connections; other modes use one.
-    let conns = if sh.opts.mode == "multipart" { sh.opts.part_concurrent } else { 1 };
+    let conns = if sh.opts.mode == "multipart-put" { sh.opts.part_concurrent } else { 1 };
     let mut c: Vec<Client> =
         (0..conns).map(|_| Client::new(&sh.endpoints[w % sh.endpoints.len()], sh.opts.timeout)).collect();
     let mut stats: Stats = Default::default();
@@ -554,8 +599,8 @@ fn endpoints(o: &Opts) -> Vec<Endpoint> {
 /// handing `watch` the merged statistics each second.
 fn measure(sh: &Arc<Shared>, watch: Option<&Watch>, uploaded: bool) -> Result<(Vec<OpStat>, Duration)> {
     let o = &sh.opts;
-    if !uploaded && !matches!(o.mode.as_str(), "put" | "multipart") {
-        prepare(sh, o.objects)?;
+    if !uploaded {
+        upload_first(sh)?;
     }
     sh.snap.store(0, Ordering::Relaxed);
     for slot in &sh.slots {

@@ -22,7 +22,7 @@ use fiox_report::{RepeatSummary, RunReport};
 use super::args::{self, Opts};
 use super::report::{OpStat, OPS};
 use super::watch::{self, Watch};
-use super::{cleanup, client::Client, endpoints, measure, prepare as upload, report, shared, Shared};
+use super::{cleanup, client::Client, endpoints, measure, report, shared, Shared};
 
 /// The coordinator's hold on the bucket for the run.
 pub struct Claim {
@@ -193,9 +193,7 @@ pub fn prepare(args: &[String]) -> Result<Share> {
     // Watched: the coordinator gets an interval report each second.
     let sh = shared(&opts, true);
     let share = Share { sh };
-    if !matches!(opts.mode.as_str(), "put" | "multipart") {
-        upload(&share.sh, opts.objects)?;
-    }
+    super::upload_first(&share.sh)?;
     Ok(share)
 }
 

@@ -166,8 +166,11 @@ pub fn json(r: &Run, stats: &[OpStat]) -> String {
         if let Some(rate) = o.rate {
             job["job options"]["rate"] = rate.into();
         }
-        if o.mode == "multipart" {
+        if o.mode.starts_with("multipart") {
             job["job options"]["part.size"] = o.part_size.into();
+        }
+        if o.mode == "multipart" {
+            job["job options"]["parts"] = o.parts.into();
         }
         for d in ["read", "write", "trim"] {
             job[d] = if d == dir {

@@ -71,7 +71,7 @@ _fiox_sub_flags() {
         (rbd) _fiox_w='--help --conf --cluster --id --name --keyring --pool --namespace --image --io-type --io-size --io-threads --io-total --io-pattern --rw-mix-read --output-format --fiox-json' ;;
         (rados) _fiox_w='--help --conf --cluster --id --name --keyring --pool --namespace --concurrent-ios --block-size --object-size --max-objects --no-cleanup --no-hints --no-verify --reuse-bench --show-time --write-object --write-omap --write-xattr --striper --run-name --prefix --format --output --output-format --fiox-json' ;;
         (ceph) _fiox_w='--help --pool --conf --cluster --id --name --image --image-size --threads --runtime --sizes --layers --workloads --io-total --fio-numjobs --rgw-host --access-key --secret-key --out' ;;
-        (s3) _fiox_w='--help --host --access-key --secret-key --region --tls --insecure --bucket --use-existing --prefix --concurrent --obj.size --obj.randsize --objects --part.size --part.concurrent --duration --timeout --rate --rate.process --get-distrib --stat-distrib --put-distrib --delete-distrib --noclear --json --repeat-until --repeat-max --live --metrics --client' ;;
+        (s3) _fiox_w='--help --host --access-key --secret-key --region --tls --insecure --bucket --use-existing --prefix --concurrent --obj.size --obj.randsize --objects --part.size --parts --obj.name --part.concurrent --duration --timeout --rate --rate.process --get-distrib --stat-distrib --put-distrib --delete-distrib --noclear --json --repeat-until --repeat-max --live --metrics --client --hosts --hosts-file --join --join-count --join-timeout --connect-timeout --host-timeout' ;;
         (man) _fiox_w='--help' ;;
         (completions) _fiox_w='--help' ;;
         (*) _fiox_w= ;;
@@ -156,6 +156,8 @@ _fiox_sub_values() {
         (s3:--obj.size) _fiox_w='@text' ;;
         (s3:--objects) _fiox_w='@text' ;;
         (s3:--part.size) _fiox_w='@text' ;;
+        (s3:--parts) _fiox_w='@text' ;;
+        (s3:--obj.name) _fiox_w='@text' ;;
         (s3:--part.concurrent) _fiox_w='@text' ;;
         (s3:--duration) _fiox_w='@text' ;;
         (s3:--timeout) _fiox_w='@text' ;;
@@ -170,6 +172,13 @@ _fiox_sub_values() {
         (s3:--live) _fiox_w='@text' ;;
         (s3:--metrics) _fiox_w='@text' ;;
         (s3:--client) _fiox_w='@text' ;;
+        (s3:--hosts) _fiox_w='@text' ;;
+        (s3:--hosts-file) _fiox_w='@text' ;;
+        (s3:--join) _fiox_w='@text' ;;
+        (s3:--join-count) _fiox_w='@text' ;;
+        (s3:--join-timeout) _fiox_w='@text' ;;
+        (s3:--connect-timeout) _fiox_w='@text' ;;
+        (s3:--host-timeout) _fiox_w='@text' ;;
         (*) _fiox_w= ;;
     esac
 }

@@ -516,7 +516,7 @@ _fiox_sub_flags() {
         (rbd) REPLY='--help --conf --cluster --id --name --keyring --pool --namespace --image --io-type --io-size --io-threads --io-total --io-pattern --rw-mix-read --output-format --fiox-json' ;;
         (rados) REPLY='--help --conf --cluster --id --name --keyring --pool --namespace --concurrent-ios --block-size --object-size --max-objects --no-cleanup --no-hints --no-verify --reuse-bench --show-time --write-object --write-omap --write-xattr --striper --run-name --prefix --format --output --output-format --fiox-json' ;;
         (ceph) REPLY='--help --pool --conf --cluster --id --name --image --image-size --threads --runtime --sizes --layers --workloads --io-total --fio-numjobs --rgw-host --access-key --secret-key --out' ;;
-        (s3) REPLY='--help --host --access-key --secret-key --region --tls --insecure --bucket --use-existing --prefix --concurrent --obj.size --obj.randsize --objects --part.size --part.concurrent --duration --timeout --rate --rate.process --get-distrib --stat-distrib --put-distrib --delete-distrib --noclear --json --repeat-until --repeat-max --live --metrics --client' ;;
+        (s3) REPLY='--help --host --access-key --secret-key --region --tls --insecure --bucket --use-existing --prefix --concurrent --obj.size --obj.randsize --objects --part.size --parts --obj.name --part.concurrent --duration --timeout --rate --rate.process --get-distrib --stat-distrib --put-distrib --delete-distrib --noclear --json --repeat-until --repeat-max --live --metrics --client --hosts --hosts-file --join --join-count --join-timeout --connect-timeout --host-timeout' ;;
         (man) REPLY='--help' ;;
         (completions) REPLY='--help' ;;
         (*) REPLY= ;;
@@ -601,6 +601,8 @@ _fiox_sub_values() {
         (s3:--obj.size) REPLY='@text' ;;
         (s3:--objects) REPLY='@text' ;;
         (s3:--part.size) REPLY='@text' ;;
+        (s3:--parts) REPLY='@text' ;;
+        (s3:--obj.name) REPLY='@text' ;;
         (s3:--part.concurrent) REPLY='@text' ;;
         (s3:--duration) REPLY='@text' ;;
         (s3:--timeout) REPLY='@text' ;;
@@ -615,6 +617,13 @@ _fiox_sub_values() {
         (s3:--live) REPLY='@text' ;;
         (s3:--metrics) REPLY='@text' ;;
         (s3:--client) REPLY='@text' ;;
+        (s3:--hosts) REPLY='@text' ;;
+        (s3:--hosts-file) REPLY='@text' ;;
+        (s3:--join) REPLY='@text' ;;
+        (s3:--join-count) REPLY='@text' ;;
+        (s3:--join-timeout) REPLY='@text' ;;
+        (s3:--connect-timeout) REPLY='@text' ;;
+        (s3:--host-timeout) REPLY='@text' ;;
         (*) REPLY= ;;
     esac
 }

@@ -117,7 +117,7 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
     },
     Subcommand {
         name: "s3",
-        args: "bench put|get|delete|stat|list|mixed|multipart [options]",
+        args: "bench put|get|delete|stat|list|mixed|multipart|multipart-put [options]",
         summary: "S3 benchmark with warp's flags; exact merged percentiles, fio-shaped JSON",
         help: s3::help,
         flags: s3::FLAGS,
@@ -148,9 +148,10 @@ pub const SUBCOMMANDS: &[Subcommand] = &[
 ];
 
 /// Runs fiox with the arguments after the program name.
-/// `fiox s3 ...`: with `--client`, the bench on fiox servers through the multi-host wing.
+/// `fiox s3 ...`: with hosts (`--client`, `--hosts`, `--hosts-file`, `--join`), the bench on
+/// fiox servers through the multi-host wing.
 fn s3_bench(args: &[String]) -> Result<ExitCode> {
-    if args.iter().any(|a| a == "--client" || a.starts_with("--client=")) {
+    if multihost::coordinator::s3_multihost(args) {
         return multihost::coordinator::run_s3(args);
     }
     s3::run(args)

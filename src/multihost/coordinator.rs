@@ -499,32 +499,164 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
     c.finish()
 }
 
-/// `fiox s3 bench MODE [flags] --client=HOST[,PORT] ...`: the bench on every host at once
-/// (each with `--concurrent` workers, under a prefix of its own), started at one barrier, the
-/// hosts' reports merged as a job run's are (per client, All clients, and per operation, the
-/// histograms bucket by bucket). `args` is the command line after `s3`.
-pub fn run_s3(args: &[String]) -> Result<ExitCode> {
-    let mut hosts = Vec::new();
-    let mut rest = Vec::new();
-    let mut it = args.iter().skip(1);
+/// The multi-host switches `fiox s3 bench` hands to this wing, each with a value.
+const S3_SWITCHES: [&str; 8] = [
+    "--client",
+    "--hosts",
+    "--hosts-file",
+    "--join",
+    "--join-count",
+    "--join-timeout",
+    "--connect-timeout",
+    "--host-timeout",
+];
+
+/// Whether a bench's command line names hosts (so it runs through [`run_s3`]).
+pub fn s3_multihost(args: &[String]) -> bool {
+    args.iter().any(|a| S3_SWITCHES.iter().any(|s| a == s || a.strip_prefix(s).is_some_and(|v| v.starts_with('='))))
+}
+
+/// Splits a bench's command line (after `bench`) into its `--client` values, the other
+/// multi-host switches (as `--NAME=VALUE`, for fio's parser) and the bench's own flags.
+fn split_s3(args: &[String]) -> Result<(Vec<String>, Vec<String>, Vec<String>)> {
+    let (mut clients, mut switches, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+    let mut it = args.iter();
     while let Some(a) = it.next() {
-        match a.strip_prefix("--client") {
-            Some("") => hosts.push(it.next().cloned().context("s3 bench: --client needs a value")?),
-            Some(v) if v.starts_with('=') => hosts.push(v[1..].to_string()),
-            _ => rest.push(a.clone()),
+        let Some((name, value)) = S3_SWITCHES.iter().find_map(|s| match a.strip_prefix(s) {
+            Some("") => Some((*s, None)),
+            Some(v) => v.strip_prefix('=').map(|v| (*s, Some(v.to_string()))),
+            None => None,
+        }) else {
+            rest.push(a.clone());
+            continue;
+        };
+        let value = match value {
+            Some(v) => v,
+            None => it.next().cloned().with_context(|| format!("s3 bench: {name} needs a value"))?,
+        };
+        if name == "--client" {
+            clients.push(value);
+        } else {
+            switches.push(format!("{name}={value}"));
         }
     }
-    let claim = crate::s3::remote::claim(&rest)?;
+    Ok((clients, switches, rest))
+}
+
+/// The hosts of a bench: `--hosts`, `--hosts-file`, then each `--client` (a readable file
+/// being a list of hosts, as for jobs); or, with `--join`, `--join-count` places for the
+/// servers that join.
+fn s3_hosts(clients: &[String], g: &Globals) -> Result<Vec<(String, Route)>> {
+    let m = &g.multihost;
+    let mut names = m.hosts.clone();
+    if let Some(f) = &m.hosts_file {
+        names.extend(hosts_file(f)?);
+    }
+    for c in clients {
+        if Path::new(c).is_file() {
+            names.extend(hosts_file(Path::new(c))?);
+        } else {
+            names.push(c.clone());
+        }
+    }
+    if m.join.is_some() {
+        if !names.is_empty() {
+            bail!("s3 bench: --join cannot be combined with --client, --hosts or --hosts-file: the hosts of a run either join or are listed");
+        }
+        let n = m.join_count.context("s3 bench: --join needs --join-count=N: how many servers the launcher starts")?;
+        let addr = m.join.as_deref().unwrap_or_default();
+        net::parse_join(addr, &format!("--join={addr}")).map_err(|e| anyhow!(e))?;
+        return Ok((0..n).map(|i| (format!("rank{i}"), Route::Join(None))).collect());
+    }
+    if m.join_count.is_some() || m.join_timeout_ms != argv::MultiHost::default().join_timeout_ms {
+        bail!("s3 bench: --join-count and --join-timeout go with --join");
+    }
+    let mut hosts: Vec<(String, Route)> = Vec::new();
+    for name in names {
+        let route = Route::Net(net::parse_client(&name).map_err(|e| anyhow!("s3 bench: {e}"))?);
+        if hosts.iter().any(|(n, _)| n == &name) {
+            bail!("s3 bench: host '{name}' is listed twice");
+        }
+        hosts.push((name, route));
+    }
+    if hosts.is_empty() {
+        bail!("s3 bench: no hosts (--client, --hosts, --hosts-file or --join)");
+    }
+    Ok(hosts)
+}
+
+/// `fiox s3 bench MODE [flags] --client=HOST[,PORT] ...` (or `--hosts`, `--hosts-file`,
+/// `--join`): the bench on every host at once (each with `--concurrent` workers, under a
+/// prefix of its own), started at one barrier, the hosts' reports merged as a job run's are
+/// (per client, All clients, and per operation, the histograms bucket by bucket). The
+/// coordinator serves `--live` and `--metrics` from the merged figures and, with
+/// `--repeat-until`, runs the whole bench again until the merged figure is steady (a joined
+/// server serves one run, so `--join` runs once). `args` is the command line after `s3`.
+pub fn run_s3(args: &[String]) -> Result<ExitCode> {
+    let (clients, switches, rest) = split_s3(args.get(1..).unwrap_or_default())?;
+    let mut claim = crate::s3::remote::claim(&rest)?;
     let format = if claim.json() { "--output-format=json" } else { "--output-format=normal" };
-    let g = argv::parse(vec![format.to_string()])?.globals;
+    let g = argv::parse(std::iter::once(format.to_string()).chain(switches))?.globals;
+    let hosts = s3_hosts(&clients, &g)?;
+    if g.multihost.join.is_some() && claim.repeats() {
+        bail!("s3 bench: --repeat-until cannot go with --join: a joined server serves one run; list the hosts (--client, --hosts)");
+    }
+    // The page's ports first: one taken stops the bench before the bucket is made.
+    let page = claim.page()?;
+    claim.bucket()?;
+    let ran = (|| {
+        let mut values = Vec::new();
+        for run in 1.. {
+            if let Some(p) = &page {
+                p.begin(run);
+            }
+            let (mut report, code) = s3_again(run, || s3_run(&g, &claim, &hosts, page.as_ref()))?;
+            let complete =
+                fiox_engine::sys::caught_signal() == 0 && report.hosts.iter().all(|h| h.report.is_some() && !h.partial);
+            let reports = report.hosts.iter().filter_map(|h| h.report.as_ref());
+            let (more, repeat) = claim.judge(&mut values, reports, complete)?;
+            if more {
+                continue;
+            }
+            report.repeat = repeat;
+            let opts = crate::report::opts(&g);
+            let f = crate::report::format(if claim.json() { Format::Json } else { Format::Normal });
+            let mut out = std::io::stdout().lock();
+            std::io::Write::write_all(&mut out, fiox_report::render_clients(f, &report, &opts).as_bytes())?;
+            return Ok(crate::s3::remote::exit_status(code, report.repeat.as_ref()));
+        }
+        unreachable!("the runs end with a return")
+    })();
+    claim.release();
+    ran
+}
+
+/// Run `run` of a bench: a host still closing the previous run's session refuses the next as
+/// busy for a moment; runs after the first try again for up to 5 s.
+fn s3_again<T>(run: usize, mut once: impl FnMut() -> Result<T>) -> Result<T> {
+    let t0 = Instant::now();
+    loop {
+        match once() {
+            Err(e) if run > 1 && t0.elapsed() < Duration::from_secs(5) && format!("{e:#}").contains(": busy: run ") => {
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            r => return r,
+        }
+    }
+}
+
+/// One run of a multi-host bench: every host prepared, started at the barrier and watched to
+/// its end; the merged report (not printed) and the exit status.
+fn s3_run(
+    g: &Globals,
+    claim: &crate::s3::remote::Claim,
+    hosts: &[(String, Route)],
+    page: Option<&crate::s3::remote::Page>,
+) -> Result<(fiox_report::ClientsReport, ExitCode)> {
     let run_id = format!("{:x}-{:x}", wall_ns(), std::process::id());
     let mut specs = Vec::new();
     let mut parts = Parts { preps: Vec::new(), hints: Vec::new(), live_at: None };
-    for (i, name) in hosts.iter().enumerate() {
-        if specs.iter().any(|s: &HostSpec| &s.name == name) {
-            bail!("s3 bench: host '{name}' is listed twice");
-        }
-        let route = Route::Net(net::parse_client(name).map_err(|e| anyhow!("{e}"))?);
+    for (i, (name, route)) in hosts.iter().enumerate() {
         let argv: Vec<String> = std::iter::once("s3".to_string()).chain(claim.host_args(i)).collect();
         parts.hints.push(Vec::new());
         parts.preps.push(Prepare {
@@ -534,22 +666,27 @@ pub fn run_s3(args: &[String]) -> Result<ExitCode> {
             host_name: name.clone(),
             argv: argv.clone(),
             interval_ms: 1000,
-            heartbeat_ms: heartbeat(&g).as_millis() as u64,
+            heartbeat_ms: heartbeat(g).as_millis() as u64,
             host_timeout_ms: g.multihost.host_timeout_ms,
             ..Prepare::default()
         });
-        specs.push(HostSpec { name: name.clone(), route, argv, files: Vec::new() });
+        specs.push(HostSpec { name: name.clone(), route: route.clone(), argv, files: Vec::new() });
     }
-    let ran = (|| {
-        let transport = Transport::new(&g)?;
-        let mut c = Coordinator::connect(&g, specs, parts, &transport, &run_id)?;
-        while c.phase != Phase::Done {
-            c.step()?;
+    let transport = Transport::new(g)?;
+    if g.multihost.join.is_some() {
+        await_joiners(g, &mut specs, &transport)?;
+        for (p, s) in parts.preps.iter_mut().zip(&specs) {
+            p.host_name = s.name.clone();
         }
-        c.finish()
-    })();
-    claim.release();
-    ran
+    }
+    let mut c = Coordinator::connect(g, specs, parts, &transport, &run_id)?;
+    if let Some(page) = page {
+        c.watchers.push(Box::new(observe::S3Page::new(page)));
+    }
+    while c.phase != Phase::Done {
+        c.step()?;
+    }
+    c.end(|_| Ok(()))
 }
 
 /// Every host's part, checked here and ready to send.
@@ -945,30 +1082,44 @@ impl<'a> Coordinator<'a> {
     /// not yet said, and the exit status (1 if a host was lost, else the hosts' failed-job
     /// counts; 128 after a signal).
     fn finish(self) -> Result<ExitCode> {
+        let (out, g) = (self.out.clone(), self.g);
+        let opts = crate::report::opts(g);
+        let print = |report: &fiox_report::ClientsReport| -> Result<()> {
+            for f in crate::report::print_order(&g.formats) {
+                out.write(fiox_report::render_clients(crate::report::format(f), report, &opts).as_bytes())?;
+            }
+            Ok(out.flush()?)
+        };
+        Ok(self.end(print)?.1)
+    }
+
+    /// The end: the watchers' last words, every host's report and the merge (handed to
+    /// `print`), the failures not yet said, and the exit status.
+    fn end(
+        self,
+        print: impl FnOnce(&fiox_report::ClientsReport) -> Result<()>,
+    ) -> Result<(fiox_report::ClientsReport, ExitCode)> {
         for w in &self.watchers {
             w.on_end(&self.fleet)?;
         }
         let mut report = self.fleet.report(false);
         report.first_done = self.fleet.first_done();
-        let opts = crate::report::opts(self.g);
-        for f in crate::report::print_order(&self.g.formats) {
-            self.out.write(fiox_report::render_clients(crate::report::format(f), &report, &opts).as_bytes())?;
-        }
-        self.out.flush()?;
+        print(&report)?;
         for (h, s) in self.fleet.named() {
             if h.failed_at_s.is_some() && !h.announced {
                 eprintln!("fiox: host {}: {}", s.name, h.error.as_deref().unwrap_or("failed"));
             }
         }
         let hosts = &self.fleet.hosts;
-        if fiox_engine::sys::caught_signal() != 0 {
-            return Ok(ExitCode::from(128));
-        }
-        if hosts.iter().any(|h| h.failed_at_s.is_some() || h.final_report.is_none()) {
-            return Ok(ExitCode::from(1));
-        }
-        let failed: u32 = hosts.iter().map(|h| h.exit.unwrap_or(1) as u32).sum();
-        Ok(ExitCode::from(failed.min(255) as u8))
+        let code = if fiox_engine::sys::caught_signal() != 0 {
+            ExitCode::from(128)
+        } else if hosts.iter().any(|h| h.failed_at_s.is_some() || h.final_report.is_none()) {
+            ExitCode::from(1)
+        } else {
+            let failed: u32 = hosts.iter().map(|h| h.exit.unwrap_or(1) as u32).sum();
+            ExitCode::from(failed.min(255) as u8)
+        };
+        Ok((report, code))
     }
 }
 

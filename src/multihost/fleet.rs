@@ -197,7 +197,13 @@ impl Fleet {
             start_skew_ns: skew,
             skew_bound_ns: bound,
             first_done: None,
+            repeat: None,
         }
+    }
+
+    /// Every host's newest report (its final one, else its last interval's), in host order.
+    pub fn latest_reports(&self) -> impl Iterator<Item = &RunReport> {
+        self.hosts.iter().filter_map(Host::latest)
     }
 
     /// The first-done aggregate, once a host has sent its final report.

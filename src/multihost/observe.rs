@@ -258,3 +258,42 @@ impl RunObserver<Fleet> for StatusReports<'_> {
         Ok(())
     }
 }
+
+/// `fiox s3 bench --live/--metrics` on several hosts: the bench's own page and endpoint (a
+/// series per operation), fed each second with the hosts' newest reports merged.
+pub struct S3Page<'a> {
+    page: &'a crate::s3::remote::Page,
+    next: Mutex<Option<Instant>>,
+}
+
+impl<'a> S3Page<'a> {
+    pub fn new(page: &'a crate::s3::remote::Page) -> Self {
+        S3Page { page, next: Mutex::new(None) }
+    }
+}
+
+impl RunObserver<Fleet> for S3Page<'_> {
+    fn every(&self) -> Option<Duration> {
+        Some(Duration::from_secs(1))
+    }
+    fn on_interval(&self, fleet: &Fleet) {
+        let Some(start) = fleet.started else { return };
+        let mut next = self.next.lock().expect("one coordinator");
+        if next.is_none() {
+            if Instant::now() < start {
+                return;
+            }
+            self.page.measuring();
+        }
+        // Half a second after the hosts report (they do each second from the start).
+        let due = *next.get_or_insert(start + Duration::from_millis(1500));
+        if Instant::now() >= due {
+            *next = Some(due + Duration::from_secs(1));
+            self.page.interval(fleet.latest_reports());
+        }
+    }
+    fn on_end(&self, fleet: &Fleet) -> Result<()> {
+        self.page.end(fleet.latest_reports(), fleet.started.unwrap_or_else(Instant::now));
+        Ok(())
+    }
+}

@@ -505,12 +505,20 @@ fn serve_s3(
                 wait_until(at_host_ns);
                 let started = mono_ns();
                 tx.send(&Msg::Started { host_mono_ns: started, late: started > at_host_ns + 1_000_000 })?;
-                let r = share.run(&runner::STOP);
+                let k = std::sync::atomic::AtomicU64::new(0);
+                let tick = |report: fiox_report::RunReport| {
+                    let n = k.fetch_add(1, Ordering::Relaxed) + 1;
+                    let _ = tx.send(&Msg::Interval { k: n, host_mono_ns: mono_ns(), report: Box::new(report) });
+                };
+                let r = share.run(&runner::STOP, &tick);
                 running.store(false, Ordering::Relaxed);
                 match r {
                     Ok(report) => {
                         let failed = report.jobs.iter().any(|j| j.error != 0);
                         tx.send(&Msg::Final { report: Box::new(report) })?;
+                        // The objects go before Done: a coordinator that runs the bench again
+                        // (--repeat-until) finds this host's share cleaned up and free.
+                        drop(share);
                         tx.send(&Msg::Done { exit: failed as u8, error: None })?;
                     }
                     Err(e) => tx.send(&Msg::Done { exit: 1, error: Some(format!("{e:#}")) })?,

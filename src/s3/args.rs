@@ -52,11 +52,13 @@ pub const FLAGS: &[Flag] = &[
          with MIN-MAX: in log2 between the two",
     ),
     Flag::value("--objects", "N", "objects uploaded first for get, stat, delete, list, mixed\n(default 2500; delete: until they are gone)"),
-    Flag::value("--part.size", "SIZE", "multipart: the size of each part but the last (default 5MiB, S3's\nsmallest; a server may refuse smaller ones)"),
+    Flag::value("--part.size", "SIZE", "multipart, multipart-put: the size of each part but the last\n(default 5MiB, S3's smallest; a server may refuse smaller ones)"),
+    Flag::value("--parts", "N", "multipart: the parts of its one object (default 200, warp's)"),
+    Flag::value("--obj.name", "NAME", "multipart: its object's name under the prefix (default\nfiox-multipart.bin)"),
     Flag::value(
         "--part.concurrent",
         "N",
-        "multipart: parts of one upload sent at once, each on a\n\
+        "multipart-put: parts of one upload sent at once, each on a\n\
          connection of its own (default 1; warp's flag): --concurrent\n\
          uploads take --concurrent x N connections",
     ),
@@ -107,9 +109,23 @@ pub const FLAGS: &[Flag] = &[
     Flag::value(
         "--client",
         "HOST[,PORT]",
-        "run on a fiox server (fiox --server) too; repeat for more hosts:\n\
-         each runs the bench under PREFIX/hN, the report merges them",
+        "run on a fiox server (fiox --server) too; repeat for more hosts\n\
+         (or name a file listing them): each runs the bench under\n\
+         PREFIX/hN, the report merges them; --live, --metrics and\n\
+         --repeat-until are the coordinator's, over the merged figures",
     ),
+    Flag::value("--hosts", "H1,H2,...", "run on these fiox servers (as --client for each)"),
+    Flag::value("--hosts-file", "FILE", "run on the fiox servers listed in FILE"),
+    Flag::value(
+        "--join",
+        "HOST:PORT",
+        "let --join-count servers (fiox --server=join:HOST:PORT) join\n\
+         here and run the bench; one run (no --repeat-until)",
+    ),
+    Flag::value("--join-count", "N", "with --join: how many servers join"),
+    Flag::value("--join-timeout", "TIME", "with --join: how long to wait for them (default 60s)"),
+    Flag::value("--connect-timeout", "TIME", "with hosts: give up connecting to one after TIME (default 5s)"),
+    Flag::value("--host-timeout", "TIME", "with hosts: a host silent for TIME is lost (default 10s)"),
 ];
 
 /// `fiox s3 bench --help`.
@@ -119,9 +135,10 @@ pub fn help() -> String {
         MODES.join("|")
     );
     let tail = "Percentiles come from fio's latency histograms, merged across workers, per operation, for
-the time to first byte and the whole request. multipart: each operation is one upload of an
---obj.size object in --part.size parts (create, parts, complete), reported as MULTIPART with
-its parts as PART.
+the time to first byte and the whole request. multipart-put: each operation is one upload of
+an --obj.size object in --part.size parts (create, parts, complete), reported as MULTIPART
+with its parts as PART. multipart (warp's): one object of --parts parts of --part.size is
+uploaded first (not measured), then each operation GETs one of its parts (partNumber=N).
 ";
     cli::usage(FLAGS, Syntax::Gnu, COLUMN, &head, tail)
 }
@@ -141,6 +158,9 @@ pub struct Opts {
     pub sizes: Sizes,
     pub objects: usize,
     pub part_size: u64,
+    /// multipart: the parts of its one object, and the object's name (under the prefix).
+    pub parts: usize,
+    pub obj_name: String,
     /// Parts of one upload in flight at once.
     pub part_concurrent: usize,
     pub duration: Duration,
@@ -229,9 +249,7 @@ pub fn parse(args: &[String]) -> Result<Opts> {
     if !MODES.contains(&mode.as_str()) {
         bail!("s3 bench: unknown mode '{mode}' (modes: {})", MODES.join(", "));
     }
-    // warp's multipart-put (--concurrent uploads of --part.concurrent parts each) is fiox's
-    // multipart.
-    let mode = if mode == "multipart-put" { "multipart".to_string() } else { mode.clone() };
+    let mode = mode.clone();
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let mut o = Opts {
         mode: mode.clone(),
@@ -251,6 +269,8 @@ pub fn parse(args: &[String]) -> Result<Opts> {
         sizes: Sizes::Fixed(10 << 20),
         objects: 2500,
         part_size: 5 << 20,
+        parts: 200,
+        obj_name: "fiox-multipart.bin".into(),
         part_concurrent: 1,
         duration: Duration::from_secs(300),
         timeout: Duration::from_secs(60),
@@ -299,6 +319,8 @@ pub fn parse(args: &[String]) -> Result<Opts> {
             "--objects" => o.objects = int(&value)? as usize,
             "--part.size" => o.part_size = size_arg(flag, &value)?,
             "--part.concurrent" => o.part_concurrent = int(&value)? as usize,
+            "--parts" => o.parts = int(&value)? as usize,
+            "--obj.name" => o.obj_name = value.trim_matches('/').to_string(),
             "--duration" => o.duration = time_arg(flag, &value)?,
             "--timeout" => o.timeout = time_arg(flag, &value)?,
             "--rate" => o.rate = Some(rate_arg(flag, &value)?),
@@ -325,7 +347,8 @@ pub fn parse(args: &[String]) -> Result<Opts> {
                     Some(repeat::parse_max(&value).map_err(|e| anyhow::anyhow!("s3 bench: {flag}={value}: {e}"))?)
             }
             // A bench with hosts goes to the multi-host wing, which takes them out first.
-            "--client" => {}
+            "--client" | "--hosts" | "--hosts-file" | "--join" | "--join-count" | "--join-timeout"
+            | "--connect-timeout" | "--host-timeout" => {}
             "--live" | "--metrics" => {
                 let addr = fiox_options::spec::listen_addr(&value)
                     .map_err(|e| anyhow::anyhow!("s3 bench: {flag}={value}: {e}"))?;
@@ -340,6 +363,10 @@ pub fn parse(args: &[String]) -> Result<Opts> {
         _ => {}
     }
     o.sizes = Sizes::parse(size.as_deref().unwrap_or("10MiB"), randsize)?;
+    if o.mode == "multipart" {
+        // Each GET reads one part: the part is the size the reports and the bodies know.
+        o.sizes = Sizes::Fixed(o.part_size);
+    }
     let profile = env("AWS_PROFILE").unwrap_or_else(|| "default".into());
     let from_file = profile_credentials(&profile);
     o.key = key
@@ -375,7 +402,7 @@ fn check(o: &Opts) -> Result<()> {
             o.concurrent
         );
     }
-    if !matches!(o.mode.as_str(), "put" | "multipart") && o.objects == 0 {
+    if !matches!(o.mode.as_str(), "put" | "multipart" | "multipart-put") && o.objects == 0 {
         bail!("s3 bench: --objects must be at least 1 for {}", o.mode);
     }
     if o.mode == "mixed" && o.weights[3] > o.weights[2] {
@@ -384,8 +411,14 @@ fn check(o: &Opts) -> Result<()> {
     if o.mode == "mixed" && o.weights.iter().all(|&w| w == 0) {
         bail!("s3 bench: every mixed weight is 0");
     }
-    if o.mode == "multipart" && o.sizes.max().div_ceil(o.part_size) > 10_000 {
+    if o.mode == "multipart-put" && o.sizes.max().div_ceil(o.part_size) > 10_000 {
         bail!("s3 bench: --obj.size over --part.size makes more than S3's 10000 parts");
+    }
+    if !(1..=10_000).contains(&o.parts) {
+        bail!("s3 bench: --parts={}: from 1 to 10000 (S3's limit)", o.parts);
+    }
+    if o.mode == "multipart" && (o.obj_name.is_empty() || o.part_size > 5 << 30) {
+        bail!("s3 bench: multipart: --obj.name must not be empty and --part.size at most 5GiB");
     }
     Ok(())
 }
@@ -452,11 +485,14 @@ mod tests {
             e(&["nope"]),
             "s3 bench: unknown mode 'nope' (modes: put, get, delete, stat, list, mixed, multipart, multipart-put)"
         );
-        assert!(e(&["multipart", "--obj.size=1GiB", "--part.size=1KiB"]).contains("more than S3's 10000 parts"));
+        assert!(e(&["multipart-put", "--obj.size=1GiB", "--part.size=1KiB"]).contains("more than S3's 10000 parts"));
         assert!(e(&["put", "extra"]).contains("unexpected argument 'extra'"));
-        assert!(e(&["multipart", "--concurrent=64", "--part.concurrent=65"]).contains("at most 4096 connections"));
+        assert!(e(&["multipart-put", "--concurrent=64", "--part.concurrent=65"]).contains("at most 4096 connections"));
         let o = p(&["multipart-put", "--part.concurrent=4"]).unwrap();
-        assert_eq!((o.mode.as_str(), o.part_concurrent), ("multipart", 4));
+        assert_eq!((o.mode.as_str(), o.part_concurrent), ("multipart-put", 4));
+        assert_eq!(e(&["multipart", "--parts=0"]), "s3 bench: --parts=0: from 1 to 10000 (S3's limit)");
+        let o = p(&["multipart", "--parts=3", "--part.size=6MiB", "--obj.name=/big.bin"]).unwrap();
+        assert_eq!((o.parts, o.sizes.max(), o.obj_name.as_str()), (3, 6 << 20, "big.bin"));
         assert_eq!(e(&["put", "--repeat-max=4"]), "s3 bench: --repeat-max needs --repeat-until");
         assert!(
             e(&["put", "--repeat-until=ops:2%"]).starts_with("s3 bench: --repeat-until=ops:2%: unknown metric 'ops'")

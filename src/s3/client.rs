@@ -26,6 +26,9 @@ pub struct Client {
     timeout: Duration,
     agent: ureq::Agent,
     signer: Signer,
+    /// Where answers' bodies that are not kept are read to: made once, since a fresh buffer
+    /// per GET (zeroed, or mapped and unmapped at this size) cost more than the read.
+    sink: Vec<u8>,
 }
 
 /// A finished request: its status, the time to the answer's first byte (headers read) and to
@@ -80,6 +83,26 @@ fn untrusted(c: &rustls::CertificateError) -> String {
     format!("TLS: the server's certificate is not trusted ({c:?}); give --insecure to skip the check, or its CA in SSL_CERT_FILE")
 }
 
+/// The system's CA bundle as libcurl reads it (`SSL_CERT_FILE`, else Debian's), parsed once
+/// per process and only for `--tls`: parsing it for each of a bench's connections cost more
+/// CPU than their requests in a short run (the profile's largest user-space symbol).
+fn system_roots() -> Option<&'static ureq::tls::RootCerts> {
+    static ROOTS: std::sync::OnceLock<Option<ureq::tls::RootCerts>> = std::sync::OnceLock::new();
+    ROOTS
+        .get_or_init(|| {
+            let path = std::env::var("SSL_CERT_FILE").unwrap_or_else(|_| "/etc/ssl/certs/ca-certificates.crt".into());
+            let pem = std::fs::read(path).ok()?;
+            let certs: Vec<_> = ureq::tls::parse_pem(&pem)
+                .filter_map(|i| match i {
+                    Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
+                    _ => None,
+                })
+                .collect();
+            Some(ureq::tls::RootCerts::new_with_certs(&certs))
+        })
+        .as_ref()
+}
+
 impl Client {
     pub fn new(ep: &Endpoint, timeout: Duration) -> Client {
         let mut tls = ureq::tls::TlsConfig::builder()
@@ -87,16 +110,8 @@ impl Client {
             .unversioned_rustls_crypto_provider(Arc::new(rustls::crypto::ring::default_provider()));
         if ep.insecure {
             tls = tls.disable_verification(true);
-        } else if let Ok(pem) = std::fs::read(
-            std::env::var("SSL_CERT_FILE").unwrap_or_else(|_| "/etc/ssl/certs/ca-certificates.crt".into()),
-        ) {
-            let certs: Vec<_> = ureq::tls::parse_pem(&pem)
-                .filter_map(|i| match i {
-                    Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
-                    _ => None,
-                })
-                .collect();
-            tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
+        } else if let (true, Some(roots)) = (ep.tls, system_roots()) {
+            tls = tls.root_certs(roots.clone());
         }
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
@@ -106,7 +121,13 @@ impl Client {
             .user_agent(concat!("fiox/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
-        Client { signer: Signer::new(&ep.key_id, &ep.secret, &ep.region, "s3"), ep: ep.clone(), agent, timeout }
+        Client {
+            signer: Signer::new(&ep.key_id, &ep.secret, &ep.region, "s3"),
+            ep: ep.clone(),
+            agent,
+            timeout,
+            sink: vec![0u8; 64 << 10],
+        }
     }
 
     /// `method` on `/bucket[/key]` with `query` pairs and `body`; `keep` keeps the answer's
@@ -162,9 +183,8 @@ impl Client {
             reader.take(limit).read_to_end(&mut kept).map_err(|e| format!("{method} {url}: {e}"))?;
             bytes = kept.len() as u64;
         } else {
-            let mut buf = vec![0u8; 256 << 10];
             loop {
-                match reader.read(&mut buf) {
+                match reader.read(&mut self.sink) {
                     Ok(0) => break,
                     Ok(n) => bytes += n as u64,
                     Err(e) => return Err(format!("{method} {url}: {e}")),

@@ -1,5 +1,5 @@
 //! `fiox s3 bench MODE`: an S3 benchmark with MinIO warp's command shape (`put`, `get`,
-//! `delete`, `stat`, `list`, `mixed`, `multipart`; warp's flags, `args`) and what warp lacks:
+//! `delete`, `stat`, `list`, `mixed`, `multipart`, `multipart-put`; warp's flags, `args`) and what warp lacks:
 //! percentiles from fio's mergeable histograms (exact under merging workers, where warp
 //! averages per-segment percentiles), per operation, for the time to first byte and the whole
 //! request, in fio's JSON layout (`report`); object sizes from a distribution (`sizes`); and an
@@ -11,6 +11,7 @@
 
 mod args;
 mod client;
+mod pool;
 pub mod remote;
 mod report;
 mod sizes;
@@ -52,7 +53,7 @@ struct Shared {
     opts: Opts,
     endpoints: Vec<Endpoint>,
     /// Objects that exist now (made by this run): GET/STAT/DELETE pick from them.
-    pool: Mutex<Vec<String>>,
+    pool: pool::Pool,
     /// Every object this run made and has not deleted: what the cleanup removes.
     made: Mutex<std::collections::BTreeSet<String>>,
     next: AtomicU64,
@@ -102,7 +103,7 @@ impl Shared {
 
     /// Ready for another run of `--repeat-until` (the objects were removed by the cleanup).
     fn reset(&self) {
-        self.pool.lock().unwrap().clear();
+        self.pool.clear();
         self.stop.store(false, Ordering::Relaxed);
         self.schedule.lock().unwrap().next = 0.0;
         self.behind.store(0, Ordering::Relaxed);
@@ -159,19 +160,19 @@ fn one(c: &mut [Client], sh: &Shared, op: usize, stats: &mut Stats, rng: &mut u6
         return multipart(c, sh, stats, rng, late);
     }
     let c = &mut c[0];
-    let pick = |rng: &mut u64, remove: bool| -> Option<String> {
-        let mut pool = sh.pool.lock().unwrap();
-        if pool.is_empty() {
-            return None;
-        }
-        let i = (rand(rng) % pool.len() as u64) as usize;
-        Some(if remove { pool.swap_remove(i) } else { pool[i].clone() })
-    };
     let (method, key, body): (&str, Option<String>, &[u8]) = match op {
-        GET => ("GET", pick(rng, false), &[]),
+        GET => ("GET", sh.pool.read(rand(rng)), &[]),
         PUT => ("PUT", Some(sh.new_name()), sh.body(rng)),
-        DELETE => ("DELETE", pick(rng, true), &[]),
-        STAT => ("HEAD", pick(rng, false), &[]),
+        DELETE => match sh.pool.take(rand(rng)) {
+            pool::Take::Key(k) => ("DELETE", Some(k), &[]),
+            pool::Take::Empty => ("DELETE", None, &[]),
+            pool::Take::Busy => {
+                // Every object left is being read: another draw, a moment later.
+                std::thread::sleep(Duration::from_millis(1));
+                return;
+            }
+        },
+        STAT => ("HEAD", sh.pool.read(rand(rng)), &[]),
         _ => ("GET", None, &[]),
     };
     if op != LIST && key.is_none() {
@@ -183,18 +184,28 @@ fn one(c: &mut [Client], sh: &Shared, op: usize, stats: &mut Stats, rng: &mut u6
         Some(k) => sh.path(k),
         None => format!("/{}", sh.opts.bucket),
     };
-    let prefix_q = format!("{}/", sh.opts.prefix);
-    let query: Vec<(&str, &str)> =
-        if op == LIST { vec![("list-type", "2"), ("max-keys", "100"), ("prefix", &prefix_q)] } else { Vec::new() };
+    // Only LIST and multipart's GET (one part of the one object) carry a query.
+    let prefix_q = if op == LIST { format!("{}/", sh.opts.prefix) } else { String::new() };
+    let multipart_get = op == GET && sh.opts.mode == "multipart";
+    let part_n = if multipart_get { (rand(rng) % sh.opts.parts as u64 + 1).to_string() } else { String::new() };
+    let query: Vec<(&str, &str)> = match op {
+        LIST => vec![("list-type", "2"), ("max-keys", "100"), ("prefix", &prefix_q)],
+        GET if multipart_get => vec![("partNumber", &part_n)],
+        _ => Vec::new(),
+    };
     if op == PUT {
         sh.made.lock().unwrap().insert(key.clone().unwrap());
     }
     let s = &mut stats[op];
-    match c.call(method, &path, &query, body, false) {
+    let answer = c.call(method, &path, &query, body, false);
+    if matches!(op, GET | STAT) {
+        sh.pool.done(key.as_deref().unwrap_or_default());
+    }
+    match answer {
         Ok(d) if (200..300).contains(&d.status) => {
             s.add(ns(late + d.ttfb), ns(late + d.total), if op == PUT { body.len() as u64 } else { d.bytes });
             match op {
-                PUT => sh.pool.lock().unwrap().push(key.unwrap()),
+                PUT => sh.pool.add(key.unwrap()),
                 DELETE => {
                     sh.made.lock().unwrap().remove(key.as_ref().unwrap());
                 }
@@ -218,67 +229,105 @@ fn one(c: &mut [Client], sh: &Shared, op: usize, stats: &mut Stats, rng: &mut u6
 
 /// One multipart upload (S3's CreateMultipartUpload, UploadPart for each `--part.size` piece,
 /// CompleteMultipartUpload), recorded as a MULTIPART operation from its first request to its
-/// last, with each part as a PART. The parts go out on all of `conns` at once (warp's
-/// `--part.concurrent`); the first connection creates and completes. A failed upload is
-/// aborted, so it leaves no parts behind.
+/// last, with each part as a PART (multipart-put).
 fn multipart(conns: &mut [Client], sh: &Shared, stats: &mut Stats, rng: &mut u64, late: Duration) {
     let key = sh.new_name();
-    let path = sh.path(&key);
     let body = sh.body(rng);
     let t0 = Instant::now();
-    let fail = |stats: &mut Stats, why: String| {
-        stats[MULTIPART].errors += 1;
-        sh.error(format!("multipart upload of {path}: {why}"));
-    };
+    let chunks: Vec<&[u8]> = body.chunks(sh.opts.part_size as usize).collect();
+    match upload(conns, sh, &key, &chunks, &mut stats[PART]) {
+        Ok(ttfb) => {
+            stats[MULTIPART].add(ns(late + ttfb), ns(late + t0.elapsed()), body.len() as u64);
+            sh.pool.add(key);
+        }
+        Err(why) => {
+            stats[MULTIPART].errors += 1;
+            sh.error(why);
+        }
+    }
+}
+
+/// Uploads `chunks` as the parts of object `key`: created on the first connection, the parts
+/// on all of `conns` at once (warp's `--part.concurrent`), each recorded into `part`, then
+/// completed. The time to the creation's first byte, or why it failed; a failed upload is
+/// aborted, so it leaves no parts behind.
+fn upload(
+    conns: &mut [Client],
+    sh: &Shared,
+    key: &str,
+    chunks: &[&[u8]],
+    part: &mut OpStat,
+) -> Result<Duration, String> {
+    let path = sh.path(key);
+    let why = |e: String| format!("multipart upload of {path}: {e}");
     let created = match conns[0].call("POST", &path, &[("uploads", "")], &[], true) {
         Ok(d) if (200..300).contains(&d.status) => d,
-        Ok(d) => return fail(stats, describe(d.status, &d.body)),
-        Err(e) => return fail(stats, e),
+        Ok(d) => return Err(why(describe(d.status, &d.body))),
+        Err(e) => return Err(why(e)),
     };
     let Some(id) = client::tag(&created.body, "UploadId") else {
-        return fail(stats, "the server's answer has no UploadId".into());
+        return Err(why("the server's answer has no UploadId".into()));
     };
-    let ttfb = created.ttfb;
-    let why = match upload_parts(conns, &path, &id, body, sh.opts.part_size as usize, &mut stats[PART]) {
+    let failed = match upload_parts(conns, &path, &id, chunks, part) {
         Ok(etags) => {
             let mut xml = String::from("<CompleteMultipartUpload>");
             for (i, e) in etags.iter().enumerate() {
                 xml.push_str(&format!("<Part><PartNumber>{}</PartNumber><ETag>{e}</ETag></Part>", i + 1));
             }
             xml.push_str("</CompleteMultipartUpload>");
-            sh.made.lock().unwrap().insert(key.clone());
-            let why = match conns[0].call("POST", &path, &[("uploadId", &id)], xml.as_bytes(), true) {
+            sh.made.lock().unwrap().insert(key.to_string());
+            let failed = match conns[0].call("POST", &path, &[("uploadId", &id)], xml.as_bytes(), true) {
                 // S3 may answer 200 with an error inside when completing fails late.
                 Ok(d) if (200..300).contains(&d.status) && client::tag(&d.body, "Code").is_none() => {
-                    stats[MULTIPART].add(ns(late + ttfb), ns(late + t0.elapsed()), body.len() as u64);
-                    sh.pool.lock().unwrap().push(key);
-                    return;
+                    return Ok(created.ttfb)
                 }
                 Ok(d) => format!("completing: {}", describe(d.status, &d.body)),
                 Err(e) => format!("completing: {e}"),
             };
-            sh.made.lock().unwrap().remove(&key);
-            why
+            sh.made.lock().unwrap().remove(key);
+            failed
         }
         Err(e) => e,
     };
     // Abort, so the parts uploaded so far do not linger on the server.
     let _ = conns[0].call("DELETE", &path, &[("uploadId", &id)], &[], false);
-    fail(stats, why);
+    Err(why(failed))
 }
 
-/// Sends `body` as parts of `part_size` bytes of upload `id`, on every connection of `conns`
-/// at once, each taking the next part not yet sent; records each part into `part`. The parts'
-/// ETags in part order, or the first failure (the other connections stop after their part).
+/// multipart (warp's): the one object of `--parts` parts of `--part.size`, uploaded with
+/// `--concurrent` connections before the measurement (not measured); each GET then reads one
+/// of its parts.
+fn upload_multipart(sh: &Shared) -> Result<()> {
+    let o = &sh.opts;
+    let key = format!("{}/{}", o.prefix, o.obj_name);
+    let mut conns: Vec<Client> =
+        (0..o.concurrent.min(o.parts)).map(|w| Client::new(&sh.endpoints[w % sh.endpoints.len()], o.timeout)).collect();
+    let chunks = vec![&sh.body[..]; o.parts];
+    upload(&mut conns, sh, &key, &chunks, &mut OpStat::default()).map_err(|e| anyhow::anyhow!("s3 bench: {e}"))?;
+    sh.pool.add(key);
+    Ok(())
+}
+
+/// What the mode works on, uploaded before the measurement: `--objects` objects, or
+/// multipart's one object; nothing for the modes that upload.
+fn upload_first(sh: &Arc<Shared>) -> Result<()> {
+    match sh.opts.mode.as_str() {
+        "put" | "multipart-put" => Ok(()),
+        "multipart" => upload_multipart(sh),
+        _ => prepare(sh, sh.opts.objects),
+    }
+}
+
+/// Sends `chunks` as the parts of upload `id`, on every connection of `conns` at once, each
+/// taking the next part not yet sent; records each part into `part`. The parts' ETags in part
+/// order, or the first failure (the other connections stop after their part).
 fn upload_parts(
     conns: &mut [Client],
     path: &str,
     id: &str,
-    body: &[u8],
-    part_size: usize,
+    chunks: &[&[u8]],
     part: &mut OpStat,
 ) -> Result<Vec<String>, String> {
-    let chunks: Vec<&[u8]> = body.chunks(part_size).collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let send = |c: &mut Client| {
@@ -340,7 +389,7 @@ fn prepare(sh: &Arc<Shared>, n: usize) -> Result<()> {
                     let key = sh.new_name();
                     sh.made.lock().unwrap().insert(key.clone());
                     match c.call("PUT", &sh.path(&key), &[], sh.body(&mut rng), false) {
-                        Ok(d) if (200..300).contains(&d.status) => sh.pool.lock().unwrap().push(key),
+                        Ok(d) if (200..300).contains(&d.status) => sh.pool.add(key),
                         Ok(d) => {
                             sh.made.lock().unwrap().remove(&key);
                             return Err(format!("uploading {key}: {}", describe(d.status, &d.body)));
@@ -454,7 +503,8 @@ fn next_op(o: &Opts, rng: &mut u64) -> usize {
         "delete" => DELETE,
         "stat" => STAT,
         "list" => LIST,
-        "multipart" => MULTIPART,
+        "multipart" => GET,
+        "multipart-put" => MULTIPART,
         _ => {
             let wsum: u32 = o.weights.iter().sum();
             let mut r = (rand(rng) % wsum as u64) as u32;
@@ -475,7 +525,7 @@ fn next_op(o: &Opts, rng: &mut u64) -> usize {
 /// it, so a server that falls behind shows its backlog in the latencies.
 fn worker(sh: &Shared, w: usize, start: Instant, end: Instant) -> Stats {
     // A multipart upload's parts go out on --part.concurrent connections; other modes use one.
-    let conns = if sh.opts.mode == "multipart" { sh.opts.part_concurrent } else { 1 };
+    let conns = if sh.opts.mode == "multipart-put" { sh.opts.part_concurrent } else { 1 };
     let mut c: Vec<Client> =
         (0..conns).map(|_| Client::new(&sh.endpoints[w % sh.endpoints.len()], sh.opts.timeout)).collect();
     let mut stats: Stats = Default::default();
@@ -549,8 +599,8 @@ fn endpoints(o: &Opts) -> Vec<Endpoint> {
 /// handing `watch` the merged statistics each second.
 fn measure(sh: &Arc<Shared>, watch: Option<&Watch>, uploaded: bool) -> Result<(Vec<OpStat>, Duration)> {
     let o = &sh.opts;
-    if !uploaded && !matches!(o.mode.as_str(), "put" | "multipart") {
-        prepare(sh, o.objects)?;
+    if !uploaded {
+        upload_first(sh)?;
     }
     sh.snap.store(0, Ordering::Relaxed);
     for slot in &sh.slots {
@@ -623,7 +673,7 @@ fn shared(o: &Opts, watched: bool) -> Arc<Shared> {
     Arc::new(Shared {
         opts: o.clone(),
         endpoints: endpoints(o),
-        pool: Mutex::new(Vec::new()),
+        pool: pool::Pool::new(o.mode == "mixed"),
         made: Mutex::new(Default::default()),
         next: AtomicU64::new(0),
         stop: AtomicBool::new(false),

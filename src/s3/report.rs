@@ -166,8 +166,11 @@ pub fn json(r: &Run, stats: &[OpStat]) -> String {
         if let Some(rate) = o.rate {
             job["job options"]["rate"] = rate.into();
         }
-        if o.mode == "multipart" {
+        if o.mode.starts_with("multipart") {
             job["job options"]["part.size"] = o.part_size.into();
+        }
+        if o.mode == "multipart" {
+            job["job options"]["parts"] = o.parts.into();
         }
         for d in ["read", "write", "trim"] {
             job[d] = if d == dir {
@@ -204,7 +207,8 @@ pub fn json(r: &Run, stats: &[OpStat]) -> String {
 /// fio's report model of a bench (a host's share of a multi-host bench): a job per operation
 /// seen, named as in the JSON (`get`, `put`, ...), its group the operation's place in [`OPS`]
 /// (every host agrees on it, so the coordinator's per-group merges are per operation), the
-/// whole request as `clat` and `lat` with its histogram, so merged percentiles are exact.
+/// whole request as `clat` and `lat` with its histogram, so merged percentiles are exact, and
+/// the time to first byte as `ttfb` with its own.
 pub fn run_report(r: &Run, stats: &[OpStat]) -> fiox_report::RunReport {
     use fiox_stats::{GroupStat, ThreadStat};
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
@@ -226,6 +230,8 @@ pub fn run_report(r: &Run, stats: &[OpStat]) -> fiox_report::RunReport {
         dir.clat = s.total;
         dir.lat = s.total;
         dir.clat_hist = Some(s.total_hist.clone());
+        dir.ttfb = s.ttfb;
+        dir.ttfb_hist = Some(s.ttfb_hist.clone());
         ts.issued[d] = s.total.samples + s.errors;
         ts.total_err = s.errors;
         ts.error = if s.errors > 0 { libc::EIO } else { 0 };

@@ -13,6 +13,12 @@ pub(crate) fn intended_hist(d: &DirStat) -> Option<&LatHist> {
     d.intended_hist.as_ref().filter(|_| d.intended.samples > 0)
 }
 
+/// The time-to-first-byte histogram of a direction that has one (`fiox s3 bench`'s
+/// operations, fiox's addition).
+pub(crate) fn ttfb_hist(d: &DirStat) -> Option<&LatHist> {
+    d.ttfb_hist.as_ref().filter(|_| d.ttfb.samples > 0)
+}
+
 /// Bytes per second over the direction's runtime, truncated (JSON `bw_bytes`).
 pub(crate) fn bw_bytes(d: &DirStat) -> u64 {
     if d.runtime_ms == 0 {

@@ -357,6 +357,9 @@ pub fn render_clients(c: &crate::model::ClientsReport, plus: bool, line: bool) -
     if let Some(d) = &c.degraded {
         fx.s("degraded_reason", d);
     }
+    if let Some(r) = &c.repeat {
+        fx.o("repeat_until", repeat_obj(r));
+    }
     top.o("fiox", fx);
     let doc = V::O(top);
     if line {
@@ -446,6 +449,11 @@ fn dir(r: &RunReport, j: &JobReport, ddir: usize, plus: bool) -> Obj {
     // intended latency (from when each I/O was due), shaped as `clat_ns`.
     if let Some(h) = calc::intended_hist(d) {
         o.o("fiox_intended_lat_ns", lat_obj(&d.intended, Some((h, &j.percentile_list[..])), plus));
+    }
+    // `fiox s3 bench` on several hosts: each operation's time to first byte, under the key
+    // the bench's own JSON gives it.
+    if let Some(h) = calc::ttfb_hist(d) {
+        o.o("ttfb_ns", lat_obj(&d.ttfb, Some((h, &j.percentile_list[..])), plus));
     }
     o
 }
@@ -556,20 +564,25 @@ fn manifest(m: &crate::model::Manifest) -> Obj {
         o.put("engine_setup", V::A(setups));
     }
     if let Some(r) = &m.repeat {
-        let mut x = Obj::default();
-        x.s("metric", &r.metric)
-            .s("unit", &r.unit)
-            .f("bound_pct", r.bound_pct)
-            .u("runs", r.values.len() as u64)
-            .u("max_runs", r.max_runs as u64)
-            .f("mean", r.mean)
-            .f("ci95", r.ci95)
-            .f("ci95_pct", r.ci95_pct)
-            .u("met", r.met as u64);
-        x.put("values", V::A(r.values.iter().map(|&v| V::F(v)).collect()));
-        o.o("repeat_until", x);
+        o.o("repeat_until", repeat_obj(r));
     }
     o
+}
+
+/// `fiox.repeat_until`: `--repeat-until`'s runs, their figures and the verdict.
+fn repeat_obj(r: &crate::model::RepeatSummary) -> Obj {
+    let mut x = Obj::default();
+    x.s("metric", &r.metric)
+        .s("unit", &r.unit)
+        .f("bound_pct", r.bound_pct)
+        .u("runs", r.values.len() as u64)
+        .u("max_runs", r.max_runs as u64)
+        .f("mean", r.mean)
+        .f("ci95", r.ci95)
+        .f("ci95_pct", r.ci95_pct)
+        .u("met", r.met as u64);
+    x.put("values", V::A(r.values.iter().map(|&v| V::F(v)).collect()));
+    x
 }
 
 /// A Ceph job's manifest entry (`fiox.ceph[]`).

@@ -442,4 +442,7 @@ pub struct ClientsReport {
     pub skew_bound_ns: u64,
     /// fiox: the aggregate until the first host finished, once one has.
     pub first_done: Option<FirstDone>,
+    /// fiox: `--repeat-until`'s runs and verdict (`fiox s3 bench --client`), the report being
+    /// the last run's.
+    pub repeat: Option<RepeatSummary>,
 }

@@ -145,6 +145,9 @@ pub fn render_clients(c: &crate::model::ClientsReport) -> String {
         }
     }
     s.push_str(&hosts_table(c));
+    if let Some(r) = &c.repeat {
+        s.push_str(&repeat_lines(r));
+    }
     s
 }
 
@@ -522,6 +525,11 @@ fn dir_block(s: &mut String, r: &RunReport, job: &JobReport, ddir: usize, name: 
     if let Some(h) = calc::intended_hist(d) {
         s.push_str(&stat_line("intended lat", &d.intended));
         s.push_str(&percentile_block("intended lat", h, &job.percentile_list));
+    }
+    // `fiox s3 bench` on several hosts: the time to the answer's first byte.
+    if let Some(h) = calc::ttfb_hist(d) {
+        s.push_str(&stat_line("ttfb", &d.ttfb));
+        s.push_str(&percentile_block("ttfb", h, &job.percentile_list));
     }
 
     if d.bw.samples > 0 {

@@ -220,6 +220,8 @@ fn dir(v: &Value) -> DirStat {
         lat_hist: None,
         intended: Default::default(),
         intended_hist: None,
+        ttfb: Default::default(),
+        ttfb_hist: None,
         bw: samples(u(&v["bw_min"]), u(&v["bw_max"]), u(&v["bw_samples"]), f(&v["bw_mean"]), f(&v["bw_dev"])),
         iops: samples(
             u(&v["iops_min"]),

@@ -47,6 +47,13 @@ pub struct DirStat {
     /// I/Os it held back (no coordinated omission). The histogram exists only for paced jobs.
     pub intended: IoStat,
     pub intended_hist: Option<LatHist>,
+    /// fiox: the time to the answer's first byte of `fiox s3 bench`'s requests, carried in the
+    /// report model so that a multi-host bench merges it bucket by bucket as it merges the
+    /// whole request's latency. Jobs leave it empty (no histogram).
+    #[serde(default)]
+    pub ttfb: IoStat,
+    #[serde(default)]
+    pub ttfb_hist: Option<LatHist>,
     /// Bandwidth samples in KiB/s.
     pub bw: SampleStat,
     pub iops: SampleStat,
@@ -131,6 +138,8 @@ impl DirStat {
         merge_hist(&mut self.lat_hist, &o.lat_hist);
         self.intended.merge(&o.intended);
         merge_hist(&mut self.intended_hist, &o.intended_hist);
+        self.ttfb.merge(&o.ttfb);
+        merge_hist(&mut self.ttfb_hist, &o.ttfb_hist);
         self.bw.merge_sum(&o.bw);
         self.iops.merge_sum(&o.iops);
         for p in &o.prios {
@@ -260,6 +269,8 @@ impl ThreadStat {
             lat_hist: None,
             intended: IoStat::ZERO,
             intended_hist: None,
+            ttfb: IoStat::ZERO,
+            ttfb_hist: None,
             bw: SampleStat::ZERO,
             iops: SampleStat::ZERO,
             prios: Vec::new(),
@@ -363,11 +374,12 @@ impl ThreadStat {
                 (Some(a), None) => Some(a.clone()),
                 _ => None,
             };
-            let (slat_h, clat_h, lat_h, intended_h) = (
+            let (slat_h, clat_h, lat_h, intended_h, ttfb_h) = (
                 hist(&now.slat_hist, &then.slat_hist),
                 hist(&now.clat_hist, &then.clat_hist),
                 hist(&now.lat_hist, &then.lat_hist),
                 hist(&now.intended_hist, &then.intended_hist),
+                hist(&now.ttfb_hist, &then.ttfb_hist),
             );
             let total_ios = now.total_ios.saturating_sub(then.total_ios);
             out.dirs[d] = DirStat {
@@ -380,10 +392,12 @@ impl ThreadStat {
                 clat: now.clat.since(&then.clat, clat_h.as_ref()),
                 lat: now.lat.since(&then.lat, lat_h.as_ref()),
                 intended: now.intended.since(&then.intended, intended_h.as_ref()),
+                ttfb: now.ttfb.since(&then.ttfb, ttfb_h.as_ref()),
                 slat_hist: slat_h,
                 clat_hist: clat_h,
                 lat_hist: lat_h,
                 intended_hist: intended_h,
+                ttfb_hist: ttfb_h,
                 ..DirStat::default()
             };
         }

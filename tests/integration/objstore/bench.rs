@@ -174,7 +174,7 @@ fn s3_bench_size_distribution_matches_the_listing() {
     drop_bucket(s3, "fiox-bench-d");
 }
 
-/// multipart: each operation is one whole upload of --obj.size in --part.size parts; the
+/// multipart-put: each operation is one whole upload of --obj.size in --part.size parts; the
 /// listing has exactly the objects reported, whole, no upload is left open, and without
 /// --noclear they are gone afterwards. Parts under S3's 5 MiB are the server's to refuse
 /// (SeaweedFS does): the run says so, and aborts the uploads it began.
@@ -189,7 +189,7 @@ fn s3_bench_multipart_uploads_whole_objects() {
     };
     let j = report(&bench(
         s3,
-        "multipart",
+        "multipart-put",
         "fiox-bench-m",
         &[
             "--obj.size=11MiB",
@@ -215,7 +215,7 @@ fn s3_bench_multipart_uploads_whole_objects() {
     assert_eq!(open_uploads(), "0");
 
     let small = ["--obj.size=40KiB", "--part.size=16KiB", "--prefix=small", "--use-existing", "--duration=1s"];
-    let out = bench(s3, "multipart", "fiox-bench-m", &small);
+    let out = bench(s3, "multipart-put", "fiox-bench-m", &small);
     assert_eq!(out.code, 1, "{}", out.stdout);
     assert!(out.stderr.contains("completing: HTTP 400 EntityTooSmall"), "{}", out.stderr);
     assert!(listing(s3, "fiox-bench-m", "small").is_empty());
@@ -224,7 +224,7 @@ fn s3_bench_multipart_uploads_whole_objects() {
 
     let out = bench(
         s3,
-        "multipart",
+        "multipart-put",
         "fiox-bench-m",
         &["--obj.size=6MiB", "--part.size=5MiB", "--duration=1s", "--concurrent=1"],
     );
@@ -499,8 +499,9 @@ fn s3_bench_part_concurrent_uploads_parts_at_once() {
                 })
             })
         });
-        let mut args: Vec<String> =
-            ["s3", "bench", "multipart", "--access-key=k", "--secret-key=s", "--bucket=b"].map(String::from).to_vec();
+        let mut args: Vec<String> = ["s3", "bench", "multipart-put", "--access-key=k", "--secret-key=s", "--bucket=b"]
+            .map(String::from)
+            .to_vec();
         args.extend(
             ["--concurrent=1", "--duration=1s", "--obj.size=256KiB", "--part.size=64KiB", "--json"].map(String::from),
         );
@@ -542,4 +543,47 @@ fn s3_bench_part_concurrent_uploads_parts_at_once() {
     let open = s3.boto("print(len(c.list_multipart_uploads(Bucket='fiox-bench-pc').get('Uploads',[])))").unwrap();
     assert_eq!(open.trim(), "0");
     drop_bucket(s3, "fiox-bench-pc");
+}
+
+/// mixed: a DELETE never picks an object a GET or HEAD is reading, and a read never picks one
+/// being deleted (warp's rule), so on a few objects with many workers and heavy deletes no
+/// request meets a 404: every operation succeeds, and each kind ran.
+#[test]
+fn s3_bench_mixed_reads_never_race_deletes() {
+    s3_or_skip!(s3);
+    let weights = ["--get-distrib=40", "--stat-distrib=20", "--put-distrib=20", "--delete-distrib=20"];
+    let mut more = vec!["--json", "--objects=6", "--concurrent=12", "--obj.size=1KiB", "--duration=3s"];
+    more.extend(weights);
+    let j = report(&bench(s3, "mixed", "fiox-bench-race", &more));
+    let jobs = j["jobs"].as_array().unwrap();
+    let names: Vec<&str> = jobs.iter().map(|x| x["jobname"].as_str().unwrap()).collect();
+    assert_eq!(names, ["get", "put", "delete", "stat"], "{j}");
+    for job in jobs {
+        assert_eq!(job["total_err"], 0, "{}: {}", job["jobname"], j["fiox"]["s3 bench"]["first_error"]);
+        let ios: u64 = ["read", "write", "trim"].iter().map(|d| job[d]["total_ios"].as_u64().unwrap()).sum();
+        assert!(ios > 5, "{}: {ios}", job["jobname"]);
+    }
+    assert!(!bucket_exists(s3, "fiox-bench-race"));
+}
+
+/// multipart (warp's): one object of --parts parts is uploaded first, then each GET reads one
+/// part of it (`partNumber`): every GET moves exactly a part's bytes, not the whole object's;
+/// the object is whole on the server (3 x 5 MiB) and no upload is left open.
+#[test]
+fn s3_bench_multipart_gets_parts_of_one_object() {
+    s3_or_skip!(s3);
+    let more = ["--parts=3", "--part.size=5MiB", "--concurrent=2", "--noclear", "--prefix=mpg", "--json"];
+    let j = report(&bench(s3, "multipart", "fiox-bench-mg", &more));
+    let jobs = j["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 1, "{j}");
+    let (job, read) = (&jobs[0], &jobs[0]["read"]);
+    assert_eq!((job["jobname"].as_str(), job["total_err"].as_u64()), (Some("get"), Some(0)));
+    assert_eq!(job["job options"]["parts"], 3);
+    let n = read["total_ios"].as_u64().unwrap();
+    assert!(n > 2, "{n} part GETs in 2 s");
+    assert_eq!(read["io_bytes"].as_u64().unwrap(), n * (5 << 20), "each GET reads one part");
+    assert_eq!(listing(s3, "fiox-bench-mg", "mpg"), [("mpg/fiox-multipart.bin".to_string(), 15 << 20)]);
+    let open = s3.boto("print(len(c.list_multipart_uploads(Bucket='fiox-bench-mg').get('Uploads',[])))").unwrap();
+    assert_eq!(open.trim(), "0");
+    drop_bucket(s3, "fiox-bench-mg");
 }

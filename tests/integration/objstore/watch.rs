@@ -62,7 +62,7 @@ fn s3_bench_repeats_until_the_interval_is_narrow() {
 }
 
 /// Kills the bench when the test ends, also when it fails.
-struct Child(std::process::Child);
+pub(super) struct Child(pub std::process::Child);
 impl Drop for Child {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -71,7 +71,7 @@ impl Drop for Child {
 }
 
 /// Polls `port` for `path` until `ok` holds of the body (at most 20 s).
-fn poll(port: u16, path: &str, ok: impl Fn(&str) -> bool) -> String {
+pub(super) fn poll(port: u16, path: &str, ok: impl Fn(&str) -> bool) -> String {
     let t0 = Instant::now();
     loop {
         if let Some(body) = get(port, path).filter(|b| ok(b)) {
@@ -83,7 +83,7 @@ fn poll(port: u16, path: &str, ok: impl Fn(&str) -> bool) -> String {
 }
 
 /// The value of the sample line `name{labels}` in an exposition text.
-fn sample(text: &str, series: &str) -> Option<f64> {
+pub(super) fn sample(text: &str, series: &str) -> Option<f64> {
     text.lines().find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
 }
 
@@ -159,7 +159,7 @@ fn s3_bench_taken_port_stops_before_io() {
 }
 
 /// Waits for the bench and reads what it wrote (the report only: the pipes cannot fill).
-fn finish(c: &mut std::process::Child) -> Out {
+pub(super) fn finish(c: &mut std::process::Child) -> Out {
     use std::io::Read;
     let (mut stdout, mut stderr) = (String::new(), String::new());
     c.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();

@@ -25,6 +25,7 @@ impl IoEngine for Null {
         Ok(())
     }
 
+    #[inline]
     fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         if self.inline {
             return Ok(QueueStatus::Completed(io.len as i64));
@@ -33,12 +34,14 @@ impl IoEngine for Null {
         Ok(QueueStatus::Queued)
     }
 
+    #[inline]
     fn commit(&mut self) -> io::Result<u32> {
         let n = self.queued.len() as u32;
         self.done.extend(self.queued.drain(..));
         Ok(n)
     }
 
+    #[inline]
     fn getevents(&mut self, _min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
         let n = self.done.len().min(max as usize);
         out.extend(self.done.drain(..n));

@@ -836,13 +836,10 @@ impl<'a> Worker<'a> {
             if let Some(log) = &mut self.iolog {
                 log.issue(self.clock.now(), &next);
             }
-            let io = Io {
-                ddir: next.ddir(),
-                file: next.file() as u32,
-                offset: next.offset,
-                len: next.len(),
-                ioprio: self.prio.draw(&next),
-            };
+            // The engine's view of the I/O is made where it is used, never kept in a variable
+            // whose address is taken (`debug_io`): that put it in memory, written field by field
+            // and copied as wider words on every I/O (a stalled store-to-load forward).
+            let ioprio = self.prio.draw(&next);
             if let Some(v) = &mut self.verify {
                 v.issue(idx, &next);
             }
@@ -859,12 +856,12 @@ impl<'a> Worker<'a> {
             let t_start = if sync_engine { self.clock.now() } else { t_fill };
             self.stamps.start[idx as usize] = t_start;
             if crate::runner::debug::io_on() {
-                debug_io("queue", idx, &io, self.plan);
+                debug_io("queue", idx, &engine_io(next, ioprio), self.plan);
             }
             if let Some(z) = self.source.zbd_mut() {
                 z.issued();
             }
-            match self.queue_io(idx, io)? {
+            match self.queue_io(idx, engine_io(next, ioprio))? {
                 QueueStatus::Completed(result) => {
                     // Done in line (a synchronous engine; a trim on a ring engine; the null
                     // engine at depth 1): no submission phase, so no slat, as in fio.
@@ -1622,6 +1619,12 @@ impl<'a> Worker<'a> {
         progress.done.store(true, Ordering::Relaxed);
         Ok(result)
     }
+}
+
+/// The engine's description of the drawn I/O `next`.
+#[inline(always)]
+fn engine_io(next: NextIo, ioprio: u16) -> Io {
+    Io { ddir: next.ddir(), file: next.file() as u32, offset: next.offset, len: next.len(), ioprio }
 }
 
 /// An id for this run, the same for all its jobs and different from any earlier run's, so

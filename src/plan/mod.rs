@@ -455,7 +455,7 @@ fn replay_files(spec: &JobSpec, rp: &crate::plan::replay::ReplayPlan) -> Result<
         let writes = rp
             .ios
             .iter()
-            .any(|(io, _)| rp.paths.get(io.file) == Some(path) && !matches!(io.ddir, fiox_engine::Ddir::Read));
+            .any(|(io, _)| rp.paths.get(io.file()) == Some(path) && !matches!(io.ddir(), fiox_engine::Ddir::Read));
         if block_device && writes && !spec.allow_mounted_write {
             crate::plan::device::check_writable(path, &spec.name)?;
         }
@@ -667,6 +667,14 @@ fn plan_files(
     listed: Option<&[String]>,
 ) -> Result<Vec<FilePlan>> {
     let paths = file_paths(spec, clone, uid, listed)?;
+    if paths.len() >= crate::plan::io::NextIo::MAX_FILES {
+        bail!(
+            "job '{}': {} files exceed the maximum of {} per job",
+            spec.name,
+            paths.len(),
+            crate::plan::io::NextIo::MAX_FILES - 1
+        );
+    }
     let nfiles = paths.len() as u64;
     let mut out = Vec::new();
     for (i, path) in paths.into_iter().enumerate() {

@@ -26,10 +26,10 @@ impl ReplayPlan {
     pub fn totals(&self) -> ([u64; 3], [u64; 3]) {
         let (mut bytes, mut max) = ([0u64; 3], [0u64; 3]);
         for (io, _) in &self.ios {
-            let d = io.ddir as usize;
+            let d = io.ddir() as usize;
             if d < 3 {
-                bytes[d] += io.len as u64;
-                max[d] = max[d].max(io.len as u64);
+                bytes[d] += io.len() as u64;
+                max[d] = max[d].max(io.len() as u64);
             }
         }
         (bytes, max)
@@ -121,7 +121,7 @@ pub fn load(spec: &JobSpec, r: &ReplaySpec) -> Result<ReplayPlan> {
             offset &= !(r.align - 1);
         }
         let delay = if r.no_stall { 0 } else { wait.saturating_mul(100) / r.time_scale };
-        let io = NextIo { ddir, file: target[e.file], offset, len: e.len as u32, check: false };
+        let io = NextIo::new(ddir, target[e.file], offset, e.len as u32);
         ios.push((io, delay));
     }
     Ok(ReplayPlan { paths, ios })

@@ -304,7 +304,7 @@ impl IoGen {
     #[inline(always)]
     pub fn next(&mut self) -> Option<NextIo> {
         if let Some(w) = self.pending_write.take() {
-            self.count_write(w.ddir);
+            self.count_write(w.ddir());
             return Some(w);
         }
         if self.sync_due {
@@ -313,22 +313,16 @@ impl IoGen {
             self.sync_due = false;
             let n = self.writes;
             if let Some(&(_, ddir)) = self.syncs.iter().find(|&&(every, _)| every > 0 && n % every == 0) {
-                let file = self.last.map_or(0, |l| l.file);
-                return Some(NextIo { ddir, file, offset: 0, len: 0, check: false });
+                let file = self.last.map_or(0, |l| l.file());
+                return Some(NextIo::new(ddir, file, 0, 0));
             }
         }
         if let Some(s) = &mut self.sprandom {
             let block = s.next_block()?;
             let bs = s.block_size();
-            let io = NextIo {
-                ddir: Ddir::Write,
-                file: 0,
-                offset: self.regions[0].start + block * bs,
-                len: bs as u32,
-                check: false,
-            };
+            let io = NextIo::new(Ddir::Write, 0, self.regions[0].start + block * bs, bs as u32);
             self.last = Some(io);
-            self.count_write(io.ddir);
+            self.count_write(io.ddir());
             return Some(io);
         }
         let ddir = self.pick_ddir();
@@ -372,7 +366,7 @@ impl IoGen {
                 }
                 b
             };
-            NextIo { ddir, file, offset: r.start + block * self.min_bs, len: len as u32, check: false }
+            NextIo::new(ddir, file, r.start + block * self.min_bs, len as u32)
         } else if self.rw.is_random() && self.run_left > 0 {
             // Within a `randread:N` run: continue sequentially from the last offset, or repeat it
             // (rw_sequencer=identical).
@@ -380,11 +374,11 @@ impl IoGen {
             let r = &self.regions[file];
             let prev = match (self.last, self.identical) {
                 (Some(l), true) => l.offset - r.start,
-                (Some(l), false) => l.offset + l.len as u64 - r.start,
+                (Some(l), false) => l.offset + l.len() as u64 - r.start,
                 (None, _) => 0,
             };
             let rel = if prev + len > r.len { 0 } else { prev };
-            NextIo { ddir, file, offset: r.start + rel, len: len as u32, check: false }
+            NextIo::new(ddir, file, r.start + rel, len as u32)
         } else {
             // A pass wraps when the position lands exactly on the region's end. When a block
             // would only partly fit (or the position jumped past the end through a `:N` hole),
@@ -414,16 +408,16 @@ impl IoGen {
             // Backwards (`read:-8k`) past the region's start goes on from its end, step
             // included, as in fio.
             r.seq[d] = if next >= 0 { next as u64 } else { (r.len as i64 + self.modifier).max(0) as u64 };
-            NextIo { ddir, file, offset: r.start + rel, len: len as u32, check: false }
+            NextIo::new(ddir, file, r.start + rel, len as u32)
         };
         if matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
-            let wlen = io.len;
-            self.pending_write = Some(NextIo { ddir: Ddir::Write, len: wlen, ..io });
+            let wlen = io.len();
+            self.pending_write = Some(io.with_ddir(Ddir::Write).with_len(wlen));
         }
         self.last = Some(io);
-        self.count_write(io.ddir);
-        if self.regions.len() > 1 && self.region_done(io.file, d) {
-            self.files.finished(io.file);
+        self.count_write(io.ddir());
+        if self.regions.len() > 1 && self.region_done(io.file(), d) {
+            self.files.finished(io.file());
         }
         Some(io)
     }
@@ -455,14 +449,14 @@ impl IoGen {
     /// shrinks to what is left (in multiples of its smallest size); when even the smallest block
     /// of that direction does not fit, the job is done (`None`).
     pub fn fit(&self, mut io: NextIo, remaining: u64) -> Option<NextIo> {
-        if (io.len as u64) <= remaining || io.ddir as usize >= 3 {
+        if (io.len() as u64) <= remaining || io.ddir() as usize >= 3 {
             return Some(io);
         }
-        let min = self.sizes[io.ddir as usize].min();
+        let min = self.sizes[io.ddir() as usize].min();
         if remaining < min {
             return None;
         }
-        io.len = (remaining / min * min) as u32;
+        io = io.with_len((remaining / min * min) as u32);
         Some(io)
     }
 
@@ -553,7 +547,7 @@ mod tests {
     fn mix_ratio() {
         let s = spec(&["--rw=randrw", "--rwmixread=70", "--size=1m"]);
         let mut g = IoGen::new(&s, &[(0, 1 << 20)], 3);
-        let reads = (0..10000).filter(|_| g.next().unwrap().ddir == Ddir::Read).count();
+        let reads = (0..10000).filter(|_| g.next().unwrap().ddir() == Ddir::Read).count();
         assert!((6700..7300).contains(&reads), "{reads}");
     }
 
@@ -585,12 +579,12 @@ mod tests {
             let mut cut = 0;
             while bytes < 4 << 20 {
                 let n = g.next().unwrap();
-                assert!(n.offset % 4096 == 0 && n.len % 4096 == 0 && n.offset + n.len as u64 <= 4 << 20, "{n:?}");
-                cut += usize::from(n.len != 4096 && n.len != 65536);
-                for b in n.offset / 4096..(n.offset + n.len as u64) / 4096 {
+                assert!(n.offset % 4096 == 0 && n.len() % 4096 == 0 && n.offset + n.len() as u64 <= 4 << 20, "{n:?}");
+                cut += usize::from(n.len() != 4096 && n.len() != 65536);
+                for b in n.offset / 4096..(n.offset + n.len() as u64) / 4096 {
                     seen[b as usize] += 1;
                 }
-                bytes += n.len as u64;
+                bytes += n.len() as u64;
             }
             assert!(seen.iter().all(|&c| c == 1), "pass {pass}: a block done twice or never");
             assert!(cut > 0, "pass {pass}: no I/O was cut short");
@@ -616,13 +610,13 @@ mod tests {
         // Without the random map every pick keeps its size.
         let s = spec(&["--rw=randread", "--bssplit=4k/25:64k/75", "--size=16m", "--norandommap"]);
         let mut g = IoGen::new(&s, &[(0, 16 << 20)], 5);
-        let big = (0..4000).filter(|_| g.next().unwrap().len == 65536).count();
+        let big = (0..4000).filter(|_| g.next().unwrap().len() == 65536).count();
         assert!((2800..3200).contains(&big), "{big}");
         let s = spec(&["--rw=read", "--bsrange=4k-16k", "--size=1m"]);
         let mut g = IoGen::new(&s, &[(0, 1 << 20)], 5);
         for _ in 0..100 {
             let n = g.next().unwrap();
-            assert!(n.len % 4096 == 0 && (4096..=16384).contains(&n.len), "{n:?}");
+            assert!(n.len() % 4096 == 0 && (4096..=16384).contains(&n.len()), "{n:?}");
         }
         // Multiples of the low end (a power of two or not), the high end as likely as the
         // others or capped from the rest of the span, as fio draws them.
@@ -631,7 +625,7 @@ mod tests {
         {
             let s = spec(&["--rw=read", &format!("--bsrange={range}"), "--size=1g", "--norandommap"]);
             let mut g = IoGen::new(&s, &[(0, 1 << 30)], 5);
-            let lens: Vec<u64> = (0..20_000).map(|_| u64::from(g.next().unwrap().len)).collect();
+            let lens: Vec<u64> = (0..20_000).map(|_| u64::from(g.next().unwrap().len())).collect();
             let lo = if range == "512-4k" { 512 } else { 1000 };
             assert!(lens.iter().all(|l| l % lo == 0 || *l == 2500), "{range}");
             for &(len, share) in want {
@@ -645,7 +639,7 @@ mod tests {
     fn fsync_every_n_writes() {
         let s = spec(&["--rw=write", "--fsync=2", "--size=64k"]);
         let mut g = IoGen::new(&s, &[(0, 65536)], 5);
-        let d: Vec<Ddir> = (0..6).map(|_| g.next().unwrap().ddir).collect();
+        let d: Vec<Ddir> = (0..6).map(|_| g.next().unwrap().ddir()).collect();
         assert_eq!(d, [Ddir::Write, Ddir::Write, Ddir::Sync, Ddir::Write, Ddir::Write, Ddir::Sync]);
     }
 
@@ -655,7 +649,7 @@ mod tests {
         let mut g = IoGen::new(&s, &[(0, 16384)], 3);
         let a = g.next().unwrap();
         let b = g.next().unwrap();
-        assert_eq!((a.ddir, b.ddir, a.offset, b.offset), (Ddir::Trim, Ddir::Write, 0, 0));
+        assert_eq!((a.ddir(), b.ddir(), a.offset, b.offset), (Ddir::Trim, Ddir::Write, 0, 0));
         assert_eq!(g.next().unwrap().offset, 4096);
     }
 }

@@ -224,7 +224,7 @@ impl WriteMap {
             self.cursor = (fi, i + n);
             let offset = f.base + i as u64 * self.interval;
             let len = (n as u64 * self.interval) as u32;
-            return Some(NextIo { ddir: Ddir::Read, file: fi, offset, len, check: true });
+            return Some(NextIo::new(Ddir::Read, fi, offset, len).checked());
         }
         None
     }
@@ -434,7 +434,7 @@ impl Verifier {
             };
             if map.expected(file as usize, offset) == stamp {
                 t.due -= 1;
-                return Some(NextIo { ddir: Ddir::Trim, file: file as usize, offset, len, check: true });
+                return Some(NextIo::new(Ddir::Trim, file as usize, offset, len).checked());
             }
         }
         None
@@ -582,7 +582,7 @@ impl Verifier {
             let (file, offset, len, stamp) = b.fifo.pop_front()?;
             if map.expected(file as usize, offset) == stamp {
                 b.due -= 1;
-                return Some(NextIo { ddir: Ddir::Read, file: file as usize, offset, len, check: true });
+                return Some(NextIo::new(Ddir::Read, file as usize, offset, len).checked());
             }
         }
         if b.fifo.is_empty() {
@@ -594,7 +594,7 @@ impl Verifier {
     /// Unit `unit` carries `io` now: whether its read verifies is noted.
     #[inline]
     pub fn issue(&mut self, unit: u32, io: &NextIo) {
-        self.unit_check[unit as usize] = io.check;
+        self.unit_check[unit as usize] = io.check();
     }
 
     /// Whether the read unit `unit` completed is checked.

@@ -290,26 +290,26 @@ impl Zbd {
     /// more I/O to do (a sequential job past its region, reads with no data left).
     pub fn place(&mut self, mut io: NextIo) -> Option<NextIo> {
         let raw = io;
-        if io.ddir == Ddir::Trim {
+        if io.ddir() == Ddir::Trim {
             return self.place_trim(io);
         }
-        if !matches!(io.ddir, Ddir::Read | Ddir::Write) {
+        if !matches!(io.ddir(), Ddir::Read | Ddir::Write) {
             return Some(io);
         }
         let seq = self.sequential;
         let min_bs = self.min_bs;
-        let f = self.files.get_mut(io.file)?;
+        let f = self.files.get_mut(io.file())?;
         let dev = f.dev.clone();
         let mut d = dev.lock().unwrap_or_else(|e| e.into_inner());
         let mut off = if seq { io.offset.saturating_add_signed(f.skip) } else { io.offset };
         if seq && self.zone_skip > 0 {
-            off = zone_skip(f, &d, io.offset, off, io.ddir, self.read_beyond_wp, self.zone_skip)?;
+            off = zone_skip(f, &d, io.offset, off, io.ddir(), self.read_beyond_wp, self.zone_skip)?;
         }
         if off >= f.region_end {
             return None;
         }
         let mut zi = d.zone_of(off);
-        if io.ddir == Ddir::Read {
+        if io.ddir() == Ddir::Read {
             if self.read_beyond_wp || !d.zones[zi].seq {
                 io.offset = off;
                 return Some(io);
@@ -322,7 +322,7 @@ impl Zbd {
                     off = d.zones[zi].start;
                 }
                 let room = d.zones[zi].start + d.zones[zi].data() - off;
-                io.len = (io.len as u64).min(room / min_bs * min_bs).max(min_bs) as u32;
+                io = io.with_len((io.len() as u64).min(room / min_bs * min_bs).max(min_bs) as u32);
                 io.offset = off;
                 return Some(io);
             }
@@ -333,10 +333,10 @@ impl Zbd {
             }
             let z = &d.zones[zi];
             let range = z.data();
-            let len = (io.len as u64).min(range / min_bs * min_bs);
+            let len = (io.len() as u64).min(range / min_bs * min_bs);
             let span = range - len + 1;
             io.offset = z.start + (off - orig) % span / min_bs * min_bs;
-            io.len = len as u32;
+            io = io.with_len(len as u32);
             return Some(io);
         }
         // A write.
@@ -358,7 +358,7 @@ impl Zbd {
                 return Some(io);
             }
         }
-        let file = io.file;
+        let file = io.file();
         if self.max_open > 0 && !d.open.contains(&zi) {
             let mine = self.job_open.iter().filter(|o| o.0 == file).count() as u32;
             let full = d.open.len() as u32 >= self.max_open || (self.job_max_open > 0 && mine >= self.job_max_open);
@@ -396,12 +396,12 @@ impl Zbd {
             z.wp = z.start;
             self.reset_due = Some((file, z.start, z.len));
         }
-        let len = (io.len as u64).min(z.cap_end - z.wp) / min_bs * min_bs;
+        let len = (io.len() as u64).min(z.cap_end - z.wp) / min_bs * min_bs;
         if len < min_bs {
             return None;
         }
         io.offset = z.wp;
-        io.len = len as u32;
+        io = io.with_len(len as u32);
         z.wp += len;
         z.writing += 1;
         self.placed = Some((file, zi));
@@ -420,7 +420,7 @@ impl Zbd {
     /// to the nearest zone holding data instead, and the job ends when none does.
     fn place_trim(&mut self, mut io: NextIo) -> Option<NextIo> {
         let raw = io;
-        let f = self.files.get(io.file)?;
+        let f = self.files.get(io.file())?;
         let mut d = f.dev.lock().unwrap_or_else(|e| e.into_inner());
         if io.offset >= f.region_end {
             return None;
@@ -444,7 +444,7 @@ impl Zbd {
             ZoneTrim::Misaligned
         } else if z.wp > z.start {
             z.wp = z.start;
-            ZoneTrim::Reset((io.file, z.start, z.len))
+            ZoneTrim::Reset((io.file(), z.start, z.len))
         } else {
             ZoneTrim::Empty
         });

@@ -51,11 +51,11 @@ impl Zones {
     /// Moves the generator's I/O into the current zone of its file.
     #[inline]
     pub fn place(&mut self, mut io: NextIo) -> NextIo {
-        if !matches!(io.ddir, Ddir::Read | Ddir::Write | Ddir::Trim) {
+        if !matches!(io.ddir(), Ddir::Read | Ddir::Write | Ddir::Trim) {
             return io;
         }
-        let len = io.len as u64;
-        let Some(c) = self.files.get_mut(io.file) else { return io };
+        let len = io.len() as u64;
+        let Some(c) = self.files.get_mut(io.file()) else { return io };
         // An I/O that would run past the region's end starts over at the first zone.
         if c.zone + c.done + len > c.len && !self.random {
             c.zone = 0;
@@ -86,9 +86,7 @@ mod tests {
 
     fn offsets(z: ZoneSpec, random: bool, bs: u32, n: usize) -> Vec<u64> {
         let mut zones = Zones::new(&z, &[(0, 64 << 10)], bs as u64, random, 1);
-        (0..n)
-            .map(|_| zones.place(NextIo { ddir: Ddir::Read, file: 0, offset: 0, len: bs, check: false }).offset >> 10)
-            .collect()
+        (0..n).map(|_| zones.place(NextIo::new(Ddir::Read, 0, 0, bs)).offset >> 10).collect()
     }
 
     fn strided(size: u64, range: u64, skip: u64) -> ZoneSpec {

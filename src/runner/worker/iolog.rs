@@ -32,13 +32,13 @@ impl IoLog {
     pub(super) fn issue(&mut self, now_ns: u64, io: &NextIo) {
         use std::fmt::Write as _;
         let us = now_ns / 1_000;
-        let name = &self.names[io.file];
+        let name = &self.names[io.file()];
         // fio opens files on first use and logs it.
-        if !self.opened[io.file] {
-            self.opened[io.file] = true;
+        if !self.opened[io.file()] {
+            self.opened[io.file()] = true;
             let _ = writeln!(self.text, "{us} {name} open");
         }
-        let action = match io.ddir {
+        let action = match io.ddir() {
             Ddir::Read => "read",
             Ddir::Write => "write",
             Ddir::Trim => "trim",
@@ -46,11 +46,11 @@ impl IoLog {
             Ddir::DataSync => "datasync",
             Ddir::SyncRange => "sync_file_range",
         };
-        if matches!(io.ddir, Ddir::Sync | Ddir::DataSync | Ddir::SyncRange) {
-            let _ = writeln!(self.text, "{us} {name} {action} {} 0", self.last[io.file]);
+        if matches!(io.ddir(), Ddir::Sync | Ddir::DataSync | Ddir::SyncRange) {
+            let _ = writeln!(self.text, "{us} {name} {action} {} 0", self.last[io.file()]);
         } else {
-            self.last[io.file] = io.offset;
-            let _ = writeln!(self.text, "{us} {name} {action} {} {}", io.offset, io.len);
+            self.last[io.file()] = io.offset;
+            let _ = writeln!(self.text, "{us} {name} {action} {} {}", io.offset, io.len());
         }
     }
 

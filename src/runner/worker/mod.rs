@@ -335,8 +335,8 @@ impl CmdPrio {
     fn draw(&mut self, io: &NextIo) -> u16 {
         let rule = self
             .rules
-            .get(io.ddir as usize)
-            .and_then(|rules| rules.iter().find(|r| r.bs.is_none_or(|bs| bs == io.len as u64)));
+            .get(io.ddir() as usize)
+            .and_then(|rules| rules.iter().find(|r| r.bs.is_none_or(|bs| bs == io.len() as u64)));
         match rule {
             Some(r) if (self.rng.below(1_000_000) as f64) < r.pct * 10_000.0 => r.ioprio,
             _ => 0,
@@ -664,12 +664,12 @@ impl<'a> Worker<'a> {
     /// nothing is written.
     fn plan_only(&mut self) {
         while let Some(next) = self.next_io(0) {
-            if next.ddir == Ddir::Write {
+            if next.ddir() == Ddir::Write {
                 if let Some(v) = &mut self.verify {
-                    if !v.within_state(next.file, next.offset) {
+                    if !v.within_state(next.file(), next.offset) {
                         break;
                     }
-                    v.planned(next.file, next.offset, next.len);
+                    v.planned(next.file(), next.offset, next.len());
                 }
             }
             self.end.issued(&next);
@@ -819,7 +819,7 @@ impl<'a> Worker<'a> {
                 return Ok((false, true));
             }
             if self.pacing {
-                let at = self.pacer.ready_at(next.ddir as usize);
+                let at = self.pacer.ready_at(next.ddir() as usize);
                 if at > t_pace {
                     self.pending = Some(next);
                     self.wait_until_due(at);
@@ -832,44 +832,41 @@ impl<'a> Worker<'a> {
                 return Ok((false, self.q.in_engine() > 0));
             }
             if self.pacing {
-                let d = next.ddir as usize;
+                let d = next.ddir() as usize;
                 if let Some(due) = self.stamps.due.get_mut(idx as usize) {
                     *due = self.pacer.due(d, t_pace);
                 }
-                self.pacer.issued(d, next.len as u64, t_pace);
+                self.pacer.issued(d, next.len() as u64, t_pace);
             }
             if let Some(log) = &mut self.iolog {
                 log.issue(self.clock.now(), &next);
             }
-            let io = Io {
-                ddir: next.ddir,
-                file: next.file as u32,
-                offset: next.offset,
-                len: next.len,
-                ioprio: self.prio.draw(&next),
-            };
+            // The engine's view of the I/O is made where it is used, never kept in a variable
+            // whose address is taken (`debug_io`): that put it in memory, written field by field
+            // and copied as wider words on every I/O (a stalled store-to-load forward).
+            let ioprio = self.prio.draw(&next);
             if let Some(v) = &mut self.verify {
                 v.issue(idx, &next);
             }
-            if next.ddir == Ddir::Write {
+            if next.ddir() == Ddir::Write {
                 if let Some(v) = &mut self.verify {
-                    v.seal(idx, &mut self.q.buf_mut(idx)[..next.len as usize], next.file, next.offset);
+                    v.seal(idx, &mut self.q.buf_mut(idx)[..next.len() as usize], next.file(), next.offset);
                     v.flush_journal()
                         .with_context(|| format!("job '{}': cannot write its verify journal", self.spec.name))?;
                 } else if self.content.changes() {
-                    self.content.before_write(self.q.buf_mut(idx), next.len as usize, next.offset);
+                    self.content.before_write(self.q.buf_mut(idx), next.len() as usize, next.offset);
                 }
             }
             // Synchronous engines are timed around the call itself.
             let t_start = if sync_engine { self.clock.now() } else { t_fill };
             self.stamps.start[idx as usize] = t_start;
             if crate::runner::debug::io_on() {
-                debug_io("queue", idx, &io, self.plan);
+                debug_io("queue", idx, &engine_io(next, ioprio), self.plan);
             }
             if let Some(z) = self.source.zbd_mut() {
                 z.issued();
             }
-            match self.queue_io(idx, io)? {
+            match self.queue_io(idx, engine_io(next, ioprio))? {
                 QueueStatus::Completed(result) => {
                     // Done in line (a synchronous engine; a trim on a ring engine; the null
                     // engine at depth 1): no submission phase, so no slat, as in fio.
@@ -898,7 +895,7 @@ impl<'a> Worker<'a> {
                 }
                 QueueStatus::Busy => {
                     if let Some(l) = &mut self.locks {
-                        l.release(next.file, next.ddir);
+                        l.release(next.file(), next.ddir());
                     }
                     self.pending = Some(next);
                     return Ok((false, true));
@@ -1087,13 +1084,13 @@ impl<'a> Worker<'a> {
     /// Whether `io` overlaps an I/O the engine holds on the same file (`serialize_overlap`).
     /// Syncs overlap nothing. O(depth), and only with the option set.
     fn overlaps_inflight(&self, io: &NextIo) -> bool {
-        if !matches!(io.ddir, Ddir::Read | Ddir::Write | Ddir::Trim) {
+        if !matches!(io.ddir(), Ddir::Read | Ddir::Write | Ddir::Trim) {
             return false;
         }
-        let (start, end) = (io.offset, io.offset + io.len as u64);
+        let (start, end) = (io.offset, io.offset + io.len() as u64);
         self.q.in_engine_units().any(|i| {
             let o = self.q.io(i);
-            o.file as usize == io.file
+            o.file as usize == io.file()
                 && matches!(o.ddir, Ddir::Read | Ddir::Write | Ddir::Trim)
                 && o.offset < end
                 && start < o.offset + o.len as u64
@@ -1106,7 +1103,7 @@ impl<'a> Worker<'a> {
     #[cold]
     fn lock_file(&mut self, next: &NextIo) -> bool {
         let Some(l) = &mut self.locks else { return true };
-        if l.try_take(next.file, next.ddir) {
+        if l.try_take(next.file(), next.ddir()) {
             return true;
         }
         if self.q.in_engine() > 0 {
@@ -1117,7 +1114,7 @@ impl<'a> Worker<'a> {
         let stop = self.stop;
         let end_ns = self.end.end_ns;
         let clock = &self.clock;
-        let ok = l.take(next.file, next.ddir, &|| stop.load(Ordering::Relaxed) || clock.now() >= end_ns);
+        let ok = l.take(next.file(), next.ddir(), &|| stop.load(Ordering::Relaxed) || clock.now() >= end_ns);
         activity.store(Activity::IO, Ordering::Relaxed);
         self.now = self.clock.now();
         ok
@@ -1192,7 +1189,7 @@ impl<'a> Worker<'a> {
                 let _ = sys::drop_cache(file.as_raw_fd(), fp.block_device);
             }
         }
-        if next.check {
+        if next.check() {
             // A verify read reads the block as it was written.
             return Some(next);
         }
@@ -1646,6 +1643,12 @@ impl<'a> Worker<'a> {
         progress.done.store(true, Ordering::Relaxed);
         Ok(result)
     }
+}
+
+/// The engine's description of the drawn I/O `next`.
+#[inline(always)]
+fn engine_io(next: NextIo, ioprio: u16) -> Io {
+    Io { ddir: next.ddir(), file: next.file() as u32, offset: next.offset, len: next.len(), ioprio }
 }
 
 /// An id for this run, the same for all its jobs and different from any earlier run's, so

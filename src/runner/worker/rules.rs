@@ -141,14 +141,14 @@ impl EndRules {
     /// Counts an I/O handed to the engine.
     #[inline]
     pub(super) fn issued(&mut self, io: &NextIo) {
-        if io.check {
+        if io.check() {
             // A verify read: fio adds the job's size to its budget for them.
             return;
         }
         self.issued_ios += 1;
         self.loop_seen = Some(self.issued_bytes / self.per_loop.max(1));
-        if self.count_trims || io.ddir != Ddir::Trim {
-            self.issued_bytes += io.len as u64;
+        if self.count_trims || io.ddir() != Ddir::Trim {
+            self.issued_bytes += io.len() as u64;
         }
     }
 
@@ -157,11 +157,17 @@ impl EndRules {
     /// while any of the io_size is left, unless it starts a new pass over the file within the
     /// loop, as fio 3.33 does (bs=4k, size=64k: io_size=5k moves 8 KiB, 65k moves 64 KiB, 69k
     /// moves 72 KiB; with loops=2, size=8k and io_size=5k, 12 KiB).
-    #[inline]
+    // The unbounded case (time-based jobs) is decided here, in line; the rest is a call.
+    #[inline(always)]
     pub(super) fn fit(&mut self, io: NextIo, source: &crate::runner::source::Source, new_pass: bool) -> Option<NextIo> {
         if self.limit == u64::MAX {
             return Some(io);
         }
+        self.fit_size(io, source, new_pass)
+    }
+
+    #[inline(never)]
+    fn fit_size(&mut self, io: NextIo, source: &crate::runner::source::Source, new_pass: bool) -> Option<NextIo> {
         let remaining = self.limit - self.issued_bytes;
         let loop_fresh = self.loop_seen.is_none_or(|l| self.issued_bytes / self.per_loop.max(1) > l);
         if self.whole_blocks && remaining > 0 && (loop_fresh || !new_pass) {
@@ -432,7 +438,7 @@ mod tests {
     }
 
     fn next(ddir: Ddir, len: u32) -> NextIo {
-        NextIo { ddir, file: 0, offset: 0, len, check: false }
+        NextIo::new(ddir, 0, 0, len)
     }
 
     #[test]
@@ -489,7 +495,7 @@ mod tests {
     #[test]
     fn verify_reads_and_trimwrites_trims_do_not_count_toward_the_size() {
         let mut r = rules(&["--size=8k", "--bs=4k", "--rw=write"]);
-        r.issued(&NextIo { check: true, ..next(Ddir::Read, 4096) });
+        r.issued(&next(Ddir::Read, 4096).checked());
         r.issued(&next(Ddir::Write, 4096));
         assert!(!r.issued_all(), "the verify read is on top of the size");
         r.issued(&next(Ddir::Write, 4096));

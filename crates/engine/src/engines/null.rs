@@ -11,37 +11,46 @@ use crate::{Completion, EngineInfo, IoEngine, IoUnit, QueueStatus};
 pub struct Null {
     /// At depth 1 fio's null engine completes each I/O inside `queue`; deeper, it queues.
     inline: bool,
-    /// Queued but not yet committed, then committed but not yet reaped.
-    queued: Vec<Completion>,
-    /// A ring, not a vector: a deep queue reaped a few at a time must not shift the rest.
-    done: VecDeque<Completion>,
+    /// Queued I/Os in order, the committed ones first: completions come back in the order the
+    /// I/Os were queued, so one ring and a count serve for both states (no moving between
+    /// lists at each commit). A ring, not a vector: a deep queue reaped a few at a time must
+    /// not shift the rest.
+    ios: VecDeque<Completion>,
+    /// How many of `ios`, from the front, are committed (and so complete).
+    committed: usize,
 }
 
 impl IoEngine for Null {
     fn init(&mut self, setup: &crate::Setup<'_>) -> io::Result<()> {
         self.inline = setup.depth <= 1;
-        self.queued.reserve(setup.depth as usize);
-        self.done.reserve(setup.depth as usize);
+        self.ios.reserve(setup.depth as usize);
         Ok(())
     }
 
+    #[inline]
     fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus> {
         if self.inline {
             return Ok(QueueStatus::Completed(io.len as i64));
         }
-        self.queued.push(Completion { index, result: io.len as i64 });
+        self.ios.push_back(Completion { index, result: io.len as i64 });
         Ok(QueueStatus::Queued)
     }
 
+    #[inline]
     fn commit(&mut self) -> io::Result<u32> {
-        let n = self.queued.len() as u32;
-        self.done.extend(self.queued.drain(..));
-        Ok(n)
+        let n = self.ios.len() - self.committed;
+        self.committed = self.ios.len();
+        Ok(n as u32)
     }
 
+    #[inline]
     fn getevents(&mut self, _min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
-        let n = self.done.len().min(max as usize);
-        out.extend(self.done.drain(..n));
+        for _ in 0..self.committed.min(max as usize) {
+            if let Some(c) = self.ios.pop_front() {
+                out.push(c);
+            }
+            self.committed -= 1;
+        }
         Ok(())
     }
 }

@@ -55,15 +55,17 @@ pub fn build(plan: &Plan, results: &[WorkerResult], disks: Vec<fiox_report::Disk
                 ts
             })
             .collect();
-        let mut group = GroupStat::from_jobs(g, stats.iter());
-        group.unified = unified;
-        groups.push(group);
         let merged = members.iter().any(|&i| plan.workers[i].spec.group_reporting);
         if merged {
             let mut ts = ThreadStat::default();
             for one in &stats {
                 ts.merge(one);
             }
+            // Under group_reporting fio's group line is that of the merged job: its bandwidth
+            // as slowest and fastest, its runtime (the longest) as shortest and longest.
+            let mut group = GroupStat::from_jobs(g, std::iter::once(&ts));
+            group.unified = unified;
+            groups.push(group);
             // fio names a merged report after the group's first job, with the last job's options.
             let first = members[0];
             let last = *members.last().expect("not empty");
@@ -73,6 +75,9 @@ pub fn build(plan: &Plan, results: &[WorkerResult], disks: Vec<fiox_report::Disk
             report.iodepth = members.iter().find_map(|&i| results[i].latency_depth).unwrap_or(report.iodepth);
             jobs.push(report);
         } else {
+            let mut group = GroupStat::from_jobs(g, stats.iter());
+            group.unified = unified;
+            groups.push(group);
             for (&i, ts) in members.iter().zip(stats) {
                 jobs.push(job_report(plan, i, i, &results[i], ts, unified, &ctime));
             }

@@ -439,6 +439,24 @@ impl IoGen {
         }
     }
 
+    /// Ends a sequential pass before the generator reached its region's end (a zoned job
+    /// that skipped the zones' unwritable parts ran out of region first): as when a pass ends
+    /// on a partial block, the next loop starts from the region's start, and the job ends when
+    /// none is left. Returns whether another pass starts.
+    pub fn end_pass(&mut self, file: usize) -> bool {
+        if !self.time_based {
+            if self.loops_left <= 1 {
+                return false;
+            }
+            self.loops_left -= 1;
+        }
+        for r in &mut self.regions {
+            r.seq = [0; 3];
+        }
+        self.new_pass = Some(file);
+        true
+    }
+
     /// The file that started a new pass with the last I/O, if one did.
     #[inline]
     pub fn take_new_pass(&mut self) -> Option<usize> {

@@ -38,7 +38,19 @@ impl Source {
         match self {
             Source::Gen(g) => g.next(),
             Source::Zoned(g, z) => g.next().map(|io| z.place(io)),
-            Source::Zbd(g, z) => z.take_held().or_else(|| g.next()).and_then(|io| z.place(io)),
+            Source::Zbd(g, z) => {
+                let io = z.take_held().or_else(|| g.next()).and_then(|io| z.place(io));
+                if io.is_some() {
+                    return io;
+                }
+                // A sequential pass that ran out of region early: the next loop, if any.
+                let file = z.take_pass_over()?;
+                if !g.end_pass(file) {
+                    return None;
+                }
+                z.start_pass();
+                g.next().and_then(|io| z.place(io))
+            }
             Source::Replay(r) => r.next(),
         }
     }

@@ -169,6 +169,9 @@ pub struct Zbd {
     /// A write (or a trim that resets a zone) drawn while its zone was busy, drawn again next
     /// time.
     held: Option<NextIo>,
+    /// The file whose region a sequential job just ran out of (its pass is over, early when
+    /// it skipped parts of zones): the source starts the next loop, if any.
+    pass_over: Option<usize>,
     /// The trim placed last, when it went to a sequential zone: done by the runner in place
     /// of the engine's discard.
     trim: Option<ZoneTrim>,
@@ -219,6 +222,7 @@ impl Zbd {
             reset_due: None,
             placed: None,
             held: None,
+            pass_over: None,
             trim: None,
         };
         let mut resets = 0;
@@ -259,6 +263,20 @@ impl Zbd {
     /// What the trim just placed becomes, when the runner does it instead of the engine.
     pub fn take_trim(&mut self) -> Option<ZoneTrim> {
         self.trim.take()
+    }
+
+    /// The file whose region a sequential job ran out of with the last I/O drawn, if it did.
+    pub fn take_pass_over(&mut self) -> Option<usize> {
+        self.pass_over.take()
+    }
+
+    /// The generator starts another pass over the regions: offsets are its own again.
+    pub fn start_pass(&mut self) {
+        for f in &mut self.files {
+            f.skip = 0;
+            f.zone_base = f.region_start;
+            f.gen_base = f.region_start;
+        }
     }
 
     /// The write placed last is with the engine.
@@ -306,6 +324,7 @@ impl Zbd {
             off = zone_skip(f, &d, io.offset, off, io.ddir(), self.read_beyond_wp, self.zone_skip)?;
         }
         if off >= f.region_end {
+            self.pass_over = seq.then_some(io.file);
             return None;
         }
         let mut zi = d.zone_of(off);
@@ -317,7 +336,11 @@ impl Zbd {
             if seq {
                 if off + min_bs > d.zones[zi].wp {
                     // On to the next zone holding data.
-                    zi = (zi + 1..f.end).find(|&i| d.zones[i].data() >= min_bs)?;
+                    let Some(next) = (zi + 1..f.end).find(|&i| d.zones[i].data() >= min_bs) else {
+                        self.pass_over = Some(io.file);
+                        return None;
+                    };
+                    zi = next;
                     f.skip += (d.zones[zi].start - off) as i64;
                     off = d.zones[zi].start;
                 }
@@ -350,6 +373,7 @@ impl Zbd {
             f.skip += (next - off) as i64;
             off = next;
             if off >= f.region_end {
+                self.pass_over = Some(io.file);
                 return None;
             }
             zi = d.zone_of(off);

@@ -923,3 +923,49 @@ fn option_echo_is_in_fios_order() {
     let (f, x) = (json_of(&fio(dir.path(), &cmd), "fio"), json_of(&fiox(dir.path(), &cmd), "fiox"));
     assert_eq!(echo(&x), echo(&f));
 }
+
+/// The `Run status group` lines of a run: per direction, (aggregate, slowest-fastest, io,
+/// shortest-longest run), as printed.
+fn group_lines(out: &str) -> Vec<(String, String, String, String)> {
+    out.lines()
+        .filter(|l| l.contains(": bw=") && l.contains(", run="))
+        .map(|l| {
+            let f: Vec<&str> = l.split(", ").collect();
+            let agg = f[0].split("bw=").nth(1).unwrap().split(' ').next().unwrap().to_string();
+            let range = f[1].split(' ').next().unwrap().to_string();
+            let io = f[2].split(' ').next().unwrap().to_string();
+            (agg, range, io, f[3].trim_start_matches("run=").trim_end_matches("msec").to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn group_reporting_run_status_is_the_merged_jobs_as_in_fio() {
+    // Three jobs of different sizes in one group: under group_reporting fio 3.33 reports the
+    // group as one job (the merged one), whose bandwidth is the slowest and the fastest and
+    // whose (longest) runtime is the shortest and the longest.
+    let dir = crate::util::scratch();
+    let args = [
+        "--ioengine=null",
+        "--bs=4k",
+        "--rw=read",
+        "--group_reporting",
+        "--name=a",
+        "--size=64m",
+        "--numjobs=2",
+        "--name=b",
+        "--size=256m",
+    ];
+    let mut ios = Vec::new();
+    for out in [fio(dir.path(), &args), fiox(dir.path(), &args)] {
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let lines = group_lines(&out.stdout);
+        assert_eq!(lines.len(), 1, "{}", out.stdout);
+        let (agg, range, io, run) = &lines[0];
+        let (lo, hi) = range.split_once('-').unwrap();
+        let (rlo, rhi) = run.split_once('-').unwrap();
+        assert_eq!((lo, hi, rlo), (agg.as_str(), agg.as_str(), rhi), "{}", out.stdout);
+        ios.push(io.clone());
+    }
+    assert_eq!(ios[0], ios[1], "io= (fio, fiox)");
+}

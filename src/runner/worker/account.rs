@@ -327,7 +327,9 @@ pub(super) fn finish_stats(ts: &mut ThreadStat, elapsed_ms: u64, usage0: &sys::U
     ts.minf = usage.minf;
     ts.job_runtime_ms = elapsed_ms;
     for (d, ds) in ts.dirs.iter_mut().enumerate() {
-        if ds.total_ios > 0 {
+        // A direction whose every I/O failed moved nothing and has no runtime in fio 3.33's
+        // reports (its JSON says 0, and its normal output leaves the direction out).
+        if ds.io_bytes > 0 {
             ds.runtime_ms = elapsed_ms.max(1);
         }
         ts.issued[d] = ds.total_ios;
@@ -474,7 +476,8 @@ mod tests {
         let r = a.result(3_000_000_000, 42, 7);
         assert_eq!((r.elapsed_ms, r.pid, r.seed, r.ts.job_runtime_ms), (3000, 42, 7, 3000));
         assert_eq!(r.ts.issued, [2, 1, 0, 0]);
-        assert_eq!([r.ts.dirs[0].runtime_ms, r.ts.dirs[1].runtime_ms, r.ts.dirs[2].runtime_ms], [3000, 3000, 0]);
+        // The writes all failed: no runtime, as in fio 3.33.
+        assert_eq!([r.ts.dirs[0].runtime_ms, r.ts.dirs[1].runtime_ms, r.ts.dirs[2].runtime_ms], [3000, 0, 0]);
         // A snapshot leaves the statistics in place; the final result takes them.
         assert_eq!(a.ts.dirs[0].total_ios, 2);
         let last = a.into_result(4_000_000_000, 42, 7);

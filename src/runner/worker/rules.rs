@@ -286,6 +286,10 @@ impl ErrorRule {
             let _ = writeln!(diag, "fiox: {}", d.trim_end());
         }
         if fatal && self.first.is_none() {
+            // As fio, the error that ends the job is announced once more with the job's pid
+            // (fio adds its own source file and line, and prints it on standard output).
+            let pid = crate::plan::clock::thread_id(plan.number);
+            let _ = writeln!(diag, "fiox: pid={pid}, err={errno}, func=io_u error, error={e}");
             self.first = Some(msg);
         }
     }

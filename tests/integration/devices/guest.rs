@@ -234,6 +234,30 @@ impl Results {
         (out.code, err, bytes, ios, func)
     }
 
+    /// The lines a run printed about its errors (`fio: ...` or `fiox: ...`, standard error first,
+    /// then standard output), made comparable: without the program's name, the pid, fio's source
+    /// file and line, and trailing blanks.
+    pub fn error_lines(&self, name: &str, tool: Tool) -> Vec<String> {
+        let out = self.out(name, tool);
+        let prefix = format!("{}: ", tool.tag());
+        out.stderr
+            .lines()
+            .chain(out.stdout.lines())
+            .filter_map(|l| l.strip_prefix(&prefix))
+            .map(|l| {
+                let mut l = l.trim_end().to_string();
+                if let Some(rest) = l.strip_prefix("pid=") {
+                    let rest = rest.split_once(", ").map_or("", |r| r.1);
+                    l = format!("pid=N, {rest}");
+                }
+                if let (Some(a), Some(b)) = (l.find("/file:"), l.find(", func=")) {
+                    l.replace_range(a..b, "");
+                }
+                l
+            })
+            .collect()
+    }
+
     /// Asserts that fio and fiox ended `name` alike, failed or not: exit status, job error,
     /// bytes and I/O counts, the step the error names (`func=`) and, when `ordered`, the I/Os
     /// logged in order. For runs that print `--output-format=normal,json`. Returns the job error.

@@ -35,6 +35,22 @@ fn nvme_passthrough_matches_fio() {
         args.extend_from_slice(opts);
         b.both(name, "", &args);
     }
+    // Options that go into the submission entry, which Linux 6.1 refuses for passthrough
+    // commands (EINVAL): `nowait` (unless on a registered buffer) and a command priority.
+    // `force_async` only changes how the kernel runs the command.
+    let flagged: &[(&str, &[&str])] =
+        &[("nowait", &["--nowait=1"]), ("cmdprio", &["--cmdprio_percentage=100", "--cmdprio_class=2"])];
+    for (name, opts) in flagged {
+        let base = ["--name=c", CONV, PT, "--cmd_type=nvme", "--output-format=normal,json", "--rw=read", "--bs=4k"];
+        b.both(name, "", &[&base[..], &["--size=1m"], opts].concat());
+    }
+    let fine: &[(&str, &[&str])] = &[
+        ("force-async", &["--rw=read", "--bs=4k", "--size=1m", "--force_async=2"]),
+        ("nowait-fixedbufs", &["--rw=write", "--bs=4k", "--size=1m", "--nowait=1", "--fixedbufs=1"]),
+    ];
+    for (name, opts) in fine {
+        b.both(name, "", &[&["--name=c", CONV, PT, "--cmd_type=nvme", json][..], opts].concat());
+    }
     // The zoned namespace, written sequentially from a reset zone (no zonemode: plain I/O).
     let reset = "blkzone reset /dev/nvme0n1";
     b.both(
@@ -71,6 +87,28 @@ fn nvme_passthrough_matches_fio() {
     let r = b.boot();
     for (name, _, ordered) in cases {
         r.same(name, *ordered);
+    }
+    for (name, _) in fine {
+        r.same(name, true);
+    }
+    for (name, _) in flagged {
+        assert_eq!(r.same_outcome(name, true), libc::EINVAL as i64, "{name}");
+        // The same lines about the error as fio's (the failed read, then the job's error),
+        // and no report of the read direction, which moved nothing.
+        let lines = r.error_lines(name, Tool::Fiox);
+        assert_eq!(lines, r.error_lines(name, Tool::Fio), "{name}: error lines (fiox, fio)");
+        assert_eq!(
+            lines,
+            [
+                "io_u error on file /dev/ng0n2: Invalid argument: read offset=0, buflen=4096",
+                "pid=N, err=22, func=io_u error, error=Invalid argument"
+            ],
+            "{name}"
+        );
+        for t in [Tool::Fio, Tool::Fiox] {
+            let out = r.out(name, t).stdout;
+            assert!(!out.contains("  read: ") && !out.contains("READ: bw="), "{name}: {t:?}: {out}");
+        }
     }
     r.same("zns-write", true);
     r.same("zns-read", false);

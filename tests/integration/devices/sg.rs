@@ -4,6 +4,9 @@
 
 use super::guest::{available, Batch, Tool};
 
+/// Runs on a write-protected disk: a trim (UNMAP) and a write fail.
+const PROTECTED: [(&str, &str); 2] = [("unmap-protected", "--rw=trim"), ("write-protected", "--rw=write")];
+
 #[test]
 fn scsi_generic_matches_fio() {
     if !available() {
@@ -41,6 +44,14 @@ fn scsi_generic_matches_fio() {
     let bad =
         ["--name=bad", "--ioengine=sg", "--filename=/dev/sgdebug", "--rw=read", "--bs=4k", "--offset=2m", "--size=64k"];
     b.both("medium-error", "", &bad);
+    // A failing unmap: the same disk write-protected (with thin provisioning, so that it
+    // takes UNMAP at all) fails trims and writes with DATA PROTECT.
+    b.shell("rmmod scsi_debug && rm /dev/sgdebug && modprobe scsi_debug dev_size_mb=8 delay=0 lbpu=1 wp=1 && guest-coldplug");
+    b.shell("for d in /sys/class/scsi_generic/*; do grep -q scsi_debug $d/device/model && ln -s /dev/$(basename $d) /dev/sgdebug; done; ls -l /dev/sgdebug");
+    let protected = ["--name=p", "--ioengine=sg", "--filename=/dev/sgdebug", "--bs=4k", "--size=64k"];
+    for (name, rw) in PROTECTED {
+        b.both(name, "", &[&protected[..], &[rw, "--output-format=normal,json"]].concat());
+    }
     let r = b.boot();
     for (name, _, ordered) in cases {
         r.same(name, *ordered);
@@ -56,5 +67,13 @@ fn scsi_generic_matches_fio() {
     assert!(x.stderr.contains("io_u error on file /dev/sgdebug: Input/output error: read offset=2097152, buflen=4096"));
     for out in [&f, &x] {
         assert!(out.stdout.contains("err= 5 ("), "{}", out.stdout);
+    }
+    assert_eq!(r.error_lines("medium-error", Tool::Fiox), r.error_lines("medium-error", Tool::Fio));
+    for (name, _) in PROTECTED {
+        eprintln!("{name}: fio: {:?}\nfiox: {:?}", r.error_lines(name, Tool::Fio), r.error_lines(name, Tool::Fiox));
+    }
+    for (name, _) in PROTECTED {
+        assert_ne!(r.same_outcome(name, true), 0, "{name}: failed");
+        assert_eq!(r.error_lines(name, Tool::Fiox), r.error_lines(name, Tool::Fio), "{name}: error lines (fiox, fio)");
     }
 }

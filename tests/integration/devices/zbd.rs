@@ -91,6 +91,45 @@ fn zoned_block_devices_match_fio() {
             false,
         ),
         ("rounded-region", &reset, &["--name=e", "--rw=write", "--bs=64k", "--offset=1M", "--size=40M"], true),
+        // Each loop finds the zones full and resets them.
+        ("seq-write-loops", &reset, &["--name=l", "--rw=write", "--bs=1M", "--size=32M", "--loops=3"], true),
+        (
+            "verify-numjobs",
+            &fill,
+            &[
+                "--name=v",
+                "--rw=write",
+                "--bs=64k",
+                "--size=32M",
+                "--numjobs=2",
+                "--offset_increment=64M",
+                "--verify=crc32c",
+                "--group_reporting",
+            ],
+            false,
+        ),
+        (
+            "libaio-verify-max-open-zones",
+            &fill,
+            &[
+                "--name=v",
+                "--rw=randwrite",
+                "--bs=4k",
+                "--size=64M",
+                "--io_size=8M",
+                "--ioengine=libaio",
+                "--iodepth=4",
+                "--verify=crc32c",
+                "--max_open_zones=2",
+            ],
+            false,
+        ),
+        (
+            "io_uring-depth-8",
+            &fill,
+            &["--name=u", "--rw=write", "--bs=64k", "--size=64M", "--ioengine=io_uring", "--iodepth=8"],
+            true,
+        ),
         (
             "two-jobs",
             &fill,
@@ -154,6 +193,20 @@ fn zoned_block_devices_match_fio() {
         ("capacity-seq-write", &rn, &["--name=c", "--rw=write", "--bs=64k", "--size=128M"], true),
         ("capacity-seq-write-again", "", &["--name=c", "--rw=write", "--bs=64k", "--size=128M"], true),
         ("capacity-read", "", &["--name=c", "--rw=read", "--bs=64k", "--size=128M"], true),
+        // A pass ends at the region's end, early (12 of each 16 MiB written): each loop
+        // writes 48 MiB and, from the second on, resets the 4 zones first.
+        (
+            "capacity-loops",
+            &rn,
+            &["--name=l", "--rw=write", "--bs=64k", "--offset=32M", "--size=64M", "--loops=4"],
+            true,
+        ),
+        (
+            "capacity-read-loops",
+            "",
+            &["--name=l", "--rw=read", "--bs=64k", "--offset=32M", "--size=64M", "--loops=2"],
+            true,
+        ),
         ("capacity-randwrite", &rn, &["--name=c", "--rw=randwrite", "--bs=4k", "--size=128M", "--io_size=16M"], false),
         (
             "capacity-verify",
@@ -191,7 +244,7 @@ fn zoned_block_devices_match_fio() {
         if *ordered {
             r.same(name, true);
         }
-        if !["two-jobs", "numjobs-share-zones"].contains(name) {
+        if !["two-jobs", "numjobs-share-zones", "verify-numjobs"].contains(name) {
             // (Several jobs' logs interleave in one file.)
             let conv_end = if name.starts_with("capacity") { 32 << 20 } else { 0 };
             writes_at_write_pointer(&r, name, Tool::Fiox, 16 << 20, conv_end);
@@ -212,6 +265,9 @@ fn zoned_block_devices_match_fio() {
     };
     assert_eq!(notes(Tool::Fio), notes(Tool::Fiox));
     assert_eq!(notes(Tool::Fiox).len(), 2);
+    // fio 3.33's figures for the loops over zones of 12 MiB capacity.
+    assert_eq!(r.totals("capacity-loops", Tool::Fiox).0[1], 192 << 20);
+    assert_eq!(resets(&r, "capacity-loops", Tool::Fiox), [12]);
     // Refusals: both fail before any I/O, with fio's words.
     for (name, words) in [
         ("bad-zonesize", "/dev/nvme0n1 job parameter zonesize 8388608 does not match disk zone size 16777216."),

@@ -109,11 +109,27 @@ fn prepare(disk: &NbdDisk, extra: &[&str]) {
 }
 
 /// The lines of a run's standard error with the tool's own name (`fio: `, `fiox: `) taken off.
+/// (Without the `pid=N, err=...` line of the error that ended the job: fio prints it on
+/// standard output, fiox on standard error; see [`pid_line`].)
 fn lines(out: &Out) -> Vec<String> {
     out.stderr
         .lines()
         .map(|l| l.strip_prefix("fiox: ").or_else(|| l.strip_prefix("fio: ")).unwrap_or(l).to_string())
+        .filter(|l| !l.starts_with("pid="))
         .collect()
+}
+
+/// The `pid=N, err=...` line of the error that ended the job, without the pid and fio's
+/// source file and line.
+fn pid_line(out: &Out) -> Option<String> {
+    let l = out.stderr.lines().chain(out.stdout.lines()).find_map(|l| {
+        l.strip_prefix("fiox: pid=").or_else(|| l.strip_prefix("fio: pid="))?.split_once(", ").map(|p| p.1)
+    })?;
+    let l = match (l.find("/file:"), l.find(", func=")) {
+        (Some(a), Some(b)) => format!("{}{}", &l[..a], &l[b..]),
+        _ => l.to_string(),
+    };
+    Some(l)
 }
 
 /// The verify failure lines (fio's and fiox's first line of each failed block).
@@ -184,6 +200,9 @@ fn eio_on_reads_of_a_verify_job_matches_fio() {
     let want = format!("io_u error on file {}: Input/output error: read offset={}, buflen=65536", dev.display(), BAD.0);
     assert_eq!(lines(&xo), vec![want.clone()]);
     assert_eq!(lines(&fo), vec![want]);
+    // The error that ended the job, once more with the job's pid.
+    assert_eq!(pid_line(&xo).as_deref(), Some("err=5, func=io_u error, error=Input/output error"), "{}", xo.stderr);
+    assert_eq!(pid_line(&xo), pid_line(&fo));
     for extra in [
         &["--rw=read", "--continue_on_error=read"][..],
         &["--rw=read", "--continue_on_error=all", "--ioengine=libaio", "--iodepth=8"],

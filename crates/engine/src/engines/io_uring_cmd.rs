@@ -7,6 +7,10 @@
 //! `hipri` (IOPOLL; the device needs poll queues), `nonvectored` and `force_async` apply as for
 //! `io_uring`; unlike that engine, fixed buffers and files are used only when asked for, as in
 //! fio. fio 3.33 has no metadata or protection-information options for this engine.
+//! `nowait` and a command priority (`cmdprio_percentage`) go into the submission's flags and
+//! priority fields, as for `io_uring` (but `nowait` not with `fixedbufs`, as in fio 3.33); the
+//! kernel decides (Linux 6.1 fails such commands with EINVAL, which is the I/O's error, as in
+//! fio).
 //!
 //! Sizes come from the namespace itself (Identify Namespace): its capacity and LBA size.
 
@@ -52,6 +56,9 @@ const NVME_IOCTL_ID: libc::c_ulong = 0x4e40;
 const NVME_IOCTL_ADMIN_CMD: libc::c_ulong = 0xc048_4e41;
 const NVME_URING_CMD_IO: u32 = 0xc048_4e80;
 const NVME_URING_CMD_IO_VEC: u32 = 0xc048_4e81;
+
+/// `nowait`'s flag in a submission's `rw_flags` (which a command's `uring_cmd_flags` share).
+const RWF_NOWAIT: u32 = 0x8;
 
 const OP_FLUSH: u8 = 0x00;
 const OP_WRITE: u8 = 0x01;
@@ -147,6 +154,8 @@ pub struct UringCmd {
     registerfiles: bool,
     vectored: bool,
     force_async: u64,
+    /// `nowait`: RWF_NOWAIT in each command's flags.
+    rw_flags: u32,
     queued_count: u64,
     /// Per unit, stable while the ring lives: the iovec of a vectored command and the range of
     /// a Dataset Management command (context attributes, LBA count, first LBA).
@@ -184,6 +193,22 @@ fn completion(cqe: &cqueue::Entry32, lens: &[u32]) -> Completion {
         r => r as i64,
     };
     Completion { index, result }
+}
+
+/// `entry` with `rw_flags` added to its command flags and `ioprio` as its priority: fields the
+/// io-uring crate sets for reads and writes but not for commands.
+fn with_flags_and_prio(entry: squeue::Entry128, rw_flags: u32, ioprio: u16) -> squeue::Entry128 {
+    // The kernel's `struct io_uring_sqe`: `ioprio` (u16) at byte 2, the flags' union (u32) at
+    // byte 28.
+    // SAFETY: Entry128 is #[repr(C)] over the kernel's 128-byte submission entry (a 64-byte
+    // `struct io_uring_sqe` and its 64-byte command tail), plain data of exactly 128 bytes, so
+    // it may be read as bytes and any bytes read back as it.
+    let mut raw: [u8; 128] = unsafe { std::mem::transmute(entry) };
+    raw[2..4].copy_from_slice(&ioprio.to_ne_bytes());
+    let flags = u32::from_ne_bytes(raw[28..32].try_into().unwrap()) | rw_flags;
+    raw[28..32].copy_from_slice(&flags.to_ne_bytes());
+    // SAFETY: as above; every byte pattern is a valid entry.
+    unsafe { std::mem::transmute::<[u8; 128], squeue::Entry128>(raw) }
 }
 
 /// The length of each unit's current command, so a successful completion reports its bytes.
@@ -252,6 +277,7 @@ impl IoEngine for UringCmdEngine {
         // default (nonvectored=-1), as every kernel with NVMe passthrough has both.
         e.vectored = o.nonvectored == 0 && !e.fixedbufs;
         e.force_async = o.force_async;
+        e.rw_flags = if o.nowait { RWF_NOWAIT } else { 0 };
         let units = setup.buffers.count();
         e.iovecs = vec![libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; units];
         e.ranges = vec![[0; 4]; units];
@@ -322,6 +348,12 @@ impl IoEngine for UringCmdEngine {
             opcode::UringCmd80::new(types::Fd(io.fd), op)
         };
         let mut entry = entry.cmd(bytes).buf_index(buf_index).build().user_data(index as u64);
+        // A command on a registered buffer carries only that flag: fio 3.33 runs `nowait` with
+        // `fixedbufs` on Linux 6.1, where it fails any other command with RWF_NOWAIT.
+        let rw_flags = if buf_index.is_some() { 0 } else { e.rw_flags };
+        if rw_flags != 0 || io.ioprio != 0 {
+            entry = with_flags_and_prio(entry, rw_flags, io.ioprio);
+        }
         e.queued_count += 1;
         if e.force_async > 0 && e.queued_count % e.force_async == 0 {
             entry = entry.flags(squeue::Flags::ASYNC);

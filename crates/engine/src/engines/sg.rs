@@ -49,6 +49,9 @@ const SG_INFO_CHECK: u32 = 1;
 /// The command timeout: long enough for a slow drive's cache flush.
 const TIMEOUT_MS: u32 = 60_000;
 
+/// The UNMAP command's operation code.
+const OP_UNMAP: u8 = 0x42;
+
 /// How one command went: Ok(bytes not transferred) or the error details.
 struct Outcome {
     ok: bool,
@@ -99,13 +102,21 @@ unsafe fn sg_io(fd: RawFd, cdb: &[u8], data: *mut u8, len: u32, to_dev: bool) ->
         return Err(io::Error::last_os_error());
     }
     let ok = hdr.info & SG_INFO_CHECK == 0 && hdr.status == 0 && hdr.host_status == 0 && hdr.driver_status == 0;
-    let details = if ok { String::new() } else { describe(&hdr, &sense, cdb) };
+    let details = if ok {
+        String::new()
+    } else {
+        // UNMAP's parameter list (the block descriptors) is part of fio's account of it.
+        let list = (cdb.first() == Some(&OP_UNMAP) && !data.is_null())
+            // SAFETY: `data` holds `len` bytes (the caller's promise), unchanged since the call.
+            .then(|| unsafe { std::slice::from_raw_parts(data.cast_const(), len as usize) });
+        describe(&hdr, &sense, cdb, list)
+    };
     Ok(Outcome { ok, resid: hdr.resid, details })
 }
 
 /// The details of a failed command, in the words fio's sg engine uses: the host, driver and
 /// SCSI status, the sense data, what was not transferred, and the command.
-fn describe(hdr: &SgIoHdr, sense: &[u8], cdb: &[u8]) -> String {
+fn describe(hdr: &SgIoHdr, sense: &[u8], cdb: &[u8], unmap_list: Option<&[u8]>) -> String {
     let mut m = String::new();
     if hdr.host_status != 0 {
         let name = match hdr.host_status {
@@ -168,14 +179,24 @@ fn describe(hdr: &SgIoHdr, sense: &[u8], cdb: &[u8]) -> String {
     if hdr.resid != 0 {
         m += &format!("SG Driver: {} bytes out of {} not transferred. ", hdr.resid, hdr.dxfer_len);
     }
-    // The command as fio shows it: its whole 16-byte block, whatever the command's length.
+    // The command as fio shows it: a read or write as a whole 16-byte block, whatever the
+    // command's length; an UNMAP as its 10 bytes, then its parameter list (fio 3.33, seen on
+    // a write-protected scsi_debug disk).
     let mut block = [0u8; 16];
     block[..cdb.len().min(16)].copy_from_slice(&cdb[..cdb.len().min(16)]);
+    let shown = if unmap_list.is_some() { &block[..cdb.len().min(16)] } else { &block[..] };
     m += "cdb:";
-    for b in block {
+    for b in shown {
         m += &format!(" {b:02x}");
     }
     m += ". ";
+    if let Some(list) = unmap_list {
+        m += "dxferp:";
+        for b in list {
+            m += &format!(" {b:02x}");
+        }
+        m += ". ";
+    }
     m
 }
 
@@ -364,7 +385,7 @@ impl IoEngine for Sg {
                 unmap[8..16].copy_from_slice(&lba.to_be_bytes());
                 unmap[16..20].copy_from_slice(&(blocks as u32).to_be_bytes());
                 let mut c = [0u8; 16];
-                c[0] = 0x42;
+                c[0] = OP_UNMAP;
                 c[7..9].copy_from_slice(&24u16.to_be_bytes());
                 ((c, 10), 24, unmap.as_mut_ptr(), true)
             }

@@ -483,14 +483,8 @@ impl IoGen {
     pub fn due_fsync(&self) -> Option<NextIo> {
         let n = self.writes;
         let (_, ddir) = self.syncs.iter().find(|&&(every, _)| every > 0 && n % every == 0)?;
-        let file = self.last.map_or(0, |l| l.file);
-        (self.sync_due && *ddir == Ddir::Sync).then_some(NextIo {
-            ddir: Ddir::Sync,
-            file,
-            offset: 0,
-            len: 0,
-            check: false,
-        })
+        let file = self.last.map_or(0, |l| l.file());
+        (self.sync_due && *ddir == Ddir::Sync).then_some(NextIo::new(Ddir::Sync, file, 0, 0))
     }
 
     /// Makes the last write's sync due again (drawn next), as after a loop that ended on it.

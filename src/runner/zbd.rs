@@ -324,7 +324,7 @@ impl Zbd {
             off = zone_skip(f, &d, io.offset, off, io.ddir(), self.read_beyond_wp, self.zone_skip)?;
         }
         if off >= f.region_end {
-            self.pass_over = seq.then_some(io.file);
+            self.pass_over = seq.then_some(io.file());
             return None;
         }
         let mut zi = d.zone_of(off);
@@ -337,7 +337,7 @@ impl Zbd {
                 if off + min_bs > d.zones[zi].wp {
                     // On to the next zone holding data.
                     let Some(next) = (zi + 1..f.end).find(|&i| d.zones[i].data() >= min_bs) else {
-                        self.pass_over = Some(io.file);
+                        self.pass_over = Some(io.file());
                         return None;
                     };
                     zi = next;
@@ -373,7 +373,7 @@ impl Zbd {
             f.skip += (next - off) as i64;
             off = next;
             if off >= f.region_end {
-                self.pass_over = Some(io.file);
+                self.pass_over = Some(io.file());
                 return None;
             }
             zi = d.zone_of(off);

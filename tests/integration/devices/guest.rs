@@ -80,12 +80,21 @@ impl Batch {
 
     /// Runs `tool` with `args`, plus `--write_iolog` into the shared directory; `before` (a
     /// shell command, e.g. a zone reset) runs first.
+    ///
+    /// A run that fails with EINTR is made again (with `before`), up to three times: under the
+    /// guest's 6.1 kernel the emulated NVMe drive now and then ends a passthrough command with
+    /// EINTR, in fio as in fiox, more often when the host is busy. The retry is visible in the
+    /// batch's standard error.
     pub fn run(&mut self, name: &str, tool: Tool, before: &str, args: &[&str]) -> &mut Batch {
-        if !before.is_empty() {
-            writeln!(self.lines, "{before}").unwrap();
-        }
         let line = self.command(name, tool, args);
-        writeln!(self.lines, "{line}").unwrap();
+        let base = self.dir.path().join(format!("{name}.{}", tool.tag()));
+        let base = base.display();
+        let before = if before.is_empty() { String::new() } else { format!("{before}; ") };
+        writeln!(
+            self.lines,
+            "for try in 1 2 3; do {before}{line}; [ \"$(cat {base}.rc)\" != 0 ] && grep -qs 'Interrupted system call' {base}.out {base}.err || break; echo \"{name}: EINTR, again\" >&2; done"
+        )
+        .unwrap();
         self
     }
 

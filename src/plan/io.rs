@@ -94,6 +94,11 @@ pub fn max_block(spec: &JobSpec) -> u64 {
     (0..3).map(|d| BlockSizes::of(spec, d).max()).max().unwrap_or(spec.bs[0])
 }
 
+/// The smallest block a job can issue, for region checks.
+pub fn min_block(spec: &JobSpec) -> u64 {
+    (0..3).map(|d| BlockSizes::of(spec, d).min()).min().unwrap_or(spec.bs[0])
+}
+
 /// What to do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NextIo {

@@ -372,7 +372,13 @@ impl IoGen {
                 }
                 b
             };
-            NextIo { ddir, file, offset: r.start + block * self.min_bs, len: len as u32, check: false }
+            // A block drawn larger than what is left of the region shrinks to the whole
+            // smallest blocks left, as fio's does (size=6k, bsrange=4k-8k moves 4k blocks).
+            let rel = block * self.min_bs;
+            if rel + len > r.len {
+                len = ((r.len - rel) / self.min_bs * self.min_bs).max(self.min_bs);
+            }
+            NextIo { ddir, file, offset: r.start + rel, len: len as u32, check: false }
         } else if self.rw.is_random() && self.run_left > 0 {
             // Within a `randread:N` run: continue sequentially from the last offset, or repeat it
             // (rw_sequencer=identical).

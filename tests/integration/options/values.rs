@@ -315,3 +315,25 @@ fn a_file_size_range_missing_its_high_end_is_one_size() {
         assert_eq!(by_fiox, by_fio, "{args:?}: (exit status, bytes written, file sizes), fiox then fio");
     }
 }
+
+#[test]
+fn a_region_needs_to_hold_only_the_smallest_block() {
+    let dir = scratch();
+    let cases: [&[&str]; 8] = [
+        &["--size=6k", "--bsrange=4k-8k"],
+        &["--size=6k", "--bsrange=4k-8k", "--rw=randread"],
+        &["--size=6k", "--bssplit=4k/50:8k/50"],
+        &["--size=6k", "--bsrange=2k-8k"],
+        &["--size=12k", "--bsrange=4k-16k"],
+        // Below the smallest block, fio refuses the job.
+        &["--size=3k", "--bsrange=4k-8k"],
+        &["--size=6k", "--bs=8k"],
+        &["--size=6k", "--bssplit=8k/50:16k/50"],
+    ];
+    for args in cases {
+        let [by_fio, by_fiox] = read_bytes(dir.path(), args);
+        assert_eq!(by_fiox, by_fio, "{args:?}: (exit status, bytes read), fiox then fio");
+    }
+    let [by_fio, by_fiox] = write_job(dir.path(), &["--filesize=6k", "--bsrange=4k-8k"]);
+    assert_eq!(by_fiox, by_fio, "filesize=6k: (exit status, bytes written, file sizes), fiox then fio");
+}

@@ -472,19 +472,14 @@ impl IoGen {
         Some(io)
     }
 
-    /// The `fsync=N` sync the next draw would issue (the last I/O was a write that made the
-    /// writes issued a multiple of N), without drawing it.
+    /// The `fsync=N`, `fdatasync=N` or `sync_file_range=...:N` sync the next draw would issue
+    /// (the last I/O was a write that made the writes issued a multiple of N), without drawing
+    /// it.
     pub fn due_fsync(&self) -> Option<NextIo> {
         let n = self.writes;
         let (_, ddir) = self.syncs.iter().find(|&&(every, _)| every > 0 && n % every == 0)?;
         let file = self.last.map_or(0, |l| l.file);
-        (self.sync_due && *ddir == Ddir::Sync).then_some(NextIo {
-            ddir: Ddir::Sync,
-            file,
-            offset: 0,
-            len: 0,
-            check: false,
-        })
+        (self.sync_due).then_some(NextIo { ddir: *ddir, file, offset: 0, len: 0, check: false })
     }
 
     /// Makes the last write's sync due again (drawn next), as after a loop that ended on it.

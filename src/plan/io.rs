@@ -96,6 +96,11 @@ pub fn max_block(spec: &JobSpec) -> u64 {
     (0..3).map(|d| BlockSizes::of(spec, d).max()).max().unwrap_or(spec.bs[0])
 }
 
+/// The smallest block a job can issue, for region checks.
+pub fn min_block(spec: &JobSpec) -> u64 {
+    (0..3).map(|d| BlockSizes::of(spec, d).min()).min().unwrap_or(spec.bs[0])
+}
+
 /// What to do next: a direction, a file (its index in the job's list), an offset and a length,
 /// and whether the I/O is a read that verifies what the job wrote (`verify_backlog`, the
 /// read-back: checked, and not counted toward the job's size).

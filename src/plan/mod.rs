@@ -395,8 +395,10 @@ fn io_bytes(w: &WorkerPlan) -> Result<u64> {
     if io_bytes < min_bs && !spec.time_based && replay.is_none() && explicit_io_size(spec).is_none() {
         bail!("job '{}': the I/O size ({io_bytes} bytes) is smaller than the block size ({min_bs} bytes)", spec.name);
     }
-    let max_bs = crate::plan::io::max_block(spec);
-    if let Some(f) = files.iter().find(|f| f.region_len < max_bs && replay.is_none()) {
+    // A region must hold the smallest block only: larger blocks shrink to fit it, as fio's do
+    // (size=6k with bsrange=4k-8k moves one 4k block).
+    let smallest = crate::plan::io::min_block(spec);
+    if let Some(f) = files.iter().find(|f| f.region_len < smallest && replay.is_none()) {
         bail!(
             "job '{}': the I/O region of '{}' ({} bytes) is smaller than the block size",
             spec.name,

@@ -366,7 +366,13 @@ impl IoGen {
                 }
                 b
             };
-            NextIo::new(ddir, file, r.start + block * self.min_bs, len as u32)
+            // A block drawn larger than what is left of the region shrinks to the whole
+            // smallest blocks left, as fio's does (size=6k, bsrange=4k-8k moves 4k blocks).
+            let rel = block * self.min_bs;
+            if rel + len > r.len {
+                len = ((r.len - rel) / self.min_bs * self.min_bs).max(self.min_bs);
+            }
+            NextIo::new(ddir, file, r.start + rel, len as u32)
         } else if self.rw.is_random() && self.run_left > 0 {
             // Within a `randread:N` run: continue sequentially from the last offset, or repeat it
             // (rw_sequencer=identical).
@@ -478,13 +484,14 @@ impl IoGen {
         Some(io)
     }
 
-    /// The `fsync=N` sync the next draw would issue (the last I/O was a write that made the
-    /// writes issued a multiple of N), without drawing it.
+    /// The `fsync=N`, `fdatasync=N` or `sync_file_range=...:N` sync the next draw would issue
+    /// (the last I/O was a write that made the writes issued a multiple of N), without drawing
+    /// it.
     pub fn due_fsync(&self) -> Option<NextIo> {
         let n = self.writes;
         let (_, ddir) = self.syncs.iter().find(|&&(every, _)| every > 0 && n % every == 0)?;
         let file = self.last.map_or(0, |l| l.file());
-        (self.sync_due && *ddir == Ddir::Sync).then_some(NextIo::new(Ddir::Sync, file, 0, 0))
+        self.sync_due.then_some(NextIo::new(*ddir, file, 0, 0))
     }
 
     /// Makes the last write's sync due again (drawn next), as after a loop that ended on it.

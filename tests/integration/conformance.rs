@@ -666,6 +666,10 @@ fn write_iolog_logs_each_loops_close_and_sync_as_fio_does() {
         &["--rw=write", "--fsync=4", "--loops=3", "--end_fsync=1"],
         &["--rw=write", "--fsync=4", "--loops=2", "--ioengine=libaio"],
         &["--rw=write", "--fsync=4", "--loops=2", "--fsync_on_close=1", "--ioengine=libaio"],
+        // The same for fdatasync and sync_file_range.
+        &["--rw=write", "--fdatasync=4", "--loops=2"],
+        &["--rw=write", "--fdatasync=2", "--loops=3", "--fsync_on_close=1"],
+        &["--rw=write", "--sync_file_range=write:4", "--loops=2"],
     ] {
         let (by_fio, by_fiox) = (log(fio, args), log(fiox, args));
         assert!(by_fio.iter().filter(|l| l.ends_with(" close")).count() >= 2, "{args:?}: {by_fio:?}");

@@ -255,7 +255,7 @@ fn top_level_find(s: &str, c: char, value_start: bool) -> Option<usize> {
 /// refused, and a field `4k` in `bsrange=4k,1k-2k` keeps its direction's default, while
 /// `filesize`, a range of one value, also takes one size (observed).
 fn both_bounds(kind: Kind, raw: &str) -> Result<(), String> {
-    if matches!(kind, Kind::Range) && split_range(raw).is_none() {
+    if matches!(kind, Kind::Range) && split_range(raw).is_none_or(|(_, hi)| hi.is_empty()) {
         return Err(format!("'{raw}' is one size where a range needs both bounds, low-high (1k-4k)"));
     }
     Ok(())
@@ -505,12 +505,17 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
         },
         Kind::Range => {
             let (lo, hi) = match split_range(raw) {
+                // fio reads a missing or zero high end as the low end: `filesize=1k-` and
+                // `bsrange=4k-0` are 1k and 4k exactly (observed; `bsrange=1k-` is refused
+                // above, by [`both_bounds`]).
+                Some((a, "")) => (parse_size(a, ctx)?, 0),
                 Some((a, b)) => (parse_size(a, ctx)?, parse_size(b, ctx)?),
                 None => {
                     let v = parse_size(raw, ctx)?;
                     (v, v)
                 }
             };
+            let hi = if hi == 0 { lo } else { hi };
             if lo > hi {
                 // fio reads a range either way round (`bsrange=8k-1k` is 1k to 8k).
                 lenient(format!("'{raw}' read as {hi} to {lo}, low end first"));
@@ -1293,6 +1298,10 @@ mod tests {
         assert_eq!(dirs("1k,,2k-4k"), [None, None, Some(Value::Range(2048, 4096))]);
         // filesize is a range that also takes one size.
         assert_eq!(p("filesize", "1k").unwrap(), Parsed::One(Value::Range(1024, 1024)));
+        assert_eq!(p("filesize", "1k-").unwrap(), Parsed::One(Value::Range(1024, 1024)));
+        assert_eq!(p("filesize", "1k-0").unwrap(), Parsed::One(Value::Range(1024, 1024)));
+        assert_eq!(p("bsrange", "4k-0").unwrap(), Parsed::One(Value::Range(4096, 4096)));
+        assert!(p("bsrange", "1k-").is_err());
     }
 
     #[test]

@@ -519,7 +519,8 @@ impl<'a> Worker<'a> {
                 || spec.end_fsync
                 || spec.fsync_on_close
                 || spec.write_iolog.is_some()
-                || (spec.fsync > 0 && plan.engine.sync),
+                || ((spec.fsync > 0 || spec.fdatasync > 0 || spec.sync_file_range.is_some_and(|r| r.every > 0))
+                    && plan.engine.sync),
             stamps: Stamps {
                 start: vec![0; depth as usize],
                 issue: vec![0; depth as usize],

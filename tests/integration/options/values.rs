@@ -279,3 +279,61 @@ fn flags_choices_and_lists_read_as_fio_reads_them() {
     let out = fiox(dir.path(), &["--name=a", "--ioengine=null", "--size=64k", "--thread=2"]);
     assert!(out.stdout.contains("Starting 1 thread"), "{}", out.stdout);
 }
+
+/// `(exit status, bytes written, sizes of the files laid out)` of a write job in a directory of
+/// its own with `args` added, under fio (first) and fiox.
+fn write_job(dir: &std::path::Path, args: &[&str]) -> [(i32, i64, Vec<u64>); 2] {
+    [("fio", true), ("fiox", false)].map(|(name, by_fio)| {
+        let sub = dir.join(name);
+        let _ = std::fs::remove_dir_all(&sub);
+        std::fs::create_dir_all(&sub).unwrap();
+        let all = [&["--name=a", "--rw=write", "--output-format=json"][..], args].concat();
+        let o = if by_fio { fio(&sub, &all) } else { fiox(&sub, &all) };
+        let mut sizes: Vec<u64> =
+            std::fs::read_dir(&sub).unwrap().map(|e| e.unwrap().metadata().unwrap().len()).collect();
+        sizes.sort();
+        match o.code {
+            0 => (0, json(&o)["jobs"][0]["write"]["io_bytes"].as_i64().unwrap(), sizes),
+            code => (code.min(1), -1, sizes),
+        }
+    })
+}
+
+#[test]
+fn a_file_size_range_missing_its_high_end_is_one_size() {
+    let dir = scratch();
+    let cases: [&[&str]; 5] = [
+        &["--filesize=1k-", "--bs=512"],
+        &["--filesize=6k-", "--bs=1k", "--nrfiles=2"],
+        &["--filesize=1k-0", "--bs=512"],
+        &["--filesize=2k-", "--size=64k", "--bs=1k"],
+        // A file below the block size: fio says so and fails the job, moving nothing.
+        &["--filesize=1k-", "--bs=4k"],
+    ];
+    for args in cases {
+        let [by_fio, by_fiox] = write_job(dir.path(), args);
+        assert_eq!(by_fiox, by_fio, "{args:?}: (exit status, bytes written, file sizes), fiox then fio");
+    }
+}
+
+#[test]
+fn a_region_needs_to_hold_only_the_smallest_block() {
+    let dir = scratch();
+    let cases: [&[&str]; 8] = [
+        &["--size=6k", "--bsrange=4k-8k"],
+        &["--size=6k", "--bsrange=4k-8k", "--rw=randread"],
+        &["--size=6k", "--bssplit=4k/50:8k/50"],
+        &["--size=6k", "--bsrange=2k-8k"],
+        &["--size=12k", "--bsrange=4k-16k"],
+        // Below the smallest block, fio refuses the job.
+        &["--size=3k", "--bsrange=4k-8k"],
+        &["--size=6k", "--bs=8k"],
+        &["--size=6k", "--bssplit=8k/50:16k/50"],
+    ];
+    for args in cases {
+        let [by_fio, by_fiox] = read_bytes(dir.path(), args);
+        assert_eq!(by_fiox, by_fio, "{args:?}: (exit status, bytes read), fiox then fio");
+    }
+    let [by_fio, by_fiox] = write_job(dir.path(), &["--filesize=6k", "--bsrange=4k-8k"]);
+    assert_eq!(by_fiox, by_fio, "filesize=6k: (exit status, bytes written, file sizes), fiox then fio");
+}

@@ -350,7 +350,15 @@ impl Runner {
                     None => "killed by a signal".to_string(),
                 };
                 let _ = std::fs::write(&log, &err_text);
-                let last = err_text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+                // The last line that says what went wrong: a job ended by an I/O error closes
+                // with fio's `pid=N, err=E` summary, which names no file or offset.
+                let last = err_text
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty() && !l.starts_with("fiox: pid="))
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
                 let msg = format!(
                     "{tag}: failed ({why}){}",
                     if last.is_empty() { String::new() } else { format!(": {last}") }

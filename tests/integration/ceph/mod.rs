@@ -362,7 +362,16 @@ fn rados_matches_fio() {
     assert!(fio.stdout.contains("io=64.0KiB"), "{}", fio.stdout);
     let out = run(true, c, &args);
     assert_eq!(out.code, 1);
-    assert_eq!(out.stderr, "fiox: io_u error on file rt.0.0: No such file or directory: read offset=0, buflen=4096\n");
+    // fio's two lines: the failed I/O, then the job's end (fio's `pid=N, err=` line).
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.stderr);
+    assert_eq!(lines[0], "fiox: io_u error on file rt.0.0: No such file or directory: read offset=0, buflen=4096");
+    assert!(
+        lines[1].starts_with("fiox: pid=")
+            && lines[1].ends_with(", err=2, func=io_u error, error=No such file or directory"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stdout.contains("err= 2 (func=io_u error, error=No such file or directory)"), "{}", out.stdout);
     assert!(c.objects("rt.").is_empty());
 }

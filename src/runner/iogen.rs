@@ -397,16 +397,11 @@ impl IoGen {
                 len = (self.regions[file].len - pos) / min * min;
             }
             if pos + len > self.regions[file].len {
-                if pos != self.regions[file].len && !self.time_based {
-                    if self.loops_left <= 1 {
-                        return None;
-                    }
-                    self.loops_left -= 1;
+                if pos == self.regions[file].len {
+                    self.restart_pass(file);
+                } else if !self.end_pass(file) {
+                    return None;
                 }
-                for r in &mut self.regions {
-                    r.seq = [0; 3];
-                }
-                self.new_pass = Some(file);
             }
             let r = &mut self.regions[file];
             let rel = r.seq[d];
@@ -456,11 +451,16 @@ impl IoGen {
             }
             self.loops_left -= 1;
         }
+        self.restart_pass(file);
+        true
+    }
+
+    /// Every region's sequential positions back to their start, a new pass over `file`.
+    fn restart_pass(&mut self, file: usize) {
         for r in &mut self.regions {
             r.seq = [0; 3];
         }
         self.new_pass = Some(file);
-        true
     }
 
     /// The file that started a new pass with the last I/O, if one did.

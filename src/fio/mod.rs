@@ -304,7 +304,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
         // A failed job, a signal or a trigger ends the repetition with this run's report.
         let stopped = fiox_engine::sys::caught_signal() != 0 || runner::trigger::fired();
         if !stopped && !results.iter().any(|r| r.error.is_some()) {
-            match crate::lab::repeat::of_report(&report, until.metric) {
+            match crate::report::repeat::of_report(&report, until.metric) {
                 Some(v) => values.push(v),
                 None => anyhow::bail!(
                     "--repeat-until: run {} measured no {} (no I/O, or that latency is not kept)",
@@ -313,9 +313,10 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
                 ),
             }
         }
-        let more = !stopped && !results.iter().any(|r| r.error.is_some()) && crate::lab::repeat::more(&values, until);
+        let more =
+            !stopped && !results.iter().any(|r| r.error.is_some()) && crate::report::repeat::more(&values, until);
         if !more {
-            manifest.repeat = Some(crate::lab::repeat::summary(&values, until));
+            manifest.repeat = Some(crate::report::repeat::summary(&values, until));
             report.fiox = Some(manifest);
             break (results, report);
         }
@@ -339,7 +340,7 @@ pub fn run_plan(plan: &plan::Plan, g: &argv::Globals) -> Result<ExitCode> {
     // count).
     let failed = results.iter().filter(|r| r.error.is_some()).count();
     if failed == 0 && report.fiox.as_ref().and_then(|m| m.repeat.as_ref()).is_some_and(|r| !r.met) {
-        return Ok(ExitCode::from(crate::lab::repeat::NOT_MET));
+        return Ok(ExitCode::from(crate::report::repeat::NOT_MET));
     }
     Ok(ExitCode::from(failed.min(255) as u8))
 }

@@ -17,7 +17,7 @@ use crate::cli::{self, Arg, Syntax};
 use crate::lab::cli::{COMPARE, COMPARE_COLUMN};
 use crate::lab::outputs::{fmt_bw, fmt_count, fmt_ns};
 use crate::lab::results::{self, Dir, Figures, Run};
-use crate::lab::stats;
+use fiox_stats::runs as stats;
 
 /// `--help` before the flags.
 const HEAD: &str = "\

@@ -91,7 +91,7 @@ impl Target {
                     .reduce(f64::max)
             })
             .collect();
-        (!per_run.is_empty()).then(|| crate::lab::stats::mean(&per_run))
+        (!per_run.is_empty()).then(|| fiox_stats::runs::mean(&per_run))
     }
 }
 
@@ -99,7 +99,7 @@ impl Target {
 fn throughput(runs: &[Run]) -> (f64, f64) {
     let iops: Vec<f64> = runs.iter().map(|r| r.jobs.iter().map(|j| j.fig.iops).sum()).collect();
     let bw: Vec<f64> = runs.iter().map(|r| r.jobs.iter().map(|j| j.fig.bw).sum()).collect();
-    (crate::lab::stats::mean(&iops), crate::lab::stats::mean(&bw))
+    (fiox_stats::runs::mean(&iops), fiox_stats::runs::mean(&bw))
 }
 
 /// One measured point of the search.

@@ -21,7 +21,6 @@ pub mod quick;
 pub mod repeat;
 pub mod results;
 pub mod runner;
-pub mod stats;
 pub mod summary;
 pub mod sweep;
 

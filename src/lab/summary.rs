@@ -3,7 +3,7 @@
 //! the rows as `summary.csv`.
 
 use crate::lab::results::{Dir, Figures, Run};
-use crate::lab::stats;
+use fiox_stats::runs as stats;
 
 /// One run's figures for one series, with the run's device utilisation.
 #[derive(Debug, Clone)]

@@ -482,6 +482,11 @@ pub(super) fn user() -> String {
 
 /// The coordinator: `args` is the whole command line, `g` its switches.
 pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
+    if g.repeat_until.is_some() && g.multihost.join.is_some() {
+        bail!(
+            "--repeat-until cannot go with --join: a joined server serves one run; list the hosts (--client, --hosts)"
+        );
+    }
     let mut specs = host_specs(args, g)?;
     let transport = Transport::new(g)?;
     let run_id = format!("{:x}-{:x}", wall_ns(), std::process::id());
@@ -492,11 +497,68 @@ pub fn run(args: &[String], g: &Globals) -> Result<ExitCode> {
             p.host_name = s.name.clone();
         }
     }
-    let mut c = Coordinator::connect(g, specs, parts, &transport, &run_id)?;
-    while c.phase != Phase::Done {
-        c.step()?;
+    let Some(until) = &g.repeat_until else {
+        let mut c = Coordinator::connect(g, specs, parts, &transport, &run_id, Output::new(g)?)?;
+        while c.phase != Phase::Done {
+            c.step()?;
+        }
+        return c.finish();
+    };
+    repeat_runs(g, until, &specs, &parts, &transport)
+}
+
+/// `--repeat-until` with hosts: the whole multi-host run again, until the figure of the merged
+/// report (All clients; the one host's report when there is one) is steady, as a local run
+/// repeats. The hosts' probe and header lines are printed once, then the last run's report
+/// with the summary; a run with a failed job or a lost host ends the repetition with it.
+fn repeat_runs(
+    g: &Globals,
+    until: &fiox_options::repeat::RepeatUntil,
+    specs: &[HostSpec],
+    parts: &Parts,
+    transport: &Transport,
+) -> Result<ExitCode> {
+    let out = Output::new(g)?;
+    let mut values = Vec::new();
+    for run in 1.. {
+        let run_id = format!("{:x}-{:x}", wall_ns(), std::process::id());
+        let (mut report, code) = again(run, || {
+            let mut parts = parts.clone();
+            for p in &mut parts.preps {
+                p.run_id = run_id.clone();
+            }
+            let mut c = Coordinator::connect(g, specs.to_vec(), parts, transport, &run_id, out.clone())?;
+            c.echo = run == 1;
+            while c.phase != Phase::Done {
+                c.step()?;
+            }
+            c.end(|_| Ok(()))
+        })?;
+        let complete = code == ExitCode::SUCCESS
+            && report.degraded.is_none()
+            && report.hosts.iter().all(|h| h.report.is_some() && !h.partial);
+        if complete {
+            let merged = report.all.as_ref().or_else(|| report.hosts.first().and_then(|h| h.report.as_ref()));
+            match merged.and_then(|r| crate::report::repeat::of_report(r, until.metric)) {
+                Some(v) => values.push(v),
+                None => bail!(
+                    "--repeat-until: run {run} measured no {} (no I/O, or that latency is not kept)",
+                    until.metric.name()
+                ),
+            }
+        }
+        if complete && crate::report::repeat::more(&values, until) {
+            continue;
+        }
+        report.repeat = Some(crate::report::repeat::summary(&values, until));
+        let opts = crate::report::opts(g);
+        for f in crate::report::print_order(&g.formats) {
+            out.write(fiox_report::render_clients(crate::report::format(f), &report, &opts).as_bytes())?;
+        }
+        out.flush()?;
+        return Ok(crate::s3::remote::exit_status(code, report.repeat.as_ref()));
     }
-    c.finish()
+    unreachable!("the runs end with a return")
 }
 
 /// The multi-host switches `fiox s3 bench` hands to this wing, each with a value.
@@ -610,7 +672,7 @@ pub fn run_s3(args: &[String]) -> Result<ExitCode> {
             if let Some(p) = &page {
                 p.begin(run);
             }
-            let (mut report, code) = s3_again(run, || s3_run(&g, &claim, &hosts, page.as_ref()))?;
+            let (mut report, code) = again(run, || s3_run(&g, &claim, &hosts, page.as_ref(), run))?;
             let complete =
                 fiox_engine::sys::caught_signal() == 0 && report.hosts.iter().all(|h| h.report.is_some() && !h.partial);
             let reports = report.hosts.iter().filter_map(|h| h.report.as_ref());
@@ -631,9 +693,9 @@ pub fn run_s3(args: &[String]) -> Result<ExitCode> {
     ran
 }
 
-/// Run `run` of a bench: a host still closing the previous run's session refuses the next as
-/// busy for a moment; runs after the first try again for up to 5 s.
-fn s3_again<T>(run: usize, mut once: impl FnMut() -> Result<T>) -> Result<T> {
+/// Run `run` of a repeated run: a host still closing the previous run's session refuses the
+/// next as busy for a moment; runs after the first try again for up to 5 s.
+fn again<T>(run: usize, mut once: impl FnMut() -> Result<T>) -> Result<T> {
     let t0 = Instant::now();
     loop {
         match once() {
@@ -652,6 +714,7 @@ fn s3_run(
     claim: &crate::s3::remote::Claim,
     hosts: &[(String, Route)],
     page: Option<&crate::s3::remote::Page>,
+    run: usize,
 ) -> Result<(fiox_report::ClientsReport, ExitCode)> {
     let run_id = format!("{:x}-{:x}", wall_ns(), std::process::id());
     let mut specs = Vec::new();
@@ -679,7 +742,9 @@ fn s3_run(
             p.host_name = s.name.clone();
         }
     }
-    let mut c = Coordinator::connect(g, specs, parts, &transport, &run_id)?;
+    let mut c = Coordinator::connect(g, specs, parts, &transport, &run_id, Output::new(g)?)?;
+    // A repeated bench's hosts say their header lines once.
+    c.echo = run == 1;
     if let Some(page) = page {
         c.watchers.push(Box::new(observe::S3Page::new(page)));
     }
@@ -690,6 +755,7 @@ fn s3_run(
 }
 
 /// Every host's part, checked here and ready to send.
+#[derive(Clone)]
 struct Parts {
     preps: Vec<Prepare>,
     /// What the status line needs to know of each host's jobs.
@@ -770,6 +836,9 @@ struct Coordinator<'a> {
     /// The connected hosts, for the heartbeat thread.
     heartbeats: Arc<Mutex<Vec<Sender>>>,
     out: Arc<Output>,
+    /// Whether the hosts' probe, header and layout lines are printed (a repeated run's later
+    /// runs leave them out: they were said by the first).
+    echo: bool,
     watchers: Vec<Box<dyn RunObserver<Fleet> + 'a>>,
     host_timeout: Duration,
     /// When the last round of clock probes went out.
@@ -782,9 +851,15 @@ struct Coordinator<'a> {
 impl<'a> Coordinator<'a> {
     /// Serves the live page, opens the output, and connects every host on a thread of its
     /// own (greeted and sent its job there), with heartbeats to each once connected.
-    fn connect(g: &'a Globals, specs: Vec<HostSpec>, parts: Parts, tr: &Transport, run_id: &str) -> Result<Self> {
+    fn connect(
+        g: &'a Globals,
+        specs: Vec<HostSpec>,
+        parts: Parts,
+        tr: &Transport,
+        run_id: &str,
+        out: Arc<Output>,
+    ) -> Result<Self> {
         let live = LivePage::serve(parts.live_at, &specs)?;
-        let out = Output::new(g)?;
         runner_stop_on_signals();
         let (etx, events) = mpsc::channel();
         let hosts = specs.iter().map(|_| Host { last_seen: mono_ns(), ..Host::default() }).collect();
@@ -801,6 +876,7 @@ impl<'a> Coordinator<'a> {
             heartbeats,
             watchers: observe::watchers(g, live, &out, parts.hints),
             out,
+            echo: true,
             host_timeout: Duration::from_millis(g.multihost.host_timeout_ms),
             probe_sent: Instant::now(),
             stop_deadline: None,
@@ -881,7 +957,7 @@ impl<'a> Coordinator<'a> {
                 let name = &self.fleet.specs[idx].name;
                 if level != TextLevel::Output {
                     eprint!("{}", whole_lines(&mut h.err_text, &line, name));
-                } else if self.g.formats.contains(&Format::Normal) {
+                } else if self.echo && self.g.formats.contains(&Format::Normal) {
                     self.out.write(whole_lines(&mut h.out_text, &line, name).as_bytes())?;
                 }
             }
@@ -930,7 +1006,7 @@ impl<'a> Coordinator<'a> {
             return Ok(());
         }
         self.stop_unless_ready()?;
-        if self.g.formats.contains(&Format::Normal) {
+        if self.echo && self.g.formats.contains(&Format::Normal) {
             // fio's probe lines, then each host's job header, before the run.
             let mut head = String::new();
             for (h, s) in self.fleet.named().filter(|(h, _)| h.prepared) {

@@ -17,6 +17,7 @@ use super::eta::{HostView, JobHint};
 use super::{probe_line, Closer, Sender};
 
 /// One host of the run, as the command line makes it.
+#[derive(Clone)]
 pub struct HostSpec {
     /// As the user wrote it.
     pub name: String,

@@ -1,9 +1,11 @@
 //! From a run's results to `fiox-report`'s model, shared by a local run (`fio`) and multi-host
 //! servers and coordinators (`multihost`): [`summary`] turns the workers' results into a
-//! `RunReport`, [`manifest`] adds fiox's run manifest, and this module says what fio prints
+//! `RunReport`, [`manifest`] adds fiox's run manifest, [`repeat`] judges `--repeat-until`'s
+//! runs, and this module says what fio prints
 //! before a run and maps the command line's format and options to `fiox-report`'s terms.
 
 pub mod manifest;
+pub mod repeat;
 pub mod summary;
 
 use fiox_options::argv::{Format, Globals};

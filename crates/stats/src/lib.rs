@@ -7,6 +7,7 @@
 
 mod hist;
 mod io_stat;
+pub mod runs;
 mod thread;
 
 pub use hist::{plat_idx_to_val, plat_val_to_idx, with_wire_budget, LatHist, PLAT_NR};

@@ -920,6 +920,10 @@ fn join_switch_errors() {
             "fiox: --join-count and --join-timeout go with --join (the coordinator's address for joining servers)\n",
         ),
         (
+            vec!["--join=127.0.0.1:9", "--join-count=1", "--repeat-until=iops:5%", "--name=j", "--ioengine=null", "--size=1m"],
+            "fiox: --repeat-until cannot go with --join: a joined server serves one run; list the hosts (--client, --hosts)\n",
+        ),
+        (
             vec!["--allow-path=/x", "--name=j", "--ioengine=null", "--size=1m"],
             "fiox: --allow-path goes with --server: it is what a server allows the jobs coordinators send\n",
         ),
@@ -934,4 +938,46 @@ fn join_switch_errors() {
     let o = Command::new(fiox_bin()).arg("--server=join:127.0.0.1:9").env("SLURM_PROCID", "x1").output().unwrap();
     assert_eq!(String::from_utf8_lossy(&o.stderr), "fiox: SLURM_PROCID=x1: not a rank (0, 1, 2, ...)\n");
     assert_eq!(o.status.code(), Some(1));
+}
+
+/// `--repeat-until` with hosts repeats the whole multi-host run, as a local run repeats: each
+/// run's figure is the merged one, the hosts' header lines are printed once, the report is the
+/// last run's with the summary, and a bound not met exits with 2.
+#[test]
+fn repeat_until_repeats_the_whole_fleet() {
+    let dir = scratch();
+    let (a, b) = (fiox_server(dir.path(), &[], &[]), fiox_server(dir.path(), &[], &[]));
+    let p = dir.path().join("r.fio");
+    std::fs::write(&p, "[r]\nioengine=null\nsize=16m\nbs=4k\nrw=read\nnumber_ios=2000\nrate_iops=20000\n").unwrap();
+    let j = p.display().to_string();
+    let (o, _) =
+        coordinate(dir.path(), &args(&["--repeat-until=iops:50%", "--repeat-max=4"], client_args(&[&a, &b], &j)));
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stderr.is_empty(), "stderr: {}", o.stderr);
+    let t = &o.stdout;
+    assert_eq!(t.matches("hostname=").count(), 2, "the probe lines once: {t}");
+    assert_eq!(t.matches("Starting 1 process").count(), 2, "{t}");
+    assert_eq!(t.matches("All clients: (groupid=0, jobs=2)").count(), 1, "{t}");
+    let line = t.lines().find(|l| l.starts_with("fiox repeat-until iops:50%: ")).unwrap_or_else(|| panic!("{t}"));
+    assert!(line.starts_with("fiox repeat-until iops:50%: 3 runs, mean="), "{line}");
+    // Each run's figure is the two hosts' IOPS together: twice one host's pace, never one's.
+    let (o, _) = coordinate(
+        dir.path(),
+        &args(&["--repeat-until=lat:0.001%", "--repeat-max=3", "--output-format=json"], client_args(&[&a, &b], &j)),
+    );
+    let v: Value = serde_json::from_str(&o.stdout).unwrap_or_else(|e| panic!("{e}: {} {}", o.stdout, o.stderr));
+    let r = &v["fiox"]["repeat_until"];
+    assert_eq!(
+        (r["runs"].as_u64(), r["max_runs"].as_u64(), r["metric"].as_str()),
+        (Some(3), Some(3), Some("lat")),
+        "{r}"
+    );
+    assert_eq!(o.code, if r["met"] == 1 { 0 } else { 2 }, "{r} {}", o.stderr);
+    let (o, _) =
+        coordinate(dir.path(), &args(&["--repeat-until=iops:50%", "--output-format=json"], client_args(&[&a, &b], &j)));
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    for x in v["fiox"]["repeat_until"]["values"].as_array().unwrap() {
+        let x = x.as_f64().unwrap();
+        assert!((30_000.0..=44_000.0).contains(&x), "two hosts at 20,000 IOPS each: {x}");
+    }
 }

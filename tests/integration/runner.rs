@@ -368,3 +368,30 @@ fn layout_lines_go_with_the_normal_output_and_stderr_stays_empty() {
         assert_eq!(lines[0], lines[1], "{format}: the layout line's place (fio, fiox)");
     }
 }
+
+/// A job that only reads opens its files with O_NOATIME (fiox is root here, so the kernel
+/// allows it): the file's access time stays as it was, where a plain read of the same file
+/// moves it (relatime updates an access time older than a day).
+#[test]
+fn a_reading_job_leaves_the_access_time_alone() {
+    use std::time::{Duration, SystemTime};
+    let dir = scratch();
+    let path = dir.path().join("f");
+    std::fs::write(&path, vec![7u8; 64 << 10]).unwrap();
+    let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    let times = std::fs::FileTimes::new().set_accessed(old).set_modified(old);
+    std::fs::File::options().write(true).open(&path).unwrap().set_times(times).unwrap();
+    let atime = || std::fs::metadata(&path).unwrap().accessed().unwrap();
+    for engine in ["psync", "io_uring"] {
+        let o = fiox(
+            dir.path(),
+            &["--name=r", "--filename=f", "--rw=randread", "--bs=4k", "--size=64k", &format!("--ioengine={engine}")],
+        );
+        assert_eq!((o.code, o.stderr.as_str()), (0, ""), "{engine}: {}", o.stdout);
+        assert!(o.stdout.contains("io=64.0KiB"), "{engine}: {}", o.stdout);
+        assert_eq!(atime(), old, "{engine}: the job's reads moved the access time");
+    }
+    // The control: the file system does keep access times, so the check above could fail.
+    std::fs::read(&path).unwrap();
+    assert_ne!(atime(), old, "a plain read left the access time alone: the check proves nothing here");
+}

@@ -230,3 +230,79 @@ fn every_engine_writes_and_reads_back() {
     assert!(failures.is_empty(), "engine conformance failures:\n{}", failures.join("\n"));
     assert!(ran >= 30, "only {ran} engine cases ran");
 }
+
+/// io_uring counts committed entries as submitted and makes the system call with the next
+/// queue or reap: a reap that need not wait (min 0) must still submit them, and so must
+/// queueing the next I/O, or the runner would wait forever for I/O the kernel never saw.
+#[test]
+fn io_uring_submits_committed_io_without_a_waiting_reap() {
+    let dir = std::env::temp_dir().join(format!("fiox-conf-defer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("data");
+    let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).unwrap();
+    file.set_len(1 << 20).unwrap();
+    let opts = EngineOpts::default();
+    let cfg = QueueConfig {
+        engine: crate::find("io_uring").unwrap(),
+        files: vec![file],
+        paths: std::slice::from_ref(&path),
+        sizes: &[1 << 20],
+        block_devices: &[false],
+        writes: true,
+        reads: true,
+        depth: 2,
+        buf_size: BS,
+        buf_align: 4096,
+        mem: MemKind::Malloc,
+        huge_page: 2 << 20,
+        waits_for_completions: true,
+        opts: &opts,
+        job_name: "conformance",
+        runtime_us: 0,
+        clone: 0,
+        sync_range_flags: 0,
+        direct: false,
+        invalidate: false,
+        sync: false,
+    };
+    let mut q = match IoQueue::new(cfg) {
+        Ok(q) => q,
+        Err(e) => {
+            println!("skipped: io_uring unavailable: {e:?}");
+            return;
+        }
+    };
+    let io = |offset| Io { ddir: Ddir::Read, file: 0, offset, len: BS as u32, ioprio: 0 };
+    let mut out = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    // Only non-waiting reaps after the commit: the reap itself has to submit.
+    let i = q.next_idle().unwrap();
+    assert_eq!(q.queue(i, io(0)).unwrap(), QueueStatus::Queued);
+    assert_eq!(q.commit().unwrap(), 1);
+    while out.is_empty() {
+        assert!(std::time::Instant::now() < deadline, "a committed I/O never completed");
+        q.reap(0, 2, &mut out).unwrap();
+    }
+    assert_eq!(out, vec![Completion { index: i, result: BS as i64 }]);
+    // Commit, then queue another before any reap (the first goes to the kernel then): both
+    // complete, each once.
+    out.clear();
+    let a = q.next_idle().unwrap();
+    assert_eq!(q.queue(a, io(BS as u64)).unwrap(), QueueStatus::Queued);
+    q.commit().unwrap();
+    let b = q.next_idle().unwrap();
+    assert_eq!(q.queue(b, io(2 * BS as u64)).unwrap(), QueueStatus::Queued);
+    q.commit().unwrap();
+    while out.len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "committed I/O never completed");
+        q.reap(1, 2, &mut out).unwrap();
+    }
+    let mut got: Vec<u32> = out.iter().map(|c| c.index).collect();
+    got.sort_unstable();
+    let mut want = vec![a, b];
+    want.sort_unstable();
+    assert_eq!(got, want);
+    assert_eq!(q.in_engine(), 0);
+    drop(q);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -129,7 +129,9 @@ pub(crate) trait IoEngine {
     }
     /// Starts (or, for synchronous engines, does) one I/O of unit `index`.
     fn queue(&mut self, index: u32, io: &IoUnit) -> io::Result<QueueStatus>;
-    /// Submits what was queued; returns how many were submitted.
+    /// Submits what was queued; returns how many were submitted. An engine may leave the system
+    /// call to the next reap (io_uring folds it into the wait), so a caller reaps after committing
+    /// before it waits on anything else.
     fn commit(&mut self) -> io::Result<u32> {
         Ok(0)
     }

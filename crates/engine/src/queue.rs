@@ -407,7 +407,9 @@ impl IoQueue {
         Ok(())
     }
 
-    /// Submits what was queued; returns how many were submitted.
+    /// Submits what was queued; returns how many were submitted. An engine may leave the system
+    /// call to the next reap (io_uring folds it into the wait), so a caller reaps after committing
+    /// before it waits on anything else.
     #[inline]
     pub fn commit(&mut self) -> io::Result<u32> {
         self.engine.commit()

@@ -454,7 +454,7 @@ impl<'a> Worker<'a> {
         stop: &'a AtomicBool,
         progress: &'a Progress,
         diag: &'a mut dyn Write,
-    ) -> Result<Worker<'a>> {
+    ) -> Result<Box<Worker<'a>>> {
         let spec = &*plan.spec;
         let regions: Vec<(u64, u64)> = plan.files.iter().map(|f| (f.region_start, f.region_len)).collect();
         let mut gen = IoGen::new(spec, &regions, seed);
@@ -491,7 +491,10 @@ impl<'a> Worker<'a> {
         let pacer = Pacer::new(spec, seed);
         let pacing = pacer.active();
         let steer = pacing && source.mixes() && pacer.limits_directions();
-        Ok(Worker {
+        // On the heap: the worker is several KiB, and each move of it by value (through
+        // `Result`, the builder calls, `run`) took another copy's room in the thread's stack
+        // frames, all of it touched memory once the stack probes had run.
+        Ok(Box::new(Worker {
             plan,
             spec,
             seed,
@@ -557,22 +560,22 @@ impl<'a> Worker<'a> {
             reading_back: false,
             stop,
             diag,
-        })
+        }))
     }
 
     /// Puts the job in its flow group.
-    fn with_flow(mut self, flow: Option<flow::FlowMember>) -> Self {
+    fn with_flow(mut self: Box<Self>, flow: Option<flow::FlowMember>) -> Box<Self> {
         self.flow = flow;
         self
     }
 
     /// Gives the job its verification.
-    fn with_verify(mut self, verify: Option<Verifier>) -> Self {
+    fn with_verify(mut self: Box<Self>, verify: Option<Verifier>) -> Box<Self> {
         self.verify = verify;
         self
     }
 
-    fn run(mut self) -> Result<WorkerResult> {
+    fn run(mut self: Box<Self>) -> Result<WorkerResult> {
         self.join_flow();
         if self.acct.measuring {
             self.publisher.progress.measuring.store(true, Ordering::Relaxed);
@@ -1583,15 +1586,19 @@ impl<'a> Worker<'a> {
         // passes for the answer to a newer one.
         self.publisher.served = want;
         self.publisher.next_snapshot_at = self.now + SNAPSHOT_EVERY_NS;
-        let r = WorkerResult { error: self.errors.first.clone(), ..self.acct.result(self.now, sys::gettid(), 0) };
         if let Ok(mut slot) = p.snapshot.lock() {
+            // The previous copy is dropped before the new one is made, so that the allocator
+            // hands its histograms' memory to the new copy: the worker holds two sets of them
+            // (its own and the slot's), never three. Readers wait on the lock meanwhile.
+            *slot = None;
+            let r = WorkerResult { error: self.errors.first.clone(), ..self.acct.result(self.now, sys::gettid(), 0) };
             *slot = Some((want, r));
         }
     }
 
     /// Writes the iolog and the logs, and hands back the result, which also answers every
     /// later status request.
-    fn finish(mut self) -> Result<WorkerResult> {
+    fn finish(mut self: Box<Self>) -> Result<WorkerResult> {
         if let Some(v) = &mut self.verify {
             if let Err(e) = v.close_journal() {
                 let msg = format!("cannot write its verify journal: {e}");
@@ -1639,6 +1646,8 @@ impl<'a> Worker<'a> {
             ..self.acct.into_result(self.now, clock::thread_id(self.plan.number), self.seed)
         };
         if let Ok(mut slot) = progress.snapshot.lock() {
+            // As in `answer_snapshot`: the old copy's memory serves the new one.
+            *slot = None;
             *slot = Some((u64::MAX, result.clone()));
         }
         progress.done.store(true, Ordering::Relaxed);

@@ -409,6 +409,11 @@ struct Worker<'a> {
     stamps: Stamps,
     /// Units queued since the last commit.
     batch: Vec<u32>,
+    /// Units committed whose issue stamp waits for the reap's clock reading (an `instant`
+    /// engine's commit that filled the queue; see `submit`).
+    unstamped: Vec<u32>,
+    /// The engine is `instant`: its commits may be dated by the next reap's reading.
+    defer_issue: bool,
     /// I/Os committed that the engine has not said it submitted (libaio on EAGAIN, a full
     /// ring; an engine that starts I/O when queued and says 0 keeps this above 0): while
     /// there are any, the loop commits again on each pass.
@@ -530,6 +535,8 @@ impl<'a> Worker<'a> {
                 due: if account::paced(spec) { vec![0; depth as usize] } else { Vec::new() },
             },
             batch: Vec::with_capacity(depth as usize),
+            unstamped: Vec::with_capacity(depth as usize),
+            defer_issue: plan.engine.instant,
             unsubmitted: 0,
             completions: Vec::with_capacity(depth as usize),
             pending: None,
@@ -658,6 +665,7 @@ impl<'a> Worker<'a> {
             if !fresh {
                 self.now = self.clock.now();
                 self.now_fresh = true;
+                self.stamp_issued(self.now);
             }
             self.observe();
         }
@@ -886,6 +894,10 @@ impl<'a> Worker<'a> {
                     self.batch.push(idx);
                     if self.batch.len() as u32 >= self.depth.batch_submit {
                         self.submit()?;
+                        if !self.unstamped.is_empty() {
+                            // Dated by the reap (see `submit`), which comes next: no unit is idle.
+                            break;
+                        }
                         t_fill = self.stamps.issue[idx as usize];
                         // A submission can block for a long time (libaio waits for request
                         // slots when the device queue is full: tens of milliseconds per 8 MiB
@@ -1404,18 +1416,42 @@ impl<'a> Worker<'a> {
     }
 
     /// Commits the batch: one clock read stamps the issue time of all of it.
+    ///
+    /// With an `instant` engine (null), a commit that leaves no unit idle is followed by the
+    /// reap and nothing else, so the batch is dated by the reap's own clock reading instead of
+    /// one of its own (`stamp_issued`): the issue stamp is late by the reap call, a few
+    /// nanoseconds of memory operations, which move from slat to clat; lat is unchanged. This
+    /// halves the clock reads per I/O at depth with fio's batches of one; every other engine,
+    /// whose commit or reap may make a system call or wait, is dated right after its commit.
     fn submit(&mut self) -> Result<()> {
         let submitted = self.q.commit().context("submitting I/O failed")?;
         self.unsubmitted = self.unsubmitted.saturating_add(self.batch.len() as u32).saturating_sub(submitted);
-        let t_issue = self.clock.now();
-        for &i in &self.batch {
-            self.stamps.issue[i as usize] = t_issue;
-        }
         let n = self.batch.len() as u32;
+        if self.defer_issue && self.unstamped.is_empty() && self.q.idle_count() == 0 {
+            std::mem::swap(&mut self.batch, &mut self.unstamped);
+        } else {
+            let t_issue = self.clock.now();
+            self.stamp_issued(t_issue);
+            for &i in &self.batch {
+                self.stamps.issue[i as usize] = t_issue;
+            }
+        }
         self.acct.ts.mark_depth(self.q.in_engine(), n as u64);
         self.acct.ts.submit_map[ThreadStat::batch_bucket(n)] += 1;
         self.batch.clear();
         Ok(())
+    }
+
+    /// Dates the commits `submit` left unstamped with the clock reading `t`, taken right after
+    /// the reap that followed them.
+    #[inline]
+    fn stamp_issued(&mut self, t: u64) {
+        if !self.unstamped.is_empty() {
+            for &i in &self.unstamped {
+                self.stamps.issue[i as usize] = t;
+            }
+            self.unstamped.clear();
+        }
     }
 
     /// Commits what the fill left in the batch; engines that could not submit everything last
@@ -1447,6 +1483,8 @@ impl<'a> Worker<'a> {
         if wake == 0 {
             return false;
         }
+        let now = self.clock.now();
+        self.stamp_issued(now);
         let mut oldest = u64::MAX;
         let mut files = Vec::new();
         for i in self.q.in_engine_units() {
@@ -1522,6 +1560,7 @@ impl<'a> Worker<'a> {
         reaped.context("reaping completions failed")?;
         self.now = self.clock.now();
         self.now_fresh = true;
+        self.stamp_issued(self.now);
         let n = self.completions.len();
         if n == 0 {
             return Ok(());

@@ -895,8 +895,7 @@ impl<'a> Worker<'a> {
                     if self.batch.len() as u32 >= self.depth.batch_submit {
                         self.submit()?;
                         if !self.unstamped.is_empty() {
-                            // Dated by the reap (see `submit`), which comes next: no unit is idle.
-                            break;
+                            break; // No unit is idle: the reap comes next and dates the batch.
                         }
                         t_fill = self.stamps.issue[idx as usize];
                         // A submission can block for a long time (libaio waits for request

@@ -66,12 +66,18 @@ impl FilePicker {
     }
 
     /// The file of the next I/O.
-    #[inline]
+    // One file is decided in line (it was a call on every I/O); several are a call.
+    #[inline(always)]
     pub fn pick(&mut self, rng: &mut Rng) -> usize {
-        let n = self.finished.len();
-        if n == 1 {
+        if self.finished.len() == 1 {
             return 0;
         }
+        self.pick_of_many(rng)
+    }
+
+    #[inline(never)]
+    fn pick_of_many(&mut self, rng: &mut Rng) -> usize {
+        let n = self.finished.len();
         if let Some(d) = &self.dist {
             // Distributions draw for every I/O and never skip: the hot files are re-read.
             return d.sample(rng, n as u64) as usize;

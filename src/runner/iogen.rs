@@ -87,8 +87,17 @@ impl Region {
 }
 
 impl BlockSizes {
-    #[inline]
+    // The fixed size is decided in line (it was a call on every I/O); drawn sizes are a call.
+    #[inline(always)]
     fn pick(&self, rng: &mut Rng) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            _ => self.draw(rng),
+        }
+    }
+
+    #[inline(never)]
+    fn draw(&self, rng: &mut Rng) -> u64 {
         match self {
             BlockSizes::Fixed(b) => *b,
             BlockSizes::Range { lo, hi, align } => {
@@ -243,34 +252,39 @@ impl IoGen {
         }
     }
 
+    // One direction is decided in line (it was a call on every I/O); a mix is a call.
+    #[inline(always)]
     fn pick_ddir(&mut self) -> Ddir {
         match self.rw {
             RwMode::Read | RwMode::RandRead => Ddir::Read,
             RwMode::Write | RwMode::RandWrite => Ddir::Write,
             RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite => Ddir::Trim,
-            RwMode::ReadWrite | RwMode::RandRw => {
-                if let Some(d) = self.steer {
-                    return d;
-                }
-                // fio draws a direction only once the current one has caught up: after a
-                // switch, the new direction goes on until its count of I/Os reaches the old
-                // direction's count times the new one's share (observed in fio's logs, where a
-                // lopsided start is followed by a run of the direction behind).
-                if self.mix_issued[self.mix_dir] >= self.mix_until {
-                    let d = if self.mix.reads(self.rwmixread) { 0 } else { 1 };
-                    if d != self.mix_dir {
-                        let share = if d == 0 { self.rwmixread } else { 100 - self.rwmixread.min(100) };
-                        self.mix_until = self.mix_issued[self.mix_dir] * share as u64 / 100;
-                        self.mix_dir = d;
-                    }
-                }
-                self.mix_issued[self.mix_dir] += 1;
-                if self.mix_dir == 0 {
-                    Ddir::Read
-                } else {
-                    Ddir::Write
-                }
+            RwMode::ReadWrite | RwMode::RandRw => self.pick_mixed(),
+        }
+    }
+
+    #[inline(never)]
+    fn pick_mixed(&mut self) -> Ddir {
+        if let Some(d) = self.steer {
+            return d;
+        }
+        // fio draws a direction only once the current one has caught up: after a
+        // switch, the new direction goes on until its count of I/Os reaches the old
+        // direction's count times the new one's share (observed in fio's logs, where a
+        // lopsided start is followed by a run of the direction behind).
+        if self.mix_issued[self.mix_dir] >= self.mix_until {
+            let d = if self.mix.reads(self.rwmixread) { 0 } else { 1 };
+            if d != self.mix_dir {
+                let share = if d == 0 { self.rwmixread } else { 100 - self.rwmixread.min(100) };
+                self.mix_until = self.mix_issued[self.mix_dir] * share as u64 / 100;
+                self.mix_dir = d;
             }
+        }
+        self.mix_issued[self.mix_dir] += 1;
+        if self.mix_dir == 0 {
+            Ddir::Read
+        } else {
+            Ddir::Write
         }
     }
 

@@ -395,3 +395,34 @@ fn a_reading_job_leaves_the_access_time_alone() {
     std::fs::read(&path).unwrap();
     assert_ne!(atime(), old, "a plain read left the access time alone: the check proves nothing here");
 }
+
+/// At depth, the null engine's commits that fill the queue are dated by the reap's clock
+/// reading (one read per I/O instead of two): every I/O still has its three latencies, and
+/// each I/O's lat is its slat plus its clat, so the means add up. A unit dated by a stale stamp
+/// (its previous I/O's) would saturate its slat at 0 and lengthen its clat past its lat.
+#[test]
+fn null_engine_latencies_add_up_at_depth() {
+    for depth in ["--iodepth=1", "--iodepth=2", "--iodepth=32"] {
+        let args = ["--name=t", "--ioengine=null", "--rw=randread", "--size=64m", depth, "--output-format=json"];
+        let out = fiox(scratch().path(), &args);
+        assert_eq!(out.code, 0, "{depth}: {}", out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        let r = &v["jobs"][0]["read"];
+        assert_eq!(r["total_ios"], 16384, "{depth}");
+        let mean = |k: &str| r[k]["mean"].as_f64().unwrap();
+        let n = |k: &str| r[k]["N"].as_u64().unwrap_or(0);
+        assert_eq!(n("clat_ns"), 16384, "{depth}");
+        assert_eq!(n("lat_ns"), 16384, "{depth}");
+        if depth != "--iodepth=1" {
+            // At depth 1 the null engine completes in line: no submission phase, as in fio.
+            assert_eq!(n("slat_ns"), 16384, "{depth}");
+        }
+        let sum = mean("slat_ns") + mean("clat_ns");
+        assert!(
+            (sum - mean("lat_ns")).abs() <= 0.01 * mean("lat_ns") + 1.0,
+            "{depth}: slat + clat {sum} != lat {}",
+            mean("lat_ns")
+        );
+        assert!(r["clat_ns"]["max"].as_u64() <= r["lat_ns"]["max"].as_u64(), "{depth}");
+    }
+}

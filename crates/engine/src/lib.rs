@@ -254,6 +254,10 @@ pub struct EngineInfo {
     /// fio prints "Prepopulating IO file" for each of the job's files instead of "Laying out
     /// IO file" (libpmem, whose engine prepares its files itself in fio).
     pub prepopulates: bool,
+    /// Committing and reaping are operations on the engine's own memory that never make a
+    /// system call or wait (null): the runner may date a commit by the clock reading it takes
+    /// right after the reap that follows it (see the runner's `submit`).
+    pub instant: bool,
     pub(crate) make: fn() -> Box<dyn IoEngine>,
 }
 
@@ -314,6 +318,7 @@ impl EngineInfo {
             remote: None,
             device_size: None,
             prepopulates: false,
+            instant: false,
             make,
         }
     }

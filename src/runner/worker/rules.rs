@@ -43,8 +43,10 @@ pub(super) struct EndRules {
     /// The job gives an io_size: its last block is issued whole, past the io_size, as fio
     /// issues it (see [`EndRules::fit`]).
     whole_blocks: bool,
-    /// The loop (by bytes: `size` per loop) of the last I/O issued, and whether any was.
-    loop_seen: Option<u64>,
+    /// The bytes issued before the last I/O issued, and whether any was: its loop (by bytes,
+    /// `size` per loop) is worked out only where it is needed (`fit_size`), so that issuing an
+    /// I/O costs no division.
+    last_issue_at: Option<u64>,
 }
 
 impl EndRules {
@@ -74,7 +76,7 @@ impl EndRules {
             per_loop: if spec.time_based { 0 } else { plan.io_bytes },
             loops_done: 0,
             whole_blocks: crate::plan::explicit_io_size(spec).is_some(),
-            loop_seen: None,
+            last_issue_at: None,
         }
     }
 
@@ -98,7 +100,7 @@ impl EndRules {
             per_loop: 0,
             loops_done: 0,
             whole_blocks: false,
-            loop_seen: None,
+            last_issue_at: None,
         }
     }
 
@@ -146,7 +148,7 @@ impl EndRules {
             return;
         }
         self.issued_ios += 1;
-        self.loop_seen = Some(self.issued_bytes / self.per_loop.max(1));
+        self.last_issue_at = Some(self.issued_bytes);
         if self.count_trims || io.ddir() != Ddir::Trim {
             self.issued_bytes += io.len() as u64;
         }
@@ -169,7 +171,8 @@ impl EndRules {
     #[inline(never)]
     fn fit_size(&mut self, io: NextIo, source: &crate::runner::source::Source, new_pass: bool) -> Option<NextIo> {
         let remaining = self.limit - self.issued_bytes;
-        let loop_fresh = self.loop_seen.is_none_or(|l| self.issued_bytes / self.per_loop.max(1) > l);
+        let per_loop = self.per_loop.max(1);
+        let loop_fresh = self.last_issue_at.is_none_or(|at| self.issued_bytes / per_loop > at / per_loop);
         if self.whole_blocks && remaining > 0 && (loop_fresh || !new_pass) {
             // Variable sizes still shrink to what is left (a deliberate difference, see the
             // README); a block that cannot shrink goes whole.

@@ -56,4 +56,4 @@ impl IoEngine for Null {
 }
 
 pub const INFO: EngineInfo =
-    EngineInfo { sync: false, diskless: true, ..EngineInfo::base("null", || Box::new(Null::default())) };
+    EngineInfo { sync: false, diskless: true, instant: true, ..EngineInfo::base("null", || Box::new(Null::default())) };

@@ -631,24 +631,105 @@ fn lenient_times_are_read_as_fio_reads_them() {
     }
 }
 
+type Run = fn(&std::path::Path, &[&str]) -> crate::util::Out;
+
+/// The lines of the `write_iolog` of job `j` in a fresh directory `d` with `args`, without
+/// their times (and without the version line).
+fn iolog_lines(dir: &std::path::Path, run: Run, args: &[&str]) -> Vec<String> {
+    let _ = std::fs::remove_dir_all(dir.join("d"));
+    std::fs::create_dir(dir.join("d")).unwrap();
+    let path = dir.join("io.log");
+    // fio appends to an existing log.
+    let _ = std::fs::remove_file(&path);
+    let common = ["--name=j", "--directory=d", "--write_iolog=io.log"];
+    let out = run(dir, &[&common[..], args].concat());
+    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.lines().skip(1).map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string()).collect()
+}
+
+/// With several files an `fsync=N` (`fdatasync=N`, `sync_file_range`) sync goes, as in fio
+/// 3.33, to the file the file service picks next (using up that pick), carries the offset of
+/// the I/O before it, and is made again after each read of a mixed job whose writes stand at
+/// a multiple of N; a file found done is closed when the service next picks it. Compared with
+/// fio's `write_iolog` line by line where the offsets are deterministic, by file and action
+/// where they are random, and by the syncs counted in the JSON.
+#[test]
+fn write_iolog_sends_each_fsync_to_the_next_file_as_fio_does() {
+    let dir = scratch();
+    let common = ["--bs=4k", "--size=64k", "--nrfiles=4"];
+    for args in [
+        &["--rw=write", "--fsync=3"][..],
+        &["--rw=write", "--fsync=4"],
+        &["--rw=write", "--fsync=1", "--nrfiles=2", "--size=16k"],
+        &["--rw=write", "--fdatasync=3"],
+        &["--rw=write", "--sync_file_range=write:3"],
+        &["--rw=write", "--fsync=3", "--file_service_type=sequential"],
+        &["--rw=write", "--fsync=4", "--file_service_type=sequential"],
+        &["--rw=write", "--fsync=3", "--file_service_type=roundrobin:2"],
+        &["--rw=write", "--fsync=3", "--openfiles=2"],
+        &["--rw=write", "--fsync=3", "--ioengine=libaio"],
+        &["--rw=write", "--fsync=4", "--loops=2"],
+        &["--rw=write", "--fsync=4", "--loops=2", "--openfiles=3"],
+        &["--rw=write", "--fsync=3", "--loops=3", "--end_fsync=1", "--file_service_type=sequential"],
+        &["--rw=write", "--fsync=3", "--loops=2", "--fsync_on_close=1", "--file_service_type=roundrobin:2"],
+        &["--rw=write", "--fsync=3", "--end_fsync=1"],
+        &["--rw=write", "--file_service_type=sequential", "--end_fsync=1"],
+        &["--rw=readwrite", "--fsync=3"],
+        &["--rw=readwrite", "--fsync=3", "--nrfiles=1"],
+    ] {
+        let a = [&common[..], args].concat();
+        assert_eq!(iolog_lines(dir.path(), fiox, &a), iolog_lines(dir.path(), fio, &a), "write_iolog for {args:?}");
+    }
+    // Random offsets are fiox's own: the files and actions line by line, and each sync's
+    // offset that of the I/O before it.
+    let shape = |lines: Vec<String>| -> Vec<String> {
+        let mut prev = None;
+        for l in &lines {
+            let f: Vec<&str> = l.split(' ').collect();
+            match (f.get(1), f.get(2)) {
+                (Some(&"sync"), Some(o)) => assert_eq!(Some(*o), prev, "{lines:?}"),
+                (Some(_), Some(o)) => prev = Some(*o),
+                _ => {}
+            }
+        }
+        lines.iter().map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" ")).collect()
+    };
+    for args in [
+        &["--rw=randwrite", "--fsync=3"][..],
+        &["--rw=randwrite", "--fsync=3", "--file_service_type=sequential"],
+        &["--rw=randwrite", "--fsync=4", "--loops=2"],
+        &["--rw=randwrite", "--fsync=3", "--norandommap"],
+        &["--rw=randrw", "--fsync=3", "--randseed=3", "--nrfiles=1"],
+    ] {
+        let a = [&common[..], args].concat();
+        assert_eq!(shape(iolog_lines(dir.path(), fiox, &a)), shape(iolog_lines(dir.path(), fio, &a)), "{args:?}");
+    }
+    // A random file service: fiox's draw, the same syncs and closes.
+    std::fs::create_dir(dir.path().join("dj")).unwrap();
+    for args in [
+        &["--rw=write", "--fsync=3", "--file_service_type=random"][..],
+        &["--rw=randwrite", "--fsync=2", "--file_service_type=random"],
+    ] {
+        let a = [&common[..], args].concat();
+        let (x, f) = (iolog_lines(dir.path(), fiox, &a), iolog_lines(dir.path(), fio, &a));
+        let count = |lines: &[String], what: &str| lines.iter().filter(|l| l.split(' ').nth(1) == Some(what)).count();
+        for what in ["open", "close", "write", "sync"] {
+            assert_eq!(count(&x, what), count(&f, what), "{args:?}: {what} lines");
+        }
+        let syncs = |o: crate::util::Out| json(&o)["jobs"][0]["sync"]["total_ios"].as_i64();
+        let j = [&a[..], &["--name=j", "--directory=dj", "--output-format=json"]].concat();
+        assert_eq!(syncs(fiox(dir.path(), &j)), syncs(fio(dir.path(), &j)), "{args:?}: syncs");
+    }
+}
+
 /// `write_iolog` over several loops logs the files' closing and opening between loops and the
 /// loops' syncs as fio 3.33 does: a synchronous engine closes the files, then opens each again
 /// to sync it; an asynchronous one syncs, then closes. Compared line by line without the times.
 #[test]
 fn write_iolog_logs_each_loops_close_and_sync_as_fio_does() {
     let dir = scratch();
-    let log = |run: fn(&std::path::Path, &[&str]) -> crate::util::Out, args: &[&str]| -> Vec<String> {
-        let _ = std::fs::remove_dir_all(dir.path().join("d"));
-        std::fs::create_dir(dir.path().join("d")).unwrap();
-        let path = dir.path().join("io.log");
-        // fio appends to an existing log.
-        let _ = std::fs::remove_file(&path);
-        let common = ["--name=j", "--directory=d", "--size=64k", "--bs=16k", "--write_iolog=io.log"];
-        let out = run(dir.path(), &[&common[..], args].concat());
-        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
-        let text = std::fs::read_to_string(&path).unwrap();
-        text.lines().skip(1).map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string()).collect()
-    };
+    let log = |run: Run, args: &[&str]| iolog_lines(dir.path(), run, &[&["--size=64k", "--bs=16k"][..], args].concat());
     for args in [
         &["--rw=write", "--fsync_on_close=1", "--loops=3"][..],
         &["--rw=write", "--loops=3"],

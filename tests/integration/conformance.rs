@@ -500,6 +500,10 @@ fn lenient_values_are_read_as_fio_reads_them() {
         "io_size=0",
         "io_size=1k\nrw=randread\nnorandommap=1",
         "io_size=5k\nsize=8k\nloops=2",
+        // A filesize range from 0 is ignored (fio: "min value out of range"); 0 is refused.
+        "filesize=0-8k",
+        "filesize=0-8k\nnrfiles=2",
+        "filesize=0-0",
         // Refused by both.
         "size=junk:junk",
         "size=1.5m",
@@ -521,17 +525,22 @@ fn lenient_values_are_read_as_fio_reads_them() {
     // two write logs hold.
     // The block sizes a run draws differ from fio's near a region's end whatever the range's
     // spelling; the parse is what the header line shows.
-    for range in ["1k:4k", "1k-4k)", "2K:8KB", "4k:", "512/25:1k:25:2k:25:4k/25"] {
+    // A zero bound is the job's bs (`0-4k` is 4096B-4096B).
+    for range in
+        ["1k:4k", "1k-4k)", "2K:8KB", "4k:", "512/25:1k:25:2k:25:4k/25", "0-4k", "0-0", "0k-8k", "0:4k", "0-4k,1k-2k"]
+    {
         let b = format!("--bsrange={range}");
         let args = ["--name=b", "--ioengine=null", "--rw=randwrite", "--size=1M", b.as_str()];
         let (a, x) = (fio(dir.path(), &args), fiox(dir.path(), &args));
         assert_eq!(x.code, a.code, "bsrange={range}: {}", x.stderr);
         assert_eq!(x.stdout.lines().next(), a.stdout.lines().next(), "bsrange={range}");
     }
-    for range in ["512/25:1k:25:2k:25:4k/25"] {
+    for range in ["512/25:1k:25:2k:25:4k/25", "0-4k", "0-8k"] {
         let mut sizes = Vec::new();
         for (who, binary_is_fiox) in [("fio", false), ("fiox", true)] {
             let log = dir.path().join(format!("{who}.iolog"));
+            // fio appends to an existing log.
+            let _ = std::fs::remove_file(&log);
             let b = format!("--bsrange={range}");
             let l = format!("--write_iolog={}", log.display());
             let out = crate::util::tool(
@@ -615,6 +624,49 @@ fn random_jobs_without_a_map_issue_whole_blocks_past_size_as_fio_does() {
             let (x, f) = (moved(fiox, args, existing), moved(fio, args, existing));
             assert_eq!(x, f, "{args:?} (file there before: {existing}): read bytes, I/Os, write bytes, I/Os");
         }
+    }
+}
+
+/// `filesize` with a low end of 0 is ignored, as fio 3.33 ignores it after refusing the low
+/// end: the file keeps its size, or `size` sizes the files; the same bytes moved, and the
+/// reading named under `--parse-only` (with `bsrange`'s, whose zero bound is the job's bs).
+#[test]
+fn a_range_from_zero_is_read_as_fio_reads_it() {
+    let dir = scratch();
+    for args in [
+        &["--filename=ex.dat", "--filesize=0-4k", "--rw=write"][..],
+        &["--filename=ex.dat", "--filesize=0-4k", "--rw=read"],
+        &["--filesize=0-8k", "--size=64k", "--nrfiles=2", "--rw=write"],
+        &["--filesize=0-4k", "--rw=write"],
+    ] {
+        let mut seen = Vec::new();
+        for run in [fio as Run, fiox] {
+            let _ = std::fs::remove_dir_all(dir.path().join("z"));
+            std::fs::create_dir(dir.path().join("z")).unwrap();
+            std::fs::write(dir.path().join("z/ex.dat"), vec![3u8; 32 << 10]).unwrap();
+            let common = ["--name=j", "--directory=z", "--bs=4k", "--output-format=json"];
+            let o = run(dir.path(), &[&common[..], args].concat());
+            let moved = (o.code == 0).then(|| {
+                let j = json(&o);
+                ["read", "write"].map(|d| j["jobs"][0][d]["io_bytes"].as_i64().unwrap())
+            });
+            let mut sizes: Vec<(String, u64)> = std::fs::read_dir(dir.path().join("z"))
+                .unwrap()
+                .map(|e| e.unwrap())
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.metadata().unwrap().len()))
+                .collect();
+            sizes.sort();
+            seen.push((o.code.min(1), moved, sizes));
+        }
+        assert_eq!(seen[1], seen[0], "{args:?}: fiox, then fio");
+    }
+    let jf = dir.path().join("zero.fio");
+    std::fs::write(&jf, "[a]\nioengine=null\nsize=64k\nbsrange=0-4k\nfilesize=0-8k\n").unwrap();
+    let out = fiox(dir.path(), &["--parse-only", jf.to_str().unwrap()]);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    for note in ["zero.fio, line 4: bsrange=0-4k: '0-4k' has a low end of 0", "zero.fio, line 5: filesize=0-8k: '0-8k'"]
+    {
+        assert!(out.stdout.contains(note), "no '{note}' in {}", out.stdout);
     }
 }
 

@@ -842,8 +842,7 @@ impl<'a> Worker<'a> {
                 }
                 self.pacer.issued(d, next.len() as u64, t_pace);
             }
-            // The iolog's line is written once the engine took the I/O: one it answered busy
-            // (a sync waiting for the I/O in flight) comes back here to be issued again.
+            // Logged once the engine took it (see `log_issue`).
             let t_log = if self.iolog.is_some() { self.clock.now() } else { 0 };
             // The engine's view of the I/O is made where it is used, never kept in a variable
             // whose address is taken (`debug_io`): that put it in memory, written field by field
@@ -913,7 +912,9 @@ impl<'a> Worker<'a> {
         Ok((false, false))
     }
 
-    /// `write_iolog`: the files the file service closed since the last I/O, then `next`.
+    /// `write_iolog`: the files the file service closed since the last I/O, then `next`,
+    /// issued at `t`. Called once the engine took the I/O: one it answered busy (a sync
+    /// waiting for the I/O in flight) comes back to be issued again, and is logged once.
     #[cold]
     fn log_issue(&mut self, t: u64, next: &NextIo) {
         let closed = self.source.take_closed();

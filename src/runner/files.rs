@@ -9,6 +9,11 @@
 //! The first three skip files whose region is done for this pass, so each file gets its whole
 //! region; `openfiles=K` limits the choice to K files at a time, taking the next file in when one
 //! is done.
+//!
+//! As in fio, a file is found done lazily: only when a read, write or trim is next given it
+//! does the picker close it (the close `write_iolog` records there) and choose again. An
+//! `fsync=N` sync takes the next choice like any I/O ([`FilePicker::pick_sync`]) but needs no
+//! offset, so it may land on a file that is done and not yet closed.
 
 use fiox_options::FileService as Service;
 
@@ -20,7 +25,6 @@ pub struct FilePicker {
     dist: Option<Dist>,
     /// Files whose region is done for this pass.
     finished: Vec<bool>,
-    unfinished: usize,
     /// Files that may be chosen now (`openfiles`), in index order.
     open: Vec<usize>,
     /// How many files may be open at once (all of them with `openfiles=0`).
@@ -30,6 +34,9 @@ pub struct FilePicker {
     current: Option<usize>,
     /// I/Os left on `current` before the next choice.
     left: u32,
+    /// Files closed since the last [`FilePicker::take_closed`], in order; kept only when asked
+    /// for (`write_iolog`).
+    closed: Option<Vec<usize>>,
 }
 
 impl FilePicker {
@@ -44,12 +51,12 @@ impl FilePicker {
             service,
             dist,
             finished: vec![false; files],
-            unfinished: files,
             open: Vec::with_capacity(limit),
             limit,
             next_unopened: 0,
             current: None,
             left: 0,
+            closed: None,
         };
         p.refill();
         p
@@ -65,7 +72,18 @@ impl FilePicker {
         }
     }
 
-    /// The file of the next I/O.
+    /// Records the files closed from now on, for [`FilePicker::take_closed`].
+    pub fn track_closes(&mut self) {
+        self.closed.get_or_insert_with(Vec::new);
+    }
+
+    /// The files closed since the last call, in the order they were closed.
+    pub fn take_closed(&mut self) -> Vec<usize> {
+        self.closed.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// The file of the next read, write or trim: a file that is done is closed and the choice
+    /// made again.
     // One file is decided in line (it was a call on every I/O); several are a call.
     #[inline(always)]
     pub fn pick(&mut self, rng: &mut Rng) -> usize {
@@ -77,12 +95,31 @@ impl FilePicker {
 
     #[inline(never)]
     fn pick_of_many(&mut self, rng: &mut Rng) -> usize {
+        loop {
+            let f = self.choose(rng);
+            if self.dist.is_some() || !self.finished[f] {
+                return f;
+            }
+            self.close(f);
+        }
+    }
+
+    /// The file of an `fsync=N` sync: the next choice, whether or not that file is done.
+    pub fn pick_sync(&mut self, rng: &mut Rng) -> usize {
+        if self.finished.len() == 1 {
+            return 0;
+        }
+        self.choose(rng)
+    }
+
+    /// The next choice among the open files, following the service type.
+    fn choose(&mut self, rng: &mut Rng) -> usize {
         let n = self.finished.len();
         if let Some(d) = &self.dist {
             // Distributions draw for every I/O and never skip: the hot files are re-read.
             return d.sample(rng, n as u64) as usize;
         }
-        if let Some(c) = self.current.filter(|&c| self.left > 0 && !self.finished[c]) {
+        if let Some(c) = self.current.filter(|&c| self.left > 0 && self.open.contains(&c)) {
             self.left -= 1;
             return c;
         }
@@ -101,23 +138,45 @@ impl FilePicker {
         file
     }
 
-    /// Says that file `f`'s region is done for this pass: it is not chosen again until every
-    /// file is done, and the next file takes its place among the open ones.
+    /// Says that file `f`'s region is done for this pass: the next choice of it closes it.
     pub fn finished(&mut self, f: usize) {
         if self.dist.is_some() || self.finished.get(f).is_none_or(|&done| done) {
             return;
         }
         self.finished[f] = true;
-        self.unfinished -= 1;
-        self.open.retain(|&o| o != f);
-        if self.unfinished == 0 {
-            // A new pass: every file is back.
-            self.finished.fill(false);
-            self.unfinished = self.finished.len();
-            self.open.clear();
-            self.next_unopened = 0;
+    }
+
+    /// A new loop of the job: every file is back, closed by the loop's end. Round robin goes
+    /// on from the file after the last one chosen (fio 3.33 gives a loop's first I/O the file
+    /// after the one its previous loop's last sync went to); `sequential` starts again from the
+    /// first file.
+    pub fn new_loop(&mut self) {
+        self.finished.fill(false);
+        self.open.clear();
+        self.next_unopened = 0;
+        self.left = 0;
+        if matches!(self.service, Service::Sequential) {
+            self.current = None;
         }
         self.refill();
+    }
+
+    /// Closes done file `f`: it is not chosen again until every file is closed (a new pass,
+    /// with every file back), and the next file takes its place among the open ones.
+    fn close(&mut self, f: usize) {
+        self.open.retain(|&o| o != f);
+        if let Some(c) = &mut self.closed {
+            c.push(f);
+        }
+        self.refill();
+        if self.open.is_empty() {
+            // A new pass starts again from the first file.
+            self.finished.fill(false);
+            self.next_unopened = 0;
+            self.current = None;
+            self.left = 0;
+            self.refill();
+        }
     }
 }
 

@@ -134,9 +134,12 @@ pub struct IoGen {
     /// `fsync`, `fdatasync`, `sync_file_range`: after every so many writes (0: never), that
     /// sync, checked in this order as fio does; one sync at most after a write.
     syncs: [(u64, Ddir); 3],
-    /// Writes issued so far, and whether the last I/O issued was a write (a sync may follow).
+    /// Writes issued so far, and whether a sync may come next: the job syncs, has written,
+    /// and its last I/O was no sync.
     writes: u64,
     sync_due: bool,
+    /// Whether any of `syncs` is on.
+    syncing: bool,
     rw: RwMode,
     /// `rw=...:N` (see `JobSpec::rw_modifier`).
     modifier: i64,
@@ -231,6 +234,7 @@ impl IoGen {
             syncs,
             writes: 0,
             sync_due: false,
+            syncing: syncs.iter().any(|&(every, _)| every > 0),
             rw: spec.rw,
             modifier: spec.rw_modifier,
             rwmixread: spec.rwmixread,
@@ -322,12 +326,16 @@ impl IoGen {
             return Some(w);
         }
         if self.sync_due {
-            // fio: after a write, the first of fsync, fdatasync, sync_file_range whose count
-            // divides the writes issued so far.
+            // fio: the first of fsync, fdatasync, sync_file_range whose count divides the
+            // writes issued so far, before any I/O that does not follow a sync. So a mixed job
+            // whose writes pause there syncs again after each read until it writes again
+            // (fio 3.33's logs: `... write sync read sync read sync`).
             self.sync_due = false;
             let n = self.writes;
             if let Some(&(_, ddir)) = self.syncs.iter().find(|&&(every, _)| every > 0 && n % every == 0) {
-                let file = self.last.map_or(0, |l| l.file());
+                // As in fio, the sync takes the file service's next choice (not the file just
+                // written), and uses up that choice.
+                let file = self.files.pick_sync(&mut self.rng);
                 return Some(NextIo::new(ddir, file, 0, 0));
             }
         }
@@ -499,7 +507,7 @@ impl IoGen {
     }
 
     /// The `fsync=N`, `fdatasync=N` or `sync_file_range=...:N` sync the next draw would issue
-    /// (the last I/O was a write that made the writes issued a multiple of N), without drawing
+    /// (the writes issued are a multiple of N and the last I/O was no sync), without drawing
     /// it.
     pub fn due_fsync(&self) -> Option<NextIo> {
         let n = self.writes;
@@ -508,19 +516,34 @@ impl IoGen {
         self.sync_due.then_some(NextIo::new(*ddir, file, 0, 0))
     }
 
+    /// A new loop: the file service starts it with every file back (see
+    /// [`super::files::FilePicker::new_loop`]).
+    pub fn new_loop(&mut self) {
+        self.files.new_loop();
+    }
+
+    /// Records the files the file service closes from now on (for `write_iolog`).
+    pub fn track_closes(&mut self) {
+        self.files.track_closes();
+    }
+
+    /// The files closed since the last call, in order (see [`super::files::FilePicker`]).
+    pub fn take_closed(&mut self) -> Vec<usize> {
+        self.files.take_closed()
+    }
+
     /// Makes the last write's sync due again (drawn next), as after a loop that ended on it.
     pub fn rearm_sync(&mut self) {
         self.sync_due = true;
     }
 
+    /// Counts an issued read, write or trim (never a sync).
     #[inline]
     fn count_write(&mut self, ddir: Ddir) {
         if ddir == Ddir::Write {
             self.writes += 1;
-            self.sync_due = true;
-        } else {
-            self.sync_due = false;
         }
+        self.sync_due = self.syncing && self.writes > 0;
     }
 }
 

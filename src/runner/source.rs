@@ -98,6 +98,21 @@ impl Source {
         self.gen().and_then(IoGen::due_fsync)
     }
 
+    /// See [`IoGen::new_loop`].
+    pub fn new_loop(&mut self) {
+        if let Source::Gen(g) | Source::Zoned(g, _) | Source::Zbd(g, _) = self {
+            g.new_loop();
+        }
+    }
+
+    /// See [`IoGen::take_closed`]; a replay closes nothing here.
+    pub fn take_closed(&mut self) -> Vec<usize> {
+        match self {
+            Source::Gen(g) | Source::Zoned(g, _) | Source::Zbd(g, _) => g.take_closed(),
+            Source::Replay(_) => Vec::new(),
+        }
+    }
+
     /// See [`IoGen::rearm_sync`].
     pub fn rearm_sync(&mut self) {
         if let Source::Gen(g) | Source::Zoned(g, _) | Source::Zbd(g, _) = self {

@@ -500,6 +500,10 @@ fn lenient_values_are_read_as_fio_reads_them() {
         "io_size=0",
         "io_size=1k\nrw=randread\nnorandommap=1",
         "io_size=5k\nsize=8k\nloops=2",
+        // A filesize range from 0 is ignored (fio: "min value out of range"); 0 is refused.
+        "filesize=0-8k",
+        "filesize=0-8k\nnrfiles=2",
+        "filesize=0-0",
         // Refused by both.
         "size=junk:junk",
         "size=1.5m",
@@ -521,17 +525,22 @@ fn lenient_values_are_read_as_fio_reads_them() {
     // two write logs hold.
     // The block sizes a run draws differ from fio's near a region's end whatever the range's
     // spelling; the parse is what the header line shows.
-    for range in ["1k:4k", "1k-4k)", "2K:8KB", "4k:", "512/25:1k:25:2k:25:4k/25"] {
+    // A zero bound is the job's bs (`0-4k` is 4096B-4096B).
+    for range in
+        ["1k:4k", "1k-4k)", "2K:8KB", "4k:", "512/25:1k:25:2k:25:4k/25", "0-4k", "0-0", "0k-8k", "0:4k", "0-4k,1k-2k"]
+    {
         let b = format!("--bsrange={range}");
         let args = ["--name=b", "--ioengine=null", "--rw=randwrite", "--size=1M", b.as_str()];
         let (a, x) = (fio(dir.path(), &args), fiox(dir.path(), &args));
         assert_eq!(x.code, a.code, "bsrange={range}: {}", x.stderr);
         assert_eq!(x.stdout.lines().next(), a.stdout.lines().next(), "bsrange={range}");
     }
-    for range in ["512/25:1k:25:2k:25:4k/25"] {
+    for range in ["512/25:1k:25:2k:25:4k/25", "0-4k", "0-8k"] {
         let mut sizes = Vec::new();
         for (who, binary_is_fiox) in [("fio", false), ("fiox", true)] {
             let log = dir.path().join(format!("{who}.iolog"));
+            // fio appends to an existing log.
+            let _ = std::fs::remove_file(&log);
             let b = format!("--bsrange={range}");
             let l = format!("--write_iolog={}", log.display());
             let out = crate::util::tool(
@@ -572,6 +581,95 @@ fn lenient_values_are_read_as_fio_reads_them() {
 /// Times with characters after them, read as fio 3.33 reads them: the length of a time-based
 /// null job (ms) under both tools, and the acceptance of the other time and "string or value"
 /// options under `--parse-only`.
+/// A random job without a random map (`norandommap`, a non-uniform distribution) has no map
+/// that fills up to end it: fio 3.33 issues whole blocks while less than its size was issued,
+/// so `size=6k bs=4k` moves 8 KiB in two I/Os; with the map, or the LFSR, one pass of whole
+/// blocks (4 KiB). Bytes and I/Os per direction compared on a 16 KiB file and on one each tool
+/// lays out.
+#[test]
+fn random_jobs_without_a_map_issue_whole_blocks_past_size_as_fio_does() {
+    let dir = scratch();
+    let moved = |run: Run, args: &[&str], existing: bool| -> [i64; 4] {
+        let f = dir.path().join("nomap.dat");
+        let _ = std::fs::remove_file(&f);
+        if existing {
+            std::fs::write(&f, vec![1u8; 16 << 10]).unwrap();
+        }
+        let common = ["--name=j", "--filename=nomap.dat", "--bs=4k", "--output-format=json"];
+        let o = run(dir.path(), &[&common[..], args].concat());
+        assert_eq!(o.code, 0, "{args:?}: {}", o.stderr);
+        let j = json(&o);
+        let d = |dir: &str, k: &str| j["jobs"][0][dir][k].as_i64().unwrap();
+        [d("read", "io_bytes"), d("read", "total_ios"), d("write", "io_bytes"), d("write", "total_ios")]
+    };
+    for args in [
+        &["--rw=randread", "--norandommap", "--size=6k"][..],
+        &["--rw=randread", "--size=6k"],
+        &["--rw=randread", "--norandommap", "--size=5k"],
+        &["--rw=randread", "--norandommap", "--size=10k"],
+        &["--rw=randread", "--norandommap", "--size=14k", "--bs=8k"],
+        &["--rw=randread", "--norandommap", "--size=6k", "--bs=2k"],
+        &["--rw=randread", "--norandommap", "--size=6k", "--randrepeat=0"],
+        &["--rw=randread", "--norandommap", "--size=6k", "--loops=2"],
+        &["--rw=randread", "--norandommap", "--size=6k", "--io_size=12k"],
+        &["--rw=randread", "--norandommap", "--size=6k", "--ioengine=libaio", "--iodepth=4"],
+        // fio's zipf and pareto end such jobs early or not depending on the file's name.
+        &["--rw=randread", "--random_distribution=zoned:50/50:50/50", "--size=66k"],
+        &["--rw=randread", "--random_generator=lfsr", "--norandommap", "--size=6k"],
+        &["--rw=randwrite", "--norandommap", "--size=6k"],
+        &["--rw=randwrite", "--size=6k"],
+        &["--rw=randrw", "--norandommap", "--size=6k"],
+    ] {
+        for existing in [true, false] {
+            let (x, f) = (moved(fiox, args, existing), moved(fio, args, existing));
+            assert_eq!(x, f, "{args:?} (file there before: {existing}): read bytes, I/Os, write bytes, I/Os");
+        }
+    }
+}
+
+/// `filesize` with a low end of 0 is ignored, as fio 3.33 ignores it after refusing the low
+/// end: the file keeps its size, or `size` sizes the files; the same bytes moved, and the
+/// reading named under `--parse-only` (with `bsrange`'s, whose zero bound is the job's bs).
+#[test]
+fn a_range_from_zero_is_read_as_fio_reads_it() {
+    let dir = scratch();
+    for args in [
+        &["--filename=ex.dat", "--filesize=0-4k", "--rw=write"][..],
+        &["--filename=ex.dat", "--filesize=0-4k", "--rw=read"],
+        &["--filesize=0-8k", "--size=64k", "--nrfiles=2", "--rw=write"],
+        &["--filesize=0-4k", "--rw=write"],
+    ] {
+        let mut seen = Vec::new();
+        for run in [fio as Run, fiox] {
+            let _ = std::fs::remove_dir_all(dir.path().join("z"));
+            std::fs::create_dir(dir.path().join("z")).unwrap();
+            std::fs::write(dir.path().join("z/ex.dat"), vec![3u8; 32 << 10]).unwrap();
+            let common = ["--name=j", "--directory=z", "--bs=4k", "--output-format=json"];
+            let o = run(dir.path(), &[&common[..], args].concat());
+            let moved = (o.code == 0).then(|| {
+                let j = json(&o);
+                ["read", "write"].map(|d| j["jobs"][0][d]["io_bytes"].as_i64().unwrap())
+            });
+            let mut sizes: Vec<(String, u64)> = std::fs::read_dir(dir.path().join("z"))
+                .unwrap()
+                .map(|e| e.unwrap())
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.metadata().unwrap().len()))
+                .collect();
+            sizes.sort();
+            seen.push((o.code.min(1), moved, sizes));
+        }
+        assert_eq!(seen[1], seen[0], "{args:?}: fiox, then fio");
+    }
+    let jf = dir.path().join("zero.fio");
+    std::fs::write(&jf, "[a]\nioengine=null\nsize=64k\nbsrange=0-4k\nfilesize=0-8k\n").unwrap();
+    let out = fiox(dir.path(), &["--parse-only", jf.to_str().unwrap()]);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    for note in ["zero.fio, line 4: bsrange=0-4k: '0-4k' has a low end of 0", "zero.fio, line 5: filesize=0-8k: '0-8k'"]
+    {
+        assert!(out.stdout.contains(note), "no '{note}' in {}", out.stdout);
+    }
+}
+
 #[test]
 fn lenient_times_are_read_as_fio_reads_them() {
     let dir = scratch();
@@ -631,24 +729,105 @@ fn lenient_times_are_read_as_fio_reads_them() {
     }
 }
 
+type Run = fn(&std::path::Path, &[&str]) -> crate::util::Out;
+
+/// The lines of the `write_iolog` of job `j` in a fresh directory `d` with `args`, without
+/// their times (and without the version line).
+fn iolog_lines(dir: &std::path::Path, run: Run, args: &[&str]) -> Vec<String> {
+    let _ = std::fs::remove_dir_all(dir.join("d"));
+    std::fs::create_dir(dir.join("d")).unwrap();
+    let path = dir.join("io.log");
+    // fio appends to an existing log.
+    let _ = std::fs::remove_file(&path);
+    let common = ["--name=j", "--directory=d", "--write_iolog=io.log"];
+    let out = run(dir, &[&common[..], args].concat());
+    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.lines().skip(1).map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string()).collect()
+}
+
+/// With several files an `fsync=N` (`fdatasync=N`, `sync_file_range`) sync goes, as in fio
+/// 3.33, to the file the file service picks next (using up that pick), carries the offset of
+/// the I/O before it, and is made again after each read of a mixed job whose writes stand at
+/// a multiple of N; a file found done is closed when the service next picks it. Compared with
+/// fio's `write_iolog` line by line where the offsets are deterministic, by file and action
+/// where they are random, and by the syncs counted in the JSON.
+#[test]
+fn write_iolog_sends_each_fsync_to_the_next_file_as_fio_does() {
+    let dir = scratch();
+    let common = ["--bs=4k", "--size=64k", "--nrfiles=4"];
+    for args in [
+        &["--rw=write", "--fsync=3"][..],
+        &["--rw=write", "--fsync=4"],
+        &["--rw=write", "--fsync=1", "--nrfiles=2", "--size=16k"],
+        &["--rw=write", "--fdatasync=3"],
+        &["--rw=write", "--sync_file_range=write:3"],
+        &["--rw=write", "--fsync=3", "--file_service_type=sequential"],
+        &["--rw=write", "--fsync=4", "--file_service_type=sequential"],
+        &["--rw=write", "--fsync=3", "--file_service_type=roundrobin:2"],
+        &["--rw=write", "--fsync=3", "--openfiles=2"],
+        &["--rw=write", "--fsync=3", "--ioengine=libaio"],
+        &["--rw=write", "--fsync=4", "--loops=2"],
+        &["--rw=write", "--fsync=4", "--loops=2", "--openfiles=3"],
+        &["--rw=write", "--fsync=3", "--loops=3", "--end_fsync=1", "--file_service_type=sequential"],
+        &["--rw=write", "--fsync=3", "--loops=2", "--fsync_on_close=1", "--file_service_type=roundrobin:2"],
+        &["--rw=write", "--fsync=3", "--end_fsync=1"],
+        &["--rw=write", "--file_service_type=sequential", "--end_fsync=1"],
+        &["--rw=readwrite", "--fsync=3"],
+        &["--rw=readwrite", "--fsync=3", "--nrfiles=1"],
+    ] {
+        let a = [&common[..], args].concat();
+        assert_eq!(iolog_lines(dir.path(), fiox, &a), iolog_lines(dir.path(), fio, &a), "write_iolog for {args:?}");
+    }
+    // Random offsets are fiox's own: the files and actions line by line, and each sync's
+    // offset that of the I/O before it.
+    let shape = |lines: Vec<String>| -> Vec<String> {
+        let mut prev = None;
+        for l in &lines {
+            let f: Vec<&str> = l.split(' ').collect();
+            match (f.get(1), f.get(2)) {
+                (Some(&"sync"), Some(o)) => assert_eq!(Some(*o), prev, "{lines:?}"),
+                (Some(_), Some(o)) => prev = Some(*o),
+                _ => {}
+            }
+        }
+        lines.iter().map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" ")).collect()
+    };
+    for args in [
+        &["--rw=randwrite", "--fsync=3"][..],
+        &["--rw=randwrite", "--fsync=3", "--file_service_type=sequential"],
+        &["--rw=randwrite", "--fsync=4", "--loops=2"],
+        &["--rw=randwrite", "--fsync=3", "--norandommap"],
+        &["--rw=randrw", "--fsync=3", "--randseed=3", "--nrfiles=1"],
+    ] {
+        let a = [&common[..], args].concat();
+        assert_eq!(shape(iolog_lines(dir.path(), fiox, &a)), shape(iolog_lines(dir.path(), fio, &a)), "{args:?}");
+    }
+    // A random file service: fiox's draw, the same syncs and closes.
+    std::fs::create_dir(dir.path().join("dj")).unwrap();
+    for args in [
+        &["--rw=write", "--fsync=3", "--file_service_type=random"][..],
+        &["--rw=randwrite", "--fsync=2", "--file_service_type=random"],
+    ] {
+        let a = [&common[..], args].concat();
+        let (x, f) = (iolog_lines(dir.path(), fiox, &a), iolog_lines(dir.path(), fio, &a));
+        let count = |lines: &[String], what: &str| lines.iter().filter(|l| l.split(' ').nth(1) == Some(what)).count();
+        for what in ["open", "close", "write", "sync"] {
+            assert_eq!(count(&x, what), count(&f, what), "{args:?}: {what} lines");
+        }
+        let syncs = |o: crate::util::Out| json(&o)["jobs"][0]["sync"]["total_ios"].as_i64();
+        let j = [&a[..], &["--name=j", "--directory=dj", "--output-format=json"]].concat();
+        assert_eq!(syncs(fiox(dir.path(), &j)), syncs(fio(dir.path(), &j)), "{args:?}: syncs");
+    }
+}
+
 /// `write_iolog` over several loops logs the files' closing and opening between loops and the
 /// loops' syncs as fio 3.33 does: a synchronous engine closes the files, then opens each again
 /// to sync it; an asynchronous one syncs, then closes. Compared line by line without the times.
 #[test]
 fn write_iolog_logs_each_loops_close_and_sync_as_fio_does() {
     let dir = scratch();
-    let log = |run: fn(&std::path::Path, &[&str]) -> crate::util::Out, args: &[&str]| -> Vec<String> {
-        let _ = std::fs::remove_dir_all(dir.path().join("d"));
-        std::fs::create_dir(dir.path().join("d")).unwrap();
-        let path = dir.path().join("io.log");
-        // fio appends to an existing log.
-        let _ = std::fs::remove_file(&path);
-        let common = ["--name=j", "--directory=d", "--size=64k", "--bs=16k", "--write_iolog=io.log"];
-        let out = run(dir.path(), &[&common[..], args].concat());
-        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
-        let text = std::fs::read_to_string(&path).unwrap();
-        text.lines().skip(1).map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string()).collect()
-    };
+    let log = |run: Run, args: &[&str]| iolog_lines(dir.path(), run, &[&["--size=64k", "--bs=16k"][..], args].concat());
     for args in [
         &["--rw=write", "--fsync_on_close=1", "--loops=3"][..],
         &["--rw=write", "--loops=3"],

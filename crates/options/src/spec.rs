@@ -770,6 +770,15 @@ impl JobSpec {
             // observed fio 3.33 QD8 run shows "IO depths: 8=99.7%" and "complete: 4=100%".
             self.iodepth_batch_complete_max = self.iodepth_batch_complete_min.max(1);
         }
+        // fio reads a zero bound of bsrange as the job's bs (4 KiB unless set): `bsrange=0-8k`
+        // is 4k to 8k, `bsrange=0-0` is 4k.
+        for d in 0..3 {
+            if let Some((lo, hi)) = &mut self.bsrange[d] {
+                let bs = self.bs[d];
+                (*lo, *hi) = (if *lo == 0 { bs } else { *lo }, if *hi == 0 { bs } else { *hi });
+                *lo = (*lo).min(*hi);
+            }
+        }
         if m.flag("gtod_reduce")? {
             (self.keep_lat, self.keep_bw) = ([false; 3], false);
         }

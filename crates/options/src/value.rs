@@ -516,6 +516,13 @@ fn parse_one(kind: Kind, raw: &str, ctx: &Ctx) -> Result<Value, String> {
                 }
             };
             let hi = if hi == 0 { lo } else { hi };
+            if lo == 0 && hi > 0 {
+                // fio refuses the low end ("min value out of range: 0"), then goes on: its
+                // bsrange keeps the job's bs there, its filesize drops the whole value.
+                lenient(format!(
+                    "'{raw}' has a low end of 0 (bsrange takes the job's bs for it; filesize is then ignored)"
+                ));
+            }
             if lo > hi {
                 // fio reads a range either way round (`bsrange=8k-1k` is 1k to 8k).
                 lenient(format!("'{raw}' read as {hi} to {lo}, low end first"));

@@ -14,9 +14,14 @@ pub(super) struct IoLog {
     text: String,
     names: Vec<String>,
     opened: Vec<bool>,
-    /// The offset of each file's latest read, write or trim: fio writes it on a sync's line
-    /// (`sync 12288 0`).
+    /// Files opened since the last loop's end, closed again since or not.
+    used: Vec<bool>,
+    /// The offset of each file's latest read, write or trim: fio writes it on the line of the
+    /// sync it makes between loops (`sync 12288 0`).
     last: Vec<u64>,
+    /// The offset of the latest read, write or trim of any file: an `fsync=N` sync's line
+    /// carries it, whichever file the sync went to (fio 3.33's logs).
+    prev: u64,
 }
 
 impl IoLog {
@@ -26,7 +31,14 @@ impl IoLog {
         for n in &names {
             text.push_str(&format!("0 {n} add\n"));
         }
-        IoLog { opened: vec![false; names.len()], last: vec![0; names.len()], names, text }
+        IoLog {
+            opened: vec![false; names.len()],
+            used: vec![false; names.len()],
+            last: vec![0; names.len()],
+            prev: 0,
+            names,
+            text,
+        }
     }
 
     pub(super) fn issue(&mut self, now_ns: u64, io: &NextIo) {
@@ -36,6 +48,7 @@ impl IoLog {
         // fio opens files on first use and logs it.
         if !self.opened[io.file()] {
             self.opened[io.file()] = true;
+            self.used[io.file()] = true;
             let _ = writeln!(self.text, "{us} {name} open");
         }
         let action = match io.ddir() {
@@ -47,35 +60,47 @@ impl IoLog {
             Ddir::SyncRange => "sync_file_range",
         };
         if matches!(io.ddir(), Ddir::Sync | Ddir::DataSync | Ddir::SyncRange) {
-            let _ = writeln!(self.text, "{us} {name} {action} {} 0", self.last[io.file()]);
+            let _ = writeln!(self.text, "{us} {name} {action} {} 0", self.prev);
         } else {
             self.last[io.file()] = io.offset;
+            self.prev = io.offset;
             let _ = writeln!(self.text, "{us} {name} {action} {} {}", io.offset, io.len());
         }
     }
 
-    /// `end_fsync` or `fsync_on_close`: the sync of each file the job used, when it ends.
+    /// The file service found file `f` done and closed it (nothing when it is not open).
+    pub(super) fn close(&mut self, now_ns: u64, f: usize) {
+        use std::fmt::Write as _;
+        if std::mem::take(&mut self.opened[f]) {
+            let _ = writeln!(self.text, "{} {} close", now_ns / 1_000, self.names[f]);
+        }
+    }
+
+    /// `end_fsync` or `fsync_on_close`: the sync of each file the job used, when it ends. A
+    /// file the file service closed is opened again for it and closed after (fio 3.33).
     pub(super) fn end_sync(&mut self, now_ns: u64) {
         use std::fmt::Write as _;
-        for ((name, open), last) in self.names.iter().zip(&self.opened).zip(&self.last) {
-            if *open {
-                let _ = writeln!(self.text, "{} {name} sync {last} 0", now_ns / 1_000);
+        let us = now_ns / 1_000;
+        for (i, name) in self.names.iter().enumerate() {
+            let last = self.last[i];
+            if self.opened[i] {
+                let _ = writeln!(self.text, "{us} {name} sync {last} 0");
+            } else if self.used[i] {
+                let _ = writeln!(self.text, "{us} {name} open\n{us} {name} sync {last} 0\n{us} {name} close");
             }
         }
     }
 
-    /// The end of one loop of several: fio closes the files the loop opened (the next loop
-    /// opens them again on first use). Returns those files, for [`IoLog::loop_synced`].
+    /// The end of one loop of several: fio closes the files still open (the next loop opens
+    /// them again on first use). Returns the files the loop used, for [`IoLog::loop_synced`].
     pub(super) fn loop_closed(&mut self, now_ns: u64) -> Vec<usize> {
         use std::fmt::Write as _;
-        let mut closed = Vec::new();
         for (i, open) in self.opened.iter_mut().enumerate() {
             if std::mem::take(open) {
                 let _ = writeln!(self.text, "{} {} close", now_ns / 1_000, self.names[i]);
-                closed.push(i);
             }
         }
-        closed
+        (0..self.used.len()).filter(|&i| std::mem::take(&mut self.used[i])).collect()
     }
 
     /// `end_fsync` or `fsync_on_close` between two loops: fio opens each file the loop used

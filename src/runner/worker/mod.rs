@@ -466,6 +466,9 @@ impl<'a> Worker<'a> {
         if spec.randrepeat {
             gen.follow_fio(spec.randseed, plan.number as u64, spec);
         }
+        if spec.write_iolog.is_some() {
+            gen.track_closes();
+        }
         let mut zone_resets = 0;
         let source = match (&plan.replay, spec.zones.mode) {
             (Some(r), _) => Source::Replay(super::replay::Replay::new(r.clone())),
@@ -850,9 +853,8 @@ impl<'a> Worker<'a> {
                 }
                 self.pacer.issued(d, next.len() as u64, t_pace);
             }
-            if let Some(log) = &mut self.iolog {
-                log.issue(self.clock.now(), &next);
-            }
+            // Logged once the engine took it (see `log_issue`).
+            let t_log = if self.iolog.is_some() { self.clock.now() } else { 0 };
             // The engine's view of the I/O is made where it is used, never kept in a variable
             // whose address is taken (`debug_io`): that put it in memory, written field by field
             // and copied as wider words on every I/O (a stalled store-to-load forward).
@@ -878,7 +880,11 @@ impl<'a> Worker<'a> {
             if let Some(z) = self.source.zbd_mut() {
                 z.issued();
             }
-            match self.queue_io(idx, engine_io(next, ioprio))? {
+            let status = self.queue_io(idx, engine_io(next, ioprio))?;
+            if !matches!(status, QueueStatus::Busy) && self.iolog.is_some() {
+                self.log_issue(t_log, &next);
+            }
+            match status {
                 QueueStatus::Completed(result) => {
                     // Done in line (a synchronous engine; a trim on a ring engine; the null
                     // engine at depth 1): no submission phase, so no slat, as in fio.
@@ -918,6 +924,20 @@ impl<'a> Worker<'a> {
             }
         }
         Ok((false, false))
+    }
+
+    /// `write_iolog`: the files the file service closed since the last I/O, then `next`,
+    /// issued at `t`. Called once the engine took the I/O: one it answered busy (a sync
+    /// waiting for the I/O in flight) comes back to be issued again, and is logged once.
+    #[cold]
+    fn log_issue(&mut self, t: u64, next: &NextIo) {
+        let closed = self.source.take_closed();
+        if let Some(log) = &mut self.iolog {
+            for f in closed {
+                log.close(t, f);
+            }
+            log.issue(t, next);
+        }
     }
 
     /// Between two loops of a job with `unlink_each_loop`, `end_syncfs`, `end_fsync` or
@@ -967,6 +987,7 @@ impl<'a> Worker<'a> {
         if self.spec.unlink_each_loop {
             self.unlink_loop()?;
         }
+        self.source.new_loop();
         self.end.next_loop();
         Ok(true)
     }

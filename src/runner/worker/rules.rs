@@ -40,8 +40,8 @@ pub(super) struct EndRules {
     /// Bytes of one loop (0: time based) and loops whose end was handled (`unlink_each_loop`).
     per_loop: u64,
     loops_done: u64,
-    /// The job gives an io_size: its last block is issued whole, past the io_size, as fio
-    /// issues it (see [`EndRules::fit`]).
+    /// The job gives an io_size, or draws random offsets without a random map: its last block
+    /// is issued whole, past the size, as fio issues it (see [`EndRules::fit`]).
     whole_blocks: bool,
     /// The bytes issued before the last I/O issued, and whether any was: its loop (by bytes,
     /// `size` per loop) is worked out only where it is needed (`fit_size`), so that issuing an
@@ -75,7 +75,7 @@ impl EndRules {
             count_trims: !matches!(spec.rw, RwMode::TrimWrite | RwMode::RandTrimWrite),
             per_loop: if spec.time_based { 0 } else { plan.io_bytes },
             loops_done: 0,
-            whole_blocks: crate::plan::explicit_io_size(spec).is_some(),
+            whole_blocks: crate::plan::explicit_io_size(spec).is_some() || unmapped_random(spec),
             last_issue_at: None,
         }
     }
@@ -190,6 +190,16 @@ impl EndRules {
     pub(super) fn exhausted(&mut self) {
         self.issued_bytes = self.limit;
     }
+}
+
+/// Whether every I/O of a job draws a random offset without fio's random map (`norandommap`
+/// but for the LFSR, which visits each block once per pass, or a non-uniform distribution).
+/// No map fills up to end the job, so fio issues whole blocks while less than its size was
+/// issued: `rw=randread norandommap size=6k bs=4k` moves 8 KiB in two reads.
+fn unmapped_random(spec: &JobSpec) -> bool {
+    let no_map = (spec.norandommap && spec.random_generator != fiox_options::RandomGenerator::Lfsr)
+        || !matches!(spec.random_distribution, fiox_options::RandomDist::Random);
+    spec.rw.is_random() && spec.percentage_random.iter().all(|&p| p >= 100) && no_map
 }
 
 /// Whether a job reads back each loop's writes before the next loop (verify after writing).

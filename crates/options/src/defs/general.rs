@@ -51,7 +51,17 @@ pub(super) static DEFS: &[O] = &[
     O::new("openfiles", INT0, C::Target, "How many of the job's files are used at a time (0: all); the next one is taken in when one is done").def("0").to(|s, v| Ok(s.openfiles = v.u32()?)),
     O::new("file_service_type", K::Str, C::Target, "How the next file is chosen: roundrobin[:N], sequential, random[:N], zipf:θ, pareto:h, normal:σ (gauss)").def("roundrobin").to(|s, v| Ok(s.file_service = v.custom(FileService::parse, FILE_SERVICE_FORMS)?)),
     O::new("size", K::SizeOrPct, C::IoSize, "Total size of the job's I/O region (split across its files), or a percentage of the file or device").pieces(Pieces::ScaledByPct).to(|s, v| Ok(s.size = Some(v.size_spec()))),
-    O::new("filesize", K::Range, C::IoSize, "Size of each file (a range picks a random size per file)").to(|s, v| Ok(s.filesize = Some(v.range()))),
+    O::new("filesize", K::Range, C::IoSize, "Size of each file (a range picks a random size per file)")
+        // A range from 0 is ignored, as fio ignores it (see value.rs); 0 alone is refused, as
+        // fio refuses it.
+        .to(|s, v| {
+            let (lo, hi) = v.range();
+            if hi == 0 {
+                let zero = |_: &str| Err::<(), _>("a file size of 0 is out of range (at least 1)".to_string());
+                return v.custom(zero, "a size or a size range low-high (4k, 1k-8k)");
+            }
+            Ok(s.filesize = Some((lo, hi)).filter(|&(lo, _)| lo > 0).or(s.filesize))
+        }),
     O::new("io_size", K::SizeOrPct, C::IoSize, "Bytes to transfer, if different from size").alias(&["io_limit"]).last_piece().to(|s, v| Ok(s.io_size = Some(v.size_spec()))),
     O::new("offset", K::SizeOrPct, C::IoSize, "Start of the I/O region within each file").def("0").alias(&["fileoffset"]).pieces(Pieces::PctSticks).to(|s, v| Ok(s.offset = v.size_spec())),
     O::new("offset_increment", K::SizeOrPct, C::IoSize, "Added to offset for each further clone of the job").def("0").last_piece().to(|s, v| Ok(s.offset_increment = v.size_spec())),
@@ -168,6 +178,7 @@ mod tests {
                 s.filename_format == "f.$filenum" && s.nrfiles == 2 && s.openfiles == 1
             }),
             ("file_service_type=sequential", |s| s.file_service == FileService::Sequential),
+            ("filesize=0-2k", |s| s.filesize.is_none()),
             ("filesize=1k-2k io_size=50%", |s| {
                 s.filesize == Some((1024, 2048)) && s.io_size == Some(SizeSpec::Percent(50.0))
             }),

@@ -225,6 +225,8 @@ mod tests {
             ("random_distribution=zipf:1.2", |s| s.random_distribution == RandomDist::Zipf(1.2, None)),
             ("bs=,16k", |s| s.bs == [4096, 16384, 16384]),
             ("bsrange=4k-8k", |s| s.bsrange == [Some((4096, 8192)); 3]),
+            ("bsrange=0-8k", |s| s.bsrange == [Some((4096, 8192)); 3]),
+            ("bs=2k bsrange=0-0", |s| s.bsrange == [Some((2048, 2048)); 3]),
             ("bssplit=4k/50:8k/50", |s| s.bssplit[0] == vec![(4096, 50.0), (8192, 50.0)]),
             ("ba=512 bs_unaligned bs_is_seq_rand=1", |s| {
                 s.blockalign == [512; 3] && s.bs_unaligned && s.bs_is_seq_rand

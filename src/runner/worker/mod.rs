@@ -775,6 +775,25 @@ impl<'a> Worker<'a> {
         std::hint::black_box(x);
     }
 
+    /// Before `next` goes to the engine in unit `idx`: verify's record of it, and a write's
+    /// buffer sealed (verify) or refreshed (changing content).
+    #[inline(always)]
+    fn prepare_buffer(&mut self, idx: u32, next: &NextIo) -> Result<()> {
+        if let Some(v) = &mut self.verify {
+            v.issue(idx, next);
+        }
+        if next.ddir() == Ddir::Write {
+            if let Some(v) = &mut self.verify {
+                v.seal(idx, &mut self.q.buf_mut(idx)[..next.len() as usize], next.file(), next.offset);
+                v.flush_journal()
+                    .with_context(|| format!("job '{}': cannot write its verify journal", self.spec.name))?;
+            } else if self.content.changes() {
+                self.content.before_write(self.q.buf_mut(idx), next.len() as usize, next.offset);
+            }
+        }
+        Ok(())
+    }
+
     /// Fills the queue, committing every `iodepth_batch_submit` I/Os. Returns whether the
     /// clock was read after an I/O completed in line, and whether an I/O is held back (not
     /// due yet, or the engine was busy), which makes the reap wait.
@@ -859,18 +878,7 @@ impl<'a> Worker<'a> {
             // whose address is taken (`debug_io`): that put it in memory, written field by field
             // and copied as wider words on every I/O (a stalled store-to-load forward).
             let ioprio = self.prio.draw(&next);
-            if let Some(v) = &mut self.verify {
-                v.issue(idx, &next);
-            }
-            if next.ddir() == Ddir::Write {
-                if let Some(v) = &mut self.verify {
-                    v.seal(idx, &mut self.q.buf_mut(idx)[..next.len() as usize], next.file(), next.offset);
-                    v.flush_journal()
-                        .with_context(|| format!("job '{}': cannot write its verify journal", self.spec.name))?;
-                } else if self.content.changes() {
-                    self.content.before_write(self.q.buf_mut(idx), next.len() as usize, next.offset);
-                }
-            }
+            self.prepare_buffer(idx, &next)?;
             // Synchronous engines are timed around the call itself.
             let t_start = if sync_engine { self.clock.now() } else { t_fill };
             self.stamps.start[idx as usize] = t_start;

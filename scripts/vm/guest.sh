@@ -17,6 +17,9 @@
 #   nvme-zns  /dev/nvme0n1 zoned (host-managed, 16 MiB zones, 256 MiB) and /dev/nvme0n2
 #             conventional (128 MiB), with the passthrough nodes /dev/ng0n1, /dev/ng0n2
 #   nvme      /dev/nvme0n1 conventional (128 MiB), /dev/ng0n1
+#   nvme-pi   /dev/ng0n1..4 (and their block devices), 512-byte LBAs, with separate metadata
+#             but for n4: n1 8 bytes of type 1 protection information, n2 16 bytes without,
+#             n3 16 bytes with type 1 protection information first (about 32 MiB of data each)
 #   scsi      /dev/sda (virtio-scsi disk, 128 MiB) and its /dev/sg0
 #   pmem      /dev/pmem0, a label-less NVDIMM (512 MiB); ndctl turns it into fsdax or devdax
 #   none      nothing; the guest may still `modprobe null_blk` or `scsi_debug` (then run
@@ -184,6 +187,19 @@ run() {
           -drive "file=$dir/conv.img,if=none,id=conv,format=raw,cache=unsafe,discard=unmap"
           -device nvme-ns,drive=conv,bus=nvme0,nsid=2)
         modules+=" nvme" wait+=" /dev/nvme0n1 /dev/nvme0n2 /dev/ng0n1 /dev/ng0n2" ;;
+      nvme-pi)
+        # Namespaces with metadata (ms= bytes per LBA, in a buffer of their own: mset=0):
+        # 1 with type 1 protection information in its 8 bytes, 2 without any, 3 with type 1
+        # protection information in the first 8 of 16 bytes (pil=1); 4 without metadata.
+        local n opts=("ms=8,pi=1" "ms=16,pi=0" "ms=16,pi=1,pil=1" "ms=0")
+        q+=(-device nvme,id=nvmepi,serial=fioxpi)
+        for n in 1 2 3 4; do
+          truncate -s 36M "$dir/pi$n.img"
+          q+=(-drive "file=$dir/pi$n.img,if=none,id=pi$n,format=raw,cache=unsafe,discard=unmap"
+            -device "nvme-ns,drive=pi$n,bus=nvmepi,nsid=$n,mset=0,${opts[n - 1]}")
+          wait+=" /dev/ng0n$n"
+        done
+        modules+=" nvme" ;;
       nvme)
         truncate -s 128M "$img"
         q+=(-drive "file=$img,if=none,id=nvm,format=raw,cache=unsafe,discard=unmap" -device nvme,serial=fioxnvme,drive=nvm)

@@ -188,6 +188,10 @@ pub enum ErrorDetail {
     Inline(String),
     /// Lines of their own after the `io_u error` line, as fio prints sg's sense data.
     Lines(String),
+    /// The error is the device's status, not an errno (io_uring_cmd: an NVMe status): the
+    /// `io_u error` line says `Device-specific error`, as fio 3.42's does, and these lines
+    /// follow it.
+    Device(String),
     /// fio reports the error as one of the engine's steps (`func=mtd_erase`), with no `io_u
     /// error` line; `line`, the engine's account of it, goes before the error line.
     Step { func: &'static str, line: Option<String> },

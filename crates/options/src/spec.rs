@@ -22,6 +22,7 @@ pub use crate::defs::engine::{
     LibblkioOpts, LibblkioWaitMode, MtdOpts, NbdOpts, NetOpts, NfsOpts, Pvsync2Opts, RdmaOpts, SgOpts,
 };
 pub use crate::defs::engine::{HttpMode, HttpOpts, Https};
+pub use crate::defs::engine::{PiChk, UringCmdOpts, UringCmdWriteMode};
 pub use bind::{Arg, Binder};
 pub use replay::{ReplaySpec, ZoneMode, ZoneSpec};
 pub use verify::VerifySpec;

@@ -288,13 +288,17 @@ impl ErrorRule {
             Ddir::Trim => "trim",
             Ddir::Sync | Ddir::DataSync | Ddir::SyncRange => "sync",
         };
-        let mut msg = format!("io_u error on file {file}: {e}: {what} offset={}, buflen={}", io.offset, io.len);
+        let said = match &detail {
+            Some(fiox_engine::ErrorDetail::Device(_)) => "Device-specific error",
+            _ => &e,
+        };
+        let mut msg = format!("io_u error on file {file}: {said}: {what} offset={}, buflen={}", io.offset, io.len);
         if let Some(fiox_engine::ErrorDetail::Inline(d)) = &detail {
             // The engine's account (http: the request, its status and the server's code).
             msg.push_str(&format!(" ({d})"));
         }
         let _ = writeln!(diag, "fiox: {msg}");
-        if let Some(fiox_engine::ErrorDetail::Lines(d)) = &detail {
+        if let Some(fiox_engine::ErrorDetail::Lines(d) | fiox_engine::ErrorDetail::Device(d)) = &detail {
             // The engine's account of the failure (sg: SCSI status, sense data, the command).
             let _ = writeln!(diag, "fiox: {}", d.trim_end());
         }

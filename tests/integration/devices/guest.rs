@@ -58,6 +58,8 @@ pub struct Batch {
     devices: &'static str,
     dir: tempfile::TempDir,
     lines: String,
+    /// The fio that [`Tool::Fio`] runs: fio 3.33 unless [`Batch::fio`] names another.
+    fio: Option<PathBuf>,
 }
 
 /// Quotes a word for sh.
@@ -69,7 +71,13 @@ impl Batch {
     /// A batch for a guest with these device sets (see scripts/vm/guest.sh).
     pub fn new(devices: &'static str) -> Batch {
         let dir = tempfile::Builder::new().prefix("fiox-guest-test-").tempdir().expect("a scratch directory");
-        Batch { devices, dir, lines: String::new() }
+        Batch { devices, dir, lines: String::new(), fio: None }
+    }
+
+    /// Runs `fio` for [`Tool::Fio`] (fio 3.42 built for a generic CPU, say) instead of fio 3.33.
+    pub fn fio(&mut self, fio: PathBuf) -> &mut Batch {
+        self.fio = Some(fio);
+        self
     }
 
     /// A shell command to run in the guest before the next runs (set a device up, reset zones).
@@ -116,7 +124,7 @@ impl Batch {
     /// directory, and a line with the guest's uptime to the batch's standard error.
     fn command(&self, name: &str, tool: Tool, args: &[&str]) -> String {
         let bin = match tool {
-            Tool::Fio => crate::util::fio_bin(),
+            Tool::Fio => self.fio.clone().unwrap_or_else(crate::util::fio_bin),
             Tool::Fiox => crate::util::fiox_bin(),
         };
         let base = self.dir.path().join(format!("{name}.{}", tool.tag()));

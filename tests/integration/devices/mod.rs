@@ -3,6 +3,7 @@
 
 mod guest;
 mod nvme;
+mod nvme_pi;
 mod pmem;
 mod rdma;
 mod sg;

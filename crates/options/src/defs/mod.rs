@@ -27,6 +27,7 @@ pub(crate) static TABLES: &[&[OptDef]] = &[
     report::DEFS,
     engine::DEFS,
     engine::io_uring::DEFS,
+    engine::io_uring_cmd::DEFS,
     engine::libblkio::DEFS,
     engine::sg::DEFS,
     engine::cpuio::DEFS,

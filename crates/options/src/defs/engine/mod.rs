@@ -12,6 +12,7 @@ pub(super) mod exec;
 pub(super) mod gfapi;
 pub(crate) mod http;
 pub(super) mod io_uring;
+pub(super) mod io_uring_cmd;
 pub(super) mod libblkio;
 pub(super) mod net;
 pub(super) mod others;
@@ -24,6 +25,7 @@ pub use exec::ExecOpts;
 pub use gfapi::GfapiOpts;
 pub use http::{HttpMode, HttpOpts, Https};
 pub use io_uring::{CmdPrioOpts, IoUringOpts, LibaioOpts, Pvsync2Opts};
+pub use io_uring_cmd::{PiChk, UringCmdOpts, WriteMode as UringCmdWriteMode};
 pub use libblkio::{LibblkioOpts, WaitMode as LibblkioWaitMode};
 pub use net::{NetOpts, RdmaOpts};
 pub use others::{LibiscsiOpts, MtdOpts, NbdOpts, NfsOpts};
@@ -34,6 +36,8 @@ pub use sg::SgOpts;
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct EngineOpts {
     pub io_uring: IoUringOpts,
+    /// io_uring_cmd's own (fio 3.42): write mode, metadata, protection information, FUA.
+    pub io_uring_cmd: UringCmdOpts,
     pub libaio: LibaioOpts,
     pub pvsync2: Pvsync2Opts,
     pub cmdprio: CmdPrioOpts,

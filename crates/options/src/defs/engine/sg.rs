@@ -1,4 +1,5 @@
-//! sg: SCSI generic. (`hipri`, which sg shares with io_uring, is with io_uring's rows.)
+//! sg: SCSI generic. (`hipri`, which sg shares with io_uring, is with io_uring's rows;
+//! `readfua` and `writefua` are io_uring_cmd's too, as in fio 3.42.)
 
 use crate::table::{Category as C, Choice, Kind as K, OptDef as O};
 
@@ -9,8 +10,8 @@ const BOOL: K = K::Bool;
 #[allow(clippy::unit_arg)]
 pub(in crate::defs) static DEFS: &[O] = &[
     // sg
-    O::new("readfua", BOOL, C::Engine, "Set the FUA (force unit access) bit on every read").def("0").engines(&["sg"]).to(|s, v| Ok(s.engine.sg.readfua = v.flag())),
-    O::new("writefua", BOOL, C::Engine, "Set the FUA (force unit access) bit on every write").def("0").engines(&["sg"]).to(|s, v| Ok(s.engine.sg.writefua = v.flag())),
+    O::new("readfua", BOOL, C::Engine, "Set the FUA (force unit access) bit on every read").def("0").engines(&["sg", "io_uring_cmd"]).to(|s, v| Ok((s.engine.sg.readfua, s.engine.io_uring_cmd.readfua) = (v.flag(), v.flag()))),
+    O::new("writefua", BOOL, C::Engine, "Set the FUA (force unit access) bit on every write").def("0").engines(&["sg", "io_uring_cmd"]).to(|s, v| Ok((s.engine.sg.writefua, s.engine.io_uring_cmd.writefua) = (v.flag(), v.flag()))),
     O::new("sg_write_mode", K::Choice(SG_WRITE_MODES), C::Engine, "Which SCSI command a write is").def("write").engines(&["sg"]).to(|s, v| Ok(s.engine.sg.write_mode = v.choice())),
     O::new("stream_id", K::Int { min: 0, max: u32::MAX as i64 }, C::Engine, "Stream of WRITE STREAM(16) commands").def("0").engines(&["sg"]).to(|s, v| Ok(s.engine.sg.stream_id = v.u32()?)),
 ];

@@ -74,6 +74,40 @@ fn pass(q: &mut IoQueue, ddir: Ddir) -> Result<(), String> {
     Ok(())
 }
 
+/// A queue's configuration over one scratch file of `BS * BLOCKS` bytes, buffered, reading
+/// and writing.
+fn one_file<'a>(
+    engine: &'static EngineInfo,
+    file: std::fs::File,
+    path: &'a std::path::PathBuf,
+    depth: u32,
+    opts: &'a EngineOpts,
+) -> QueueConfig<'a> {
+    QueueConfig {
+        engine,
+        files: vec![file],
+        paths: std::slice::from_ref(path),
+        sizes: &[(BS * BLOCKS) as u64],
+        block_devices: &[false],
+        writes: true,
+        reads: true,
+        depth,
+        buf_size: BS,
+        buf_align: 4096,
+        mem: MemKind::Malloc,
+        huge_page: 2 << 20,
+        waits_for_completions: true,
+        opts,
+        job_name: "conformance",
+        runtime_us: 0,
+        clone: 0,
+        sync_range_flags: 0,
+        direct: false,
+        invalidate: false,
+        sync: false,
+    }
+}
+
 fn run_case(name: &str, direct: bool, depth: usize, opts: &EngineOpts) -> Result<(), String> {
     let info = crate::find(name).expect("registered");
     let dir = std::env::temp_dir().join(format!("fiox-conf-{}-{name}-{direct}-{depth}", std::process::id()));
@@ -88,30 +122,7 @@ fn run_case(name: &str, direct: bool, depth: usize, opts: &EngineOpts) -> Result
             }
             let file = o.open(&path).map_err(|e| e.to_string())?;
             file.set_len((BS * BLOCKS) as u64).map_err(|e| e.to_string())?;
-            let mut q = IoQueue::new(QueueConfig {
-                engine: info,
-                files: vec![file],
-                paths: std::slice::from_ref(&path),
-                sizes: &[(BS * BLOCKS) as u64],
-                block_devices: &[false],
-                writes: true,
-                reads: true,
-                depth: depth as u32,
-                buf_size: BS,
-                buf_align: 4096,
-                mem: MemKind::Malloc,
-                huge_page: 2 << 20,
-                waits_for_completions: true,
-                opts,
-                job_name: "conformance",
-                runtime_us: 0,
-                clone: 0,
-                sync_range_flags: 0,
-                direct: false,
-                invalidate: false,
-                sync: false,
-            })
-            .map_err(|e| match e {
+            let mut q = IoQueue::new(one_file(info, file, &path, depth as u32, opts)).map_err(|e| match e {
                 crate::QueueError::Engine(e) => format!("SKIP: {e}"),
                 crate::QueueError::Buffers(e) => format!("buffers: {e}"),
             })?;
@@ -129,32 +140,9 @@ fn the_queue_refuses_what_would_be_unsound() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("data");
     let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).unwrap();
-    file.set_len(1 << 20).unwrap();
+    file.set_len((BS * BLOCKS) as u64).unwrap();
     let opts = EngineOpts::default();
-    let mut q = IoQueue::new(QueueConfig {
-        engine: crate::find("libaio").unwrap(),
-        files: vec![file],
-        paths: std::slice::from_ref(&path),
-        sizes: &[1 << 20],
-        block_devices: &[false],
-        writes: true,
-        reads: true,
-        depth: 2,
-        buf_size: BS,
-        buf_align: 4096,
-        mem: MemKind::Malloc,
-        huge_page: 2 << 20,
-        waits_for_completions: true,
-        opts: &opts,
-        job_name: "conformance",
-        runtime_us: 0,
-        clone: 0,
-        sync_range_flags: 0,
-        direct: false,
-        invalidate: false,
-        sync: false,
-    })
-    .unwrap();
+    let mut q = IoQueue::new(one_file(crate::find("libaio").unwrap(), file, &path, 2, &opts)).unwrap();
     // An I/O longer than its buffer never reaches the engine.
     let big = Io { ddir: Ddir::Read, file: 0, offset: 0, len: (BS * 2) as u32, ioprio: 0 };
     assert!(q.queue(0, big).is_err());
@@ -240,31 +228,9 @@ fn io_uring_submits_committed_io_without_a_waiting_reap() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("data");
     let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).unwrap();
-    file.set_len(1 << 20).unwrap();
+    file.set_len((BS * BLOCKS) as u64).unwrap();
     let opts = EngineOpts::default();
-    let cfg = QueueConfig {
-        engine: crate::find("io_uring").unwrap(),
-        files: vec![file],
-        paths: std::slice::from_ref(&path),
-        sizes: &[1 << 20],
-        block_devices: &[false],
-        writes: true,
-        reads: true,
-        depth: 2,
-        buf_size: BS,
-        buf_align: 4096,
-        mem: MemKind::Malloc,
-        huge_page: 2 << 20,
-        waits_for_completions: true,
-        opts: &opts,
-        job_name: "conformance",
-        runtime_us: 0,
-        clone: 0,
-        sync_range_flags: 0,
-        direct: false,
-        invalidate: false,
-        sync: false,
-    };
+    let cfg = one_file(crate::find("io_uring").unwrap(), file, &path, 2, &opts);
     let mut q = match IoQueue::new(cfg) {
         Ok(q) => q,
         Err(e) => {

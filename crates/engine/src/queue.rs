@@ -417,14 +417,16 @@ impl IoQueue {
 
     /// Waits for at least `min` completions and appends at most `max` to `out`, returning their
     /// units to the idle ones. With a wait limit set, it may return fewer once it has passed.
-    #[inline]
+    // Always in line: called once per reap, and for the null engine at depth (one completion
+    // per reap with fio's default batches) the call itself was 6% of the time per I/O.
+    #[inline(always)]
     pub fn reap(&mut self, min: u32, max: u32, out: &mut Vec<Completion>) -> io::Result<()> {
         let from = out.len();
         self.engine.getevents(min.min(self.busy), max, out)?;
         for c in &out[from..] {
             let idx = c.index as usize;
             if !self.in_engine.get(idx).copied().unwrap_or(false) {
-                return Err(io::Error::other(format!("the engine completed unit {} that it did not hold", c.index)));
+                return Err(Self::not_held(c.index));
             }
             if self.sync_range_flags != 0 {
                 let (ddir, file, offset) = (self.units[idx].ddir, self.units[idx].file_index, self.units[idx].offset);
@@ -435,6 +437,11 @@ impl IoQueue {
             self.busy -= 1;
         }
         Ok(())
+    }
+
+    #[cold]
+    fn not_held(index: u32) -> io::Error {
+        io::Error::other(format!("the engine completed unit {index} that it did not hold"))
     }
 
     /// Why unit `i`'s last I/O failed, in the engine's words, if it says more than the errno;

@@ -1451,6 +1451,7 @@ impl<'a> Worker<'a> {
     /// nanoseconds of memory operations, which move from slat to clat; lat is unchanged. This
     /// halves the clock reads per I/O at depth with fio's batches of one; every other engine,
     /// whose commit or reap may make a system call or wait, is dated right after its commit.
+    #[inline]
     fn submit(&mut self) -> Result<()> {
         let submitted = self.q.commit().context("submitting I/O failed")?;
         self.unsubmitted = self.unsubmitted.saturating_add(self.batch.len() as u32).saturating_sub(submitted);

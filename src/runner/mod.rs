@@ -234,7 +234,10 @@ pub fn run_prepared(
                         REST_CANCELLED.store(true, Ordering::Relaxed);
                     }
                 }
-                let _ = tx.send((i, r));
+                // Boxed: the channel allocates its slots 31 at a time, and a 2.8 KiB result
+                // in each makes that an 87 KiB block, zeroed by the job thread that sends
+                // (16 psync jobs: peak RssAnon 3,972 -> 3,712 KiB).
+                let _ = tx.send((i, Box::new(r)));
             });
         }
         drop(tx);
@@ -636,7 +639,7 @@ fn stall_warning(
 fn wait_for_workers(
     plan: &Plan,
     phase: PhaseView<'_>,
-    rx: &std::sync::mpsc::Receiver<(usize, Result<WorkerResult>)>,
+    rx: &std::sync::mpsc::Receiver<(usize, Box<Result<WorkerResult>>)>,
     results: &mut [Option<Result<WorkerResult>>],
     diag: &(dyn Fn(&str) + Send + Sync),
 ) {
@@ -666,7 +669,7 @@ fn wait_for_workers(
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok((i, r)) => {
                 if results[i].is_none() {
-                    results[i] = Some(r);
+                    results[i] = Some(*r);
                     pending -= 1;
                 }
                 continue;

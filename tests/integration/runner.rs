@@ -426,3 +426,53 @@ fn null_engine_latencies_add_up_at_depth() {
         assert!(r["clat_ns"]["max"].as_u64() <= r["lat_ns"]["max"].as_u64(), "{depth}");
     }
 }
+
+/// The peak resident memory (`VmHWM`, KiB) of the running process `pid`, or None once gone.
+fn vm_hwm_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Reads nobody looks at share one buffer: 128 direct reads of 1 MiB in flight cost about one
+/// buffer of resident memory, not 128 (each in-flight read pins and so faults in its buffer);
+/// the same job reading into a buffer per unit, as verify needs, holds them all.
+#[test]
+fn deep_reads_nobody_checks_share_one_buffer() {
+    let d = scratch();
+    std::fs::write(d.path().join("deep.dat"), vec![5u8; 64 << 20]).unwrap();
+    let peak = |extra: &[&str]| {
+        let mut args = vec![
+            "--name=deep",
+            "--filename=deep.dat",
+            "--rw=randread",
+            "--bs=1m",
+            "--iodepth=128",
+            "--direct=1",
+            "--time_based",
+            "--runtime=3",
+            "--output-format=json",
+        ];
+        args.extend_from_slice(extra);
+        let mut child = std::process::Command::new(crate::util::fiox_bin())
+            .args(&args)
+            .current_dir(d.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // VmHWM only grows: the figure a second in is at least what the buffers in flight hold.
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let hwm = vm_hwm_kib(child.id()).expect("fiox is still running");
+        assert!(child.wait().unwrap().success(), "{extra:?}");
+        hwm
+    };
+    for engine in ["--ioengine=libaio", "--ioengine=io_uring"] {
+        let shared = peak(&[engine]);
+        assert!(shared < 48 << 10, "{engine}: reads nobody checks hold {shared} KiB");
+    }
+    // A read-only verify job keeps a buffer per unit (its checks fail on this file, which has
+    // no verify headers; continue_on_error=verify counts the failures instead of stopping).
+    let separate = peak(&["--ioengine=libaio", "--verify=crc32c", "--verify_fatal=0", "--continue_on_error=verify"]);
+    assert!(separate > 96 << 10, "a verify job's units share buffers: {separate} KiB");
+}

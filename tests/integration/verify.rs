@@ -676,3 +676,45 @@ fn each_loop_is_read_back_before_the_next_as_in_fio() {
         assert_eq!(seen[0].2, "WRWRWR", "{rw}");
     }
 }
+
+/// A job that only reads but verifies keeps a buffer per unit: with one buffer shared by the
+/// reads in flight (what fiox does for reads nobody looks at), 32 reads would overwrite each
+/// other's data before it is checked, and the good blocks would fail.
+#[test]
+fn deep_read_only_verify_checks_each_read_in_its_own_buffer() {
+    let d = scratch();
+    let w = ["--filename=dv.dat", "--size=4m", "--bs=64k", "--rw=write", "--verify=crc32c", "--do_verify=0"];
+    let out = run(true, d.path(), &w);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for engine in ["libaio", "io_uring"] {
+        let e = format!("--ioengine={engine}");
+        let read = [
+            "--filename=dv.dat",
+            "--size=4m",
+            "--bs=64k",
+            "--rw=randread",
+            "--verify=crc32c",
+            "--direct=1",
+            "--iodepth=32",
+            &e,
+        ];
+        let out = run(true, d.path(), &read);
+        assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{engine}");
+        assert_eq!(dir_bytes(&out, "read"), 4 << 20, "{engine}");
+    }
+    // And a bad block is still caught at depth.
+    plant(&d.path().join("dv.dat"), 3 * 65536 + 100, 10 * 65536, 20 * 65536, 40 * 65536);
+    let read = [
+        "--filename=dv.dat",
+        "--size=4m",
+        "--bs=64k",
+        "--rw=randread",
+        "--verify=crc32c",
+        "--direct=1",
+        "--iodepth=32",
+        "--ioengine=libaio",
+    ];
+    let out = run(true, d.path(), &read);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(json(&out)["jobs"][0]["error"], 84);
+}

@@ -96,6 +96,7 @@ fn one_file<'a>(
         buf_align: 4096,
         mem: MemKind::Malloc,
         huge_page: 2 << 20,
+        share_read_buffers: false,
         waits_for_completions: true,
         opts,
         job_name: "conformance",

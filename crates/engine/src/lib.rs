@@ -262,6 +262,12 @@ pub struct EngineInfo {
     /// system call or wait (null): the runner may date a commit by the clock reading it takes
     /// right after the reap that follows it (see the runner's `submit`).
     pub instant: bool,
+    /// The engine only lets the kernel write a read's data into the unit's buffer and never
+    /// reads the buffer itself (libaio, io_uring, posixaio): a job whose reads' data nobody
+    /// looks at may give all its units one buffer (`QueueConfig::share_read_buffers`). An
+    /// engine that checks what it read (io_uring_cmd's protection information), copies it
+    /// elsewhere or names buffers by address keeps one per unit.
+    pub shares_read_buffers: bool,
     pub(crate) make: fn() -> Box<dyn IoEngine>,
 }
 
@@ -323,6 +329,7 @@ impl EngineInfo {
             device_size: None,
             prepopulates: false,
             instant: false,
+            shares_read_buffers: false,
             make,
         }
     }

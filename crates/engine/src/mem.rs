@@ -1,6 +1,11 @@
 //! The I/O buffer pool: one aligned region holding a buffer per I/O unit, from the heap or an
 //! anonymous mapping (fio's `mem=`). Buffers never move while the pool lives, so a ring engine
 //! may hand their addresses to the kernel.
+//!
+//! A pool may also be *shared*: every unit then has the same one buffer. It is for reads whose
+//! data nobody looks at (see `QueueConfig::share_read_buffers`): the kernel may write into it
+//! from several reads at once, which costs nothing when nothing reads it back, and the job's
+//! resident memory is one buffer instead of one per unit in flight.
 
 use std::alloc::Layout;
 use std::io;
@@ -12,6 +17,8 @@ pub(crate) struct IoBuffers {
     total: usize,
     unit: usize,
     count: usize,
+    /// The distance between two units' buffers: `unit`, or 0 in a shared pool.
+    stride: usize,
     kind: MemKind,
     layout: Layout,
 }
@@ -19,18 +26,20 @@ pub(crate) struct IoBuffers {
 impl IoBuffers {
     /// `count` buffers of `unit` bytes, each aligned to `align` (a power of two; page size is a
     /// safe choice for O_DIRECT). Huge-page kinds are rounded up to `huge_page` bytes, as the
-    /// kernel maps them only in whole huge pages.
+    /// kernel maps them only in whole huge pages. `shared`: one buffer for all the units (see
+    /// the module documentation).
     pub(crate) fn new(
         count: usize,
         unit: usize,
         align: usize,
         kind: MemKind,
         huge_page: usize,
+        shared: bool,
     ) -> io::Result<IoBuffers> {
         let align = align.max(64).next_power_of_two();
         let unit = unit.max(1).div_ceil(align) * align;
         let total = unit
-            .checked_mul(count.max(1))
+            .checked_mul(if shared { 1 } else { count.max(1) })
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "I/O buffers too large"))?;
         let layout =
             Layout::from_size_align(total, align).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
@@ -86,15 +95,22 @@ impl IoBuffers {
                 p.cast()
             }
         };
-        Ok(IoBuffers { base, total, unit, count, kind, layout })
+        let stride = if shared { 0 } else { unit };
+        Ok(IoBuffers { base, total, unit, count, stride, kind, layout })
     }
 
-    /// The address of buffer `i`.
+    /// The address of buffer `i` (the same for every `i` in a shared pool).
     #[inline]
     pub(crate) fn ptr(&self, i: usize) -> *mut u8 {
         assert!(i < self.count);
-        // SAFETY: i < count, so the offset stays inside the allocation.
-        unsafe { self.base.add(i * self.unit) }
+        // SAFETY: i < count and stride is unit or 0, so the offset stays inside the allocation.
+        unsafe { self.base.add(i * self.stride) }
+    }
+
+    /// Whether every unit has the same buffer.
+    #[inline]
+    pub(crate) fn shared(&self) -> bool {
+        self.stride == 0
     }
 
     /// Buffer `i` as a slice, for filling write data. Only [`crate::IoQueue`] calls it, and only
@@ -122,9 +138,11 @@ impl IoBuffers {
         self.count
     }
 
-    /// `(address, length)` of every buffer, for registering them with io_uring.
+    /// `(address, length)` of every distinct buffer, for registering them with io_uring: one
+    /// per unit, in unit order, or the one buffer of a shared pool.
     pub(crate) fn regions(&self) -> impl Iterator<Item = (*mut u8, usize)> + '_ {
-        (0..self.count).map(move |i| (self.ptr(i), self.unit))
+        let n = if self.shared() { 1 } else { self.count };
+        (0..n).map(move |i| (self.ptr(i), self.unit))
     }
 }
 
@@ -189,7 +207,7 @@ mod tests {
 
     #[test]
     fn large_default_pools_are_huge_page_aligned() {
-        let mut b = IoBuffers::new(8, 1 << 20, 4096, MemKind::Malloc, 2 << 20).unwrap();
+        let mut b = IoBuffers::new(8, 1 << 20, 4096, MemKind::Malloc, 2 << 20, false).unwrap();
         assert_eq!(b.ptr(0) as usize % (2 << 20), 0);
         b.slice_mut(7).fill(3);
         assert!(b.slice(7).iter().all(|&x| x == 3));
@@ -198,7 +216,8 @@ mod tests {
     #[test]
     fn aligned_and_separate() {
         for kind in [MemKind::Malloc, MemKind::Mmap, MemKind::MmapShared, MemKind::Shm] {
-            let mut b = IoBuffers::new(4, 4096, 4096, kind, 2 << 20).unwrap();
+            let mut b = IoBuffers::new(4, 4096, 4096, kind, 2 << 20, false).unwrap();
+            assert_eq!(b.regions().count(), 4);
             for i in 0..4 {
                 assert_eq!(b.ptr(i) as usize % 4096, 0);
                 b.slice_mut(i).fill(i as u8);
@@ -207,5 +226,20 @@ mod tests {
                 assert!(b.slice(i).iter().all(|&x| x == i as u8));
             }
         }
+    }
+
+    #[test]
+    fn a_shared_pool_is_one_buffer() {
+        for kind in [MemKind::Malloc, MemKind::Mmap, MemKind::Shm] {
+            let b = IoBuffers::new(1024, 8 << 20, 4096, kind, 2 << 20, true).unwrap();
+            assert!(b.shared());
+            assert_eq!(b.total, 8 << 20, "{kind:?}: one unit's worth of memory, not 1024");
+            assert!((0..1024).all(|i| b.ptr(i) == b.ptr(0)));
+            assert_eq!(b.regions().collect::<Vec<_>>(), vec![(b.ptr(0), 8 << 20)]);
+            assert_eq!(b.slice(1023).len(), 8 << 20);
+        }
+        let b = IoBuffers::new(3, 4096, 4096, MemKind::Malloc, 2 << 20, false).unwrap();
+        assert!(!b.shared());
+        assert_eq!(b.ptr(1) as usize - b.ptr(0) as usize, 4096);
     }
 }

@@ -57,6 +57,12 @@ pub struct QueueConfig<'a> {
     pub mem: MemKind,
     /// The huge page size a huge-page pool is rounded up to (`hugepage-size`).
     pub huge_page: usize,
+    /// Nobody looks at what the job reads (no verify, no writes that could reuse a read's
+    /// buffer, no replayed log that could hold writes): the units may share one buffer. Taken
+    /// only by engines that never look at a read's buffer themselves
+    /// (`EngineInfo::shares_read_buffers`) and only when `writes` is false; a shared pool's
+    /// buffers are never lent out with I/O in flight, and a write on it is refused.
+    pub share_read_buffers: bool,
     /// Whether the runner always waits for at least one completion (lets io_uring defer its
     /// task work to the waiting call).
     pub waits_for_completions: bool,
@@ -177,7 +183,8 @@ impl IoQueue {
     pub fn new(cfg: QueueConfig<'_>) -> Result<IoQueue, QueueError> {
         let depth = cfg.depth.max(1);
         let buf_size = if cfg.engine.metadata { 1 } else { cfg.buf_size };
-        let bufs = IoBuffers::new(depth as usize, buf_size, cfg.buf_align, cfg.mem, cfg.huge_page)
+        let shared = cfg.share_read_buffers && cfg.engine.shares_read_buffers && !cfg.writes && depth > 1;
+        let bufs = IoBuffers::new(depth as usize, buf_size, cfg.buf_align, cfg.mem, cfg.huge_page, shared)
             .map_err(QueueError::Buffers)?;
         let fds: Vec<RawFd> = cfg.files.iter().map(|f| f.as_raw_fd()).collect();
         let mut engine = Engine::make(cfg.engine);
@@ -269,6 +276,7 @@ impl IoQueue {
     #[inline]
     pub fn buf_mut(&mut self, i: u32) -> &mut [u8] {
         assert!(!self.in_engine[i as usize], "buffer of unit {i} lent out while the engine holds it");
+        self.assert_not_shared_in_flight();
         self.bufs.slice_mut(i as usize)
     }
 
@@ -276,7 +284,20 @@ impl IoQueue {
     #[inline]
     pub fn buf(&self, i: u32) -> &[u8] {
         assert!(!self.in_engine[i as usize], "buffer of unit {i} lent out while the engine holds it");
+        self.assert_not_shared_in_flight();
         self.bufs.slice(i as usize)
+    }
+
+    /// In a shared pool every unit's buffer is the same memory, so none is lent out while any
+    /// unit is in the engine.
+    #[inline]
+    fn assert_not_shared_in_flight(&self) {
+        assert!(!self.bufs.shared() || self.busy == 0, "the shared read buffer lent out with reads in flight");
+    }
+
+    /// Whether the units share one buffer (see `QueueConfig::share_read_buffers`).
+    pub fn shares_buffers(&self) -> bool {
+        self.bufs.shared()
     }
 
     /// The job's files, in file-index order.
@@ -296,6 +317,9 @@ impl IoQueue {
         let moves_data = matches!(io.ddir, Ddir::Read | Ddir::Write) && !self.metadata;
         if moves_data && io.len as usize > self.bufs.unit_size() {
             return Err(self.too_long(io.len));
+        }
+        if io.ddir == Ddir::Write && self.bufs.shared() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "a write on a queue whose reads share one buffer"));
         }
         let u = &mut self.units[idx];
         u.ddir = io.ddir;
@@ -531,6 +555,7 @@ mod tests {
             buf_align: 4096,
             mem: MemKind::Malloc,
             huge_page: 2 << 20,
+            share_read_buffers: false,
             waits_for_completions: true,
             opts: &opts,
             job_name: "t",
@@ -669,5 +694,68 @@ mod tests {
         q.reap(1, 1, &mut Vec::new()).unwrap();
         // Idle again, and the null engine has no file 0: nothing to replace.
         assert!(q.replace_file(0, &f).is_ok());
+    }
+
+    /// A libaio queue of `depth` 4 KiB units on `path`, opened for writing when `writes`.
+    fn libaio_queue(path: &std::path::Path, depth: u32, writes: bool, share: bool) -> IoQueue {
+        let opts = EngineOpts::default();
+        let file = std::fs::OpenOptions::new().read(true).write(writes).open(path).unwrap();
+        IoQueue::new(QueueConfig {
+            engine: crate::find("libaio").unwrap(),
+            files: vec![file],
+            paths: &[],
+            sizes: &[1 << 16],
+            block_devices: &[false],
+            writes,
+            reads: true,
+            depth,
+            buf_size: 4096,
+            buf_align: 4096,
+            mem: MemKind::Malloc,
+            huge_page: 2 << 20,
+            share_read_buffers: share,
+            waits_for_completions: true,
+            opts: &opts,
+            job_name: "t",
+            runtime_us: 0,
+            clone: 0,
+            sync_range_flags: 0,
+            direct: false,
+            invalidate: false,
+            sync: false,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn reads_share_one_buffer_only_when_asked_and_nothing_writes() {
+        let dir = std::env::temp_dir().join(format!("fiox-shared-reads-{}", std::process::id()));
+        std::fs::write(&dir, vec![7u8; 1 << 16]).unwrap();
+        // Asked, read-only, an engine that never looks at a read's buffer: one buffer.
+        let mut q = libaio_queue(&dir, 4, false, true);
+        assert!(q.shares_buffers());
+        assert!(q.units.iter().all(|u| u.buf == q.units[0].buf));
+        for i in 0..4u32 {
+            assert_eq!(q.queue(i, io(Ddir::Read, i as u64 * 4096, 4096)).unwrap(), QueueStatus::Queued);
+        }
+        q.commit().unwrap();
+        let lent = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| q.buf(0).len()));
+        assert!(lent.is_err(), "no unit's buffer is lent out while reads into it are in flight");
+        let mut out = Vec::new();
+        while q.in_engine() > 0 {
+            q.reap(1, 4, &mut out).unwrap();
+        }
+        assert_eq!(out.iter().map(|c| c.result).collect::<Vec<_>>(), [4096; 4]);
+        assert!(q.buf(3).iter().all(|&b| b == 7), "idle again: the data is there to see");
+        assert!(q.queue(0, io(Ddir::Write, 0, 4096)).is_err(), "a write on shared buffers is refused");
+        // A job that writes, or one that did not ask, keeps a buffer per unit.
+        for (writes, share) in [(true, true), (false, false)] {
+            let q = libaio_queue(&dir, 4, writes, share);
+            assert!(!q.shares_buffers());
+            let mut bufs: Vec<_> = q.units.iter().map(|u| u.buf as usize).collect();
+            bufs.dedup();
+            assert_eq!(bufs.len(), 4);
+        }
+        std::fs::remove_file(&dir).unwrap();
     }
 }

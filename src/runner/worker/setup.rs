@@ -185,6 +185,16 @@ fn pre_read(path: &std::path::Path, start: u64, len: u64, spec: &JobSpec) -> Res
     Ok(())
 }
 
+/// Whether nobody looks at the data the job reads, so that its units may share one buffer
+/// (the queue takes it only for engines that leave a read's buffer alone): the job only reads
+/// (a unit of a mixed job carries reads and writes in turn, and a write's data must not be
+/// overwritten by a read in flight), checks nothing it reads (no verify of any kind: verify,
+/// `verify_only`, trims verified as zeroes) and replays no log (whose entries may be writes).
+fn reads_unseen(plan: &WorkerPlan) -> bool {
+    let spec = &plan.spec;
+    !spec.rw.writes() && !spec.rw.trims() && spec.verify.is_none() && plan.replay.is_none()
+}
+
 /// The job's I/O queue: `iodepth` units (1 for synchronous engines) with buffers as large as
 /// the job's largest block, and the engine started on the files.
 pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
@@ -206,6 +216,7 @@ pub(super) fn queue(plan: &WorkerPlan, files: Vec<File>) -> Result<IoQueue> {
         buf_align: (spec.iomem_align as usize).max(4096),
         mem: spec.mem,
         huge_page: spec.hugepage_size as usize,
+        share_read_buffers: reads_unseen(plan),
         waits_for_completions: spec.iodepth_batch_complete_min >= 1,
         opts: &spec.engine,
         job_name: &spec.name,

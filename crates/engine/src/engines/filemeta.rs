@@ -61,6 +61,7 @@ const fn info(name: &'static str, op: Op) -> EngineInfo {
         device_size: None,
         prepopulates: false,
         instant: false,
+        shares_read_buffers: false,
         make: match op {
             Op::Create => || Box::new(FileMeta { op: Op::Create, paths: Vec::new() }),
             Op::Stat => || Box::new(FileMeta { op: Op::Stat, paths: Vec::new() }),

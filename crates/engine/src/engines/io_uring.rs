@@ -19,6 +19,8 @@ const RWF_DONTCACHE: i32 = 0x80;
 pub struct Uring {
     ring: Option<IoUring>,
     fixedbufs: bool,
+    /// The units share one buffer, registered once: every fixed read names buffer 0.
+    shared_bufs: bool,
     registerfiles: bool,
     vectored: bool,
     rw_flags: i32,
@@ -254,6 +256,7 @@ impl IoEngine for Uring {
             match unsafe { ring.submitter().register_buffers(&iovecs) } {
                 Ok(()) => {
                     self.fixedbufs = true;
+                    self.shared_bufs = setup.buffers.shared();
                     self.features.push("FIXED_BUFFERS");
                 }
                 Err(e) if o.fixedbufs => {
@@ -465,17 +468,18 @@ pub(super) fn reap<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
 impl Uring {
     fn rw_entry(&mut self, index: u32, io: &IoUnit) -> squeue::Entry {
         let write = io.ddir == Ddir::Write;
+        let buf_index = if self.shared_bufs { 0 } else { index as u16 };
         macro_rules! with_fd {
             ($fd:expr) => {
                 if self.fixedbufs {
                     if write {
-                        opcode::WriteFixed::new($fd, io.buf, io.len, index as u16)
+                        opcode::WriteFixed::new($fd, io.buf, io.len, buf_index)
                             .offset(io.offset)
                             .rw_flags(self.rw_flags)
                             .ioprio(io.ioprio)
                             .build()
                     } else {
-                        opcode::ReadFixed::new($fd, io.buf, io.len, index as u16)
+                        opcode::ReadFixed::new($fd, io.buf, io.len, buf_index)
                             .offset(io.offset)
                             .rw_flags(self.rw_flags)
                             .ioprio(io.ioprio)
@@ -530,4 +534,8 @@ impl Drop for Uring {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo { sync: false, ..EngineInfo::base("io_uring", || Box::new(Uring::default())) };
+pub const INFO: EngineInfo = EngineInfo {
+    sync: false,
+    shares_read_buffers: true,
+    ..EngineInfo::base("io_uring", || Box::new(Uring::default()))
+};

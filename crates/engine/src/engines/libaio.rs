@@ -280,4 +280,5 @@ impl Drop for Libaio {
     }
 }
 
-pub const INFO: EngineInfo = EngineInfo { sync: false, ..EngineInfo::base("libaio", || Box::new(Libaio::default())) };
+pub const INFO: EngineInfo =
+    EngineInfo { sync: false, shares_read_buffers: true, ..EngineInfo::base("libaio", || Box::new(Libaio::default())) };

@@ -125,5 +125,8 @@ impl Drop for PosixAio {
     }
 }
 
-pub const INFO: EngineInfo =
-    EngineInfo { sync: false, ..EngineInfo::base("posixaio", || Box::new(PosixAio::default())) };
+pub const INFO: EngineInfo = EngineInfo {
+    sync: false,
+    shares_read_buffers: true,
+    ..EngineInfo::base("posixaio", || Box::new(PosixAio::default()))
+};

@@ -821,6 +821,35 @@ fn write_iolog_sends_each_fsync_to_the_next_file_as_fio_does() {
     }
 }
 
+/// A mixed job over several files draws each I/O's direction before its file, and draws it
+/// again when the file picked is done (as fio 3.33 does): `fsync=N` syncs take file picks too,
+/// so the files fill unevenly and some picks find a done file. The reads and writes, their
+/// order and files (offsets are fiox's own) and the bytes each way match fio's.
+#[test]
+fn a_mixed_job_draws_its_direction_again_when_the_file_picked_is_done() {
+    let dir = scratch();
+    std::fs::create_dir(dir.path().join("dj")).unwrap();
+    let actions = |lines: Vec<String>| -> Vec<String> {
+        lines.iter().map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" ")).collect()
+    };
+    let bytes = |o: crate::util::Out| {
+        let j = json(&o);
+        let job = &j["jobs"][0];
+        (job["read"]["io_bytes"].as_i64(), job["write"]["io_bytes"].as_i64())
+    };
+    for (sync, seed, nrfiles) in
+        [("--fsync=1", 3, 4), ("--fsync=3", 3, 4), ("--fsync=4", 3, 4), ("--fsync=1", 5, 2), ("--fdatasync=3", 7, 3)]
+    {
+        let (seed, nrfiles) = (format!("--randseed={seed}"), format!("--nrfiles={nrfiles}"));
+        let a = ["--rw=randrw", "--bs=4k", "--size=64k", sync, seed.as_str(), nrfiles.as_str()];
+        let (x, f) = (actions(iolog_lines(dir.path(), fiox, &a)), actions(iolog_lines(dir.path(), fio, &a)));
+        assert!(f.iter().any(|l| l.ends_with(" read")) && f.iter().any(|l| l.ends_with(" write")), "{a:?}: {f:?}");
+        assert_eq!(x, f, "write_iolog actions for {a:?}");
+        let j = [&a[..], &["--name=j", "--directory=dj", "--output-format=json"]].concat();
+        assert_eq!(bytes(fiox(dir.path(), &j)), bytes(fio(dir.path(), &j)), "{a:?}: bytes read and written");
+    }
+}
+
 /// `write_iolog` over several loops logs the files' closing and opening between loops and the
 /// loops' syncs as fio 3.33 does: a synchronous engine closes the files, then opens each again
 /// to sync it; an asynchronous one syncs, then closes. Compared line by line without the times.

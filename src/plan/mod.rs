@@ -254,7 +254,7 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
                     }
                     files
                 }
-                _ if engine.diskless => diskless_files(&spec)?,
+                _ if engine.diskless => diskless_files(&spec, clone, &uid)?,
                 _ => plan_files(&spec, clone, &uid, engine, listed.as_deref())?,
             };
             if local && (spec.rw.writes() || spec.rw.trims()) {
@@ -466,22 +466,20 @@ fn replay_files(spec: &JobSpec, rp: &crate::plan::replay::ReplayPlan) -> Result<
     Ok(out)
 }
 
-/// The null engine needs no file, only a region size to generate offsets in.
-fn diskless_files(spec: &JobSpec) -> Result<Vec<FilePlan>> {
+/// The null engine needs no file, only a region size to generate offsets in. Its files are
+/// named as local files are (`filename=`, `directory=`, fio's generated names), which is what
+/// fio 3.33 logs for them (`write_iolog`: `d/j.0.0 add`), though nothing is opened.
+fn diskless_files(spec: &JobSpec, clone: u32, uid: &str) -> Result<Vec<FilePlan>> {
     let size = match (spec.size, spec.filesize) {
         (Some(SizeSpec::Bytes(b)), _) => b,
         (_, Some((lo, _))) => lo * spec.nrfiles as u64,
         _ => bail!("job '{}': ioengine={} needs size= (there is no file to take it from)", spec.name, spec.ioengine),
     };
-    let per = size / spec.nrfiles as u64;
-    Ok((0..spec.nrfiles)
-        .map(|i| FilePlan {
-            path: PathBuf::from(format!("{}.{i}", spec.name)),
-            block_device: false,
-            layout_size: 0,
-            region_start: 0,
-            region_len: per,
-        })
+    let paths = file_paths(spec, clone, uid, None)?;
+    let per = size / paths.len() as u64;
+    Ok(paths
+        .into_iter()
+        .map(|path| FilePlan { path, block_device: false, layout_size: 0, region_start: 0, region_len: per })
         .collect())
 }
 

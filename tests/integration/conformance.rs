@@ -850,6 +850,25 @@ fn a_mixed_job_draws_its_direction_again_when_the_file_picked_is_done() {
     }
 }
 
+/// The null engine's files are named as fio 3.33 names them though nothing is opened:
+/// `directory=` and `filename=` apply, and a generated name is fio's `job.clone.file`
+/// (`d/j.0.0`), as its `write_iolog` shows; `size` is shared among the names given.
+#[test]
+fn the_null_engines_files_are_named_as_fio_names_them() {
+    let dir = scratch();
+    for args in [
+        &["--nrfiles=2"][..],
+        &["--filename=foo"],
+        &["--filename=a:b"],
+        &["--rw=randwrite", "--nrfiles=3", "--size=12k"],
+    ] {
+        let a = [&["--ioengine=null", "--rw=write", "--bs=4k", "--size=16k"][..], args].concat();
+        let f = iolog_lines(dir.path(), fio, &a);
+        assert!(f.iter().all(|l| l.starts_with("d/")), "{a:?}: {f:?}");
+        assert_eq!(iolog_lines(dir.path(), fiox, &a), f, "write_iolog for {a:?}");
+    }
+}
+
 /// `write_iolog` over several loops logs the files' closing and opening between loops and the
 /// loops' syncs as fio 3.33 does: a synchronous engine closes the files, then opens each again
 /// to sync it; an asynchronous one syncs, then closes. Compared line by line without the times.

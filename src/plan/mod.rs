@@ -750,6 +750,26 @@ impl Found {
             }
             _ => None,
         };
+        // Any other character device a plain engine opens (/dev/full, /dev/zero) is planned
+        // as a device of `size=` bytes, as fio runs it; writing one that may hold data needs
+        // the consent a block device does.
+        let plain_char = char_device.is_none()
+            && !matches!(spec.ioengine, "sg" | "dev-dax" | "mtd")
+            && meta.as_ref().is_some_and(|m| m.file_type().is_char_device());
+        if plain_char {
+            let Some(SizeSpec::Bytes(size)) = given_size(spec) else {
+                bail!("job '{}': '{}' is a character device: size= is needed", spec.name, path.display());
+            };
+            let dataless = ["/dev/null", "/dev/zero", "/dev/full"].iter().any(|d| path == Path::new(d));
+            if (spec.rw.writes() || spec.rw.trims()) && !dataless && !spec.allow_mounted_write {
+                bail!(
+                    "job '{}': refusing to write to character device '{}'; set allow_mounted_write=1 to write anyway",
+                    spec.name,
+                    path.display()
+                );
+            }
+            return Ok(Found { existing: Some(size), block_device: true, char_device: Some((size, 512)) });
+        }
         let block_device = char_device.is_some() || meta.as_ref().is_some_and(|m| m.file_type().is_block_device());
         let existing = match &meta {
             Some(_) if char_device.is_some() => char_device.map(|(bytes, _)| bytes),

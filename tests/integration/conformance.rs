@@ -869,6 +869,37 @@ fn the_null_engines_files_are_named_as_fio_names_them() {
     }
 }
 
+/// A character device a plain engine opens runs as in fio 3.33, given `size=`: writes to
+/// /dev/full fail with ENOSPC (exit 1, JSON error 28, fio's `io_u error` line), reads of it
+/// return its zeros. A character device that may hold data is written only with consent.
+#[test]
+fn a_character_device_runs_as_in_fio() {
+    let dir = scratch();
+    let common = ["--name=j", "--filename=/dev/full", "--bs=4k", "--size=16k", "--output-format=json"];
+    let figures = |o: &crate::util::Out| {
+        let j = json(o);
+        let job = &j["jobs"][0];
+        (o.code, job["error"].as_i64(), job["read"]["io_bytes"].as_i64(), job["write"]["total_ios"].as_i64())
+    };
+    for rw in ["--rw=write", "--rw=read", "--rw=randread"] {
+        let a = [&common[..], &[rw]].concat();
+        let (x, f) = (fiox(dir.path(), &a), fio(dir.path(), &a));
+        assert_eq!(figures(&x), figures(&f), "{rw}: {}", x.stderr);
+        let first =
+            |o: &crate::util::Out| o.stderr.lines().next().map(|l| l.split_once(": ").map(|(_, r)| r.to_string()));
+        assert_eq!(first(&x), first(&f), "{rw}: the error line");
+    }
+    assert_eq!(figures(&fio(dir.path(), &[&common[..], &["--rw=write"]].concat())).1, Some(28));
+    // Without size= neither runs.
+    let a = ["--name=j", "--filename=/dev/zero", "--rw=read", "--bs=4k"];
+    assert_ne!(fio(dir.path(), &a).code, 0);
+    let x = fiox(dir.path(), &a);
+    assert!(x.code != 0 && x.stderr.contains("size="), "{}", x.stderr);
+    // A device that is not a known sink is written only with allow_mounted_write.
+    let x = fiox(dir.path(), &["--name=j", "--filename=/dev/random", "--rw=write", "--bs=4k", "--size=4k"]);
+    assert!(x.code != 0 && x.stderr.contains("allow_mounted_write"), "{}", x.stderr);
+}
+
 /// `write_iolog` over several loops logs the files' closing and opening between loops and the
 /// loops' syncs as fio 3.33 does: a synchronous engine closes the files, then opens each again
 /// to sync it; an asynchronous one syncs, then closes. Compared line by line without the times.

@@ -254,7 +254,7 @@ pub fn build_for_client(set: JobSet, readonly: bool, max_jobs: Option<u64>, clie
                     }
                     files
                 }
-                _ if engine.diskless => diskless_files(&spec)?,
+                _ if engine.diskless => diskless_files(&spec, clone, &uid)?,
                 _ => plan_files(&spec, clone, &uid, engine, listed.as_deref())?,
             };
             if local && (spec.rw.writes() || spec.rw.trims()) {
@@ -466,22 +466,20 @@ fn replay_files(spec: &JobSpec, rp: &crate::plan::replay::ReplayPlan) -> Result<
     Ok(out)
 }
 
-/// The null engine needs no file, only a region size to generate offsets in.
-fn diskless_files(spec: &JobSpec) -> Result<Vec<FilePlan>> {
+/// The null engine needs no file, only a region size to generate offsets in. Its files are
+/// named as local files are (`filename=`, `directory=`, fio's generated names), which is what
+/// fio 3.33 logs for them (`write_iolog`: `d/j.0.0 add`), though nothing is opened.
+fn diskless_files(spec: &JobSpec, clone: u32, uid: &str) -> Result<Vec<FilePlan>> {
     let size = match (spec.size, spec.filesize) {
         (Some(SizeSpec::Bytes(b)), _) => b,
         (_, Some((lo, _))) => lo * spec.nrfiles as u64,
         _ => bail!("job '{}': ioengine={} needs size= (there is no file to take it from)", spec.name, spec.ioengine),
     };
-    let per = size / spec.nrfiles as u64;
-    Ok((0..spec.nrfiles)
-        .map(|i| FilePlan {
-            path: PathBuf::from(format!("{}.{i}", spec.name)),
-            block_device: false,
-            layout_size: 0,
-            region_start: 0,
-            region_len: per,
-        })
+    let paths = file_paths(spec, clone, uid, None)?;
+    let per = size / paths.len() as u64;
+    Ok(paths
+        .into_iter()
+        .map(|path| FilePlan { path, block_device: false, layout_size: 0, region_start: 0, region_len: per })
         .collect())
 }
 
@@ -752,6 +750,26 @@ impl Found {
             }
             _ => None,
         };
+        // Any other character device a plain engine opens (/dev/full, /dev/zero) is planned
+        // as a device of `size=` bytes, as fio runs it; writing one that may hold data needs
+        // the consent a block device does.
+        let plain_char = char_device.is_none()
+            && !matches!(spec.ioengine, "sg" | "dev-dax" | "mtd")
+            && meta.as_ref().is_some_and(|m| m.file_type().is_char_device());
+        if plain_char {
+            let Some(SizeSpec::Bytes(size)) = given_size(spec) else {
+                bail!("job '{}': '{}' is a character device: size= is needed", spec.name, path.display());
+            };
+            let dataless = ["/dev/null", "/dev/zero", "/dev/full"].iter().any(|d| path == Path::new(d));
+            if (spec.rw.writes() || spec.rw.trims()) && !dataless && !spec.allow_mounted_write {
+                bail!(
+                    "job '{}': refusing to write to character device '{}'; set allow_mounted_write=1 to write anyway",
+                    spec.name,
+                    path.display()
+                );
+            }
+            return Ok(Found { existing: Some(size), block_device: true, char_device: Some((size, 512)) });
+        }
         let block_device = char_device.is_some() || meta.as_ref().is_some_and(|m| m.file_type().is_block_device());
         let existing = match &meta {
             Some(_) if char_device.is_some() => char_device.map(|(bytes, _)| bytes),

@@ -32,6 +32,8 @@ pub struct FilePicker {
     /// The next file to take into `open` this pass.
     next_unopened: usize,
     current: Option<usize>,
+    /// Done files the last [`FilePicker::pick`] closed before its choice.
+    skipped: u32,
     /// I/Os left on `current` before the next choice.
     left: u32,
     /// Files closed since the last [`FilePicker::take_closed`], in order; kept only when asked
@@ -55,6 +57,7 @@ impl FilePicker {
             limit,
             next_unopened: 0,
             current: None,
+            skipped: 0,
             left: 0,
             closed: None,
         };
@@ -95,13 +98,22 @@ impl FilePicker {
 
     #[inline(never)]
     fn pick_of_many(&mut self, rng: &mut Rng) -> usize {
+        self.skipped = 0;
         loop {
             let f = self.choose(rng);
             if self.dist.is_some() || !self.finished[f] {
                 return f;
             }
             self.close(f);
+            self.skipped += 1;
         }
+    }
+
+    /// How many done files the last [`FilePicker::pick`] closed before choosing (fio drew the
+    /// I/O's direction again for each).
+    #[inline]
+    pub fn skipped(&self) -> u32 {
+        self.skipped
     }
 
     /// The file of an `fsync=N` sync: the next choice, whether or not that file is done.

@@ -303,6 +303,20 @@ impl IoGen {
         }
     }
 
+    /// The next I/O's direction, whether it is random, which block sizes serve it and its
+    /// length.
+    #[inline(always)]
+    fn draw_kind(&mut self) -> (Ddir, bool, usize, u64) {
+        let ddir = self.pick_ddir();
+        let d = ddir as usize;
+        let pct = self.percentage_random[d];
+        let random = self.rw.is_random() && (pct >= 100 || self.rng.below(100) < pct as u64);
+        // bs_is_seq_rand: the read sizes serve sequential I/O, the write sizes random I/O.
+        let sizes = if self.seq_rand && d < 2 { random as usize } else { d };
+        let len = self.sizes[sizes].pick(&mut self.rng);
+        (ddir, random, sizes, len)
+    }
+
     /// Whether the job mixes reads and writes (so a rate limit can steer the direction).
     pub fn mixes(&self) -> bool {
         matches!(self.rw, RwMode::ReadWrite | RwMode::RandRw)
@@ -347,14 +361,19 @@ impl IoGen {
             self.count_write(io.ddir());
             return Some(io);
         }
-        let ddir = self.pick_ddir();
-        let d = ddir as usize;
-        let pct = self.percentage_random[d];
-        let random = self.rw.is_random() && (pct >= 100 || self.rng.below(100) < pct as u64);
-        // bs_is_seq_rand: the read sizes serve sequential I/O, the write sizes random I/O.
-        let sizes = if self.seq_rand && d < 2 { random as usize } else { d };
-        let mut len = self.sizes[sizes].pick(&mut self.rng);
+        let (mut ddir, mut random, mut sizes, mut len) = self.draw_kind();
         let file = self.files.pick(&mut self.rng);
+        if self.files.skipped() > 0 && self.mixes() && self.steer.is_none() {
+            // fio draws the direction before the file: each done file the pick closed sent it
+            // back to draw the direction again (observed: `randrw nrfiles=2 fsync=1`, where the
+            // syncs take every other file so one file is done first, and the I/O after it
+            // follows the mix stream one draw later).
+            for _ in 0..self.files.skipped() {
+                self.mix_issued[self.mix_dir] -= 1;
+                (ddir, random, sizes, len) = self.draw_kind();
+            }
+        }
+        let d = ddir as usize;
         let io = if random && self.run_left == 0 {
             if self.modifier > 0 {
                 self.run_left = self.modifier as u64 - 1;

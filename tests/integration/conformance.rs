@@ -821,6 +821,85 @@ fn write_iolog_sends_each_fsync_to_the_next_file_as_fio_does() {
     }
 }
 
+/// A mixed job over several files draws each I/O's direction before its file, and draws it
+/// again when the file picked is done (as fio 3.33 does): `fsync=N` syncs take file picks too,
+/// so the files fill unevenly and some picks find a done file. The reads and writes, their
+/// order and files (offsets are fiox's own) and the bytes each way match fio's.
+#[test]
+fn a_mixed_job_draws_its_direction_again_when_the_file_picked_is_done() {
+    let dir = scratch();
+    std::fs::create_dir(dir.path().join("dj")).unwrap();
+    let actions = |lines: Vec<String>| -> Vec<String> {
+        lines.iter().map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" ")).collect()
+    };
+    let bytes = |o: crate::util::Out| {
+        let j = json(&o);
+        let job = &j["jobs"][0];
+        (job["read"]["io_bytes"].as_i64(), job["write"]["io_bytes"].as_i64())
+    };
+    for (sync, seed, nrfiles) in
+        [("--fsync=1", 3, 4), ("--fsync=3", 3, 4), ("--fsync=4", 3, 4), ("--fsync=1", 5, 2), ("--fdatasync=3", 7, 3)]
+    {
+        let (seed, nrfiles) = (format!("--randseed={seed}"), format!("--nrfiles={nrfiles}"));
+        let a = ["--rw=randrw", "--bs=4k", "--size=64k", sync, seed.as_str(), nrfiles.as_str()];
+        let (x, f) = (actions(iolog_lines(dir.path(), fiox, &a)), actions(iolog_lines(dir.path(), fio, &a)));
+        assert!(f.iter().any(|l| l.ends_with(" read")) && f.iter().any(|l| l.ends_with(" write")), "{a:?}: {f:?}");
+        assert_eq!(x, f, "write_iolog actions for {a:?}");
+        let j = [&a[..], &["--name=j", "--directory=dj", "--output-format=json"]].concat();
+        assert_eq!(bytes(fiox(dir.path(), &j)), bytes(fio(dir.path(), &j)), "{a:?}: bytes read and written");
+    }
+}
+
+/// The null engine's files are named as fio 3.33 names them though nothing is opened:
+/// `directory=` and `filename=` apply, and a generated name is fio's `job.clone.file`
+/// (`d/j.0.0`), as its `write_iolog` shows; `size` is shared among the names given.
+#[test]
+fn the_null_engines_files_are_named_as_fio_names_them() {
+    let dir = scratch();
+    for args in [
+        &["--nrfiles=2"][..],
+        &["--filename=foo"],
+        &["--filename=a:b"],
+        &["--rw=randwrite", "--nrfiles=3", "--size=12k"],
+    ] {
+        let a = [&["--ioengine=null", "--rw=write", "--bs=4k", "--size=16k"][..], args].concat();
+        let f = iolog_lines(dir.path(), fio, &a);
+        assert!(f.iter().all(|l| l.starts_with("d/")), "{a:?}: {f:?}");
+        assert_eq!(iolog_lines(dir.path(), fiox, &a), f, "write_iolog for {a:?}");
+    }
+}
+
+/// A character device a plain engine opens runs as in fio 3.33, given `size=`: writes to
+/// /dev/full fail with ENOSPC (exit 1, JSON error 28, fio's `io_u error` line), reads of it
+/// return its zeros. A character device that may hold data is written only with consent.
+#[test]
+fn a_character_device_runs_as_in_fio() {
+    let dir = scratch();
+    let common = ["--name=j", "--filename=/dev/full", "--bs=4k", "--size=16k", "--output-format=json"];
+    let figures = |o: &crate::util::Out| {
+        let j = json(o);
+        let job = &j["jobs"][0];
+        (o.code, job["error"].as_i64(), job["read"]["io_bytes"].as_i64(), job["write"]["total_ios"].as_i64())
+    };
+    for rw in ["--rw=write", "--rw=read", "--rw=randread"] {
+        let a = [&common[..], &[rw]].concat();
+        let (x, f) = (fiox(dir.path(), &a), fio(dir.path(), &a));
+        assert_eq!(figures(&x), figures(&f), "{rw}: {}", x.stderr);
+        let first =
+            |o: &crate::util::Out| o.stderr.lines().next().map(|l| l.split_once(": ").map(|(_, r)| r.to_string()));
+        assert_eq!(first(&x), first(&f), "{rw}: the error line");
+    }
+    assert_eq!(figures(&fio(dir.path(), &[&common[..], &["--rw=write"]].concat())).1, Some(28));
+    // Without size= neither runs.
+    let a = ["--name=j", "--filename=/dev/zero", "--rw=read", "--bs=4k"];
+    assert_ne!(fio(dir.path(), &a).code, 0);
+    let x = fiox(dir.path(), &a);
+    assert!(x.code != 0 && x.stderr.contains("size="), "{}", x.stderr);
+    // A device that is not a known sink is written only with allow_mounted_write.
+    let x = fiox(dir.path(), &["--name=j", "--filename=/dev/random", "--rw=write", "--bs=4k", "--size=4k"]);
+    assert!(x.code != 0 && x.stderr.contains("allow_mounted_write"), "{}", x.stderr);
+}
+
 /// `write_iolog` over several loops logs the files' closing and opening between loops and the
 /// loops' syncs as fio 3.33 does: a synchronous engine closes the files, then opens each again
 /// to sync it; an asynchronous one syncs, then closes. Compared line by line without the times.

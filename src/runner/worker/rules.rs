@@ -517,7 +517,8 @@ mod tests {
 
     #[test]
     fn a_sized_job_is_done_after_its_size_times_its_loops() {
-        let mut r = rules(&["--size=16k", "--bs=4k", "--loops=2"]);
+        // A random job's loops are `size` bytes each (a sequential job's are its passes).
+        let mut r = rules(&["--size=16k", "--bs=4k", "--loops=2", "--rw=randread"]);
         let mut ended = Vec::new();
         for n in 1..=8 {
             assert_eq!(r.verdict(0, false, false), None, "before I/O {n}");
@@ -529,6 +530,31 @@ mod tests {
         }
         assert_eq!(ended, [4], "the first loop ends after 16 KiB; the last is the job's end, not a loop's");
         assert!(r.issued_all());
+        assert_eq!(r.verdict(0, false, false), Some(EndReason::Done));
+    }
+
+    #[test]
+    fn a_sequential_jobs_loops_are_its_passes_and_an_io_size_adds_passes() {
+        // Two passes of 8 KiB (size=6k on a file with room): both loops, then the end.
+        let mut r = rules(&["--size=6k", "--bs=4k", "--loops=2"]);
+        r.issued(&next(Ddir::Read, 4096));
+        r.issued(&next(Ddir::Read, 4096));
+        assert!(!r.loop_ended(), "bytes alone end no loop");
+        assert!(r.another_pass() && r.loop_ended());
+        r.next_loop();
+        r.issued(&next(Ddir::Read, 4096));
+        assert!(!r.another_pass() || r.issued_all(), "no loop is left");
+        // io_size=12k after one pass of 8 KiB: 4 KiB left, a block: one more pass.
+        let mut r = rules(&["--size=6k", "--bs=4k", "--io_size=12k"]);
+        r.issued(&next(Ddir::Read, 4096));
+        r.issued(&next(Ddir::Read, 4096));
+        assert!(r.another_pass());
+        r.next_loop();
+        // io_size=9k: 1 KiB left after 8 KiB, less than a block: done.
+        let mut r = rules(&["--size=6k", "--bs=4k", "--io_size=9k"]);
+        r.issued(&next(Ddir::Read, 4096));
+        r.issued(&next(Ddir::Read, 4096));
+        assert!(!r.another_pass());
         assert_eq!(r.verdict(0, false, false), Some(EndReason::Done));
     }
 

@@ -49,6 +49,11 @@ pub struct FilePlan {
     /// Start and length of the I/O region within the file.
     pub region_start: u64,
     pub region_len: u64,
+    /// Where the file ends for the job's I/O: the larger of its size before the run and its
+    /// region's end (to which it is laid out), a device's capacity. A sequential block that
+    /// starts in the region is issued whole when it ends before this, as fio issues it
+    /// (`docs/fio-observed/seq-room.md`). The region's end where the engine has no file.
+    pub file_end: u64,
 }
 
 /// One worker thread: a job clone.
@@ -418,6 +423,7 @@ fn no_io_files(spec: &JobSpec) -> Vec<FilePlan> {
         layout_size: 0,
         region_start: 0,
         region_len: 1 << 60,
+        file_end: 1 << 60,
     }]
 }
 
@@ -461,7 +467,14 @@ fn replay_files(spec: &JobSpec, rp: &crate::plan::replay::ReplayPlan) -> Result<
         if block_device && writes && !spec.allow_mounted_write {
             crate::plan::device::check_writable(path, &spec.name)?;
         }
-        out.push(FilePlan { path: path.clone(), block_device, layout_size: 0, region_start: 0, region_len: len });
+        out.push(FilePlan {
+            path: path.clone(),
+            block_device,
+            layout_size: 0,
+            region_start: 0,
+            region_len: len,
+            file_end: len,
+        });
     }
     Ok(out)
 }
@@ -479,7 +492,7 @@ fn diskless_files(spec: &JobSpec, clone: u32, uid: &str) -> Result<Vec<FilePlan>
     let per = size / paths.len() as u64;
     Ok(paths
         .into_iter()
-        .map(|path| FilePlan { path, block_device: false, layout_size: 0, region_start: 0, region_len: per })
+        .map(|path| FilePlan { path, block_device: false, layout_size: 0, region_start: 0, region_len: per, file_end: per })
         .collect())
 }
 
@@ -612,6 +625,7 @@ fn remote_files(
             layout_size: 0,
             region_start,
             region_len,
+            file_end: region_start + region_len,
         });
     }
     Ok((out, unwritten, facts))
@@ -697,7 +711,16 @@ fn plan_files(
                 None => crate::plan::device::check_writable(&path, &spec.name)?,
             }
         }
-        out.push(FilePlan { path, block_device: found.block_device, layout_size, region_start, region_len });
+        // A file larger than the region (or a device) has room past it; where fiox lays the
+        // file out, it ends with the region.
+        let file_end = match found.existing {
+            // unlink_each_loop: the next loop lays the file out anew.
+            Some(size) if !engine.diskless && !engine.network && !engine.metadata && !spec.unlink_each_loop => {
+                size.max(region_start + region_len)
+            }
+            _ => region_start + region_len,
+        };
+        out.push(FilePlan { path, block_device: found.block_device, layout_size, region_start, region_len, file_end });
     }
     Ok(out)
 }
@@ -798,9 +821,12 @@ fn file_size(spec: &JobSpec, slot: FileSlot, path: &Path, found: &Found) -> Resu
         (Some((lo, hi)), _) => {
             lo + if hi > lo { mix64(slot.clone as u64 * 131 + slot.index) % (hi - lo + 1) } else { 0 }
         }
+        // fio takes whole blocks of a percentage (20% of 1 MiB reads 51 4k blocks, though the
+        // file has room for a 52nd; `size=20%:64k` reads 12 KiB).
+        (None, Some(SizeSpec::Bytes(b))) if spec.size_scaled_from.is_some() => whole_blocks(spec, b / slot.of),
         (None, Some(SizeSpec::Bytes(b))) => b / slot.of,
         (None, Some(SizeSpec::Percent(p))) => match existing {
-            Some(e) => (e as f64 * p / 100.0) as u64,
+            Some(e) => whole_blocks(spec, (e as f64 * p / 100.0) as u64),
             None => bail!("job '{}': size={p}% of '{}', which does not exist", spec.name, path.display()),
         },
         (None, None) if spec.fill_device && !found.block_device => fill_size(spec, path, existing, slot.of)?,
@@ -820,6 +846,16 @@ fn file_size(spec: &JobSpec, slot: FileSlot, path: &Path, found: &Found) -> Resu
         }
     }
     Ok(size)
+}
+
+/// `bytes` down to whole smallest blocks, when they hold one.
+fn whole_blocks(spec: &JobSpec, bytes: u64) -> u64 {
+    let bs = crate::plan::io::min_block(spec);
+    if bytes >= bs {
+        bytes / bs * bs
+    } else {
+        bytes
+    }
 }
 
 /// fill_device without a size: what the file has plus the file system's free space, shared

@@ -13,6 +13,9 @@ use crate::plan::io::NextIo;
 pub struct Region {
     pub start: u64,
     pub len: u64,
+    /// Bytes from `start` to the file's end ([`IoGen::set_rooms`]; `len` until set): a
+    /// sequential block that starts in the region goes whole when it ends within them.
+    room: u64,
     /// Next sequential offset (relative to `start`) per direction, as fio keeps one per direction.
     seq: [u64; 3],
     /// Random map: a permutation of the blocks, walked by `next`, renewed each pass.
@@ -126,6 +129,11 @@ pub struct IoGen {
     time_based: bool,
     /// Passes left for a size-bounded sequential job that ends a pass early.
     loops_left: u32,
+    /// Each sequential pass over the files is a loop of the job, as in fio: when no file has
+    /// room for another block the pass is over (`pass_over`, for the worker, which decides
+    /// whether another starts) rather than wrapping in place ([`IoGen::set_rooms`]).
+    pass_loops: bool,
+    pass_over: bool,
     /// How each direction picks its block size.
     sizes: [BlockSizes; 3],
     percentage_random: [u32; 3],
@@ -204,6 +212,7 @@ impl IoGen {
                 let mut r = Region {
                     start,
                     len,
+                    room: len,
                     seq: [0; 3],
                     perm: Permutation::new(nblocks, seed ^ (i as u64) << 32),
                     nblocks,
@@ -228,6 +237,8 @@ impl IoGen {
             new_pass: None,
             time_based: spec.time_based,
             loops_left: spec.loops.max(1),
+            pass_loops: false,
+            pass_over: false,
             sizes,
             percentage_random: spec.percentage_random,
             seq_rand: spec.bs_is_seq_rand,
@@ -430,14 +441,21 @@ impl IoGen {
             // A pass wraps when the position lands exactly on the region's end. When a block
             // would only partly fit (or the position jumped past the end through a `:N` hole),
             // fio ends the pass instead, and the job with it unless it loops or is time based.
-            let pos = self.regions[file].seq[d];
+            // A block starts in the region and ends within the file (its `room`), which may
+            // go past the region's end, as fio's does (size=6k on a 16 KiB file reads 8 KiB).
+            let (pos, room) = (self.regions[file].seq[d], self.regions[file].room);
             let min = self.sizes[sizes].min();
-            if pos + len > self.regions[file].len && pos + min <= self.regions[file].len {
+            if pos + len > room && pos + min <= room {
                 // Variable sizes: a smaller block that fits is taken, as fio retries smaller
                 // sizes until one fits.
-                len = (self.regions[file].len - pos) / min * min;
+                len = (room - pos) / min * min;
             }
-            if pos + len > self.regions[file].len {
+            if pos >= self.regions[file].len || pos + len > room {
+                if self.pass_loops {
+                    // A mixed job finds its pass over when the direction drawn has no room.
+                    self.end_all_passes();
+                    return None;
+                }
                 if pos == self.regions[file].len {
                     self.restart_pass(file);
                 } else if !self.end_pass(file) {
@@ -450,7 +468,13 @@ impl IoGen {
             // Backwards (`read:-8k`) past the region's start goes on from its end, step
             // included, as in fio.
             r.seq[d] = if next >= 0 { next as u64 } else { (r.len as i64 + self.modifier).max(0) as u64 };
-            NextIo::new(ddir, file, r.start + rel, len as u32)
+            let io = NextIo::new(ddir, file, r.start + rel, len as u32);
+            // One direction's pass is over with its last block (so that a sync due then
+            // comes before the loop's end, as in fio); a mixed job's when it draws the next.
+            if self.pass_loops && (r.seq[d] >= r.len || r.seq[d] + min > r.room) && !self.mixes() {
+                self.file_done(file, d, min);
+            }
+            io
         };
         if matches!(self.rw, RwMode::TrimWrite | RwMode::RandTrimWrite) {
             let wlen = io.len();
@@ -458,7 +482,7 @@ impl IoGen {
         }
         self.last = Some(io);
         self.count_write(io.ddir());
-        if self.regions.len() > 1 && self.region_done(io.file(), d) {
+        if self.regions.len() > 1 && !self.pass_loops && self.region_done(io.file(), d) {
             self.files.finished(io.file());
         }
         Some(io)
@@ -477,8 +501,54 @@ impl IoGen {
         } else if self.rw.is_random() {
             false
         } else {
-            r.seq[d] + self.sizes[d].min() > r.len
+            r.seq[d] >= r.len || r.seq[d] + self.sizes[d].min() > r.room
         }
+    }
+
+    /// Gives each region the room its file has past its start (`ends`: where each file ends,
+    /// see [`crate::plan::FilePlan::file_end`]), and makes each sequential pass a loop of the
+    /// job (`pass_loops`) as fio makes it: fio ends a pass when the next block starts past
+    /// the region or would end past the file, closes the files, and starts the next pass
+    /// as a loop (docs/fio-observed/seq-room.md).
+    pub fn set_rooms(&mut self, ends: &[u64], pass_loops: bool) {
+        for (r, &end) in self.regions.iter_mut().zip(ends) {
+            r.room = end.saturating_sub(r.start).max(r.len);
+        }
+        self.pass_loops = pass_loops && !self.rw.is_random() && self.sprandom.is_none();
+    }
+
+    /// The sequential position of file `f` in direction `d` has no room for a block of `min`
+    /// bytes: the file is done for this pass, and when every file is, the pass is over (the
+    /// worker decides whether another starts, from the regions' starts).
+    #[cold]
+    #[inline(never)]
+    fn file_done(&mut self, f: usize, d: usize, min: u64) {
+        if self.regions.len() > 1 {
+            self.files.finished(f);
+        }
+        if self.regions.iter().all(|r| r.seq[d] >= r.len || r.seq[d] + min > r.room) {
+            self.end_all_passes();
+        }
+    }
+
+    /// The pass over every file is over: the next starts from the regions' starts.
+    fn end_all_passes(&mut self) {
+        for r in &mut self.regions {
+            r.seq = [0; 3];
+        }
+        self.pass_over = true;
+    }
+
+    /// Whether a pass ended with the last I/O drawn (see [`IoGen::set_rooms`]); the first I/O
+    /// of the next pass marks a new pass (`take_new_pass`).
+    #[inline]
+    pub fn take_pass_over(&mut self) -> bool {
+        // trimwrite: the write of the pass's last trimmed block comes first.
+        if self.pending_write.is_some() || !std::mem::take(&mut self.pass_over) {
+            return false;
+        }
+        self.new_pass = Some(0);
+        true
     }
 
     /// Ends a sequential pass before the generator reached its region's end (a zoned job

@@ -93,6 +93,15 @@ impl Source {
         }
     }
 
+    /// Whether a sequential pass ended with the last I/O drawn (see [`IoGen::set_rooms`]).
+    #[inline]
+    pub fn take_pass_over(&mut self) -> bool {
+        match self {
+            Source::Gen(g) => g.take_pass_over(),
+            _ => false,
+        }
+    }
+
     /// The generator's `fsync=N` sync due next, if one is (see [`IoGen::due_fsync`]).
     pub fn due_fsync(&self) -> Option<NextIo> {
         self.gen().and_then(IoGen::due_fsync)

@@ -986,3 +986,106 @@ fn end_fsync_syncs_each_loop_of_a_writing_job_as_fio_does() {
         assert_eq!(by_fiox, by_fio, "fsync calls for {args:?}");
     }
 }
+
+/// Files made before a run: name and size.
+type Files<'a> = &'a [(&'a str, usize)];
+
+/// One run of a job on files made beforehand (`files`: name and size; none made when empty)
+/// in a fresh directory: per direction `(io_bytes, total_ios)`, and the `write_iolog` lines
+/// without their times.
+fn seq_room_run(run: Run, dir: &std::path::Path, files: Files, args: &[&str]) -> (Vec<i64>, Vec<String>) {
+    let d = dir.join("room");
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir(&d).unwrap();
+    for &(name, size) in files {
+        std::fs::write(d.join(name), vec![7u8; size]).unwrap();
+    }
+    let common = ["--name=j", "--write_iolog=io.log", "--output-format=json", "--bs=4k"];
+    let out = run(&d, &[&common[..], args].concat());
+    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    let j = &json(&out)["jobs"][0];
+    let totals = ["read", "write", "trim"]
+        .iter()
+        .flat_map(|k| [j[k]["io_bytes"].as_i64().unwrap(), j[k]["total_ios"].as_i64().unwrap()])
+        .collect();
+    let text = std::fs::read_to_string(d.join("io.log")).unwrap();
+    let lines = text.lines().skip(1).map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest).to_string()).collect();
+    (totals, lines)
+}
+
+/// A sequential job's region against its file's real end (issue 28), as fio 3.33 runs it: a
+/// block that starts in the region goes whole when the file has room for it (size=6k on a
+/// 16 KiB file reads 8 KiB); each pass over the region is a loop, the files closed and opened
+/// between two; an io_size beyond the region's bytes adds passes while it leaves a block to
+/// do (on a 6 KiB file, size=6k with io_size=12k reads offset 0 three times). Bytes, I/O
+/// counts and the `write_iolog` compared line by line (docs/fio-observed/seq-room.md).
+#[test]
+fn sequential_regions_use_the_files_real_size_as_fio_does() {
+    let dir = scratch();
+    let f16: Files = &[("f", 16384)];
+    let f6: Files = &[("f", 6144)];
+    let two16: Files = &[("j.0.0", 16384), ("j.0.1", 16384)];
+    let cases: &[(Files, &[&str])] = &[
+        (f16, &["--size=6k"]),
+        (f16, &["--size=10k"]),
+        (f16, &["--size=16k"]),
+        (f16, &["--size=20k"]),
+        (f16, &["--size=6k", "--io_size=12k"]),
+        (f16, &["--size=6k", "--io_size=7k"]),
+        (f16, &["--size=6k", "--io_size=9k"]),
+        (f16, &["--size=6k", "--loops=2"]),
+        (f16, &["--size=6k", "--loops=3"]),
+        (f16, &["--size=10k", "--loops=2"]),
+        (f16, &["--size=6k", "--io_size=12k", "--loops=2"]),
+        (f16, &["--size=6k", "--io_size=20k", "--loops=2"]),
+        (f16, &["--size=6k", "--io_size=4k", "--loops=3"]),
+        (f16, &["--size=6k", "--offset=4k"]),
+        (f16, &["--size=6k", "--offset=8k"]),
+        (f16, &["--size=6k", "--offset=10k"]),
+        (f16, &["--size=6k", "--direct=1"]),
+        (f16, &["--size=6k", "--rw=write"]),
+        (f16, &["--size=6k", "--rw=write", "--loops=2"]),
+        (f16, &["--size=10k", "--rw=readwrite"]),
+        (f16, &["--size=6k", "--ioengine=libaio", "--iodepth=4"]),
+        (f6, &["--size=6k"]),
+        (f6, &["--size=6k", "--io_size=12k"]),
+        (f6, &["--size=6k", "--io_size=7k"]),
+        (f6, &["--size=6k", "--io_size=8k"]),
+        (f6, &["--size=6k", "--loops=2"]),
+        (f6, &["--size=6k", "--io_size=12k", "--loops=2"]),
+        (&[("f", 4096)], &["--size=6k", "--rw=write"]),
+        (&[("f", 65536)], &["--size=16k", "--io_size=4k", "--loops=3"]),
+        (two16, &["--size=12k", "--nrfiles=2"]),
+        (two16, &["--filesize=6k", "--nrfiles=2"]),
+        // Files the job lays out itself: no room past the region.
+        (&[], &["--size=16k", "--io_size=21k"]),
+        (&[], &["--size=10k", "--io_size=14k"]),
+        (&[], &["--size=12k", "--nrfiles=2", "--loops=2"]),
+        (&[], &["--size=12k", "--nrfiles=2", "--io_size=12k"]),
+        (&[], &["--size=12k", "--nrfiles=2", "--io_size=13k"]),
+    ];
+    for &(files, args) in cases {
+        let named = files.first().is_some_and(|f| f.0 == "f");
+        let args = [args, if named { &["--filename=f"][..] } else { &[] }].concat();
+        let args =
+            if args.iter().any(|a| a.starts_with("--rw=")) { args } else { [&args[..], &["--rw=read"]].concat() };
+        let by_fio = seq_room_run(fio, dir.path(), files, &args);
+        assert_eq!(seq_room_run(fiox, dir.path(), files, &args), by_fio, "{files:?} {args:?}: totals and iolog");
+    }
+}
+
+/// The same rule on a block device: its capacity is the room (fio 3.33 on a 16 KiB loop device).
+#[test]
+fn sequential_regions_use_a_devices_capacity_as_fio_does() {
+    let dev = match crate::util::LoopDev::new(16384) {
+        Ok(d) => d,
+        Err(why) => crate::util::skip!("no loop device: {why}"),
+    };
+    let dir = scratch();
+    let name = format!("--filename={}", dev.path.display());
+    for args in [&["--size=6k"][..], &["--size=10k"], &["--size=6k", "--io_size=12k"], &["--size=6k", "--loops=2"]] {
+        let args = [args, &["--rw=read", &name]].concat();
+        let by_fio = seq_room_run(fio, dir.path(), &[], &args);
+        assert_eq!(seq_room_run(fiox, dir.path(), &[], &args), by_fio, "{args:?}: totals and iolog");
+    }
+}

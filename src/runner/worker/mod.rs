@@ -469,6 +469,10 @@ impl<'a> Worker<'a> {
         if spec.write_iolog.is_some() {
             gen.track_closes();
         }
+        if rules::room_past_region(plan) {
+            let ends: Vec<u64> = plan.files.iter().map(|f| f.file_end).collect();
+            gen.set_rooms(&ends, !spec.time_based);
+        }
         let mut zone_resets = 0;
         let source = match (&plan.replay, spec.zones.mode) {
             (Some(r), _) => Source::Replay(super::replay::Replay::new(r.clone())),
@@ -1203,11 +1207,21 @@ impl<'a> Worker<'a> {
         let next = match held {
             Some(held) => held,
             None => {
+                if self.source.take_pass_over() && !self.pass_ended() {
+                    return None;
+                }
                 // Without verify the source's draw is inlined here and its I/O stays in
                 // registers; verify's draw is a call of its own, so that the two never share a
                 // slot in memory written field by field and read back whole (a store-forwarding
                 // stall on every I/O).
-                let drawn = if self.verify.is_none() { self.source.next() } else { self.verify_draw() };
+                let mut drawn = if self.verify.is_none() { self.source.next() } else { self.verify_draw() };
+                if drawn.is_none() && self.source.take_pass_over() {
+                    // A mixed job's pass ended on the direction drawn.
+                    if !self.pass_ended() {
+                        return None;
+                    }
+                    drawn = self.source.next();
+                }
                 let Some(next) = drawn else {
                     if self.source.zbd_mut().is_some_and(|z| z.waiting()) {
                         // A write waits for its zone's write in flight: not the end.
@@ -1238,6 +1252,23 @@ impl<'a> Worker<'a> {
             return Some(next);
         }
         self.end.fit(next, &self.source, new_pass.is_some())
+    }
+
+    /// A sequential pass ended (see [`IoGen::set_rooms`]): whether the next I/O is drawn now.
+    /// When another pass starts, the files are closed between the two (by `between_loops`,
+    /// when the loop's end has work), as between loops.
+    #[cold]
+    #[inline(never)]
+    fn pass_ended(&mut self) -> bool {
+        if !self.end.another_pass() {
+            return false;
+        }
+        if self.loop_work {
+            return false;
+        }
+        self.source.new_loop();
+        self.end.next_loop();
+        true
     }
 
     /// The next I/O of a job that verifies: verify's own I/O first (the read-back's reads only,

@@ -47,11 +47,21 @@ pub(super) struct EndRules {
     /// `size` per loop) is worked out only where it is needed (`fit_size`), so that issuing an
     /// I/O costs no division.
     last_issue_at: Option<u64>,
+    /// Loops are the generator's sequential passes ([`room_past_region`]), not `size` bytes
+    /// each: `loops` passes, and more while an io_size of `io_size` bytes leaves at least
+    /// `max_bs` to do (fio 3.33, docs/fio-observed/seq-room.md). `pass_ended`: a pass is over
+    /// and the next has not started.
+    passes: bool,
+    loops: u64,
+    io_size: Option<u64>,
+    max_bs: u64,
+    pass_ended: bool,
 }
 
 impl EndRules {
     pub(super) fn new(plan: &WorkerPlan) -> EndRules {
         let spec = &*plan.spec;
+        let passes = room_past_region(plan) && !spec.time_based;
         let (ramp_ns, runtime_ns) = (spec.ramp_time_us * 1000, spec.runtime_us * 1000);
         EndRules {
             // A ramp_size ramp has no known end: the runtime is set when it ends (`ramp_over`).
@@ -73,10 +83,17 @@ impl EndRules {
             issued_bytes: 0,
             issued_ios: 0,
             count_trims: !matches!(spec.rw, RwMode::TrimWrite | RwMode::RandTrimWrite),
-            per_loop: if spec.time_based { 0 } else { plan.io_bytes },
+            per_loop: if spec.time_based || passes { 0 } else { plan.io_bytes },
             loops_done: 0,
-            whole_blocks: crate::plan::explicit_io_size(spec).is_some() || unmapped_random(spec),
+            whole_blocks: crate::plan::explicit_io_size(spec).is_some()
+                || unmapped_random(spec)
+                || (passes && crate::plan::io::min_block(spec) == crate::plan::io::max_block(spec)),
             last_issue_at: None,
+            passes,
+            loops: spec.loops.max(1) as u64,
+            io_size: crate::plan::explicit_io_size(spec).map(|_| plan.io_bytes),
+            max_bs: crate::plan::io::max_block(spec),
+            pass_ended: false,
         }
     }
 
@@ -101,6 +118,11 @@ impl EndRules {
             loops_done: 0,
             whole_blocks: false,
             last_issue_at: None,
+            passes: false,
+            loops: 1,
+            io_size: None,
+            max_bs: 0,
+            pass_ended: false,
         }
     }
 
@@ -108,14 +130,31 @@ impl EndRules {
     /// to go.
     #[inline]
     pub(super) fn loop_ended(&self) -> bool {
-        self.per_loop > 0
-            && !self.issued_all()
-            && self.issued_bytes >= (self.loops_done + 1).saturating_mul(self.per_loop)
+        self.pass_ended
+            || self.per_loop > 0
+                && !self.issued_all()
+                && self.issued_bytes >= (self.loops_done + 1).saturating_mul(self.per_loop)
     }
 
     /// The end of the loop was handled; the next one starts.
     pub(super) fn next_loop(&mut self) {
         self.loops_done += 1;
+        self.pass_ended = false;
+    }
+
+    /// A sequential pass ended: whether another starts (the loop's end then comes first, see
+    /// [`EndRules::loop_ended`]). One does while loops are left, and after the last while an
+    /// io_size leaves at least the largest block to do, as in fio 3.33 (on a 6 KiB file,
+    /// size=6k with io_size=8k reads its first block twice, with io_size=7k once); else the
+    /// job is done.
+    pub(super) fn another_pass(&mut self) -> bool {
+        let left = self.io_size.is_some_and(|s| s.saturating_sub(self.issued_bytes) >= self.max_bs);
+        if self.issued_all() || (self.loops_done + 1 >= self.loops && !left) {
+            self.exhausted();
+            return false;
+        }
+        self.pass_ended = true;
+        true
     }
 
     /// Whether the job has issued all it may (it still waits for what is in flight).
@@ -173,7 +212,7 @@ impl EndRules {
         let remaining = self.limit - self.issued_bytes;
         let per_loop = self.per_loop.max(1);
         let loop_fresh = self.last_issue_at.is_none_or(|at| self.issued_bytes / per_loop > at / per_loop);
-        if self.whole_blocks && remaining > 0 && (loop_fresh || !new_pass) {
+        if self.whole_blocks && remaining > 0 && (loop_fresh || !new_pass || self.passes) {
             // Variable sizes still shrink to what is left (a deliberate difference, see the
             // README); a block that cannot shrink goes whole.
             return Some(source.fit(io, remaining).unwrap_or(io));
@@ -200,6 +239,20 @@ fn unmapped_random(spec: &JobSpec) -> bool {
     let no_map = (spec.norandommap && spec.random_generator != fiox_options::RandomGenerator::Lfsr)
         || !matches!(spec.random_distribution, fiox_options::RandomDist::Random);
     spec.rw.is_random() && spec.percentage_random.iter().all(|&p| p >= 100) && no_map
+}
+
+/// Whether a job's sequential passes see their files' real end (a file larger than the
+/// region, a device) and, unless time based, are its loops: a plain sequential job (no
+/// zones, replay, verify, sprandom or `:N` holes), as observed in fio 3.33.
+pub(super) fn room_past_region(plan: &WorkerPlan) -> bool {
+    let spec = &*plan.spec;
+    // `rw=write:4k`'s holes wrap within the loop in fio: those jobs keep their own rule.
+    !spec.rw.is_random()
+        && spec.rw_modifier == 0
+        && plan.replay.is_none()
+        && spec.zones.mode == fiox_options::ZoneMode::None
+        && spec.verify.is_none()
+        && !spec.sprandom.on
 }
 
 /// Whether a job reads back each loop's writes before the next loop (verify after writing).
@@ -464,7 +517,8 @@ mod tests {
 
     #[test]
     fn a_sized_job_is_done_after_its_size_times_its_loops() {
-        let mut r = rules(&["--size=16k", "--bs=4k", "--loops=2"]);
+        // A random job's loops are `size` bytes each (a sequential job's are its passes).
+        let mut r = rules(&["--size=16k", "--bs=4k", "--loops=2", "--rw=randread"]);
         let mut ended = Vec::new();
         for n in 1..=8 {
             assert_eq!(r.verdict(0, false, false), None, "before I/O {n}");
@@ -476,6 +530,31 @@ mod tests {
         }
         assert_eq!(ended, [4], "the first loop ends after 16 KiB; the last is the job's end, not a loop's");
         assert!(r.issued_all());
+        assert_eq!(r.verdict(0, false, false), Some(EndReason::Done));
+    }
+
+    #[test]
+    fn a_sequential_jobs_loops_are_its_passes_and_an_io_size_adds_passes() {
+        // Two passes of 8 KiB (size=6k on a file with room): both loops, then the end.
+        let mut r = rules(&["--size=6k", "--bs=4k", "--loops=2"]);
+        r.issued(&next(Ddir::Read, 4096));
+        r.issued(&next(Ddir::Read, 4096));
+        assert!(!r.loop_ended(), "bytes alone end no loop");
+        assert!(r.another_pass() && r.loop_ended());
+        r.next_loop();
+        r.issued(&next(Ddir::Read, 4096));
+        assert!(!r.another_pass() || r.issued_all(), "no loop is left");
+        // io_size=12k after one pass of 8 KiB: 4 KiB left, a block: one more pass.
+        let mut r = rules(&["--size=6k", "--bs=4k", "--io_size=12k"]);
+        r.issued(&next(Ddir::Read, 4096));
+        r.issued(&next(Ddir::Read, 4096));
+        assert!(r.another_pass());
+        r.next_loop();
+        // io_size=9k: 1 KiB left after 8 KiB, less than a block: done.
+        let mut r = rules(&["--size=6k", "--bs=4k", "--io_size=9k"]);
+        r.issued(&next(Ddir::Read, 4096));
+        r.issued(&next(Ddir::Read, 4096));
+        assert!(!r.another_pass());
         assert_eq!(r.verdict(0, false, false), Some(EndReason::Done));
     }
 

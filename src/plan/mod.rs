@@ -492,7 +492,14 @@ fn diskless_files(spec: &JobSpec, clone: u32, uid: &str) -> Result<Vec<FilePlan>
     let per = size / paths.len() as u64;
     Ok(paths
         .into_iter()
-        .map(|path| FilePlan { path, block_device: false, layout_size: 0, region_start: 0, region_len: per, file_end: per })
+        .map(|path| FilePlan {
+            path,
+            block_device: false,
+            layout_size: 0,
+            region_start: 0,
+            region_len: per,
+            file_end: per,
+        })
         .collect())
 }
 

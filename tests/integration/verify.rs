@@ -686,35 +686,19 @@ fn deep_read_only_verify_checks_each_read_in_its_own_buffer() {
     let w = ["--filename=dv.dat", "--size=4m", "--bs=64k", "--rw=write", "--verify=crc32c", "--do_verify=0"];
     let out = run(true, d.path(), &w);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    for engine in ["libaio", "io_uring"] {
+    let read = |engine: &str| {
         let e = format!("--ioengine={engine}");
-        let read = [
-            "--filename=dv.dat",
-            "--size=4m",
-            "--bs=64k",
-            "--rw=randread",
-            "--verify=crc32c",
-            "--direct=1",
-            "--iodepth=32",
-            &e,
-        ];
-        let out = run(true, d.path(), &read);
+        let args = ["--filename=dv.dat", "--size=4m", "--bs=64k", "--rw=randread", "--verify=crc32c", "--direct=1"];
+        run(true, d.path(), &[&args[..], &["--iodepth=32", &e]].concat())
+    };
+    for engine in ["libaio", "io_uring"] {
+        let out = read(engine);
         assert_eq!((out.code, out.stderr.as_str()), (0, ""), "{engine}");
         assert_eq!(dir_bytes(&out, "read"), 4 << 20, "{engine}");
     }
     // And a bad block is still caught at depth.
     plant(&d.path().join("dv.dat"), 3 * 65536 + 100, 10 * 65536, 20 * 65536, 40 * 65536);
-    let read = [
-        "--filename=dv.dat",
-        "--size=4m",
-        "--bs=64k",
-        "--rw=randread",
-        "--verify=crc32c",
-        "--direct=1",
-        "--iodepth=32",
-        "--ioengine=libaio",
-    ];
-    let out = run(true, d.path(), &read);
+    let out = read("libaio");
     assert_eq!(out.code, 1, "{}", out.stderr);
     assert_eq!(json(&out)["jobs"][0]["error"], 84);
 }

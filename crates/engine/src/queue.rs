@@ -539,23 +539,39 @@ impl Drop for IoQueue {
 mod tests {
     use super::*;
 
-    /// A queue of `depth` units of `buf` bytes on the null engine, which opens no file.
-    fn null_queue(depth: u32, buf: usize) -> IoQueue {
+    /// What a test queue differs in: its engine, its one file (if any) and what it does.
+    struct TestQueue<'a> {
+        engine: &'static str,
+        file: Option<&'a std::path::Path>,
+        depth: u32,
+        buf: usize,
+        writes: bool,
+        share: bool,
+    }
+
+    fn test_queue(t: TestQueue) -> IoQueue {
         let opts = EngineOpts::default();
+        let files: Vec<std::fs::File> = t
+            .file
+            .map(|p| std::fs::OpenOptions::new().read(true).write(t.writes).open(p).unwrap())
+            .into_iter()
+            .collect();
+        let (sizes, block_devices): (&[u64], &[bool]) =
+            if files.is_empty() { (&[], &[]) } else { (&[1 << 16], &[false]) };
         IoQueue::new(QueueConfig {
-            engine: crate::find("null").unwrap(),
-            files: Vec::new(),
+            engine: crate::find(t.engine).unwrap(),
+            files,
             paths: &[],
-            sizes: &[],
-            block_devices: &[],
-            writes: true,
+            sizes,
+            block_devices,
+            writes: t.writes,
             reads: true,
-            depth,
-            buf_size: buf,
+            depth: t.depth,
+            buf_size: t.buf,
             buf_align: 4096,
             mem: MemKind::Malloc,
             huge_page: 2 << 20,
-            share_read_buffers: false,
+            share_read_buffers: t.share,
             waits_for_completions: true,
             opts: &opts,
             job_name: "t",
@@ -567,6 +583,11 @@ mod tests {
             sync: false,
         })
         .unwrap()
+    }
+
+    /// A queue of `depth` units of `buf` bytes on the null engine, which opens no file.
+    fn null_queue(depth: u32, buf: usize) -> IoQueue {
+        test_queue(TestQueue { engine: "null", file: None, depth, buf, writes: true, share: false })
     }
 
     fn io(ddir: Ddir, offset: u64, len: u32) -> Io {
@@ -696,35 +717,10 @@ mod tests {
         assert!(q.replace_file(0, &f).is_ok());
     }
 
-    /// A libaio queue of `depth` 4 KiB units on `path`, opened for writing when `writes`.
+    /// A libaio queue of `depth` 4 KiB units on the 64 KiB file at `path`, opened for writing
+    /// when `writes`.
     fn libaio_queue(path: &std::path::Path, depth: u32, writes: bool, share: bool) -> IoQueue {
-        let opts = EngineOpts::default();
-        let file = std::fs::OpenOptions::new().read(true).write(writes).open(path).unwrap();
-        IoQueue::new(QueueConfig {
-            engine: crate::find("libaio").unwrap(),
-            files: vec![file],
-            paths: &[],
-            sizes: &[1 << 16],
-            block_devices: &[false],
-            writes,
-            reads: true,
-            depth,
-            buf_size: 4096,
-            buf_align: 4096,
-            mem: MemKind::Malloc,
-            huge_page: 2 << 20,
-            share_read_buffers: share,
-            waits_for_completions: true,
-            opts: &opts,
-            job_name: "t",
-            runtime_us: 0,
-            clone: 0,
-            sync_range_flags: 0,
-            direct: false,
-            invalidate: false,
-            sync: false,
-        })
-        .unwrap()
+        test_queue(TestQueue { engine: "libaio", file: Some(path), depth, buf: 4096, writes, share })
     }
 
     #[test]

@@ -486,17 +486,8 @@ impl IoGen {
             let io = NextIo::new(ddir, file, r.start + rel, len as u32);
             // One direction's pass is over with its last block (so that a sync due then
             // comes before the loop's end, as in fio); a mixed job's when it draws the next.
-            let over = if self.wrap_in_place {
-                r.seq[d] < r.len && r.seq[d] + min > r.room
-            } else {
-                r.seq[d] >= r.len || r.seq[d] + min > r.room
-            };
-            let tried = (r.seq[d] != r.len).then_some(r.start + r.seq[d]);
-            if self.pass_loops && over && !self.mixes() {
-                // fio finds the pass over as it tries the next block, which its iolog shows
-                // on the loop's sync; a block that ended on the region's end tries none.
-                self.pass_end_at = tried;
-                self.file_done(file, d, min);
+            if self.pass_loops && !self.mixes() {
+                self.check_pass(file, d, min);
             }
             io
         };
@@ -547,6 +538,25 @@ impl IoGen {
     /// Where the block that ended the last pass would have started (see `pass_end_at`).
     pub fn take_pass_end_at(&mut self) -> Option<u64> {
         self.pass_end_at.take()
+    }
+
+    /// Ends the pass when file `f`'s next block in direction `d` (of at least `min` bytes)
+    /// starts past its region or ends past its file; on one file of a time-based job only the
+    /// latter, the former wrapping in place (`wrap_in_place`).
+    #[inline]
+    fn check_pass(&mut self, f: usize, d: usize, min: u64) {
+        let r = &self.regions[f];
+        let over = if self.wrap_in_place {
+            r.seq[d] < r.len && r.seq[d] + min > r.room
+        } else {
+            r.seq[d] >= r.len || r.seq[d] + min > r.room
+        };
+        if over {
+            // fio finds the pass over as it tries the next block, which its iolog shows on the
+            // loop's sync; a block that ended on the region's end tries none.
+            self.pass_end_at = (r.seq[d] != r.len).then_some(r.start + r.seq[d]);
+            self.file_done(f, d, min);
+        }
     }
 
     /// The sequential position of file `f` in direction `d` has no room for a block of `min`

@@ -118,6 +118,9 @@ impl BlockSizes {
     }
 }
 
+/// [`IoGen::take_new_pass`]'s answer when every file starts a new pass.
+pub const ALL_FILES: usize = usize::MAX;
+
 pub struct IoGen {
     /// `rw_sequencer=identical`: the `:N` of a random pattern repeats one offset N times.
     identical: bool,
@@ -134,6 +137,14 @@ pub struct IoGen {
     /// whether another starts) rather than wrapping in place ([`IoGen::set_rooms`]).
     pass_loops: bool,
     pass_over: bool,
+    /// A time-based job on one file: a block that starts past the region wraps to its start
+    /// without ending the pass; only one the file has no room for ends it (fio 3.33 closes and
+    /// opens the file there, docs/fio-observed/seq-room.md).
+    wrap_in_place: bool,
+    /// Where the block a pass ended on would have started, when the pass ended on one not
+    /// issued (past the region, or past the file's end): fio's iolog writes it on the sync
+    /// line of the loop's end.
+    pass_end_at: Option<u64>,
     /// How each direction picks its block size.
     sizes: [BlockSizes; 3],
     percentage_random: [u32; 3],
@@ -239,6 +250,8 @@ impl IoGen {
             loops_left: spec.loops.max(1),
             pass_loops: false,
             pass_over: false,
+            wrap_in_place: false,
+            pass_end_at: None,
             sizes,
             percentage_random: spec.percentage_random,
             seq_rand: spec.bs_is_seq_rand,
@@ -450,13 +463,15 @@ impl IoGen {
                 // sizes until one fits.
                 len = (room - pos) / min * min;
             }
-            if pos >= self.regions[file].len || pos + len > room {
-                if self.pass_loops {
+            let rlen = self.regions[file].len;
+            if pos >= rlen || pos + len > room {
+                if self.pass_loops && !(self.wrap_in_place && pos >= rlen) {
                     // A mixed job finds its pass over when the direction drawn has no room.
+                    self.pass_end_at = (pos != rlen).then_some(self.regions[file].start + pos);
                     self.end_all_passes();
                     return None;
                 }
-                if pos == self.regions[file].len {
+                if pos == rlen {
                     self.restart_pass(file);
                 } else if !self.end_pass(file) {
                     return None;
@@ -471,8 +486,8 @@ impl IoGen {
             let io = NextIo::new(ddir, file, r.start + rel, len as u32);
             // One direction's pass is over with its last block (so that a sync due then
             // comes before the loop's end, as in fio); a mixed job's when it draws the next.
-            if self.pass_loops && (r.seq[d] >= r.len || r.seq[d] + min > r.room) && !self.mixes() {
-                self.file_done(file, d, min);
+            if self.pass_loops && !self.mixes() {
+                self.check_pass(file, d, min);
             }
             io
         };
@@ -510,11 +525,38 @@ impl IoGen {
     /// job (`pass_loops`) as fio makes it: fio ends a pass when the next block starts past
     /// the region or would end past the file, closes the files, and starts the next pass
     /// as a loop (docs/fio-observed/seq-room.md).
-    pub fn set_rooms(&mut self, ends: &[u64], pass_loops: bool) {
+    /// A time-based job's passes end as the others' do, but for a job on one file, whose
+    /// block past the region wraps in place (`wrap_in_place`).
+    pub fn set_rooms(&mut self, ends: &[u64]) {
         for (r, &end) in self.regions.iter_mut().zip(ends) {
             r.room = end.saturating_sub(r.start).max(r.len);
         }
-        self.pass_loops = pass_loops && !self.rw.is_random() && self.sprandom.is_none();
+        self.pass_loops = !self.rw.is_random() && self.sprandom.is_none();
+        self.wrap_in_place = self.time_based && self.regions.len() == 1;
+    }
+
+    /// Where the block that ended the last pass would have started (see `pass_end_at`).
+    pub fn take_pass_end_at(&mut self) -> Option<u64> {
+        self.pass_end_at.take()
+    }
+
+    /// Ends the pass when file `f`'s next block in direction `d` (of at least `min` bytes)
+    /// starts past its region or ends past its file; on one file of a time-based job only the
+    /// latter, the former wrapping in place (`wrap_in_place`).
+    #[inline]
+    fn check_pass(&mut self, f: usize, d: usize, min: u64) {
+        let r = &self.regions[f];
+        let over = if self.wrap_in_place {
+            r.seq[d] < r.len && r.seq[d] + min > r.room
+        } else {
+            r.seq[d] >= r.len || r.seq[d] + min > r.room
+        };
+        if over {
+            // fio finds the pass over as it tries the next block, which its iolog shows on the
+            // loop's sync; a block that ended on the region's end tries none.
+            self.pass_end_at = (r.seq[d] != r.len).then_some(r.start + r.seq[d]);
+            self.file_done(f, d, min);
+        }
     }
 
     /// The sequential position of file `f` in direction `d` has no room for a block of `min`
@@ -547,7 +589,8 @@ impl IoGen {
         if self.pending_write.is_some() || !std::mem::take(&mut self.pass_over) {
             return false;
         }
-        self.new_pass = Some(0);
+        // fio opens every file again for the next pass, dropping each one's cache.
+        self.new_pass = Some(ALL_FILES);
         true
     }
 

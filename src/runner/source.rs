@@ -102,6 +102,14 @@ impl Source {
         }
     }
 
+    /// See [`IoGen::take_pass_end_at`].
+    pub fn take_pass_end_at(&mut self) -> Option<u64> {
+        match self {
+            Source::Gen(g) => g.take_pass_end_at(),
+            _ => None,
+        }
+    }
+
     /// The generator's `fsync=N` sync due next, if one is (see [`IoGen::due_fsync`]).
     pub fn due_fsync(&self) -> Option<NextIo> {
         self.gen().and_then(IoGen::due_fsync)

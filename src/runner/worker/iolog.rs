@@ -16,11 +16,9 @@ pub(super) struct IoLog {
     opened: Vec<bool>,
     /// Files opened since the last loop's end, closed again since or not.
     used: Vec<bool>,
-    /// The offset of each file's latest read, write or trim: fio writes it on the line of the
-    /// sync it makes between loops (`sync 12288 0`).
-    last: Vec<u64>,
-    /// The offset of the latest read, write or trim of any file: an `fsync=N` sync's line
-    /// carries it, whichever file the sync went to (fio 3.33's logs).
+    /// The offset of the latest read, write or trim of any file, or of the block a pass
+    /// ended on ([`IoLog::tried`]): a sync's line carries it, whichever file the sync went to
+    /// (fio 3.33's logs: it is the offset its I/O unit last held).
     prev: u64,
 }
 
@@ -31,14 +29,7 @@ impl IoLog {
         for n in &names {
             text.push_str(&format!("0 {n} add\n"));
         }
-        IoLog {
-            opened: vec![false; names.len()],
-            used: vec![false; names.len()],
-            last: vec![0; names.len()],
-            prev: 0,
-            names,
-            text,
-        }
+        IoLog { opened: vec![false; names.len()], used: vec![false; names.len()], prev: 0, names, text }
     }
 
     pub(super) fn issue(&mut self, now_ns: u64, io: &NextIo) {
@@ -62,10 +53,15 @@ impl IoLog {
         if matches!(io.ddir(), Ddir::Sync | Ddir::DataSync | Ddir::SyncRange) {
             let _ = writeln!(self.text, "{us} {name} {action} {} 0", self.prev);
         } else {
-            self.last[io.file()] = io.offset;
             self.prev = io.offset;
             let _ = writeln!(self.text, "{us} {name} {action} {} {}", io.offset, io.len());
         }
+    }
+
+    /// A pass ended on a block at `offset` it did not issue: fio's next sync line carries
+    /// that offset (size=10k on a 10 KiB file: `write 0`, `write 4096`, then `sync 8192`).
+    pub(super) fn tried(&mut self, offset: u64) {
+        self.prev = offset;
     }
 
     /// The file service found file `f` done and closed it (nothing when it is not open).
@@ -81,8 +77,8 @@ impl IoLog {
     pub(super) fn end_sync(&mut self, now_ns: u64) {
         use std::fmt::Write as _;
         let us = now_ns / 1_000;
+        let last = self.prev;
         for (i, name) in self.names.iter().enumerate() {
-            let last = self.last[i];
             if self.opened[i] {
                 let _ = writeln!(self.text, "{us} {name} sync {last} 0");
             } else if self.used[i] {
@@ -108,9 +104,18 @@ impl IoLog {
     pub(super) fn loop_synced(&mut self, files: &[usize], now_ns: u64) {
         use std::fmt::Write as _;
         let us = now_ns / 1_000;
+        let last = self.prev;
         for &i in files {
-            let (name, last) = (&self.names[i], self.last[i]);
+            let name = &self.names[i];
             let _ = writeln!(self.text, "{us} {name} open\n{us} {name} sync {last} 0\n{us} {name} close");
+        }
+    }
+
+    /// Counts `files` as used by the job since the last loop's end again (for
+    /// [`IoLog::end_sync`]).
+    pub(super) fn mark_used(&mut self, files: &[usize]) {
+        for &i in files {
+            self.used[i] = true;
         }
     }
 

@@ -471,7 +471,7 @@ impl<'a> Worker<'a> {
         }
         if rules::room_past_region(plan) {
             let ends: Vec<u64> = plan.files.iter().map(|f| f.file_end).collect();
-            gen.set_rooms(&ends, !spec.time_based);
+            gen.set_rooms(&ends);
         }
         let mut zone_resets = 0;
         let source = match (&plan.replay, spec.zones.mode) {
@@ -830,7 +830,7 @@ impl<'a> Worker<'a> {
                     return Ok((false, true));
                 }
             }
-            if self.loop_work && self.end.loop_ended() && !self.between_loops()? {
+            if self.loop_work && self.end.loop_ended() && (!self.loop_end_due() || !self.between_loops()?) {
                 return Ok((false, true));
             }
             // One clock read serves the rate checks of this I/O.
@@ -973,17 +973,16 @@ impl<'a> Worker<'a> {
             // The due sync is drawn, issued and counted as any I/O, then the loop ends.
             return Ok(true);
         };
+        let tried = self.source.take_pass_end_at();
+        if let (Some(log), Some(at)) = (&mut self.iolog, tried) {
+            log.tried(at);
+        }
         let used = match &mut self.iolog {
             Some(l) if sync_engine => l.loop_closed(self.clock.now()),
             _ => Vec::new(),
         };
         if (self.spec.end_fsync || self.spec.fsync_on_close) && self.spec.rw.writes() && !due {
-            let times = if self.spec.fsync_on_close { 2 } else { 1 };
-            for _ in 0..times {
-                for f in self.q.files() {
-                    f.sync_all().ok();
-                }
-            }
+            self.sync_files(if self.spec.fsync_on_close { 2 } else { 1 });
             match &mut self.iolog {
                 Some(log) if sync_engine => log.loop_synced(&used, self.clock.now()),
                 Some(log) => log.end_sync(self.clock.now()),
@@ -1002,6 +1001,72 @@ impl<'a> Worker<'a> {
         self.source.new_loop();
         self.end.next_loop();
         Ok(true)
+    }
+
+    /// The end of the job's last pass, before its closing sync, as fio 3.33 makes it with a
+    /// synchronous engine: a job that ended on a block its file had no room for closes its
+    /// files first (its sync opens them again, `sync` at that block's offset); a time-based
+    /// job ends its pass as a loop, closing the files and syncing them under `end_fsync` or
+    /// `fsync_on_close` (once more under the latter), so that the job's own sync comes after
+    /// (fio's iolog and strace: 2 fsync calls at the end of a time-based job with end_fsync,
+    /// 3 with fsync_on_close).
+    #[cold]
+    fn last_loop_end(&mut self) {
+        let syncs = (self.spec.end_fsync || self.spec.fsync_on_close) && self.spec.rw.writes() && !self.abandoned;
+        let (time_based, closes) = (self.spec.time_based, self.end.ended_on_pass());
+        if !self.plan.engine.sync || !(closes || time_based && syncs) {
+            return;
+        }
+        // A time-based job's pass found over but not ended yet: on one file, fio has not
+        // tried the block (`sync 4096` after `write 4096`); on several it has (`sync 12288`
+        // after each file's `write 8192`, regions of 10 KiB).
+        let tried = self.source.take_pass_end_at().filter(|_| closes || self.plan.files.len() > 1);
+        let now = self.clock.now();
+        if time_based && syncs {
+            self.sync_files(if self.spec.fsync_on_close { 2 } else { 1 });
+        }
+        let Some(log) = &mut self.iolog else { return };
+        if let Some(at) = tried {
+            log.tried(at);
+        }
+        let used = log.loop_closed(now);
+        if time_based && syncs {
+            log.loop_synced(&used, now);
+        }
+        // The job's own sync then opens the same files again.
+        log.mark_used(&used);
+    }
+
+    /// `times` fsync calls on each of the job's files.
+    fn sync_files(&self, times: usize) {
+        for _ in 0..times {
+            for f in self.q.files() {
+                f.sync_all().ok();
+            }
+        }
+    }
+
+    /// Whether a loop's end may be made now: under a rate limit, once the next I/O is due, as
+    /// fio tries the block that ends the pass only then (a time-based job whose runtime ends
+    /// first ends without that loop's end: fio 3.33's iolog with rate_iops). Waits for it
+    /// otherwise.
+    fn loop_end_due(&mut self) -> bool {
+        if self.clock.now() >= self.end.end_ns {
+            // The runtime is over: the job ends without this loop's end (see `last_loop_end`).
+            return false;
+        }
+        if !self.pacing || self.source.due_fsync().is_some() {
+            // An `fsync=N` sync due goes first, unpaced.
+            return true;
+        }
+        let rw = self.spec.rw;
+        let used = [rw.reads(), rw.writes(), rw.trims()];
+        let at = (0..3).filter(|&d| used[d]).map(|d| self.pacer.ready_at(d)).min().unwrap_or(0);
+        if at <= self.clock.now() {
+            return true;
+        }
+        self.wait_until_due(at);
+        false
     }
 
     /// A synchronous engine's loop that ends on an `fsync=N` sync makes it before the files
@@ -1240,18 +1305,27 @@ impl<'a> Worker<'a> {
         };
         let new_pass = self.source.take_new_pass();
         if let Some(f) = new_pass.filter(|_| self.spec.invalidate) {
-            // fio drops the cache again on every pass over a file (invalidate=1), so a file
-            // smaller than memory is still read from the device.
-            if let (Some(file), Some(fp)) = (self.q.files().get(f), self.plan.files.get(f)) {
-                use std::os::fd::AsRawFd;
-                let _ = sys::drop_cache(file.as_raw_fd(), fp.block_device);
-            }
+            self.drop_pass_cache(f);
         }
         if next.check() {
             // A verify read reads the block as it was written.
             return Some(next);
         }
         self.end.fit(next, &self.source, new_pass.is_some())
+    }
+
+    /// fio drops the cache again on every pass over a file (invalidate=1), so a file smaller
+    /// than memory is still read from the device: file `f`'s, or every file's when each starts
+    /// a pass ([`crate::runner::iogen::ALL_FILES`]: fio opens each again).
+    #[cold]
+    #[inline(never)]
+    fn drop_pass_cache(&mut self, f: usize) {
+        use std::os::fd::AsRawFd;
+        for (i, (file, fp)) in self.q.files().iter().zip(&self.plan.files).enumerate() {
+            if i == f || f == crate::runner::iogen::ALL_FILES {
+                let _ = sys::drop_cache(file.as_raw_fd(), fp.block_device);
+            }
+        }
     }
 
     /// A sequential pass ended (see [`IoGen::set_rooms`]): whether the next I/O is drawn now.
@@ -1720,6 +1794,7 @@ impl<'a> Worker<'a> {
                 }
             }
         }
+        self.last_loop_end();
         if let (Some(mut log), Some(path)) = (self.iolog.take(), &self.spec.write_iolog) {
             // The job's closing sync (made by the caller, after this) is logged as fio logs it.
             if (self.spec.end_fsync || self.spec.fsync_on_close) && self.spec.rw.writes() && !self.abandoned {

@@ -56,6 +56,10 @@ pub(super) struct EndRules {
     io_size: Option<u64>,
     max_bs: u64,
     pass_ended: bool,
+    /// A time-based job: a pass ends as a loop does, and another always starts.
+    endless: bool,
+    /// The job ended because a pass did and no other was to start.
+    pass_ends_job: bool,
 }
 
 impl EndRules {
@@ -94,6 +98,8 @@ impl EndRules {
             io_size: crate::plan::explicit_io_size(spec).map(|_| plan.io_bytes),
             max_bs: crate::plan::io::max_block(spec),
             pass_ended: false,
+            endless: spec.time_based,
+            pass_ends_job: false,
         }
     }
 
@@ -123,6 +129,8 @@ impl EndRules {
             io_size: None,
             max_bs: 0,
             pass_ended: false,
+            endless: false,
+            pass_ends_job: false,
         }
     }
 
@@ -146,15 +154,21 @@ impl EndRules {
     /// [`EndRules::loop_ended`]). One does while loops are left, and after the last while an
     /// io_size leaves at least the largest block to do, as in fio 3.33 (on a 6 KiB file,
     /// size=6k with io_size=8k reads its first block twice, with io_size=7k once); else the
-    /// job is done.
+    /// job is done. A time-based job's passes go on until its runtime is over.
     pub(super) fn another_pass(&mut self) -> bool {
         let left = self.io_size.is_some_and(|s| s.saturating_sub(self.issued_bytes) >= self.max_bs);
-        if self.issued_all() || (self.loops_done + 1 >= self.loops && !left) {
+        if self.issued_all() || (self.loops_done + 1 >= self.loops && !left && !self.endless) {
+            self.pass_ends_job = !self.issued_all();
             self.exhausted();
             return false;
         }
         self.pass_ended = true;
         true
+    }
+
+    /// Whether the job ended because its last pass did (see [`EndRules::another_pass`]).
+    pub(super) fn ended_on_pass(&self) -> bool {
+        self.pass_ends_job
     }
 
     /// Whether the job has issued all it may (it still waits for what is in flight).

@@ -973,8 +973,12 @@ impl<'a> Worker<'a> {
             // The due sync is drawn, issued and counted as any I/O, then the loop ends.
             return Ok(true);
         };
+        if sync_engine {
+            self.log_found_closed();
+        }
+        let closes = self.source.loops_close();
         let used = match &mut self.iolog {
-            Some(l) if sync_engine => l.loop_closed(self.clock.now()),
+            Some(l) if sync_engine && closes => l.loop_closed(self.clock.now()),
             _ => Vec::new(),
         };
         if (self.spec.end_fsync || self.spec.fsync_on_close) && self.spec.rw.writes() && !due {
@@ -990,7 +994,10 @@ impl<'a> Worker<'a> {
                 None => {}
             }
         }
-        if let Some(log) = self.iolog.as_mut().filter(|_| !sync_engine) {
+        if !sync_engine {
+            self.log_found_closed();
+        }
+        if let Some(log) = self.iolog.as_mut().filter(|_| !sync_engine && closes) {
             log.loop_closed(self.clock.now());
         }
         if self.spec.end_syncfs && self.spec.rw.writes() {
@@ -1002,6 +1009,17 @@ impl<'a> Worker<'a> {
         self.source.new_loop();
         self.end.next_loop();
         Ok(true)
+    }
+
+    /// `write_iolog` at a loop's end: the files the pass found done close first, in the
+    /// order it found them (a mixed job's last draws), before the loop closes the rest.
+    fn log_found_closed(&mut self) {
+        let closed = self.source.take_closed();
+        if let Some(log) = &mut self.iolog {
+            for f in closed {
+                log.close(self.clock.now(), f);
+            }
+        }
     }
 
     /// A synchronous engine's loop that ends on an `fsync=N` sync makes it before the files

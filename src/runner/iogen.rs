@@ -403,14 +403,11 @@ impl IoGen {
         let (mut ddir, mut random, mut sizes, mut len) = self.draw_kind();
         let file = self.files.pick(&mut self.rng);
         if self.files.skipped() > 0 && self.full_redraws && self.files.wrapped() && self.steer.is_none() {
-            // The loop's end found by the pick (no `write_iolog`, whose loop ends put the
-            // files back first): the draws are dropped as at a loop's start.
             self.pending_redraws = self.files.skipped();
         } else if self.files.skipped() > 0 && self.mixes() && self.steer.is_none() {
-            // fio draws the direction before the file: each done file the pick closed sent it
-            // back to draw the direction again (observed: `randrw nrfiles=2 fsync=1`, where the
-            // syncs take every other file so one file is done first, and the I/O after it
-            // follows the mix stream one draw later).
+            // fio draws the direction before the file: each done file the pick closed sends it
+            // back to draw again (`randrw nrfiles=2 fsync=1`: the syncs take every other file,
+            // one file is done first, and the I/O after it follows the stream one draw later).
             for _ in 0..self.files.skipped() {
                 self.mix_issued[self.mix_dir] -= 1;
                 (ddir, random, sizes, len) = self.draw_kind();
@@ -525,7 +522,9 @@ impl IoGen {
     /// its last free block, and that draw is used up (its direction counted), so the next
     /// pass starts one direction later in the mix stream, as the sequential job whose draw
     /// had no room (fio 3.33's logs of `randrw loops=2`). Several files: one draw per file
-    /// the loop left done and not yet closed (`pending_redraws`, see [`IoGen::new_loop`]).
+    /// the loop left done and not yet closed (`pending_redraws`, see [`IoGen::new_loop`]),
+    /// or that the pick closed as it found the loop's end (without `write_iolog`, whose loop
+    /// ends put the files back first).
     #[cold]
     #[inline(never)]
     fn redraw_if_full(&mut self, file: usize, drawn: (Ddir, bool, usize, u64)) -> (Ddir, bool, usize, u64) {

@@ -34,6 +34,8 @@ pub struct FilePicker {
     current: Option<usize>,
     /// Done files the last [`FilePicker::pick`] closed before its choice.
     skipped: u32,
+    /// Whether the last [`FilePicker::pick`] closed the pass's last file (a new pass began).
+    wrapped: bool,
     /// I/Os left on `current` before the next choice.
     left: u32,
     /// Files closed since the last [`FilePicker::take_closed`], in order; kept only when asked
@@ -58,6 +60,7 @@ impl FilePicker {
             next_unopened: 0,
             current: None,
             skipped: 0,
+            wrapped: false,
             left: 0,
             closed: None,
         };
@@ -99,6 +102,7 @@ impl FilePicker {
     #[inline(never)]
     fn pick_of_many(&mut self, rng: &mut Rng) -> usize {
         self.skipped = 0;
+        self.wrapped = false;
         loop {
             let f = self.choose(rng);
             if self.dist.is_some() || !self.finished[f] {
@@ -114,6 +118,43 @@ impl FilePicker {
     #[inline]
     pub fn skipped(&self) -> u32 {
         self.skipped
+    }
+
+    /// Whether `f` is the only file not done in this pass.
+    pub fn last_open(&self, f: usize) -> bool {
+        self.finished.iter().enumerate().all(|(i, &done)| done || i == f)
+    }
+
+    /// Says that file `f` is done for this pass and closes it now, rather than when it is
+    /// next chosen (a mixed job finds a file done on the draw that has no room in it).
+    /// Returns whether it did: files drawn from a distribution are never done.
+    pub fn close_now(&mut self, f: usize) -> bool {
+        if self.dist.is_some() || self.finished.get(f).is_none_or(|&done| done) {
+            return false;
+        }
+        self.finished[f] = true;
+        self.close(f);
+        true
+    }
+
+    /// How many files are done for this pass but not closed yet.
+    pub fn done_unclosed(&self) -> u32 {
+        self.open.iter().filter(|&&f| self.finished[f]).count() as u32
+    }
+
+    /// Records the close of `f`, the last file of a pass that ends now (for `write_iolog`),
+    /// without choosing again: the next loop puts every file back.
+    pub fn record_close(&mut self, f: usize) {
+        if let Some(c) = &mut self.closed {
+            c.push(f);
+        }
+    }
+
+    /// Whether the last pick's closes ended the pass over the files (see
+    /// [`FilePicker::skipped`]).
+    #[inline]
+    pub fn wrapped(&self) -> bool {
+        self.wrapped
     }
 
     /// The file of an `fsync=N` sync: the next choice, whether or not that file is done.
@@ -183,6 +224,7 @@ impl FilePicker {
         self.refill();
         if self.open.is_empty() {
             // A new pass starts again from the first file.
+            self.wrapped = true;
             self.finished.fill(false);
             self.next_unopened = 0;
             self.current = None;

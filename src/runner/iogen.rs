@@ -145,6 +145,11 @@ pub struct IoGen {
     /// issued (past the region, or past the file's end): fio's iolog writes it on the sync
     /// line of the loop's end.
     pass_end_at: Option<u64>,
+    /// A mixed random job with a random map, whose draw that finds a file's pass over is
+    /// used up ([`IoGen::redraw_if_full`]); with several files, the draws due at a loop's
+    /// start for the files it left done.
+    full_redraws: bool,
+    pending_redraws: u32,
     /// How each direction picks its block size.
     sizes: [BlockSizes; 3],
     percentage_random: [u32; 3],
@@ -170,6 +175,10 @@ pub struct IoGen {
     mix_dir: usize,
     mix_issued: [u64; 2],
     mix_until: u64,
+    /// Whether the last direction came from a draw (not from a direction catching up).
+    mix_drew: bool,
+    /// The seed each new loop restarts the direction stream from (see [`IoGen::follow_fio`]).
+    mix_restart: Option<(u64, u64)>,
     /// Set by the worker under a per-direction rate limit: the direction whose turn it is.
     steer: Option<Ddir>,
     min_bs: u64,
@@ -252,6 +261,11 @@ impl IoGen {
             pass_over: false,
             wrap_in_place: false,
             pass_end_at: None,
+            full_redraws: matches!(spec.rw, RwMode::RandRw)
+                && !norandommap
+                && sprandom.is_none()
+                && matches!(spec.random_distribution, fiox_options::RandomDist::Random),
+            pending_redraws: 0,
             sizes,
             percentage_random: spec.percentage_random,
             seq_rand: spec.bs_is_seq_rand,
@@ -266,6 +280,8 @@ impl IoGen {
             mix_dir: 0,
             mix_issued: [0; 2],
             mix_until: 0,
+            mix_drew: false,
+            mix_restart: None,
             steer: None,
             min_bs,
             norandommap,
@@ -300,7 +316,8 @@ impl IoGen {
         // switch, the new direction goes on until its count of I/Os reaches the old
         // direction's count times the new one's share (observed in fio's logs, where a
         // lopsided start is followed by a run of the direction behind).
-        if self.mix_issued[self.mix_dir] >= self.mix_until {
+        self.mix_drew = self.mix_issued[self.mix_dir] >= self.mix_until;
+        if self.mix_drew {
             let d = if self.mix.reads(self.rwmixread) { 0 } else { 1 };
             if d != self.mix_dir {
                 let share = if d == 0 { self.rwmixread } else { 100 - self.rwmixread.min(100) };
@@ -321,6 +338,10 @@ impl IoGen {
     /// fio's. Without it (the tests' generators) the stream follows the generator's seed.
     pub fn follow_fio(&mut self, randseed: u64, thread_number: u64, spec: &JobSpec) {
         self.mix = super::offsets::MixStream::fio(randseed, thread_number);
+        // Without a `randseed` of the job's own, fio 3.33 starts the directions of each loop
+        // again from the stream's start (its logs: every loop of `rw=rw loops=3` repeats the
+        // first's directions); with one, the stream runs on.
+        self.mix_restart = (spec.randrepeat && !spec.randseed_given).then_some((randseed, thread_number));
         if self.sprandom.is_some() {
             let regions: Vec<(u64, u64)> = self.regions.iter().map(|r| (r.start, r.len)).collect();
             self.sprandom = sprandom(spec, &regions, randseed, thread_number);
@@ -339,6 +360,13 @@ impl IoGen {
         let sizes = if self.seq_rand && d < 2 { random as usize } else { d };
         let len = self.sizes[sizes].pick(&mut self.rng);
         (ddir, random, sizes, len)
+    }
+
+    /// Whether a loop's end closes the files (in `write_iolog`): fio 3.33 does not for a
+    /// random job without a random map (`norandommap`, a non-uniform distribution), whose
+    /// loops are bytes only.
+    pub fn loops_close(&self) -> bool {
+        !self.rw.is_random() || (!self.norandommap && self.dist.is_none())
     }
 
     /// Whether the job mixes reads and writes (so a rate limit can steer the direction).
@@ -387,15 +415,19 @@ impl IoGen {
         }
         let (mut ddir, mut random, mut sizes, mut len) = self.draw_kind();
         let file = self.files.pick(&mut self.rng);
-        if self.files.skipped() > 0 && self.mixes() && self.steer.is_none() {
-            // fio draws the direction before the file: each done file the pick closed sent it
-            // back to draw the direction again (observed: `randrw nrfiles=2 fsync=1`, where the
-            // syncs take every other file so one file is done first, and the I/O after it
-            // follows the mix stream one draw later).
+        if self.files.skipped() > 0 && self.full_redraws && self.files.wrapped() && self.steer.is_none() {
+            self.pending_redraws = self.files.skipped();
+        } else if self.files.skipped() > 0 && self.mixes() && self.steer.is_none() {
+            // fio draws the direction before the file: each done file the pick closed sends it
+            // back to draw again (`randrw nrfiles=2 fsync=1`: the syncs take every other file,
+            // one file is done first, and the I/O after it follows the stream one draw later).
             for _ in 0..self.files.skipped() {
                 self.mix_issued[self.mix_dir] -= 1;
                 (ddir, random, sizes, len) = self.draw_kind();
             }
+        }
+        if self.full_redraws && random && self.steer.is_none() {
+            (ddir, random, sizes, len) = self.redraw_if_full(file, (ddir, random, sizes, len));
         }
         let d = ddir as usize;
         let io = if random && self.run_left == 0 {
@@ -466,10 +498,9 @@ impl IoGen {
             let rlen = self.regions[file].len;
             if pos >= rlen || pos + len > room {
                 if self.pass_loops && !(self.wrap_in_place && pos >= rlen) {
-                    // A mixed job finds its pass over when the direction drawn has no room.
-                    self.pass_end_at = (pos != rlen).then_some(self.regions[file].start + pos);
-                    self.end_all_passes();
-                    return None;
+                    // A job finds its pass over when the direction drawn has no room.
+                    let end_at = (pos != rlen).then_some(self.regions[file].start + pos);
+                    return self.mixed_no_room(file, end_at);
                 }
                 if pos == rlen {
                     self.restart_pass(file);
@@ -501,6 +532,61 @@ impl IoGen {
             self.files.finished(io.file());
         }
         Some(io)
+    }
+
+    /// A mixed random job with a random map: fio finds a file's pass over on the draw after
+    /// its last free block, and that draw is used up (its direction counted), so the next
+    /// pass starts one direction later in the mix stream, as the sequential job whose draw
+    /// had no room (fio 3.33's logs of `randrw loops=2`). Several files: one draw per file
+    /// the loop left done and not yet closed (`pending_redraws`, see [`IoGen::new_loop`]),
+    /// or that the pick closed as it found the loop's end (without `write_iolog`, whose loop
+    /// ends put the files back first).
+    #[cold]
+    #[inline(never)]
+    fn redraw_if_full(&mut self, file: usize, drawn: (Ddir, bool, usize, u64)) -> (Ddir, bool, usize, u64) {
+        let mut drawn = drawn;
+        let redraws = if self.regions.len() == 1 {
+            let r = &self.regions[file];
+            let full = if r.covered.is_some() { r.done >= r.nblocks } else { r.next == r.nblocks };
+            full as u32
+        } else {
+            std::mem::take(&mut self.pending_redraws)
+        };
+        if redraws > 0 && self.restart_mix() {
+            return self.draw_kind();
+        }
+        for _ in 0..redraws {
+            let drew = self.mix_drew;
+            self.drop_direction();
+            drawn = self.draw_kind();
+            if !drew {
+                // A direction that stopped catching up takes the other files' ends with it
+                // (fio's logs of `randrw nrfiles=2`: no draw is used up for them then).
+                break;
+            }
+        }
+        drawn
+    }
+
+    /// A new loop of a job whose direction stream restarts on each (see
+    /// [`IoGen::follow_fio`]): the stream and its counts from their start. Returns whether
+    /// it did.
+    fn restart_mix(&mut self) -> bool {
+        let Some((randseed, thread_number)) = self.mix_restart else { return false };
+        self.mix = super::offsets::MixStream::fio(randseed, thread_number);
+        (self.mix_dir, self.mix_issued, self.mix_until, self.mix_drew) = (0, [0; 2], 0, false);
+        true
+    }
+
+    /// The direction just picked found its file's pass over, so it is dropped. One that was
+    /// drawn stays drawn and counted; one that was catching up stops catching up, uncounted,
+    /// and the next I/O draws (fio 3.33's logs of `randrw loops=3` at rwmixread 30 and 50:
+    /// each fits only this rule).
+    fn drop_direction(&mut self) {
+        if self.mixes() && !self.mix_drew && self.steer.is_none() {
+            self.mix_issued[self.mix_dir] -= 1;
+            self.mix_until = 0;
+        }
     }
 
     /// Whether file `f`'s region is done for this pass in direction `d`: every block done for
@@ -571,6 +657,25 @@ impl IoGen {
         if self.regions.iter().all(|r| r.seq[d] >= r.len || r.seq[d] + min > r.room) {
             self.end_all_passes();
         }
+    }
+
+    /// A mixed job drew a direction that has no room left in `file`: that draw is used up
+    /// and the file is done for this pass, closed at once (fio 3.33's logs show its close
+    /// before the next I/O, while the direction not yet at the end stays short of it). The
+    /// next I/O draws its direction and file again; when no file is left the pass is over.
+    #[cold]
+    #[inline(never)]
+    fn mixed_no_room(&mut self, file: usize, end_at: Option<u64>) -> Option<NextIo> {
+        self.drop_direction();
+        if self.regions.len() > 1 && !self.files.last_open(file) && self.files.close_now(file) {
+            return self.next();
+        }
+        self.restart_mix();
+        // The last file closes first, before the loop's end closes any other still open.
+        self.files.record_close(file);
+        self.pass_end_at = end_at;
+        self.end_all_passes();
+        None
     }
 
     /// The pass over every file is over: the next starts from the regions' starts.
@@ -651,6 +756,9 @@ impl IoGen {
     /// A new loop: the file service starts it with every file back (see
     /// [`super::files::FilePicker::new_loop`]).
     pub fn new_loop(&mut self) {
+        if self.full_redraws && self.regions.len() > 1 {
+            self.pending_redraws = self.files.done_unclosed();
+        }
         self.files.new_loop();
     }
 

@@ -115,6 +115,11 @@ impl Source {
         self.gen().and_then(IoGen::due_fsync)
     }
 
+    /// See [`IoGen::loops_close`]; a replay's loops close its files.
+    pub fn loops_close(&self) -> bool {
+        self.gen().is_none_or(IoGen::loops_close)
+    }
+
     /// See [`IoGen::new_loop`].
     pub fn new_loop(&mut self) {
         if let Source::Gen(g) | Source::Zoned(g, _) | Source::Zbd(g, _) = self {

@@ -1190,3 +1190,43 @@ fn sequential_regions_use_a_devices_capacity_as_fio_does() {
         assert_eq!(seq_room_run(fiox, dir.path(), &[], &args), by_fio, "{args:?}: totals and iolog");
     }
 }
+
+/// A mixed job over several loops (issue 28), as fio 3.33 runs it: a pass goes on until the
+/// direction drawn has no room (sequential) or no free block (random) in the file picked; that
+/// file closes there, the draw is used up (a direction that was catching up stops instead),
+/// and when no file is left the next loop starts both directions from the regions' starts.
+/// Sequential jobs: bytes, I/O counts and the `write_iolog` line by line; random jobs (whose
+/// offsets are fiox's own): the files and directions in order, and the totals, with and
+/// without a random map (without one, fio's loops close nothing).
+#[test]
+fn mixed_jobs_loop_as_fio_does() {
+    let dir = scratch();
+    let f64k: Files = &[("f", 65536)];
+    for (files, args) in [
+        (f64k, &["--filename=f", "--rw=readwrite", "--loops=2"][..]),
+        (f64k, &["--filename=f", "--rw=rw", "--loops=3", "--rwmixread=30", "--randseed=7"]),
+        (&[], &["--nrfiles=2", "--rw=rw", "--loops=2"]),
+        (&[], &["--nrfiles=2", "--rw=rw", "--loops=3", "--rwmixread=80", "--randseed=2"]),
+        (&[], &["--nrfiles=3", "--size=96k", "--openfiles=1", "--rw=rw", "--loops=2", "--randseed=3"]),
+    ] {
+        let args = [&["--size=64k"][..], args].concat();
+        let by_fio = seq_room_run(fio, dir.path(), files, &args);
+        assert_eq!(seq_room_run(fiox, dir.path(), files, &args), by_fio, "{args:?}: totals and iolog");
+    }
+    // The files and actions of each line (random offsets are fiox's own).
+    let shape = |(totals, lines): (Vec<i64>, Vec<String>)| {
+        (totals, lines.iter().map(|l| l.split(' ').take(2).collect::<Vec<_>>().join(" ")).collect::<Vec<_>>())
+    };
+    for args in [
+        &["--filename=f", "--loops=2"][..],
+        &["--filename=f", "--loops=3", "--rwmixread=30", "--randseed=1"],
+        &["--nrfiles=2", "--loops=3", "--rwmixread=30", "--randseed=1"],
+        &["--nrfiles=2", "--loops=2", "--randseed=7"],
+        &["--filename=f", "--loops=2", "--norandommap"],
+        &["--filename=f", "--loops=2", "--random_distribution=zipf:1.2"],
+    ] {
+        let args = [&["--size=64k", "--rw=randrw"][..], args].concat();
+        let by_fio = shape(seq_room_run(fio, dir.path(), &[], &args));
+        assert_eq!(shape(seq_room_run(fiox, dir.path(), &[], &args)), by_fio, "{args:?}: totals and iolog");
+    }
+}

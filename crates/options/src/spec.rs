@@ -373,6 +373,9 @@ pub struct JobSpec {
     pub new_group: bool,
     pub randrepeat: bool,
     pub randseed: u64,
+    /// Whether the job set `randseed` (fio restarts a mixed job's direction stream on each
+    /// loop only when it did not).
+    pub randseed_given: bool,
     pub norandommap: bool,
     pub lockmem: u64,
     pub kb_base: u64,

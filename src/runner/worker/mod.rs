@@ -977,8 +977,12 @@ impl<'a> Worker<'a> {
         if let (Some(log), Some(at)) = (&mut self.iolog, tried) {
             log.tried(at);
         }
+        if sync_engine {
+            self.log_found_closed();
+        }
+        let closes = self.source.loops_close();
         let used = match &mut self.iolog {
-            Some(l) if sync_engine => l.loop_closed(self.clock.now()),
+            Some(l) if sync_engine && closes => l.loop_closed(self.clock.now()),
             _ => Vec::new(),
         };
         if (self.spec.end_fsync || self.spec.fsync_on_close) && self.spec.rw.writes() && !due {
@@ -989,7 +993,10 @@ impl<'a> Worker<'a> {
                 None => {}
             }
         }
-        if let Some(log) = self.iolog.as_mut().filter(|_| !sync_engine) {
+        if !sync_engine {
+            self.log_found_closed();
+        }
+        if let Some(log) = self.iolog.as_mut().filter(|_| !sync_engine && closes) {
             log.loop_closed(self.clock.now());
         }
         if self.spec.end_syncfs && self.spec.rw.writes() {
@@ -1042,6 +1049,17 @@ impl<'a> Worker<'a> {
         for _ in 0..times {
             for f in self.q.files() {
                 f.sync_all().ok();
+            }
+        }
+    }
+
+    /// `write_iolog` at a loop's end: the files the pass found done close first, in the
+    /// order it found them (a mixed job's last draws), before the loop closes the rest.
+    fn log_found_closed(&mut self) {
+        let closed = self.source.take_closed();
+        if let Some(log) = &mut self.iolog {
+            for f in closed {
+                log.close(self.clock.now(), f);
             }
         }
     }

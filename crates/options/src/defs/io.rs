@@ -36,7 +36,11 @@ pub(super) static DEFS: &[O] = &[
     // fiox draws every random choice from one seeded stream per job, so `allrandrepeat` makes
     // all of them repeatable exactly as randrepeat does.
     O::new("allrandrepeat", K::Bool, C::IoType, "Make every random choice repeatable, whatever randrepeat says").def("0").to(|s, v| Ok(s.randrepeat |= v.flag())),
-    O::new("randseed", K::Int { min: 0, max: i64::MAX, }, C::IoType, "Seed of the random generators").def("0x89").first_piece().to(|s, v| Ok(s.randseed = v.u64())),
+    O::new("randseed", K::Int { min: 0, max: i64::MAX, }, C::IoType, "Seed of the random generators").def("0x89").first_piece().to(|s, v| {
+        s.randseed = v.u64();
+        s.randseed_given = !v.is_default();
+        Ok(())
+    }),
     O::new("norandommap", K::Flag, C::IoType, "Do not track which blocks were done; random I/O may repeat blocks").to(|s, v| Ok(s.norandommap = v.flag())),
     O::new("random_generator", K::Choice(RANDGEN), C::IoType, "Random number generator for offsets (fiox uses its own for all three; lfsr keeps each block once per pass even with norandommap)").def("tausworthe").to(|s, v| Ok(s.random_generator = v.typed(RandomGenerator::from_word))),
     O::new("sprandom", K::Bool, C::IoType, "Precondition an SSD to its random-write steady state: write its physical capacity once, invalidating earlier regions' blocks as at steady state (fio 3.42; randwrite, sets random_generator=lfsr and norandommap)").def("0").to(|s, v| Ok(s.sprandom.on = v.flag())),

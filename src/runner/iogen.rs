@@ -498,11 +498,8 @@ impl IoGen {
             let rlen = self.regions[file].len;
             if pos >= rlen || pos + len > room {
                 if self.pass_loops && !(self.wrap_in_place && pos >= rlen) {
-                    // A job finds its pass over when the direction drawn has no room.
-                    let end_at = (pos != rlen).then_some(self.regions[file].start + pos);
-                    return self.mixed_no_room(file, end_at);
-                }
-                if pos == rlen {
+                    return self.mixed_no_room(file, pos);
+                } else if pos == rlen {
                     self.restart_pass(file);
                 } else if !self.end_pass(file) {
                     return None;
@@ -663,9 +660,11 @@ impl IoGen {
     /// and the file is done for this pass, closed at once (fio 3.33's logs show its close
     /// before the next I/O, while the direction not yet at the end stays short of it). The
     /// next I/O draws its direction and file again; when no file is left the pass is over.
+    /// `pos` is where the block would have started in the region (see `pass_end_at`).
     #[cold]
     #[inline(never)]
-    fn mixed_no_room(&mut self, file: usize, end_at: Option<u64>) -> Option<NextIo> {
+    fn mixed_no_room(&mut self, file: usize, pos: u64) -> Option<NextIo> {
+        let end_at = (pos != self.regions[file].len).then_some(self.regions[file].start + pos);
         self.drop_direction();
         if self.regions.len() > 1 && !self.files.last_open(file) && self.files.close_now(file) {
             return self.next();

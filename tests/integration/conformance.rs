@@ -1230,3 +1230,147 @@ fn mixed_jobs_loop_as_fio_does() {
         assert_eq!(shape(seq_room_run(fiox, dir.path(), &[], &args)), by_fio, "{args:?}: totals and iolog");
     }
 }
+
+/// A `write_iolog` file as per-clone logs: fio opens the log for appending, and each clone
+/// (numjobs) or job naming it adds its own log, version line first, in the order they end.
+/// The logs without their times, sorted (that order is the scheduler's).
+fn clone_logs(dir: &std::path::Path, run: Run, args: &[&str]) -> Vec<String> {
+    let _ = std::fs::remove_dir_all(dir.join("d"));
+    std::fs::create_dir(dir.join("d")).unwrap();
+    let _ = std::fs::remove_file(dir.join("io.log"));
+    let common = ["--name=j", "--directory=d", "--write_iolog=io.log", "--size=16k", "--bs=4k"];
+    let out = run(dir, &[&common[..], args].concat());
+    assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    let text = std::fs::read_to_string(dir.join("io.log")).unwrap();
+    assert!(text.starts_with("fio version 3 iolog\n"), "{args:?}: {text}");
+    let untimed = |log: &str| -> String {
+        log.lines().map(|l| l.split_once(' ').map_or(l, |(_, rest)| rest)).collect::<Vec<_>>().join("\n")
+    };
+    let mut logs: Vec<String> = text.split("fio version 3 iolog\n").skip(1).map(untimed).collect();
+    logs.sort();
+    logs
+}
+
+/// `write_iolog` with `numjobs=N` keeps every clone's log in the file, as fio 3.33 does (each
+/// clone appends its own whole log, version line and all), with or without `group_reporting`
+/// and `thread`, on each clone's own files or on one file they share; a second run appends to
+/// the log, and `read_iolog` replays such a log whole, as fio does.
+#[test]
+fn write_iolog_keeps_every_clones_log_as_fio_does() {
+    let dir = scratch();
+    for args in [
+        &["--rw=write", "--numjobs=2"][..],
+        &["--rw=write", "--numjobs=3", "--group_reporting"],
+        &["--rw=write", "--numjobs=2", "--thread"],
+        &["--rw=write", "--numjobs=3", "--thread", "--group_reporting"],
+        &["--rw=write", "--numjobs=2", "--filename=shared"],
+        &["--rw=read", "--numjobs=2", "--filename=shared", "--thread"],
+        &["--rw=write", "--numjobs=2", "--filename=shared", "--offset_increment=16k"],
+        &["--rw=write", "--numjobs=2", "--nrfiles=2", "--end_fsync=1"],
+        &["--rw=write", "--numjobs=2", "--filename=shared", "--fsync_on_close=1", "--loops=2"],
+    ] {
+        let by_fio = clone_logs(dir.path(), fio, args);
+        let clones = args.iter().find_map(|a| a.strip_prefix("--numjobs=")).unwrap().parse::<usize>().unwrap();
+        assert_eq!(by_fio.len(), clones, "{args:?}: {by_fio:?}");
+        assert_eq!(clone_logs(dir.path(), fiox, args), by_fio, "write_iolog for {args:?}");
+    }
+    // Random offsets are fiox's own: each clone's log, line by line without the offsets.
+    let shapes = |logs: Vec<String>| -> Vec<String> {
+        logs.iter()
+            .map(|l| l.lines().map(|x| x.split(' ').take(2).collect::<Vec<_>>().join(" ") + "\n").collect())
+            .collect()
+    };
+    let a = ["--rw=randwrite", "--numjobs=2", "--filename=shared"];
+    assert_eq!(shapes(clone_logs(dir.path(), fiox, &a)), shapes(clone_logs(dir.path(), fio, &a)), "{a:?}");
+    // A log that is there already grows: two runs, two logs.
+    let twice = |run: Run| {
+        let _ = std::fs::remove_file(dir.path().join("again.log"));
+        for _ in 0..2 {
+            let out = run(dir.path(), &["--name=j", "--filename=again.dat", "--size=8k", "--write_iolog=again.log"]);
+            assert_eq!(out.code, 0, "{}", out.stderr);
+        }
+        std::fs::read_to_string(dir.path().join("again.log")).unwrap().matches("fio version 3 iolog").count()
+    };
+    assert_eq!((twice(fiox), twice(fio)), (2, 2));
+    // fio's log of two clones replayed: every clone's I/O, on each clone's file.
+    let _ = clone_logs(dir.path(), fio, &["--rw=write", "--numjobs=2"]);
+    let replay = ["--name=r", "--read_iolog=io.log", "--output-format=json"];
+    let figures = |o: crate::util::Out| {
+        let j = json(&o);
+        (o.code, j["jobs"][0]["write"]["io_bytes"].as_i64(), j["jobs"][0]["write"]["total_ios"].as_i64())
+    };
+    let by_fio = figures(fio(dir.path(), &replay));
+    assert_eq!(by_fio, (0, Some(32768), Some(8)));
+    assert_eq!(figures(fiox(dir.path(), &replay)), by_fio);
+}
+
+/// The `posix_fadvise(DONTNEED)` calls a run makes under strace, as `(file, offset, length)`,
+/// the file by its name in `d/`, in the order made.
+fn dontneeds(run_fiox: bool, dir: &std::path::Path, args: &[&str]) -> Vec<(String, u64, u64)> {
+    let _ = std::fs::remove_dir_all(dir.join("d"));
+    std::fs::create_dir(dir.join("d")).unwrap();
+    // Files laid out beforehand, larger than the regions, so that fio lays nothing out.
+    for f in ["j.0.0", "j.0.1", "j.0.2"] {
+        std::fs::write(dir.join("d").join(f), vec![0u8; 64 << 10]).unwrap();
+    }
+    let trace = dir.join("fadvise.log");
+    let bin = if run_fiox { fiox_bin() } else { fio_bin() };
+    let o = Command::new("strace")
+        .args(["-f", "-qq", "-y", "-e", "trace=fadvise64", "-o"])
+        .arg(&trace)
+        .arg(bin)
+        .args(["--name=j", "--directory=d", "--bs=4k", "--output=/dev/null"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("strace runs (scripts/test.sh installs it)");
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    // `fadvise64(7</tmp/.../d/j.0.0>, 8192, 16384, POSIX_FADV_DONTNEED) = 0`; a call strace
+    // splits keeps its arguments on the `<unfinished ...>` line.
+    let text = std::fs::read_to_string(&trace).unwrap();
+    text.lines()
+        .filter_map(|l| {
+            let args = l.split_once("fadvise64(")?.1;
+            if !args.contains("POSIX_FADV_DONTNEED") {
+                return None;
+            }
+            let (fd, rest) = args.split_once(">, ")?;
+            let name = fd.rsplit('/').next()?.to_string();
+            let mut nums = rest.split(", ").map(|n| n.parse::<u64>());
+            Some((name, nums.next()?.ok()?, nums.next()?.ok()?))
+        })
+        .collect()
+}
+
+/// `invalidate=1` drops the cache of the job's region of each file (its offset and size, not
+/// the whole file) when the file is opened and at every pass, as fio 3.33 does: the
+/// `posix_fadvise(DONTNEED)` calls under strace, ranges and count.
+#[test]
+fn invalidate_drops_the_cache_of_the_jobs_region_as_fio_does() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        crate::util::skip!("strace is not installed (scripts/test.sh installs it)");
+    }
+    let dir = scratch();
+    for args in [
+        &["--rw=read", "--offset=8k", "--size=16k"][..],
+        &["--rw=read", "--offset=8k", "--size=16k", "--loops=2"],
+        &["--rw=write", "--offset=8k", "--size=16k", "--loops=2"],
+        &["--rw=read", "--offset=4k", "--size=24k", "--nrfiles=3"],
+        &["--rw=read", "--filesize=16k", "--nrfiles=3", "--loops=2"],
+        &["--rw=randread", "--offset=8k", "--size=16k", "--io_size=40k"],
+        &["--rw=read", "--offset=8k", "--size=16k", "--ioengine=libaio", "--loops=2"],
+        &["--rw=randwrite", "--offset=8k", "--size=16k", "--nrfiles=2", "--verify=crc32c"],
+        &["--rw=read", "--offset=8k", "--size=16k", "--invalidate=0", "--loops=2"],
+    ] {
+        let by_fio = dontneeds(false, dir.path(), args);
+        assert!(!by_fio.is_empty() || args.contains(&"--invalidate=0"), "{args:?}");
+        assert_eq!(dontneeds(true, dir.path(), args), by_fio, "DONTNEED calls for {args:?}");
+    }
+    // A time-based job drops its region at every pass; how many passes fit is the clock's.
+    let args = ["--rw=read", "--offset=8k", "--size=16k", "--time_based", "--runtime=100ms"];
+    let ranges = |mut calls: Vec<(String, u64, u64)>| {
+        calls.dedup();
+        calls
+    };
+    assert_eq!(ranges(dontneeds(true, dir.path(), &args)), ranges(dontneeds(false, dir.path(), &args)));
+}

@@ -129,6 +129,12 @@ fn parse_text(text: &str) -> Result<Trace, ParseError> {
     let mut prev_us = 0u64;
     for (n, line) in lines {
         let at = Some(Where::Line(n));
+        // fio's clones (numjobs) append their logs to one file, each with its own version
+        // line: fio 3.33 replays such a log whole, skipping the later version lines (with a
+        // "bad iolog3" warning).
+        if line.trim() == first {
+            continue;
+        }
         let mut f = line.split_whitespace();
         let Some(first) = f.next() else { continue };
         let (ts, name) = if format == Format::V3 {
@@ -409,6 +415,18 @@ mod tests {
     fn an_entry_after_time_zero_has_no_delay() {
         let t = parse(b"fio version 3 iolog\n0 f add\n0 f read 0 1\n500 f read 1 1\n900 f read 2 1\n").unwrap();
         assert_eq!(t.entries.iter().map(|e| e.delay_ns).collect::<Vec<_>>(), [0, 0, 400_000]);
+    }
+
+    #[test]
+    fn clones_logs_appended_to_one_file_replay_whole() {
+        let t = parse(
+            b"fio version 3 iolog\n5 a add\n9 a open\n10 a write 0 4096\n20 a close\n\
+              fio version 3 iolog\n4 b add\n8 b open\n9 b write 4096 4096\n12 b close\n",
+        )
+        .unwrap();
+        assert_eq!(t.files.iter().map(|f| f.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
+        let e: Vec<(usize, u64)> = t.entries.iter().map(|e| (e.file, e.offset)).collect();
+        assert_eq!(e, [(0, 0), (1, 4096)]);
     }
 
     #[test]

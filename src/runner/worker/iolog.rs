@@ -125,6 +125,18 @@ impl IoLog {
                 self.text.push_str(&format!("{} {n} close\n", now_ns / 1_000));
             }
         }
-        std::fs::write(path, self.text).with_context(|| format!("cannot write write_iolog file '{path}'"))
+        // fio opens the log for appending (O_APPEND, never truncating), so an existing log
+        // grows and every clone of a job (numjobs) naming one log adds its own, version line
+        // and all, in the order the clones end. fio's clones write their logs through an 8 KiB
+        // buffer as they run, so logs longer than that interleave in 8 KiB pieces, cutting lines
+        // (its HOWTO: "the file may be corrupt"); fiox writes each clone's log in one append at
+        // its end, which is what fio writes whenever each clone's log is under 8 KiB.
+        use std::io::Write as _;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(self.text.as_bytes()))
+            .with_context(|| format!("cannot write write_iolog file '{path}'"))
     }
 }

@@ -704,7 +704,7 @@ impl<'a> Worker<'a> {
         for (f, fp) in self.q.files().iter().zip(&self.plan.files) {
             use std::os::fd::AsRawFd;
             let _ = f.sync_all();
-            let _ = sys::drop_cache(f.as_raw_fd(), fp.block_device);
+            let _ = sys::drop_cache(f.as_raw_fd(), fp.block_device, fp.region_start, fp.region_len);
         }
         if let Some(v) = &mut self.verify {
             v.start_read_back();
@@ -1341,7 +1341,7 @@ impl<'a> Worker<'a> {
         use std::os::fd::AsRawFd;
         for (i, (file, fp)) in self.q.files().iter().zip(&self.plan.files).enumerate() {
             if i == f || f == crate::runner::iogen::ALL_FILES {
-                let _ = sys::drop_cache(file.as_raw_fd(), fp.block_device);
+                let _ = sys::drop_cache(file.as_raw_fd(), fp.block_device, fp.region_start, fp.region_len);
             }
         }
     }

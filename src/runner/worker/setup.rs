@@ -95,12 +95,14 @@ pub(super) fn open_files(plan: &WorkerPlan) -> Result<Vec<File>> {
             // or an earlier job, may just have written the file; fio reads those from the cache).
             let fd = file.as_raw_fd();
             crate::runner::debug::trace("file", || {
-                format!("invalidate cache {}: 0/{}", f.path.display(), f.region_len)
+                format!("invalidate cache {}: {}/{}", f.path.display(), f.region_start, f.region_len)
             });
             // Not fatal, as in fio, which says so on standard output and goes on: a block
             // device may report an earlier write-back error here (seen on an emulated NVMe ZNS
             // namespace as EIO).
-            if let Err(e) = sys::write_back(fd).and_then(|()| sys::drop_cache(fd, f.block_device)) {
+            if let Err(e) =
+                sys::write_back(fd).and_then(|()| sys::drop_cache(fd, f.block_device, f.region_start, f.region_len))
+            {
                 println!("fiox: cache invalidation of {} failed: {e}", f.path.display());
             }
         }

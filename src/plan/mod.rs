@@ -382,8 +382,10 @@ fn io_bytes(w: &WorkerPlan) -> Result<u64> {
         (Some(rp), _) => rp.totals().0.iter().sum(),
         (None, Some(SizeSpec::Bytes(b))) => b,
         (None, Some(SizeSpec::Percent(p))) => (region as f64 * p / 100.0) as u64,
-        (None, None) if mapped && whole > 0 => whole,
-        (None, None) => region,
+        // With filesize=, size= is only how much to move, up to the regions' bytes (fio 3.33:
+        // filesize=12k size=8k nrfiles=3 writes 8 KiB; size=24k writes 24 KiB of the 36).
+        (None, None) if mapped && whole > 0 => filesize_capped(spec, whole),
+        (None, None) => filesize_capped(spec, region),
     };
     // A size a percentage scaled (`size=20%:4k`): fio checks the size it scaled against the
     // block size, and the scaled size holding no whole block moves nothing (observed).
@@ -412,6 +414,15 @@ fn io_bytes(w: &WorkerPlan) -> Result<u64> {
         );
     }
     Ok(io_bytes)
+}
+
+/// The bytes a pass over `region` bytes moves: all of them, or fewer when filesize= sizes the
+/// files and size= asks for fewer.
+fn filesize_capped(spec: &JobSpec, region: u64) -> u64 {
+    match (spec.filesize, given_size(spec)) {
+        (Some(_), Some(SizeSpec::Bytes(b))) => b.min(region),
+        _ => region,
+    }
 }
 
 /// The no-I/O engines (cpuio, exec) have no file and no size: their jobs end on time. fio
@@ -899,6 +910,18 @@ fn region(spec: &JobSpec, clone: u32, path: &Path, found: &Found, file_size: u64
     let sized = given_size(spec).is_some() || spec.filesize.is_some() || (spec.fill_device && !block_device);
     let region_len = if block_device || !sized {
         file_size.min(existing.unwrap_or(0).saturating_sub(region_start))
+    } else if spec.filesize.is_some() && !spec.file_append {
+        // filesize= is the file's size, offset= included: the region runs from the offset to
+        // the file's end (fio 3.33 lays a 12 KiB file out for filesize=12k offset=4k and
+        // writes 8 KiB of it).
+        if region_start >= file_size {
+            bail!(
+                "job '{}': offset {region_start} leaves no room in '{}' (filesize {file_size} bytes)",
+                spec.name,
+                path.display()
+            );
+        }
+        file_size - region_start
     } else {
         file_size
     };

@@ -1374,3 +1374,50 @@ fn invalidate_drops_the_cache_of_the_jobs_region_as_fio_does() {
     };
     assert_eq!(ranges(dontneeds(true, dir.path(), &args)), ranges(dontneeds(false, dir.path(), &args)));
 }
+
+/// `filesize=` is each file's size with `offset=` inside it, as in fio 3.33: the region runs
+/// from the offset to the file's end (filesize=12k offset=4k lays out 12 KiB and writes 8),
+/// and `size=` only caps the bytes moved. The job's closing sync (`end_fsync`,
+/// `fsync_on_close`) goes to every file of the job, used or not, with the offset of the last
+/// I/O: `write_iolog` compared line by line, and the files' sizes.
+#[test]
+fn filesize_regions_and_closing_syncs_log_as_fio_does() {
+    let dir = scratch();
+    let common = ["--bs=4k", "--rw=write"];
+    for args in [
+        &["--nrfiles=3", "--filesize=12k", "--offset=4k", "--file_service_type=sequential", "--end_fsync=1"][..],
+        &["--nrfiles=3", "--filesize=12k", "--offset=4k", "--file_service_type=sequential", "--fsync_on_close=1"],
+        &["--nrfiles=2", "--filesize=16k", "--offset=4k", "--end_fsync=1"],
+        &["--nrfiles=3", "--filesize=12k", "--offset=4k", "--loops=2", "--end_fsync=1"],
+        &["--nrfiles=2", "--filesize=16k", "--offset=4k", "--size=8k"],
+        &["--nrfiles=3", "--filesize=12k", "--size=8k"],
+        &["--nrfiles=3", "--filesize=12k", "--size=24k", "--file_service_type=sequential"],
+        &["--nrfiles=4", "--filesize=8k", "--size=12k", "--file_service_type=sequential", "--end_fsync=1"],
+        &["--nrfiles=4", "--filesize=8k", "--size=8k", "--end_fsync=1"],
+        &["--nrfiles=3", "--filesize=12k", "--number_ios=5", "--file_service_type=sequential", "--end_fsync=1"],
+        &["--nrfiles=2", "--filesize=16k", "--io_size=40k", "--file_service_type=sequential", "--fsync_on_close=1"],
+        &["--nrfiles=3", "--filesize=12k", "--file_service_type=sequential", "--end_fsync=1"],
+    ] {
+        let a = [&common[..], args].concat();
+        let by_fio = iolog_lines(dir.path(), fio, &a);
+        let sizes = |d: &std::path::Path| -> Vec<(String, u64)> {
+            let mut v: Vec<(String, u64)> = std::fs::read_dir(d.join("d"))
+                .unwrap()
+                .map(|e| e.unwrap())
+                .map(|e| (e.file_name().to_string_lossy().into_owned(), e.metadata().unwrap().len()))
+                .collect();
+            v.sort();
+            v
+        };
+        let fio_sizes = sizes(dir.path());
+        assert_eq!(iolog_lines(dir.path(), fiox, &a), by_fio, "write_iolog for {args:?}");
+        assert_eq!(sizes(dir.path()), fio_sizes, "file sizes for {args:?}");
+    }
+    // An offset at or past the file's end leaves no region: both refuse the job.
+    for offset in ["--offset=12k", "--offset=16k"] {
+        let a = ["--name=j", "--filename=o.dat", "--filesize=12k", "--bs=4k", "--rw=write", offset];
+        let (x, f) = (fiox(dir.path(), &a), fio(dir.path(), &a));
+        assert!(f.code != 0 && x.code != 0, "{offset}: {}", x.stderr);
+        assert!(x.stderr.contains("leaves no room"), "{offset}: {}", x.stderr);
+    }
+}

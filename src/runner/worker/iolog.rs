@@ -72,8 +72,10 @@ impl IoLog {
         }
     }
 
-    /// `end_fsync` or `fsync_on_close`: the sync of each file the job used, when it ends. A
-    /// file the file service closed is opened again for it and closed after (fio 3.33).
+    /// `end_fsync` or `fsync_on_close`: the sync of each of the job's files when it ends,
+    /// whether the job used it or not (fio 3.33 syncs all four files of `nrfiles=4` when
+    /// `size=` lets the job write two, as fiox does). A file that is not open is opened for
+    /// it and closed after.
     pub(super) fn end_sync(&mut self, now_ns: u64) {
         use std::fmt::Write as _;
         let us = now_ns / 1_000;
@@ -81,7 +83,7 @@ impl IoLog {
         for (i, name) in self.names.iter().enumerate() {
             if self.opened[i] {
                 let _ = writeln!(self.text, "{us} {name} sync {last} 0");
-            } else if self.used[i] {
+            } else {
                 let _ = writeln!(self.text, "{us} {name} open\n{us} {name} sync {last} 0\n{us} {name} close");
             }
         }
